@@ -1,0 +1,73 @@
+// What the inspector sees in a matrix: the facts the planner decides from.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spmvc/matrix.hpp"
+
+namespace spmvc {
+
+/// One bin of the row-length histogram: rows with lo <= length <= hi.
+struct HistogramBin {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  std::int64_t count = 0;
+};
+
+/// Fill of aligned r×c blocks: the matrix cut into a grid of r×c tiles, `blocks` the number of
+/// tiles holding at least one nonzero, fill = nnz / (blocks·r·c).
+struct BlockFill {
+  int r = 1;
+  int c = 1;
+  std::int64_t blocks = 0;
+  double fill = 0.0;
+};
+
+struct Profile {
+  static constexpr int kSchemaVersion = 1;
+
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+
+  // Row lengths.
+  double row_mean = 0.0;
+  double row_stddev = 0.0;
+  std::int64_t row_min = 0;
+  std::int64_t row_max = 0;
+  std::int64_t empty_rows = 0;
+  /// Exact bins for lengths 0..32, then power-of-two ranges (33..64, 65..128, ...); only
+  /// non-empty bins are listed, in increasing order.
+  std::vector<HistogramBin> row_histogram;
+
+  // Shape of the nonzero pattern.
+  std::int64_t bandwidth = 0;  ///< max |i - j| over nonzeros
+  std::int64_t profile = 0;    ///< envelope: sum over rows of (i - first column) where positive
+
+  /// delta_bits[b]: nonzeros (other than a row's first) whose column delta from the previous
+  /// nonzero in the row needs exactly b bits (b = 1..32; delta >= 1 since columns increase).
+  std::array<std::int64_t, 33> delta_bits{};
+  /// first_col_bits[b]: rows whose first column index needs b bits (0 for column 0).
+  std::array<std::int64_t, 33> first_col_bits{};
+
+  /// Fill ratios for small aligned block shapes (see BlockFill).
+  std::vector<BlockFill> block_fill;
+
+  std::int64_t distinct_values = 0;
+  bool square = false;
+  bool structurally_symmetric = false;
+  bool numerically_symmetric = false;
+
+  double inspect_seconds = 0.0;
+};
+
+/// Analyses `a`. Linear in nnz apart from the symmetry check (a transpose, O(nnz)).
+Profile inspect(const CsrMatrix& a);
+
+/// Stable JSON document (keys fixed, schema_version included), pretty-printed.
+std::string to_json(const Profile& p);
+/// Readable multi-line report for a person.
+std::string to_report(const Profile& p);
+
+}  // namespace spmvc

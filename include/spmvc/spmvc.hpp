@@ -1,0 +1,86 @@
+// spmvc: a compiler for y = alpha*A*x + beta*y on NVIDIA GPUs.
+//
+//   spmvc::CsrMatrix a = spmvc::read_matrix_market("A.mtx.xz");
+//   spmvc::Operator op = spmvc::compile(a, {.precision = spmvc::Precision::f64});
+//   op.apply(d_x, d_y);              // device pointers, caller's row/column order
+//
+// compile() inspects the matrix, plans a format, generates a specialised kernel, compiles it with
+// NVRTC (cached in memory and on disk), uploads the encoded matrix and returns the operator.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "spmvc/error.hpp"
+#include "spmvc/kernel.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc {
+
+struct Options {
+  Precision precision = Precision::f64;
+  /// "auto" lets the planner choose; a format name forces it.
+  std::string format = "auto";
+  /// Forces the csr parameters (format must be "auto" or "csr").
+  std::optional<CsrParams> csr;
+  /// Keep compiled kernels on disk ($SPMVC_CACHE_DIR, else $XDG_CACHE_HOME/spmvc, else
+  /// ~/.cache/spmvc). The in-memory cache is always on.
+  bool disk_cache = true;
+  /// Overrides the cache directory.
+  std::string cache_dir;
+  int device = 0;
+};
+
+/// Time spent in each one-time step of compile(), in seconds.
+struct CompileTimings {
+  double inspect = 0, plan = 0, encode = 0, codegen = 0, compile = 0, upload = 0;
+  /// Where the kernel binary came from: "nvrtc", "memory" or "disk".
+  std::string kernel_origin;
+  int registers = -1;
+  int spill_bytes = -1;
+};
+
+/// A compiled SpMV for one matrix on one device. Move-only.
+class Operator {
+ public:
+  Operator(Operator&&) noexcept;
+  Operator& operator=(Operator&&) noexcept;
+  ~Operator();
+
+  /// y = alpha*A*x + beta*y on device memory. x has ncols and y nrows elements, of the value
+  /// type of the plan's precision (double for f64, float otherwise). `stream` is a cudaStream_t
+  /// (nullptr: the default stream). Asynchronous with respect to the host.
+  void apply(const void* x, void* y, double alpha = 1.0, double beta = 0.0,
+             void* stream = nullptr) const;
+  /// Convenience on host arrays: copies in, multiplies, copies out, synchronises.
+  void apply_host(std::span<const double> x, std::span<double> y, double alpha = 1.0,
+                  double beta = 0.0) const;
+
+  std::int64_t nrows() const;
+  std::int64_t ncols() const;
+  const Plan& plan() const;
+  const Profile& profile() const;
+  const KernelSource& source() const;
+  const CompileTimings& timings() const;
+  /// Bytes of the encoded matrix resident on the device.
+  std::int64_t device_bytes() const;
+
+  struct Impl;
+
+ private:
+  explicit Operator(std::unique_ptr<Impl> impl);
+  friend Operator compile(const CsrMatrix& a, const Options& options);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Inspects, plans, generates, JIT-compiles and uploads. Throws NoDeviceError without a GPU.
+Operator compile(const CsrMatrix& a, const Options& options = {});
+
+/// True when a CUDA device is usable; otherwise `why` says what is missing.
+bool device_available(std::string* why = nullptr);
+
+}  // namespace spmvc

@@ -1,0 +1,96 @@
+// The CUDA device, through the CUDA runtime library (cudart). cudart loads the driver itself at
+// first use, so binaries start on machines without a GPU; every call here reports the absence of
+// a device as NoDeviceError and any other failure as DeviceError (call name, code, message).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spmvc::runtime {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::int64_t global_bytes = 0;
+  std::int64_t l2_bytes = 0;
+  int driver_version = 0;   ///< e.g. 13000
+  int runtime_version = 0;
+  std::string arch() const;  ///< "sm_90"
+};
+
+/// Probes device `ordinal`; throws NoDeviceError when there is none (no driver, no GPU).
+DeviceInfo probe_device(int ordinal = 0);
+/// Makes `ordinal` current for this thread.
+void set_device(int ordinal);
+
+/// Owning device allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  DeviceBuffer(DeviceBuffer&&) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&&) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
+  void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
+  void fill_bytes(unsigned char value);
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// A CUBIN loaded with cudaLibraryLoadData and one kernel looked up by name.
+class LoadedKernel {
+ public:
+  LoadedKernel(const std::vector<char>& cubin, const std::string& kernel_name);
+  LoadedKernel(LoadedKernel&&) noexcept;
+  LoadedKernel& operator=(LoadedKernel&&) noexcept;
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+  ~LoadedKernel();
+
+  /// Launches with the given argument pointers (as cudaLaunchKernel takes them).
+  void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
+              void* stream) const;
+  const std::string& name() const { return name_; }
+
+ private:
+  void* library_ = nullptr;  // cudaLibrary_t
+  void* kernel_ = nullptr;   // cudaKernel_t
+  std::string name_;
+};
+
+/// Waits for all work on the current device; throws DeviceError on a pending launch error.
+void synchronize();
+/// Throws DeviceError if the last launch failed (cudaGetLastError).
+void check_last_launch(const std::string& what);
+
+/// Times work on a stream with CUDA events.
+class EventTimer {
+ public:
+  explicit EventTimer(void* stream = nullptr);
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start();
+  /// Records the stop event, waits for it, and returns the elapsed milliseconds.
+  float stop_ms();
+
+ private:
+  void* stream_;
+  void* begin_ = nullptr;
+  void* end_ = nullptr;
+};
+
+}  // namespace spmvc::runtime
