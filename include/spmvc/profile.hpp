@@ -48,15 +48,26 @@ struct Profile {
   /// delta_bits[b]: nonzeros (other than a row's first) whose column delta from the previous
   /// nonzero in the row needs exactly b bits (b = 1..32; delta >= 1 since columns increase).
   std::array<std::int64_t, 33> delta_bits{};
-  /// first_col_bits[b]: rows whose first column index needs b bits (0 for column 0).
+  /// first_col_bits[b]: non-empty rows whose first column index needs b bits (0 for column 0).
   std::array<std::int64_t, 33> first_col_bits{};
 
   /// Fill ratios for small aligned block shapes (see BlockFill).
   std::vector<BlockFill> block_fill;
 
+  /// Sum over rows of the distinct 32-byte sectors of an fp64 x (4 consecutive columns) the
+  /// row reads: the x traffic of a row-per-thread kernel that gets no reuse across rows. Against
+  /// nnz it says how scattered the x accesses are (nnz/4 at best, nnz at worst).
+  std::int64_t x_sectors = 0;
+
+  /// Distinct values, comparing as doubles (-0.0 counts as 0.0); small counts permit an
+  /// index-into-table value encoding.
   std::int64_t distinct_values = 0;
+  /// Values that survive a round trip through fp32 unchanged; when equal to nnz the values can
+  /// be stored as fp32 without loss.
+  std::int64_t fp32_exact_values = 0;
   bool square = false;
-  bool structurally_symmetric = false;
+  bool structurally_symmetric = false;  ///< square and the pattern equals its transpose's
+  /// Structurally symmetric and a(i,j) == a(j,i) for every stored entry, compared as doubles.
   bool numerically_symmetric = false;
 
   double inspect_seconds = 0.0;

@@ -1,0 +1,64 @@
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "spmvc/generators.hpp"
+
+namespace spmvc::cli {
+
+CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CsrMatrix a;
+  std::string name;
+  if (gen::is_spec(args.matrix)) {
+    if (!args.quiet) fmt::print(stderr, "generating {} ...\n", args.matrix);
+    a = gen::from_spec(args.matrix);
+    name = args.matrix;
+  } else {
+    if (!std::filesystem::exists(args.matrix))
+      throw InputError(args.matrix, 0,
+                       "no such file, and not a generator spec (see `spmvc gen --help`)");
+    if (!args.quiet) fmt::print(stderr, "reading {} ...\n", args.matrix);
+    a = read_matrix_market(args.matrix);
+    name = std::filesystem::path(args.matrix).filename().string();
+    for (const char* ext : {".xz", ".gz", ".mtx"}) {
+      if (name.size() > std::strlen(ext) && name.ends_with(ext)) name.resize(name.size() - std::strlen(ext));
+    }
+  }
+  std::int64_t k = args.replicate;
+  if (args.replicate_to > 0 && a.nnz() > 0)
+    k = std::max<std::int64_t>(k, (args.replicate_to + a.nnz() - 1) / a.nnz());
+  if (k > 1) {
+    if (!args.quiet) fmt::print(stderr, "replicating {} times (I_k ⊗ A) ...\n", k);
+    a = gen::replicate(a, k);
+    name += fmt::format(" x{}", k);
+  }
+  if (!args.quiet) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print(stderr, "matrix {}: {} x {}, {} nonzeros ({:.2f} s)\n", name, a.nrows, a.ncols,
+               a.nnz(), s);
+  }
+  if (label != nullptr) *label = name;
+  return a;
+}
+
+Options make_options(const MatrixArgs& args) {
+  Options o;
+  o.precision = parse_precision(args.precision);
+  o.format = args.format;
+  if (args.threads_per_row > 0 || args.unroll > 0 || args.block_size > 0) {
+    CsrParams p;
+    if (args.threads_per_row > 0) p.threads_per_row = args.threads_per_row;
+    if (args.unroll > 0) p.unroll = args.unroll;
+    if (args.block_size > 0) p.block_size = args.block_size;
+    o.csr = p;
+  }
+  return o;
+}
+
+}  // namespace spmvc::cli

@@ -1,0 +1,36 @@
+// Codegen: a Plan and its encoded matrix -> a small, deterministic CUDA translation unit.
+//
+// The unit is a banner (plan and profile summary), the template includes, the chosen constants
+// one per line with a comment, static_asserts that repeat the host's assumptions, and extern "C"
+// entry points that call the template. The same matrix and options always give byte-identical
+// source: no timestamps, addresses or hash-order iteration.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmvc/kernel.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::codegen {
+
+/// CUDA spelling of the stored value type ("double" or "float").
+std::string value_type(Precision p);
+/// CUDA spelling of the accumulation type.
+std::string accumulate_type(Precision p);
+/// Short tag used in kernel names: "f64", "f32" or "f32a64".
+std::string precision_tag(Precision p);
+/// NVRTC options every generated unit is compiled with (the architecture is added by the runtime).
+std::vector<std::string> base_options();
+/// The embedded templates `names` (e.g. {"spmvc/csr.cuh"}) plus everything they include.
+std::vector<std::pair<std::string, std::string>> template_headers(
+    const std::vector<std::string>& names);
+/// The comment block at the top of every generated unit.
+std::string banner(const Plan& plan, const Profile& profile);
+
+/// The kernel translation unit for `plan` over `encoded`.
+KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile);
+
+}  // namespace spmvc::codegen

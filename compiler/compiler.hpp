@@ -1,0 +1,37 @@
+// The compiler's entry points: plan, encode, generate, and the host reference SpMV.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "spmvc/kernel.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::compiler {
+
+struct PlanOptions {
+  Precision precision = Precision::f64;
+  std::string format = "auto";      ///< "auto" or a registered format name
+  std::optional<CsrParams> csr;     ///< forces csr parameters
+  double read_bandwidth = 0;        ///< bytes/s for the time model; 0: the default in heuristics
+};
+
+/// Ranks every applicable candidate of every (or the forced) format and picks the fastest.
+/// InputError when a forced format or parameter set cannot implement the matrix.
+Plan make_plan(const Profile& profile, const PlanOptions& options);
+
+/// Encodes `a` for the plan's format and parameters.
+Encoded encode(const CsrMatrix& a, const Plan& plan);
+
+/// The reference product over the encoded arrays (fp64 accumulation).
+void reference_spmv(const Plan& plan, const Encoded& encoded, std::span<const double> x,
+                    std::span<double> y, double alpha = 1.0, double beta = 0.0);
+
+/// Plain CSR product on the host, accumulated in fp64: the oracle for every format.
+void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,
+                        double alpha = 1.0, double beta = 0.0);
+
+}  // namespace spmvc::compiler

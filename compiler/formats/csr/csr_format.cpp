@@ -1,0 +1,251 @@
+#include "formats/csr/csr_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats {
+
+namespace {
+
+constexpr int kThreadsPerRowChoices[] = {1, 2, 4, 8, 16, 32};
+
+const CsrParams& params_of(const FormatParams& params) {
+  const auto* p = std::get_if<CsrParams>(&params);
+  if (p == nullptr) throw InternalError("csr format given another format's parameters");
+  return *p;
+}
+
+bool needs_offsets64(std::int64_t nnz) {
+  return nnz > std::numeric_limits<std::int32_t>::max();
+}
+
+template <typename T>
+EncodedArray make_array(std::string name, ElemType type, const std::vector<T>& data) {
+  EncodedArray a{std::move(name), type, {}};
+  a.bytes.resize(data.size() * sizeof(T));
+  if (!data.empty()) std::memcpy(a.bytes.data(), data.data(), a.bytes.size());
+  return a;
+}
+
+template <typename T>
+const T* typed(const EncodedArray& a) {
+  return reinterpret_cast<const T*>(a.bytes.data());
+}
+
+template <typename Offset, typename Value>
+void multiply(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha,
+              double beta) {
+  const Offset* row_ptr = typed<Offset>(e.array("row_ptr"));
+  const std::int32_t* col = typed<std::int32_t>(e.array("col_idx"));
+  const Value* val = typed<Value>(e.array("values"));
+  for (std::int64_t r = 0; r < e.nrows; ++r) {
+    double sum = 0;
+    for (std::int64_t j = row_ptr[r]; j < static_cast<std::int64_t>(row_ptr[r + 1]); ++j) {
+      sum += static_cast<double>(val[j]) * x[static_cast<std::size_t>(col[j])];
+    }
+    const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
+    y[static_cast<std::size_t>(r)] = alpha * sum + prior;
+  }
+}
+
+}  // namespace
+
+double CsrFormat::lane_efficiency(const Profile& profile, int threads_per_row) {
+  // Each row occupies T lanes for ceil(len/T) steps (at least one step, to write y). Bins above
+  // 32 are ranges: their midpoint stands for every row in them.
+  double useful = 0, issued = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
+    const double steps = std::max(1.0, std::ceil(len / threads_per_row));
+    useful += len * static_cast<double>(bin.count);
+    issued += steps * threads_per_row * static_cast<double>(bin.count);
+  }
+  return issued > 0 ? useful / issued : 1.0;
+}
+
+CsrParams CsrFormat::choose(const Profile& profile) {
+  CsrParams p;
+  p.block_size = heuristics::kCsrBlockSize;
+  p.offsets64 = needs_offsets64(profile.nnz);
+  p.threads_per_row = 32;
+  for (int t : kThreadsPerRowChoices) {
+    if (t >= heuristics::kCsrMinThreadsPerRow &&
+        profile.row_mean / t <= heuristics::kCsrNonzerosPerLane) {
+      p.threads_per_row = t;
+      break;
+    }
+  }
+  p.unroll = profile.row_mean / p.threads_per_row >= heuristics::kCsrUnrollMinPerLane ? 2 : 1;
+  return p;
+}
+
+Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
+                     Precision precision) const {
+  const CsrParams& p = params_of(params);
+  const double vb = value_bytes(precision);
+  const double ob = p.offsets64 ? 8.0 : 4.0;
+  Cost c;
+  c.matrix_bytes = static_cast<double>(profile.nrows + 1) * ob +
+                   static_cast<double>(profile.nnz) * (4.0 + vb);
+  c.x_bytes = static_cast<double>(profile.ncols) * vb;
+  c.y_bytes = static_cast<double>(profile.nrows) * vb;
+  // Lanes idle at the end of rows, and lanes that must each walk many nonzeros serially (less
+  // memory parallelism to cover the dependent col -> x load): the model's two penalties.
+  const double per_lane = profile.row_mean / p.threads_per_row;
+  const double latency = std::min(1.0, heuristics::kCsrNonzerosPerLane / std::max(per_lane, 1e-9));
+  c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency;
+  return c;
+}
+
+std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
+                                                       const FormatParams& params,
+                                                       Precision) const {
+  const CsrParams& p = params_of(params);
+  const bool pow2 = p.threads_per_row >= 1 && p.threads_per_row <= 32 &&
+                    (p.threads_per_row & (p.threads_per_row - 1)) == 0;
+  if (!pow2) return fmt::format("threads per row {} is not a power of two in 1..32", p.threads_per_row);
+  if (p.block_size < 32 || p.block_size > 1024 || p.block_size % 32 != 0)
+    return fmt::format("block size {} is not a multiple of 32 in 32..1024", p.block_size);
+  if (p.unroll < 1 || p.unroll > 8) return fmt::format("unroll {} is outside 1..8", p.unroll);
+  if (!p.offsets64 && needs_offsets64(profile.nnz))
+    return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
+  const double blocks = std::ceil(static_cast<double>(profile.nrows) * p.threads_per_row /
+                                  p.block_size);
+  if (blocks > std::numeric_limits<std::int32_t>::max())
+    return fmt::format("{} rows need more than 2^31-1 blocks at T={}", profile.nrows,
+                       p.threads_per_row);
+  return std::nullopt;
+}
+
+std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision precision) const {
+  const CsrParams chosen = choose(profile);
+  std::vector<Candidate> out;
+  for (int t : kThreadsPerRowChoices) {
+    CsrParams p = chosen;
+    p.threads_per_row = t;
+    p.unroll = profile.row_mean / t >= heuristics::kCsrUnrollMinPerLane ? 2 : 1;
+    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
+    if (auto why = cannot_implement(profile, p, precision)) {
+      c.applicable = false;
+      c.reason = *why;
+    } else {
+      const Cost cost_t = this->cost(profile, p, precision);
+      c.predicted_bytes = cost_t.total();
+      c.reason = fmt::format("{:.0f}% lane efficiency, {:.1f} nonzeros per lane",
+                             100.0 * cost_t.lane_efficiency, profile.row_mean / t);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
+                          Precision precision) const {
+  const CsrParams& p = params_of(params);
+  Encoded e;
+  e.format = std::string(name());
+  e.precision = precision;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz();
+  if (p.offsets64) {
+    e.arrays.push_back(make_array("row_ptr", ElemType::i64, a.row_ptr));
+  } else {
+    if (needs_offsets64(a.nnz())) throw InternalError("csr: 32-bit offsets for a matrix that needs 64");
+    std::vector<std::int32_t> rp(a.row_ptr.begin(), a.row_ptr.end());
+    e.arrays.push_back(make_array("row_ptr", ElemType::i32, rp));
+  }
+  e.arrays.push_back(make_array("col_idx", ElemType::i32, a.col_idx));
+  if (precision == Precision::f64) {
+    e.arrays.push_back(make_array("values", ElemType::f64, a.values));
+  } else {
+    std::vector<float> v(a.values.begin(), a.values.end());
+    e.arrays.push_back(make_array("values", ElemType::f32, v));
+  }
+  return e;
+}
+
+void CsrFormat::reference_spmv(const Encoded& e, const FormatParams& params,
+                               std::span<const double> x, std::span<double> y, double alpha,
+                               double beta) const {
+  const CsrParams& p = params_of(params);
+  if (static_cast<std::int64_t>(x.size()) != e.ncols || static_cast<std::int64_t>(y.size()) != e.nrows)
+    throw InputError("reference_spmv", 0, "x or y has the wrong length");
+  const bool f64 = e.precision == Precision::f64;
+  if (p.offsets64) {
+    f64 ? multiply<std::int64_t, double>(e, x, y, alpha, beta)
+        : multiply<std::int64_t, float>(e, x, y, alpha, beta);
+  } else {
+    f64 ? multiply<std::int32_t, double>(e, x, y, alpha, beta)
+        : multiply<std::int32_t, float>(e, x, y, alpha, beta);
+  }
+}
+
+std::string CsrFormat::kernel_name(const CsrParams& p, Precision precision) {
+  return fmt::format("spmv_csr_t{}_b{}_u{}{}{}_{}", p.threads_per_row, p.block_size, p.unroll,
+                     p.aligned ? "" : "_unaligned", p.offsets64 ? "_o64" : "",
+                     codegen::precision_tag(precision));
+}
+
+KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
+                                 const std::string& banner) const {
+  const CsrParams& p = params_of(params);
+  KernelSource k;
+  k.kernel_name = kernel_name(p, e.precision);
+  k.file_name = k.kernel_name + ".cu";
+  k.headers = codegen::template_headers({"spmvc/csr.cuh"});
+  k.options = codegen::base_options();
+  k.block = p.block_size;
+  k.grid = (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size;
+  if (k.grid == 0) k.grid = 1;
+  k.params = {{KernelParam::Kind::rows, "nrows"},   {KernelParam::Kind::array, "row_ptr"},
+              {KernelParam::Kind::array, "col_idx"}, {KernelParam::Kind::array, "values"},
+              {KernelParam::Kind::x, "x"},           {KernelParam::Kind::y, "y"},
+              {KernelParam::Kind::alpha, "alpha"},   {KernelParam::Kind::beta, "beta"}};
+
+  const std::string value = codegen::value_type(e.precision);
+  const std::string acc = codegen::accumulate_type(e.precision);
+  const std::string offset = p.offsets64 ? "long long" : "int";
+  k.source = banner;
+  k.source += fmt::format(R"(#include "spmvc/csr.cuh"
+
+namespace {{
+constexpr int kThreadsPerRow = {T};  // T: lanes that share one row
+constexpr int kBlockSize = {B};      // threads per block
+constexpr int kUnroll = {U};         // (col, value) loads each lane issues before its x gathers
+constexpr bool kAligned = {A};    // start each row at its T-aligned offset
+using Offset = {O};            // row_ptr element
+using Value = {V};            // stored values, x and y
+using Acc = {C};              // accumulation
+}}  // namespace
+
+static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
+static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
+static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
+
+extern "C" __global__ void __launch_bounds__(kBlockSize)
+{N}(long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx,
+    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
+    Acc alpha, Acc beta) {{
+  spmvc::csr::spmv<kThreadsPerRow, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
+      nrows, row_ptr, col_idx, values, x, y, alpha, beta);
+}}
+)",
+                          fmt::arg("T", p.threads_per_row), fmt::arg("B", p.block_size),
+                          fmt::arg("U", p.unroll), fmt::arg("A", p.aligned ? "true" : "false"),
+                          fmt::arg("O", offset), fmt::arg("V", value), fmt::arg("C", acc),
+                          fmt::arg("OB", p.offsets64 ? 8 : 4),
+                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+                          fmt::arg("N", k.kernel_name));
+  return k;
+}
+
+}  // namespace spmvc::formats

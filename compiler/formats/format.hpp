@@ -1,0 +1,65 @@
+// The face every storage format shows the rest of the compiler (DESIGN.md, "Formats").
+//
+// A format is one unit: named parameters (a struct in include/spmvc/plan.hpp), proposals of
+// parameter sets for a matrix with the reason each does or does not apply, an encoder, a host
+// reference SpMV over the encoded arrays (the oracle for its GPU kernel), a cost model, and the
+// generator of its kernel translation unit around its template. Formats are listed in one table
+// (registry.cpp); adding a format touches that table and the format's own folder.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmvc/kernel.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::formats {
+
+/// Bytes one multiply moves through device memory, by kind.
+struct Cost {
+  double matrix_bytes = 0;  ///< every encoded array read once
+  double x_bytes = 0;       ///< x read once (compulsory; gathers that miss cache are not counted)
+  double y_bytes = 0;       ///< y written once (and read once when beta != 0)
+  double total() const { return matrix_bytes + x_bytes + y_bytes; }
+  /// Fraction of issued lane work that is useful (1 = no idle lanes); scales predicted time.
+  double lane_efficiency = 1.0;
+};
+
+class FormatUnit {
+ public:
+  virtual ~FormatUnit() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view summary() const = 0;
+
+  /// Parameter sets worth considering for `a`, each with its cost and label; sets that cannot be
+  /// used carry applicable = false and the reason.
+  virtual std::vector<Candidate> propose(const Profile& profile, Precision precision) const = 0;
+  /// Why `params` cannot implement this matrix, or nullopt when it can.
+  virtual std::optional<std::string> cannot_implement(const Profile& profile,
+                                                      const FormatParams& params,
+                                                      Precision precision) const = 0;
+  virtual Cost cost(const Profile& profile, const FormatParams& params,
+                    Precision precision) const = 0;
+  virtual Encoded encode(const CsrMatrix& a, const FormatParams& params,
+                         Precision precision) const = 0;
+  /// y = alpha*A*x + beta*y computed on the host from `encoded` alone, accumulating in fp64.
+  virtual void reference_spmv(const Encoded& encoded, const FormatParams& params,
+                              std::span<const double> x, std::span<double> y, double alpha,
+                              double beta) const = 0;
+  /// The kernel translation unit for `params`; `banner` is the plan/profile summary codegen
+  /// prints at the top.
+  virtual KernelSource generate(const Encoded& encoded, const FormatParams& params,
+                                const std::string& banner) const = 0;
+};
+
+/// Every format, in a fixed order.
+const std::vector<const FormatUnit*>& registry();
+/// The format called `name`; InputError (listing the known names) otherwise.
+const FormatUnit& find_format(std::string_view name);
+
+}  // namespace spmvc::formats

@@ -1,0 +1,110 @@
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "compiler.hpp"
+#include "formats/format.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::compiler {
+
+namespace {
+
+double predict_seconds(const formats::Cost& cost, double bandwidth) {
+  const double efficiency = std::max(cost.lane_efficiency, 1e-3);
+  return heuristics::kLaunchSeconds + cost.total() / (bandwidth * efficiency);
+}
+
+}  // namespace
+
+Plan make_plan(const Profile& profile, const PlanOptions& options) {
+  const double bandwidth =
+      options.read_bandwidth > 0 ? options.read_bandwidth : heuristics::kDefaultReadBandwidth;
+  std::vector<const formats::FormatUnit*> units;
+  if (options.format == "auto") {
+    units = formats::registry();
+  } else {
+    units.push_back(&formats::find_format(options.format));
+  }
+  if (options.csr && options.format != "auto" && options.format != "csr")
+    throw InputError("--format", 0, "csr parameters were given but the format is " + options.format);
+
+  std::vector<Candidate> candidates;
+  for (const formats::FormatUnit* unit : units) {
+    std::vector<Candidate> proposed;
+    if (options.csr && unit->name() == "csr") {
+      Candidate forced{"csr", *options.csr, describe(*options.csr), true, "forced by the caller", 0, 0};
+      if (auto why = unit->cannot_implement(profile, forced.params, options.precision))
+        throw InputError("csr parameters", 0, *why);
+      proposed.push_back(std::move(forced));
+    } else if (options.csr) {
+      continue;  // parameters were forced for csr: other formats are not candidates
+    } else {
+      proposed = unit->propose(profile, options.precision);
+    }
+    for (Candidate& c : proposed) {
+      if (c.applicable) {
+        const formats::Cost cost = unit->cost(profile, c.params, options.precision);
+        c.predicted_bytes = cost.total();
+        c.predicted_seconds = predict_seconds(cost, bandwidth);
+      }
+      candidates.push_back(std::move(c));
+    }
+  }
+  // Applicable first, by predicted time; ties keep the proposal order (stable).
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.applicable != b.applicable) return a.applicable;
+    return a.applicable && a.predicted_seconds < b.predicted_seconds;
+  });
+  if (candidates.empty() || !candidates.front().applicable) {
+    std::string reasons;
+    for (const Candidate& c : candidates) reasons += fmt::format("\n  {} [{}]: {}", c.format, c.label, c.reason);
+    throw InputError("planner", 0, "no format can implement this matrix:" + reasons);
+  }
+
+  const Candidate& best = candidates.front();
+  Plan plan;
+  plan.format = best.format;
+  plan.params = best.params;
+  plan.precision = options.precision;
+  plan.predicted_bytes = best.predicted_bytes;
+  plan.predicted_seconds = best.predicted_seconds;
+  if (options.csr) {
+    plan.why = "parameters forced by the caller";
+  } else {
+    const std::size_t applicable = static_cast<std::size_t>(std::count_if(
+        candidates.begin(), candidates.end(), [](const Candidate& c) { return c.applicable; }));
+    plan.why = fmt::format("lowest predicted time of {} applicable candidates ({}; {:.1f} nonzeros "
+                           "per row on average)",
+                           applicable, best.reason, profile.row_mean);
+  }
+  plan.candidates = std::move(candidates);
+  return plan;
+}
+
+Encoded encode(const CsrMatrix& a, const Plan& plan) {
+  return formats::find_format(plan.format).encode(a, plan.params, plan.precision);
+}
+
+void reference_spmv(const Plan& plan, const Encoded& encoded, std::span<const double> x,
+                    std::span<double> y, double alpha, double beta) {
+  formats::find_format(plan.format).reference_spmv(encoded, plan.params, x, y, alpha, beta);
+}
+
+void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,
+                        double alpha, double beta) {
+  if (static_cast<std::int64_t>(x.size()) != a.ncols || static_cast<std::int64_t>(y.size()) != a.nrows)
+    throw InputError("csr_reference_spmv", 0,
+                     fmt::format("x has {} elements (need {}), y has {} (need {})", x.size(),
+                                 a.ncols, y.size(), a.nrows));
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    double sum = 0;
+    for (std::int64_t j = a.row_ptr[r]; j < a.row_ptr[r + 1]; ++j)
+      sum += a.values[j] * x[static_cast<std::size_t>(a.col_idx[j])];
+    const auto i = static_cast<std::size_t>(r);
+    y[i] = alpha * sum + (beta != 0.0 ? beta * y[i] : 0.0);
+  }
+}
+
+}  // namespace spmvc::compiler

@@ -1,0 +1,156 @@
+// The whole pipeline on the GPU: compile() -> apply() against the fp64 host reference, on the
+// generated classes and every public matrix with at least 10k nonzeros. Skipped without a GPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "codegen/test_vector.hpp"
+#include "compiler.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/spmvc.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace spmvc;
+
+namespace {
+
+bool have_device() {
+  if (device_available()) return true;
+  test::mark_device_missing();
+  return false;
+}
+
+double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+
+// Relative error of op's y = alpha*A*x + beta*y0 against the host reference (x rounded to the
+// plan's precision first, so only the kernel's arithmetic is measured).
+double check(const CsrMatrix& a, const Operator& op, double alpha = 1.0, double beta = 0.0) {
+  const Precision p = op.plan().precision;
+  std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> y0(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < y0.size(); ++i) y0[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+  if (p != Precision::f64) {
+    for (double& v : x) v = static_cast<float>(v);
+    for (double& v : y0) v = static_cast<float>(v);
+  }
+  std::vector<double> y = y0, ref = y0;
+  if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+  op.apply_host(x, y, alpha, beta);
+  compiler::csr_reference_spmv(a, x, ref, alpha, beta);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    diff += (y[i] - ref[i]) * (y[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  return std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+}
+
+Options with(Precision p) {
+  Options o;
+  o.precision = p;
+  o.disk_cache = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: planner's csr kernel is correct on every generated class and precision") {
+  if (!have_device()) return;
+  for (const char* spec : {"stencil2d:n=300", "stencil7:n=40", "stencil27:n=40", "elasticity:n=14",
+                           "rmat:scale=16,ef=16", "random:n=50000,per_row=16",
+                           "banded:n=60000,hbw=10"}) {
+    const CsrMatrix a = gen::from_spec(spec);
+    for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+      CAPTURE(spec);
+      CAPTURE(to_string(p));
+      const Operator op = compile(a, with(p));
+      CHECK(check(a, op) <= tolerance(p));
+    }
+  }
+}
+
+TEST_CASE("gpu: every thread mapping and unroll depth computes the same product") {
+  if (!have_device()) return;
+  // Skewed rows (R-MAT) bigger than a warp, plus empty rows, exercise the aligned start and tails.
+  const CsrMatrix a = gen::from_spec("rmat:scale=12,ef=8");
+  for (int t : {1, 2, 4, 8, 16, 32}) {
+    for (int u : {1, 2, 4}) {
+      for (bool aligned : {true, false}) {
+        Options o = with(Precision::f64);
+        o.csr = CsrParams{t, 128, u, aligned, t == 8};
+        const Operator op = compile(a, o);
+        CAPTURE(op.source().kernel_name);
+        CHECK(check(a, op) <= 1e-12);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: alpha and beta follow y = alpha*A*x + beta*y") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::from_spec("stencil27:n=20");
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    const Operator op = compile(a, with(p));
+    CHECK(check(a, op, 2.5, 0.0) <= tolerance(p));
+    CHECK(check(a, op, -1.0, 0.75) <= tolerance(p));
+  }
+}
+
+TEST_CASE("gpu: rectangular matrices, empty rows and a single dense row") {
+  if (!have_device()) return;
+  CsrMatrix a;  // 1000 x 3000: row 0 dense, every third row empty, the rest sparse
+  a.nrows = 1000;
+  a.ncols = 3000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    if (r == 0) {
+      for (int c = 0; c < 3000; ++c) { a.col_idx.push_back(c); a.values.push_back(1.0 / (c + 1)); }
+    } else if (r % 3 != 0) {
+      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
+        a.col_idx.push_back(static_cast<std::int32_t>(c));
+        a.values.push_back(static_cast<double>(r - c) * 0.01);
+      }
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    const Operator op = compile(a, with(p));
+    CHECK(check(a, op) <= tolerance(p));
+  }
+}
+
+TEST_CASE("gpu: every public matrix with at least 10k nonzeros, fp64 and fp32") {
+  if (!have_device()) return;
+  fs::path dir = test::shared_matrices();
+  if (const char* env = std::getenv("SPMVC_MATRIX_DIR")) dir = env;
+  if (dir.empty() || !fs::exists(dir / "index.csv")) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  std::ifstream index(dir / "index.csv");
+  std::string line;
+  std::getline(index, line);  // header
+  int tested = 0;
+  while (std::getline(index, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 6;) f.push_back(cell);
+    if (f.size() < 6 || std::stoll(f[5]) < 10000) continue;
+    const fs::path file = dir / (f[0] + ".mtx.xz");
+    if (!fs::exists(file)) continue;
+    const CsrMatrix a = read_matrix_market(file);
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(f[0]);
+      CAPTURE(to_string(p));
+      const Operator op = compile(a, with(p));
+      CHECK(check(a, op) <= tolerance(p));
+    }
+    ++tested;
+  }
+  MESSAGE("public matrices tested: " << tested);
+  CHECK(tested > 0);
+}

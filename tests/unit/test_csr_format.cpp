@@ -1,0 +1,157 @@
+// The csr format unit: encoding, the host reference over encoded arrays, the heuristics and the
+// planner's ranking, on matrices small enough to check by hand.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "compiler.hpp"
+#include "formats/csr/csr_format.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+
+namespace {
+
+// [ 1 0 2 0 ]
+// [ 0 0 0 0 ]
+// [ 3 4 0 5 ]
+// [ 0 0 0 6 ]
+CsrMatrix small() {
+  CsrMatrix a;
+  a.nrows = 4;
+  a.ncols = 4;
+  a.row_ptr = {0, 2, 2, 5, 6};
+  a.col_idx = {0, 2, 0, 1, 3, 3};
+  a.values = {1, 2, 3, 4, 5, 6};
+  return a;
+}
+
+template <typename T>
+std::vector<T> as(const EncodedArray& arr) {
+  std::vector<T> out(static_cast<std::size_t>(arr.count()));
+  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
+  return out;
+}
+
+Plan plan_for(const CsrMatrix& a, Precision p, std::optional<CsrParams> csr = std::nullopt) {
+  compiler::PlanOptions o;
+  o.precision = p;
+  o.csr = csr;
+  return compiler::make_plan(inspect(a), o);
+}
+
+}  // namespace
+
+TEST_CASE("csr encoding holds exactly the CSR arrays, narrowed as the plan says") {
+  const CsrMatrix a = small();
+  CsrParams p;
+  const Encoded e64 = compiler::encode(a, plan_for(a, Precision::f64, p));
+  REQUIRE(e64.arrays.size() == 3);
+  CHECK(e64.arrays[0].name == "row_ptr");
+  CHECK(e64.arrays[0].type == ElemType::i32);
+  CHECK(as<std::int32_t>(e64.arrays[0]) == std::vector<std::int32_t>{0, 2, 2, 5, 6});
+  CHECK(as<std::int32_t>(e64.arrays[1]) == std::vector<std::int32_t>{0, 2, 0, 1, 3, 3});
+  CHECK(as<double>(e64.arrays[2]) == std::vector<double>{1, 2, 3, 4, 5, 6});
+  CHECK(e64.total_bytes() == 5 * 4 + 6 * 4 + 6 * 8);
+
+  p.offsets64 = true;
+  const Encoded e32 = compiler::encode(a, plan_for(a, Precision::f32, p));
+  CHECK(e32.arrays[0].type == ElemType::i64);
+  CHECK(as<std::int64_t>(e32.arrays[0]) == std::vector<std::int64_t>{0, 2, 2, 5, 6});
+  CHECK(e32.arrays[2].type == ElemType::f32);
+  CHECK(as<float>(e32.arrays[2]) == std::vector<float>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("the reference over encoded arrays computes alpha*A*x + beta*y") {
+  const CsrMatrix a = small();
+  const Plan plan = plan_for(a, Precision::f64);
+  const Encoded e = compiler::encode(a, plan);
+  const std::vector<double> x = {1, 10, 100, 1000};
+  std::vector<double> y = {7, 7, 7, 7};
+  compiler::reference_spmv(plan, e, x, y, 2.0, 0.5);
+  // A*x = {201, 0, 5043, 6000}
+  CHECK(y == std::vector<double>{2 * 201 + 3.5, 3.5, 2 * 5043 + 3.5, 2 * 6000 + 3.5});
+  std::vector<double> z = {std::nan(""), 1, 1, 1};
+  compiler::reference_spmv(plan, e, x, z, 1.0, 0.0);  // beta = 0 never reads y
+  CHECK(z == std::vector<double>{201, 0, 5043, 6000});
+}
+
+TEST_CASE("fp32 encodings round values once and the reference sees the rounded values") {
+  CsrMatrix a = small();
+  a.values[0] = 0.1;
+  const Plan plan = plan_for(a, Precision::f32);
+  const Encoded e = compiler::encode(a, plan);
+  std::vector<double> y(4);
+  compiler::reference_spmv(plan, e, std::vector<double>{1, 0, 0, 0}, y);
+  CHECK(y[0] == static_cast<double>(0.1f));
+  CHECK(y[0] != 0.1);
+}
+
+TEST_CASE("lane efficiency counts idle lanes at the ends of rows") {
+  // Every row has 3 nonzeros: T=4 leaves one lane of four idle; T=1 none; T=2 one of four.
+  const CsrMatrix a = gen::banded(50, 1);
+  Profile p = inspect(a);
+  // banded rows 0 and n-1 have 2 nonzeros; the rest 3.
+  const double useful = 2 * 2 + 48 * 3;
+  CHECK(formats::CsrFormat::lane_efficiency(p, 1) == doctest::Approx(1.0));
+  CHECK(formats::CsrFormat::lane_efficiency(p, 4) == doctest::Approx(useful / (50 * 4)));
+  CHECK(formats::CsrFormat::lane_efficiency(p, 2) == doctest::Approx(useful / (2 * 2 + 48 * 4)));
+}
+
+TEST_CASE("threads per row follow the mean row length") {
+  CHECK(formats::CsrFormat::choose(inspect(gen::banded(1000, 1))).threads_per_row == 1);    // 3/row
+  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_2d_5pt(40, 40))).threads_per_row == 2);
+  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_3d_27pt(12, 12, 12))).threads_per_row == 8);
+  CHECK(formats::CsrFormat::choose(inspect(gen::random_uniform(64, 5000, 1000))).threads_per_row == 32);
+}
+
+TEST_CASE("the planner ranks every thread mapping, best first, with reasons") {
+  const CsrMatrix a = gen::stencil_3d_27pt(16, 16, 16);
+  const Plan plan = plan_for(a, Precision::f64);
+  CHECK(plan.format == "csr");
+  REQUIRE(plan.candidates.size() == 6);
+  for (std::size_t i = 1; i < plan.candidates.size(); ++i) {
+    CHECK(plan.candidates[i - 1].predicted_seconds <= plan.candidates[i].predicted_seconds);
+  }
+  CHECK(plan.predicted_seconds == plan.candidates.front().predicted_seconds);
+  CHECK(std::get<CsrParams>(plan.params).threads_per_row == 8);
+  CHECK_FALSE(plan.why.empty());
+  CHECK(to_report(plan).find("T=8") != std::string::npos);
+  CHECK(to_json(plan).find("\"threads_per_row\": 8") != std::string::npos);
+}
+
+TEST_CASE("forced parameters are checked and reported") {
+  const CsrMatrix a = small();
+  CsrParams bad;
+  bad.threads_per_row = 3;
+  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad),
+                       doctest::Contains("threads per row 3 is not a power of two"), InputError);
+  bad.threads_per_row = 4;
+  bad.block_size = 100;
+  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("block size 100"),
+                       InputError);
+  compiler::PlanOptions o;
+  o.format = "nope";
+  CHECK_THROWS_WITH_AS(compiler::make_plan(inspect(a), o), doctest::Contains("unknown format 'nope'"),
+                       InputError);
+}
+
+TEST_CASE("encoded reference equals plain CSR on every generated class") {
+  for (const char* spec : {"stencil2d:n=30", "stencil7:n=9", "stencil27:n=8", "elasticity:n=4",
+                           "rmat:scale=10,ef=8", "random:n=700,per_row=9", "banded:n=500,hbw=6"}) {
+    CAPTURE(spec);
+    const CsrMatrix a = gen::from_spec(spec);
+    std::vector<double> x(static_cast<std::size_t>(a.ncols));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + static_cast<double>(i % 7) * 0.25;
+    std::vector<double> ref(static_cast<std::size_t>(a.nrows)), y(ref.size());
+    compiler::csr_reference_spmv(a, x, ref);
+    for (int t : {1, 8, 32}) {
+      CsrParams p;
+      p.threads_per_row = t;
+      const Plan plan = plan_for(a, Precision::f64, p);
+      compiler::reference_spmv(plan, compiler::encode(a, plan), x, y);
+      CHECK(y == ref);
+    }
+  }
+}
