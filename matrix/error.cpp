@@ -31,7 +31,10 @@ DeviceError::DeviceError(std::string call, int code, const std::string& detail)
       call_(std::move(call)),
       code_(code) {}
 
+DeviceError::DeviceError(FullMessage, std::string call, int code, const std::string& message)
+    : Error(message), call_(std::move(call)), code_(code) {}
+
 NoDeviceError::NoDeviceError(const std::string& detail)
-    : DeviceError("device", 0, "no CUDA device available: " + detail) {}
+    : DeviceError(FullMessage{}, "device", 0, "no CUDA device available: " + detail) {}
 
 }  // namespace spmvc

@@ -16,7 +16,9 @@ std::string_view to_string(CusparseAlg a);
 /// vector descriptors over caller-provided device vectors.
 class CusparseCsr {
  public:
-  /// Uploads `a` in `precision` (f32_acc64 runs as f32: cuSPARSE has no such mode).
+  /// Uploads `a` in `precision` (f32_acc64 runs as f32: cuSPARSE has no such mode). Indices are
+  /// 32-bit when nnz < 2^31, else row offsets and column indices are both 64-bit (one index type
+  /// per matrix, as cusparseSpMV documents it). Throws NoDeviceError without a device.
   CusparseCsr(const CsrMatrix& a, Precision precision);
   ~CusparseCsr();
   CusparseCsr(const CusparseCsr&) = delete;
@@ -24,7 +26,9 @@ class CusparseCsr {
 
   /// Allocates the work buffer and runs cusparseSpMV_preprocess for `alg` (once per alg).
   void prepare(CusparseAlg alg, const void* x, void* y);
-  /// y = alpha*A*x + beta*y with `alg` (prepare() must have run for it).
+  /// y = alpha*A*x + beta*y with `alg`. x and y hold double for f64, float for f32 and
+  /// f32_acc64. Runs prepare() first if it has not run for this alg with these x and y, so
+  /// time calls only after one prepare() with the same vectors.
   void spmv(CusparseAlg alg, const void* x, void* y, double alpha, double beta, void* stream);
   /// Version as "12.6.3".
   static std::string version();

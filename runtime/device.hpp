@@ -60,7 +60,8 @@ class LoadedKernel {
   LoadedKernel& operator=(const LoadedKernel&) = delete;
   ~LoadedKernel();
 
-  /// Launches with the given argument pointers (as cudaLaunchKernel takes them).
+  /// Launches with the given argument pointers (as cudaLaunchKernel takes them). A grid outside
+  /// 1..2^31-1 is an InputError; shared_bytes above 48 KiB is opted into first.
   void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
               void* stream) const;
   const std::string& name() const { return name_; }

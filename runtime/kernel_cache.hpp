@@ -32,6 +32,8 @@ class KernelCache {
   static constexpr int kFormatVersion = 1;
 
   /// `dir` empty: memory only. Otherwise the directory is created (mode 0700) on first write.
+  /// get() throws InputError if the directory belongs to another user (a planted entry would run
+  /// on the GPU); one writable by group or others is tightened to 0700.
   explicit KernelCache(std::filesystem::path dir);
 
   /// The default directory: $SPMVC_CACHE_DIR, else $XDG_CACHE_HOME/spmvc, else $HOME/.cache/spmvc.
@@ -45,6 +47,9 @@ class KernelCache {
   std::filesystem::path entry_path(const std::string& key) const;
   const std::filesystem::path& dir() const { return dir_; }
   void clear_memory();
+  /// Why the last disk write failed ("" if it succeeded). A failed write only costs a later
+  /// recompile, so get() does not throw for it; tools may report it.
+  std::string last_disk_error() const;
 
  private:
   std::optional<Cubin> read_disk(const std::string& key) const;
@@ -53,6 +58,7 @@ class KernelCache {
   std::filesystem::path dir_;
   mutable std::mutex mutex_;
   std::map<std::string, Cubin> memory_;
+  mutable std::string disk_error_;  // guarded by mutex_
 };
 
 }  // namespace spmvc::runtime

@@ -28,7 +28,9 @@ std::vector<int> nvrtc_supported_archs();
 /// Compiles `src` to a CUBIN for `arch` ("sm_90"). Adds `-arch=<arch>` and `--ptxas-options=-v`
 /// to src.options; supplies src.headers in memory. On failure throws CompileError with the log,
 /// the full option list, and the path where the source was written: $SPMVC_DUMP_DIR if set,
-/// else the system temporary directory (`spmvc-dump/<kernel_name>.cu` plus its headers).
+/// else the system temporary directory (`spmvc-dump/<file_name>`, its headers at their include
+/// names, and `<file_name>.log` with the options and log). A rejected option is a CompileError
+/// too; an arch not of the form sm_XY is an InputError; NVRTC API failures are DeviceError.
 Cubin compile_cubin(const KernelSource& src, const std::string& arch);
 
 /// Parses ptxas "-v" output lines into `out` (registers, spills, stack).

@@ -72,6 +72,16 @@ std::string banner(const Plan& plan, const Profile& profile) {
   return b;
 }
 
+std::string constants_block(const std::vector<std::pair<std::string, std::string>>& constants) {
+  std::size_t width = 0;
+  for (const auto& c : constants) width = std::max(width, c.first.size());
+  std::string out = "namespace {\n";
+  for (const auto& [decl, comment] : constants)
+    out += fmt::format("{:<{}}  // {}\n", decl, width, comment);
+  out += "}  // namespace\n";
+  return out;
+}
+
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile) {
   const formats::FormatUnit& unit = formats::find_format(plan.format);
   if (encoded.format != plan.format)

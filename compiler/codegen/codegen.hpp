@@ -30,6 +30,10 @@ std::vector<std::pair<std::string, std::string>> template_headers(
 /// The comment block at the top of every generated unit.
 std::string banner(const Plan& plan, const Profile& profile);
 
+/// The compile-time constants of a unit, one per line with its comment aligned, inside an
+/// anonymous namespace: {declaration, comment} pairs.
+std::string constants_block(const std::vector<std::pair<std::string, std::string>>& constants);
+
 /// The kernel translation unit for `plan` over `encoded`.
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile);
 

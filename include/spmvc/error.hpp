@@ -57,6 +57,10 @@ class DeviceError : public Error {
   const std::string& call() const { return call_; }
   int code() const { return code_; }
 
+ protected:
+  struct FullMessage {};
+  DeviceError(FullMessage, std::string call, int code, const std::string& message);
+
  private:
   std::string call_;
   int code_;

@@ -2,6 +2,7 @@
 // planner's ranking, on matrices small enough to check by hand.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "compiler.hpp"

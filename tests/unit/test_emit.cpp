@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include "codegen/emit.hpp"
 #include "golden_plans.hpp"

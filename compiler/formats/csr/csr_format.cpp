@@ -139,8 +139,9 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
     } else {
       const Cost cost_t = this->cost(profile, p, precision);
       c.predicted_bytes = cost_t.total();
-      c.reason = fmt::format("{:.0f}% lane efficiency, {:.1f} nonzeros per lane",
-                             100.0 * cost_t.lane_efficiency, profile.row_mean / t);
+      c.reason = fmt::format("{:.0f}% of lanes busy, {:.1f} nonzeros per lane, model efficiency {:.0f}%",
+                             100.0 * lane_efficiency(profile, t), profile.row_mean / t,
+                             100.0 * cost_t.lane_efficiency);
     }
     out.push_back(std::move(c));
   }
@@ -215,18 +216,17 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
   const std::string acc = codegen::accumulate_type(e.precision);
   const std::string offset = p.offsets64 ? "long long" : "int";
   k.source = banner;
-  k.source += fmt::format(R"(#include "spmvc/csr.cuh"
-
-namespace {{
-constexpr int kThreadsPerRow = {T};  // T: lanes that share one row
-constexpr int kBlockSize = {B};      // threads per block
-constexpr int kUnroll = {U};         // (col, value) loads each lane issues before its x gathers
-constexpr bool kAligned = {A};    // start each row at its T-aligned offset
-using Offset = {O};            // row_ptr element
-using Value = {V};            // stored values, x and y
-using Acc = {C};              // accumulation
-}}  // namespace
-
+  k.source += "#include \"spmvc/csr.cuh\"\n\n";
+  k.source += codegen::constants_block({
+      {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row), "T: lanes that share one row"},
+      {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
+      {fmt::format("constexpr int kUnroll = {};", p.unroll), "(col, value) loads per lane before its x gathers"},
+      {fmt::format("constexpr bool kAligned = {};", p.aligned ? "true" : "false"), "start each row at its T-aligned offset"},
+      {fmt::format("using Offset = {};", offset), "row_ptr element"},
+      {fmt::format("using Value = {};", value), "stored values, x and y"},
+      {fmt::format("using Acc = {};", acc), "accumulation"},
+  });
+  k.source += fmt::format(R"(
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
@@ -239,9 +239,6 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
       nrows, row_ptr, col_idx, values, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("T", p.threads_per_row), fmt::arg("B", p.block_size),
-                          fmt::arg("U", p.unroll), fmt::arg("A", p.aligned ? "true" : "false"),
-                          fmt::arg("O", offset), fmt::arg("V", value), fmt::arg("C", acc),
                           fmt::arg("OB", p.offsets64 ? 8 : 4),
                           fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                           fmt::arg("N", k.kernel_name));

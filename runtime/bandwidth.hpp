@@ -1,0 +1,26 @@
+// Achievable DRAM bandwidth of the current device, measured with a streaming kernel. Benchmarks
+// report SpMV throughput as a fraction of this rather than of the datasheet figure, which no
+// kernel reaches (an H100 SXM streams about 3.0 of its nominal 3.35 TB/s).
+#pragma once
+
+#include <cstdint>
+
+#include "spmvc/kernel.hpp"
+
+namespace spmvc::runtime {
+
+/// Bytes per second read by a grid-stride kernel that sums `bytes` of int4 data (rounded down
+/// to 16-byte elements) on device 0: median of `reps` timed launches after a warm-up. `bytes`
+/// should be far beyond the L2 size so the figure is DRAM, not cache. Throws NoDeviceError
+/// without a device, InputError if `bytes` < 16 or `reps` < 1.
+double measure_read_bandwidth(std::int64_t bytes = std::int64_t{1} << 30, int reps = 20);
+
+/// Bytes per second moved (read plus written) copying `bytes` from one buffer to another, in
+/// the same way; 2*`bytes` of device memory is needed.
+double measure_copy_bandwidth(std::int64_t bytes = std::int64_t{1} << 30, int reps = 20);
+
+/// The two probe kernels (spmvc_read_bandwidth, spmvc_copy_bandwidth) in one translation
+/// unit; exposed so the nvrtc tests compile it without a GPU.
+KernelSource bandwidth_kernel_source();
+
+}  // namespace spmvc::runtime

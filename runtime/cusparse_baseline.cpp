@@ -1,0 +1,214 @@
+#include "cusparse_baseline.hpp"
+
+#include <cusparse.h>
+#include <library_types.h>
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "device.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::runtime {
+
+namespace {
+
+void check_sparse(cusparseStatus_t s, const char* call) {
+  if (s != CUSPARSE_STATUS_SUCCESS) {
+    throw DeviceError(call, static_cast<int>(s),
+                      fmt::format("{} ({})", cusparseGetErrorName(s), cusparseGetErrorString(s)));
+  }
+}
+
+cusparseSpMVAlg_t to_cusparse(CusparseAlg a) {
+  return a == CusparseAlg::csr_alg1 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2;
+}
+
+// Uploads `n` elements (at least one, so cuSPARSE never sees a null array for an empty matrix).
+template <class T>
+DeviceBuffer upload(const std::vector<T>& host) {
+  DeviceBuffer b(std::max<std::size_t>(host.size(), 1) * sizeof(T));
+  b.upload(host.data(), host.size() * sizeof(T));
+  return b;
+}
+
+}  // namespace
+
+std::string_view to_string(CusparseAlg a) {
+  switch (a) {
+    case CusparseAlg::csr_alg1:
+      return "csr_alg1";
+    case CusparseAlg::csr_alg2:
+      return "csr_alg2";
+  }
+  return "?";
+}
+
+struct CusparseCsr::Impl {
+  // What one algorithm needs. Each gets its own matrix descriptor because
+  // cusparseSpMV_preprocess attaches its analysis to the descriptor, and ALG1 and ALG2 must not
+  // see each other's.
+  struct PerAlg {
+    cusparseSpMatDescr_t mat = nullptr;
+    cusparseConstDnVecDescr_t x_vec = nullptr;
+    cusparseDnVecDescr_t y_vec = nullptr;
+    const void* x = nullptr;
+    void* y = nullptr;
+    DeviceBuffer work;
+    bool prepared = false;
+  };
+
+  cusparseHandle_t handle = nullptr;
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  cusparseIndexType_t index_type = CUSPARSE_INDEX_32I;
+  cudaDataType value_type = CUDA_R_64F;
+  DeviceBuffer row_ptr, col_idx, values;
+  std::array<PerAlg, 2> algs;
+
+  ~Impl() {
+    for (auto& p : algs) destroy_vectors(p);
+    for (auto& p : algs) {
+      if (p.mat != nullptr) cusparseDestroySpMat(p.mat);
+    }
+    if (handle != nullptr) cusparseDestroy(handle);
+  }
+
+  PerAlg& per(CusparseAlg a) { return algs[a == CusparseAlg::csr_alg1 ? 0 : 1]; }
+
+  static void destroy_vectors(PerAlg& p) {
+    if (p.x_vec != nullptr) cusparseDestroyDnVec(p.x_vec);
+    if (p.y_vec != nullptr) cusparseDestroyDnVec(p.y_vec);
+    p.x_vec = nullptr;
+    p.y_vec = nullptr;
+  }
+
+  void create_matrix(PerAlg& p) {
+    check_sparse(
+        cusparseCreateCsr(&p.mat, nrows, ncols, nnz, row_ptr.get(), col_idx.get(), values.get(),
+                          index_type, index_type, CUSPARSE_INDEX_BASE_ZERO, value_type),
+        "cusparseCreateCsr");
+  }
+
+  // Scalars are passed by host pointer in the compute type (double for f64, float otherwise).
+  template <class F>
+  void with_scalars(double alpha, double beta, F&& f) {
+    if (value_type == CUDA_R_64F) {
+      f(static_cast<const void*>(&alpha), static_cast<const void*>(&beta));
+      return;
+    }
+    const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
+    f(static_cast<const void*>(&a), static_cast<const void*>(&b));
+  }
+
+  void prepare(CusparseAlg alg, const void* x, void* y) {
+    PerAlg& p = per(alg);
+    // cuSPARSE has no setter for a const vector's pointer, so new pointers mean new descriptors.
+    // The matrix descriptor is renewed with them (it holds no data, only pointers) so that
+    // preprocessing never runs twice on one descriptor, which the documentation does not allow
+    // for.
+    if (p.mat == nullptr || p.x != x || p.y != y) {
+      destroy_vectors(p);
+      if (p.mat != nullptr) cusparseDestroySpMat(p.mat);
+      p.mat = nullptr;
+      p.prepared = false;
+      create_matrix(p);
+      check_sparse(cusparseCreateConstDnVec(&p.x_vec, ncols, x, value_type),
+                   "cusparseCreateConstDnVec(x)");
+      check_sparse(cusparseCreateDnVec(&p.y_vec, nrows, y, value_type), "cusparseCreateDnVec(y)");
+      p.x = x;
+      p.y = y;
+    }
+    if (p.prepared) return;
+    const cusparseSpMVAlg_t a = to_cusparse(alg);
+    std::size_t bytes = 0;
+    with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
+      check_sparse(cusparseSpMV_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, p.mat,
+                                           p.x_vec, beta, p.y_vec, value_type, a, &bytes),
+                   "cusparseSpMV_bufferSize");
+    });
+    if (p.work.bytes() < bytes || p.work.get() == nullptr) {
+      p.work = DeviceBuffer(std::max<std::size_t>(bytes, 1));
+    }
+    with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
+      const cusparseStatus_t st =
+          cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, p.mat, p.x_vec,
+                                  beta, p.y_vec, value_type, a, p.work.get());
+      // Preprocessing is an optional speed-up; an algorithm without one may decline it.
+      if (st != CUSPARSE_STATUS_NOT_SUPPORTED) check_sparse(st, "cusparseSpMV_preprocess");
+    });
+    p.prepared = true;
+  }
+};
+
+CusparseCsr::CusparseCsr(const CsrMatrix& a, Precision precision)
+    : impl_(std::make_unique<Impl>()) {
+  if (static_cast<std::int64_t>(a.row_ptr.size()) != a.nrows + 1 ||
+      static_cast<std::int64_t>(a.values.size()) != a.nnz() || a.row_ptr.back() != a.nnz()) {
+    throw InputError("<matrix>", 0, "CSR arrays do not match nrows and nnz");
+  }
+  // Without a device cusparseCreate fails with a bare NOT_INITIALIZED; probing first gives the
+  // caller NoDeviceError with the reason.
+  (void)probe_device();
+  Impl& m = *impl_;
+  check_sparse(cusparseCreate(&m.handle), "cusparseCreate");
+  m.nrows = a.nrows;
+  m.ncols = a.ncols;
+  m.nnz = a.nnz();
+  m.value_type = precision == Precision::f64 ? CUDA_R_64F : CUDA_R_32F;
+
+  // cuSPARSE's 32-bit indices are signed, so offsets up to nnz fit only below 2^31. Above that
+  // both arrays go 64-bit: SpMV documents one index type per matrix, not a mix.
+  if (m.nnz <= INT_MAX) {
+    m.index_type = CUSPARSE_INDEX_32I;
+    std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
+    m.row_ptr = upload(offsets);
+    m.col_idx = upload(a.col_idx);
+  } else {
+    m.index_type = CUSPARSE_INDEX_64I;
+    m.row_ptr = upload(a.row_ptr);
+    m.col_idx = upload(std::vector<std::int64_t>(a.col_idx.begin(), a.col_idx.end()));
+  }
+  if (precision == Precision::f64) {
+    m.values = upload(a.values);
+  } else {
+    std::vector<float> v(a.values.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(a.values[i]);
+    m.values = upload(v);
+  }
+}
+
+CusparseCsr::~CusparseCsr() = default;
+
+void CusparseCsr::prepare(CusparseAlg alg, const void* x, void* y) { impl_->prepare(alg, x, y); }
+
+void CusparseCsr::spmv(CusparseAlg alg, const void* x, void* y, double alpha, double beta,
+                       void* stream) {
+  Impl& m = *impl_;
+  // Redoes descriptors and preprocessing only when the vectors moved (or prepare was skipped).
+  m.prepare(alg, x, y);
+  Impl::PerAlg& p = m.per(alg);
+  check_sparse(cusparseSetStream(m.handle, static_cast<cudaStream_t>(stream)), "cusparseSetStream");
+  m.with_scalars(alpha, beta, [&](const void* a, const void* b) {
+    check_sparse(cusparseSpMV(m.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, a, p.mat, p.x_vec, b,
+                              p.y_vec, m.value_type, to_cusparse(alg), p.work.get()),
+                 "cusparseSpMV");
+  });
+}
+
+std::string CusparseCsr::version() {
+  int major = 0, minor = 0, patch = 0;
+  // cusparseGetProperty reads the library's own version and needs no handle or device.
+  if (cusparseGetProperty(MAJOR_VERSION, &major) != CUSPARSE_STATUS_SUCCESS ||
+      cusparseGetProperty(MINOR_VERSION, &minor) != CUSPARSE_STATUS_SUCCESS ||
+      cusparseGetProperty(PATCH_LEVEL, &patch) != CUSPARSE_STATUS_SUCCESS) {
+    return fmt::format("{}.{}.{}", CUSPARSE_VER_MAJOR, CUSPARSE_VER_MINOR, CUSPARSE_VER_PATCH);
+  }
+  return fmt::format("{}.{}.{}", major, minor, patch);
+}
+
+}  // namespace spmvc::runtime

@@ -1,0 +1,273 @@
+#include "device.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <climits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "nvrtc_compiler.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::runtime {
+
+namespace {
+
+// Codes with which cudart says there is no usable device or driver, rather than that a call
+// went wrong on one.
+bool means_no_device(cudaError_t e) {
+  switch (e) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInitializationError:
+    case cudaErrorStubLibrary:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorSystemNotReady:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorInvalidDevice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+[[noreturn]] void throw_cuda(cudaError_t e, const std::string& call) {
+  // Clears cudart's record of a non-sticky error so a later check_last_launch does not report
+  // this one again.
+  (void)cudaGetLastError();
+  const std::string what = fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e));
+  if (means_no_device(e)) throw NoDeviceError(fmt::format("{}: {}", call, what));
+  throw DeviceError(call, static_cast<int>(e), what);
+}
+
+// `call` is a literal: hot paths (launch) format their richer names only on failure.
+void check_cuda(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw_cuda(e, call);
+}
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace
+
+std::string DeviceInfo::arch() const { return arch_name(cc_major, cc_minor); }
+
+DeviceInfo probe_device(int ordinal) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (means_no_device(e)) {
+      throw NoDeviceError(fmt::format(
+          "cudaGetDeviceCount: {} ({}) — is there an NVIDIA GPU and driver on this machine?",
+          cudaGetErrorName(e), cudaGetErrorString(e)));
+    }
+    throw_cuda(e, "cudaGetDeviceCount");
+  }
+  if (count == 0) throw NoDeviceError("cudaGetDeviceCount reports 0 devices");
+  if (ordinal < 0 || ordinal >= count) {
+    throw NoDeviceError(fmt::format("device {} requested, but this machine has {} (0 to {})",
+                                    ordinal, count, count - 1));
+  }
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, ordinal), "cudaGetDeviceProperties");
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  info.name = prop.name;
+  check_cuda(cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, ordinal),
+             "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+  check_cuda(cudaDeviceGetAttribute(&info.cc_minor, cudaDevAttrComputeCapabilityMinor, ordinal),
+             "cudaDeviceGetAttribute(ComputeCapabilityMinor)");
+  check_cuda(cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, ordinal),
+             "cudaDeviceGetAttribute(MultiProcessorCount)");
+  int l2 = 0;
+  check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal),
+             "cudaDeviceGetAttribute(L2CacheSize)");
+  info.l2_bytes = l2;
+  info.global_bytes = static_cast<std::int64_t>(prop.totalGlobalMem);
+  check_cuda(cudaDriverGetVersion(&info.driver_version), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&info.runtime_version), "cudaRuntimeGetVersion");
+  return info;
+}
+
+void set_device(int ordinal) { check_cuda(cudaSetDevice(ordinal), "cudaSetDevice"); }
+
+// ---- DeviceBuffer ----
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  // cudaMalloc(0) returns a null pointer anyway; skipping it keeps empty arrays free of driver
+  // calls.
+  if (bytes > 0) {
+    if (const cudaError_t e = cudaMalloc(&ptr_, bytes); e != cudaSuccess) {
+      throw_cuda(e, fmt::format("cudaMalloc({} bytes)", bytes));
+    }
+  }
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  // A destructor cannot report; a failed free after a sticky device error is expected anyway.
+  if (ptr_ != nullptr) (void)cudaFree(ptr_);
+}
+
+namespace {
+void check_range(std::size_t offset, std::size_t bytes, std::size_t size, const char* what) {
+  if (offset > size || bytes > size - offset) {
+    throw InternalError(
+        fmt::format("DeviceBuffer::{}: {} bytes at offset {} exceed the {}-byte buffer", what,
+                    bytes, offset, size));
+  }
+}
+}  // namespace
+
+void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
+  check_range(offset, bytes, bytes_, "upload");
+  if (bytes == 0) return;
+  check_cuda(cudaMemcpy(static_cast<char*>(ptr_) + offset, host, bytes, cudaMemcpyHostToDevice),
+             "cudaMemcpy(host to device)");
+}
+
+void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
+  check_range(offset, bytes, bytes_, "download");
+  if (bytes == 0) return;
+  check_cuda(
+      cudaMemcpy(host, static_cast<const char*>(ptr_) + offset, bytes, cudaMemcpyDeviceToHost),
+      "cudaMemcpy(device to host)");
+}
+
+void DeviceBuffer::fill_bytes(unsigned char value) {
+  if (bytes_ == 0) return;
+  check_cuda(cudaMemset(ptr_, value, bytes_), "cudaMemset");
+}
+
+// ---- LoadedKernel ----
+
+LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& kernel_name)
+    : name_(kernel_name) {
+  if (cubin.empty()) throw InternalError("LoadedKernel: empty CUBIN for " + kernel_name);
+  cudaLibrary_t lib = nullptr;
+  if (const cudaError_t e =
+          cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+      e != cudaSuccess) {
+    throw_cuda(e, fmt::format("cudaLibraryLoadData({})", kernel_name));
+  }
+  cudaKernel_t kernel = nullptr;
+  if (const cudaError_t e = cudaLibraryGetKernel(&kernel, lib, kernel_name.c_str());
+      e != cudaSuccess) {
+    (void)cudaLibraryUnload(lib);
+    throw_cuda(e, fmt::format("cudaLibraryGetKernel({})", kernel_name));
+  }
+  // Lazy loading (the default since CUDA 12.2) defers loading the code onto the device until
+  // first use; asking for the attributes forces it now, so an image the GPU cannot run fails
+  // here, by name, rather than at the first launch.
+  cudaFuncAttributes attributes{};
+  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, static_cast<const void*>(kernel));
+      e != cudaSuccess) {
+    (void)cudaLibraryUnload(lib);
+    throw_cuda(e, fmt::format("cudaFuncGetAttributes({})", kernel_name));
+  }
+  library_ = lib;
+  kernel_ = kernel;
+}
+
+LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
+    : library_(std::exchange(o.library_, nullptr)),
+      kernel_(std::exchange(o.kernel_, nullptr)),
+      name_(std::move(o.name_)) {}
+
+LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
+  if (this != &o) {
+    std::swap(library_, o.library_);
+    std::swap(kernel_, o.kernel_);
+    std::swap(name_, o.name_);
+  }
+  return *this;
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (library_ != nullptr) (void)cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+}
+
+void LoadedKernel::launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
+                          void* stream) const {
+  // The grid's x dimension is limited to 2^31-1 blocks on every architecture spmvc targets.
+  if (grid <= 0 || grid > INT_MAX) {
+    throw InputError(name_, 0,
+                     fmt::format("launch needs {} blocks; a grid holds 1 to {}", grid, INT_MAX));
+  }
+  if (block <= 0 || block > 1024) {
+    throw InternalError(fmt::format("{}: block of {} threads (1 to 1024 allowed)", name_, block));
+  }
+  const void* fn = static_cast<const void*>(kernel_);
+  // Dynamic shared memory above 48 KiB must be opted into per kernel; cudaFuncSetAttribute
+  // accepts a cudaKernel_t as the function.
+  if (shared_bytes > std::size_t{48} * 1024) {
+    if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(shared_bytes));
+        e != cudaSuccess) {
+      throw_cuda(e, fmt::format("cudaFuncSetAttribute({}, MaxDynamicSharedMemorySize={})", name_,
+                                shared_bytes));
+    }
+  }
+  if (const cudaError_t e = cudaLaunchKernel(fn, dim3(static_cast<unsigned>(grid)),
+                                             dim3(static_cast<unsigned>(block)), args, shared_bytes,
+                                             as_stream(stream));
+      e != cudaSuccess) {
+    throw_cuda(e, fmt::format("cudaLaunchKernel({}, grid {}, block {}, {} bytes shared)", name_,
+                              grid, block, shared_bytes));
+  }
+}
+
+void synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+void check_last_launch(const std::string& what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw_cuda(e, what);
+}
+
+// ---- EventTimer ----
+
+EventTimer::EventTimer(void* stream) : stream_(stream) {
+  cudaEvent_t b = nullptr, e = nullptr;
+  check_cuda(cudaEventCreate(&b), "cudaEventCreate");
+  if (const cudaError_t r = cudaEventCreate(&e); r != cudaSuccess) {
+    (void)cudaEventDestroy(b);
+    throw_cuda(r, "cudaEventCreate");
+  }
+  begin_ = b;
+  end_ = e;
+}
+
+EventTimer::~EventTimer() {
+  (void)cudaEventDestroy(static_cast<cudaEvent_t>(begin_));
+  (void)cudaEventDestroy(static_cast<cudaEvent_t>(end_));
+}
+
+void EventTimer::start() {
+  check_cuda(cudaEventRecord(static_cast<cudaEvent_t>(begin_), as_stream(stream_)),
+             "cudaEventRecord");
+}
+
+float EventTimer::stop_ms() {
+  const auto end = static_cast<cudaEvent_t>(end_);
+  check_cuda(cudaEventRecord(end, as_stream(stream_)), "cudaEventRecord");
+  check_cuda(cudaEventSynchronize(end), "cudaEventSynchronize");
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(begin_), end),
+             "cudaEventElapsedTime");
+  return ms;
+}
+
+}  // namespace spmvc::runtime

@@ -1,0 +1,189 @@
+// The public Operator: compiler output + a loaded kernel + the encoded matrix on the device.
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "compiler.hpp"
+#include "device.hpp"
+#include "kernel_cache.hpp"
+#include "spmvc/spmvc.hpp"
+
+namespace spmvc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One cache per directory for the whole process, so repeated compile() calls share the
+// in-memory level.
+runtime::KernelCache& cache_for(const std::filesystem::path& dir) {
+  static std::mutex mutex;
+  static std::map<std::filesystem::path, std::unique_ptr<runtime::KernelCache>> caches;
+  std::lock_guard lock(mutex);
+  auto& slot = caches[dir];
+  if (!slot) slot = std::make_unique<runtime::KernelCache>(dir);
+  return *slot;
+}
+
+}  // namespace
+
+struct Operator::Impl {
+  Profile profile;
+  Plan plan;
+  KernelSource source;
+  CompileTimings timings;
+  std::int64_t nrows = 0, ncols = 0, device_bytes = 0;
+  std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
+  std::optional<runtime::LoadedKernel> kernel;
+
+  const runtime::DeviceBuffer& array(const std::string& name) const {
+    for (const auto& [n, buffer] : arrays) {
+      if (n == name) return buffer;
+    }
+    throw InternalError("kernel parameter names no uploaded array: " + name);
+  }
+};
+
+Operator::Operator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Operator::Operator(Operator&&) noexcept = default;
+Operator& Operator::operator=(Operator&&) noexcept = default;
+Operator::~Operator() = default;
+
+std::int64_t Operator::nrows() const { return impl_->nrows; }
+std::int64_t Operator::ncols() const { return impl_->ncols; }
+const Plan& Operator::plan() const { return impl_->plan; }
+const Profile& Operator::profile() const { return impl_->profile; }
+const KernelSource& Operator::source() const { return impl_->source; }
+const CompileTimings& Operator::timings() const { return impl_->timings; }
+std::int64_t Operator::device_bytes() const { return impl_->device_bytes; }
+
+void Operator::apply(const void* x, void* y, double alpha, double beta, void* stream) const {
+  const Impl& im = *impl_;
+  const bool acc64 = im.plan.precision != Precision::f32;
+  const long long rows = im.nrows;
+  const double alpha64 = alpha, beta64 = beta;
+  const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  std::vector<const void*> pointers;  // storage for pointer arguments
+  pointers.reserve(im.source.params.size());
+  std::vector<void*> args;
+  for (const KernelParam& p : im.source.params) {
+    switch (p.kind) {
+      case KernelParam::Kind::rows: args.push_back(const_cast<long long*>(&rows)); break;
+      case KernelParam::Kind::array: pointers.push_back(im.array(p.name).get()); break;
+      case KernelParam::Kind::x: pointers.push_back(x); break;
+      case KernelParam::Kind::y: pointers.push_back(y); break;
+      case KernelParam::Kind::alpha:
+        args.push_back(acc64 ? const_cast<double*>(&alpha64) : static_cast<void*>(const_cast<float*>(&alpha32)));
+        break;
+      case KernelParam::Kind::beta:
+        args.push_back(acc64 ? const_cast<double*>(&beta64) : static_cast<void*>(const_cast<float*>(&beta32)));
+        break;
+    }
+    if (p.kind == KernelParam::Kind::array || p.kind == KernelParam::Kind::x ||
+        p.kind == KernelParam::Kind::y) {
+      args.push_back(const_cast<const void**>(&pointers.back()));
+    }
+  }
+  im.kernel->launch(im.source.grid, im.source.block, im.source.shared_bytes, args.data(), stream);
+  runtime::check_last_launch(im.source.kernel_name);
+}
+
+void Operator::apply_host(std::span<const double> x, std::span<double> y, double alpha,
+                          double beta) const {
+  if (static_cast<std::int64_t>(x.size()) != impl_->ncols ||
+      static_cast<std::int64_t>(y.size()) != impl_->nrows)
+    throw InputError("apply_host", 0,
+                     fmt::format("x has {} elements (need {}), y has {} (need {})", x.size(),
+                                 impl_->ncols, y.size(), impl_->nrows));
+  const bool f64 = impl_->plan.precision == Precision::f64;
+  const std::size_t vb = f64 ? 8 : 4;
+  runtime::DeviceBuffer dx(std::max<std::size_t>(x.size() * vb, 1));
+  runtime::DeviceBuffer dy(std::max<std::size_t>(y.size() * vb, 1));
+  if (f64) {
+    dx.upload(x.data(), x.size() * vb);
+    dy.upload(y.data(), y.size() * vb);
+    apply(dx.get(), dy.get(), alpha, beta);
+    dy.download(y.data(), y.size() * vb);
+  } else {
+    std::vector<float> xf(x.begin(), x.end()), yf(y.begin(), y.end());
+    dx.upload(xf.data(), xf.size() * vb);
+    dy.upload(yf.data(), yf.size() * vb);
+    apply(dx.get(), dy.get(), alpha, beta);
+    dy.download(yf.data(), yf.size() * vb);
+    std::copy(yf.begin(), yf.end(), y.begin());
+  }
+  runtime::synchronize();
+}
+
+Operator compile(const CsrMatrix& a, const Options& options) {
+  const runtime::DeviceInfo device = runtime::probe_device(options.device);
+  runtime::set_device(options.device);
+  auto im = std::make_unique<Operator::Impl>();
+  im->nrows = a.nrows;
+  im->ncols = a.ncols;
+
+  auto t0 = Clock::now();
+  im->profile = inspect(a);
+  im->timings.inspect = seconds_since(t0);
+
+  t0 = Clock::now();
+  compiler::PlanOptions plan_options;
+  plan_options.precision = options.precision;
+  plan_options.format = options.format;
+  plan_options.csr = options.csr;
+  im->plan = compiler::make_plan(im->profile, plan_options);
+  im->timings.plan = seconds_since(t0);
+
+  t0 = Clock::now();
+  const Encoded encoded = compiler::encode(a, im->plan);
+  im->timings.encode = seconds_since(t0);
+
+  t0 = Clock::now();
+  im->source = codegen::generate(im->plan, encoded, im->profile);
+  im->timings.codegen = seconds_since(t0);
+
+  t0 = Clock::now();
+  std::filesystem::path dir;
+  if (options.disk_cache)
+    dir = options.cache_dir.empty() ? runtime::KernelCache::default_dir()
+                                    : std::filesystem::path(options.cache_dir);
+  runtime::CachedKernel cached = cache_for(dir).get(im->source, device.arch());
+  im->kernel.emplace(cached.cubin.image, im->source.kernel_name);
+  im->timings.compile = seconds_since(t0);
+  im->timings.kernel_origin = std::string(runtime::to_string(cached.origin));
+  im->timings.registers = cached.cubin.registers;
+  im->timings.spill_bytes = cached.cubin.spill_store_bytes;
+
+  t0 = Clock::now();
+  for (const EncodedArray& arr : encoded.arrays) {
+    runtime::DeviceBuffer buffer(std::max<std::size_t>(arr.bytes.size(), 1));
+    if (!arr.bytes.empty()) buffer.upload(arr.bytes.data(), arr.bytes.size());
+    im->device_bytes += static_cast<std::int64_t>(arr.bytes.size());
+    im->arrays.emplace_back(arr.name, std::move(buffer));
+  }
+  runtime::synchronize();
+  im->timings.upload = seconds_since(t0);
+  return Operator(std::move(im));
+}
+
+bool device_available(std::string* why) {
+  try {
+    runtime::probe_device(0);
+    return true;
+  } catch (const NoDeviceError& e) {
+    if (why != nullptr) *why = e.what();
+    return false;
+  }
+}
+
+}  // namespace spmvc

@@ -1,0 +1,374 @@
+// KernelCache: memory and disk levels, keys, directory permissions, damaged entries. NVRTC runs
+// here (no GPU needed); every test works in its own fresh temporary directory.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bandwidth.hpp"
+#include "cusparse_baseline.hpp"
+#include "device.hpp"
+#include "kernel_cache.hpp"
+#include "spmvc/error.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace spmvc;
+using namespace spmvc::runtime;
+
+namespace {
+
+// A directory unique to this process and test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("spmvc-test-cache-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Sets (or unsets, with nullptr) an environment variable for one scope.
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~EnvVar() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  EnvVar(const EnvVar&) = delete;
+  EnvVar& operator=(const EnvVar&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+KernelSource tiny_source() {
+  KernelSource src;
+  src.kernel_name = "spmvc_test_tiny";
+  src.file_name = "spmvc_test_tiny.cu";
+  src.source =
+      "extern \"C\" __global__ void spmvc_test_tiny(float* y, int n) {\n"
+      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = 2.0f * i;\n"
+      "}\n";
+  src.block = 128;
+  return src;
+}
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+unsigned mode_of(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777u;
+}
+
+std::vector<fs::path> files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cache origins: compiled, then memory, then disk in a new cache") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const KernelSource src = tiny_source();
+
+  KernelCache cache(dir);
+  const CachedKernel first = cache.get(src, "sm_90");
+  CHECK(first.origin == CacheOrigin::compiled);
+  CHECK(first.seconds > 0);
+  REQUIRE(first.cubin.image.size() > 4);
+  CHECK(first.cubin.registers > 0);
+  CHECK(fs::is_regular_file(cache.entry_path(KernelCache::key(src, "sm_90"))));
+  CHECK(cache.last_disk_error().empty());
+
+  const CachedKernel second = cache.get(src, "sm_90");
+  CHECK(second.origin == CacheOrigin::memory);
+  CHECK(second.cubin.image == first.cubin.image);
+
+  KernelCache fresh(dir);
+  const CachedKernel third = fresh.get(src, "sm_90");
+  CHECK(third.origin == CacheOrigin::disk);
+  CHECK(third.cubin.image == first.cubin.image);
+  CHECK(third.cubin.log == first.cubin.log);
+  CHECK(third.cubin.registers == first.cubin.registers);
+  CHECK(third.cubin.spill_store_bytes == first.cubin.spill_store_bytes);
+  CHECK(third.cubin.spill_load_bytes == first.cubin.spill_load_bytes);
+  CHECK(third.cubin.stack_bytes == first.cubin.stack_bytes);
+  CHECK(fresh.get(src, "sm_90").origin == CacheOrigin::memory);
+
+  fresh.clear_memory();
+  CHECK(fresh.get(src, "sm_90").origin == CacheOrigin::disk);
+
+  // Only the entry is left behind: no temporary files.
+  CHECK(files_in(dir).size() == 1);
+}
+
+TEST_CASE("cache origin names") {
+  CHECK(to_string(CacheOrigin::compiled) == "nvrtc");
+  CHECK(to_string(CacheOrigin::memory) == "memory");
+  CHECK(to_string(CacheOrigin::disk) == "disk");
+}
+
+TEST_CASE("cache key covers source, options, arch, name and headers") {
+  const KernelSource base = tiny_source();
+  const std::string k = KernelCache::key(base, "sm_90");
+  CHECK(k.size() == 32);
+  CHECK(k.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(KernelCache::key(base, "sm_90") == k);
+
+  KernelSource s = base;
+  s.source += "\n";
+  CHECK(KernelCache::key(s, "sm_90") != k);
+  s = base;
+  s.options.push_back("-lineinfo");
+  CHECK(KernelCache::key(s, "sm_90") != k);
+  CHECK(KernelCache::key(base, "sm_80") != k);
+  s = base;
+  s.kernel_name = "other";
+  CHECK(KernelCache::key(s, "sm_90") != k);
+
+  s = base;
+  s.headers.push_back({"spmvc/a.cuh", "// a\n"});
+  const std::string with_header = KernelCache::key(s, "sm_90");
+  CHECK(with_header != k);
+  s.headers[0].second = "// b\n";
+  CHECK(KernelCache::key(s, "sm_90") != with_header);
+  s.headers[0] = {"spmvc/b.cuh", "// a\n"};
+  CHECK(KernelCache::key(s, "sm_90") != with_header);
+
+  // Fields are length-prefixed: moving a character across a field boundary changes the key.
+  KernelSource a = base, b = base;
+  a.options = {"-DX=1", "-DY"};
+  b.options = {"-DX=1-", "DY"};
+  CHECK(KernelCache::key(a, "sm_90") != KernelCache::key(b, "sm_90"));
+
+  // Launch geometry is not part of the compiled image.
+  s = base;
+  s.grid = 77;
+  s.block = 64;
+  CHECK(KernelCache::key(s, "sm_90") == k);
+}
+
+TEST_CASE("cache directory is created private (0700), and tightened if others can write") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "nested" / "spmvc";
+  KernelCache cache(dir);
+  CHECK_FALSE(fs::exists(dir));  // nothing until the first write
+  cache.get(tiny_source(), "sm_90");
+  REQUIRE(fs::is_directory(dir));
+  CHECK(mode_of(dir) == 0700u);
+
+  const fs::path open_dir = tmp.path() / "open";
+  fs::create_directories(open_dir);
+  REQUIRE(::chmod(open_dir.c_str(), 0777) == 0);
+  KernelCache open_cache(open_dir);
+  CHECK(open_cache.get(tiny_source(), "sm_90").origin == CacheOrigin::compiled);
+  CHECK(mode_of(open_dir) == 0700u);
+}
+
+TEST_CASE("cache refuses a directory that belongs to another user") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "theirs";
+  fs::create_directories(dir);
+  // Only root can give a directory away; elsewhere this case has nothing to check.
+  if (::geteuid() != 0 || ::chown(dir.c_str(), 12345, 12345) != 0) return;
+  KernelCache cache(dir);
+  CHECK_THROWS_AS(cache.get(tiny_source(), "sm_90"), InputError);
+}
+
+TEST_CASE("damaged disk entries are recompiled and repaired") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const KernelSource src = tiny_source();
+  const std::string key = KernelCache::key(src, "sm_90");
+  std::string good;
+  std::vector<char> good_image;
+  {
+    KernelCache cache(dir);
+    const CachedKernel k = cache.get(src, "sm_90");
+    REQUIRE(k.origin == CacheOrigin::compiled);
+    good = read_bytes(cache.entry_path(key));
+    good_image = k.cubin.image;
+  }
+  REQUIRE(good.size() > 100);
+
+  auto check_repaired = [&](const std::string& damaged) {
+    KernelCache cache(dir);
+    write_bytes(cache.entry_path(key), damaged);
+    const CachedKernel k = cache.get(src, "sm_90");
+    CHECK(k.origin == CacheOrigin::compiled);
+    CHECK(k.cubin.image == good_image);
+    // Rewritten whole (the ptxas log records its compile time, so the bytes are not identical).
+    CHECK(read_bytes(cache.entry_path(key)) != damaged);
+    KernelCache again(dir);
+    const CachedKernel d = again.get(src, "sm_90");
+    CHECK(d.origin == CacheOrigin::disk);
+    CHECK(d.cubin.image == good_image);
+  };
+
+  SUBCASE("truncated") { check_repaired(good.substr(0, good.size() / 2)); }
+  SUBCASE("truncated inside the header") { check_repaired(good.substr(0, 20)); }
+  SUBCASE("empty") { check_repaired(""); }
+  SUBCASE("payload byte flipped") {
+    std::string bad = good;
+    bad[bad.size() - 100] = static_cast<char>(bad[bad.size() - 100] ^ 0x40);
+    check_repaired(bad);
+  }
+  SUBCASE("bad magic") {
+    std::string bad = good;
+    bad[0] = 'X';
+    check_repaired(bad);
+  }
+  SUBCASE("other format version") {
+    std::string bad = good;
+    bad[8] = static_cast<char>(bad[8] + 1);
+    check_repaired(bad);
+  }
+  SUBCASE("entry of another key") {
+    std::string bad = good;
+    bad[16] = static_cast<char>(bad[16] ^ 1);
+    check_repaired(bad);
+  }
+  SUBCASE("trailing bytes") { check_repaired(good + "extra"); }
+  SUBCASE("garbage") { check_repaired(std::string(4096, '\x5a')); }
+}
+
+TEST_CASE("memory-only cache writes nothing") {
+  TempDir tmp;
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(tmp.path());
+  {
+    KernelCache cache{fs::path{}};
+    CHECK(cache.dir().empty());
+    CHECK(cache.get(tiny_source(), "sm_90").origin == CacheOrigin::compiled);
+    CHECK(cache.get(tiny_source(), "sm_90").origin == CacheOrigin::memory);
+    cache.clear_memory();
+    CHECK(cache.get(tiny_source(), "sm_90").origin == CacheOrigin::compiled);
+  }
+  fs::current_path(old_cwd);
+  CHECK(files_in(tmp.path()).empty());
+}
+
+TEST_CASE("concurrent gets of one kernel all succeed and leave one valid entry") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  KernelCache cache(dir);
+  const KernelSource src = tiny_source();
+  std::vector<std::vector<char>> images(4);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    threads.emplace_back([&, i] { images[i] = cache.get(src, "sm_90").cubin.image; });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& img : images) CHECK(img == images[0]);
+  CHECK(files_in(dir).size() == 1);
+  CHECK(KernelCache(dir).get(src, "sm_90").origin == CacheOrigin::disk);
+}
+
+TEST_CASE("default_dir: SPMVC_CACHE_DIR, then XDG_CACHE_HOME, then HOME") {
+  {
+    EnvVar a("SPMVC_CACHE_DIR", "/some/where");
+    EnvVar b("XDG_CACHE_HOME", "/xdg");
+    CHECK(KernelCache::default_dir() == fs::path("/some/where"));
+  }
+  {
+    EnvVar a("SPMVC_CACHE_DIR", nullptr);
+    EnvVar b("XDG_CACHE_HOME", "/xdg");
+    CHECK(KernelCache::default_dir() == fs::path("/xdg/spmvc"));
+  }
+  {
+    EnvVar a("SPMVC_CACHE_DIR", "");
+    EnvVar b("XDG_CACHE_HOME", "relative/is/ignored");
+    EnvVar c("HOME", "/home/u");
+    CHECK(KernelCache::default_dir() == fs::path("/home/u/.cache/spmvc"));
+  }
+  {
+    EnvVar a("SPMVC_CACHE_DIR", nullptr);
+    EnvVar b("XDG_CACHE_HOME", nullptr);
+    EnvVar c("HOME", nullptr);
+    CHECK(KernelCache::default_dir().empty());
+  }
+}
+
+// Runs on any machine: with a GPU the probe must describe it; without one every device entry
+// point must say so with NoDeviceError rather than a generic failure.
+TEST_CASE("probe_device describes the GPU or reports that there is none") {
+  bool have_device = false;
+  try {
+    const DeviceInfo info = probe_device();
+    have_device = true;
+    CHECK(info.cc_major >= 7);
+    CHECK_FALSE(info.name.empty());
+    CHECK(info.arch().rfind("sm_", 0) == 0);
+  } catch (const NoDeviceError& e) {
+    CHECK(std::string(e.what()).find("no CUDA device") != std::string::npos);
+  }
+  if (!have_device) {
+    CHECK_THROWS_AS(DeviceBuffer(64), NoDeviceError);
+    CsrMatrix a;
+    a.nrows = a.ncols = 1;
+    a.row_ptr = {0, 1};
+    a.col_idx = {0};
+    a.values = {1.0};
+    CHECK_THROWS_AS(CusparseCsr(a, Precision::f64), NoDeviceError);
+  }
+}
+
+TEST_CASE("cuSPARSE version is read without a device") {
+  const std::string v = CusparseCsr::version();
+  CHECK(v.find_first_not_of("0123456789.") == std::string::npos);
+  CHECK(std::count(v.begin(), v.end(), '.') == 2);
+  CHECK(std::stoi(v) >= 12);  // the generic SpMV preprocess API needs cuSPARSE 12
+}
+
+TEST_CASE("bandwidth probes reject sizes and repetition counts that measure nothing") {
+  CHECK_THROWS_AS(measure_read_bandwidth(8, 5), InputError);
+  CHECK_THROWS_AS(measure_read_bandwidth(1 << 20, 0), InputError);
+  CHECK_THROWS_AS(measure_copy_bandwidth(0, 5), InputError);
+}
