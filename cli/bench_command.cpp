@@ -133,14 +133,16 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   std::vector<Measured> sweep;
   if (b.sweep) {
     for (int t : {1, 2, 4, 8, 16, 32}) {
-      for (int u : {1, 2, 4}) {
-        Options o = options;
-        o.format = "csr";
-        o.csr = CsrParams{t, 256, u, true, a.nnz() > std::numeric_limits<std::int32_t>::max()};
-        const Operator variant = compile(a, o);
-        auto fn = [&] { variant.apply(dx.get(), dy.get()); };
-        sweep.push_back({fmt::format("T={} u={}", t, u), 0, check(fn)});
-        sweep.back().ms = time_ms(fn, b);
+      for (int v : {1, 2, 4}) {
+        for (int u : {1, 2}) {
+          Options o = options;
+          o.format = "csr";
+          o.csr = CsrParams{t, v, 256, u, true, a.nnz() > std::numeric_limits<std::int32_t>::max()};
+          const Operator variant = compile(a, o);
+          auto fn = [&] { variant.apply(dx.get(), dy.get()); };
+          sweep.push_back({fmt::format("T={} V={} u={}", t, v, u), 0, check(fn)});
+          sweep.back().ms = time_ms(fn, b);
+        }
       }
     }
   }

@@ -16,6 +16,7 @@ struct MatrixArgs {
   std::string precision = "f64";
   std::string format = "auto";
   int threads_per_row = 0;         ///< > 0 forces csr T
+  int vector_width = 0;            ///< > 0 forces csr V
   int unroll = 0;                  ///< > 0 forces csr unroll
   int block_size = 0;              ///< > 0 forces csr block size
   bool json = false;

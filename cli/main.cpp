@@ -29,6 +29,7 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--format", args.format, "force a format (csr) instead of the planner's choice")
       ->capture_default_str();
   cmd->add_option("--threads-per-row", args.threads_per_row, "csr: force T (1, 2, 4, 8, 16, 32)");
+  cmd->add_option("--vector-width", args.vector_width, "csr: force V, nonzeros per vector load (1, 2, 4)");
   cmd->add_option("--unroll", args.unroll, "csr: force the unroll depth (1..8)");
   cmd->add_option("--block-size", args.block_size, "csr: force threads per block");
 }

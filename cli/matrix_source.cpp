@@ -51,9 +51,10 @@ Options make_options(const MatrixArgs& args) {
   Options o;
   o.precision = parse_precision(args.precision);
   o.format = args.format;
-  if (args.threads_per_row > 0 || args.unroll > 0 || args.block_size > 0) {
+  if (args.threads_per_row > 0 || args.vector_width > 0 || args.unroll > 0 || args.block_size > 0) {
     CsrParams p;
     if (args.threads_per_row > 0) p.threads_per_row = args.threads_per_row;
+    if (args.vector_width > 0) p.vector_width = args.vector_width;
     if (args.unroll > 0) p.unroll = args.unroll;
     if (args.block_size > 0) p.block_size = args.block_size;
     o.csr = p;

@@ -30,7 +30,7 @@ namespace {
 
 struct Describe {
   std::string operator()(const CsrParams& p) const {
-    return fmt::format("T={} b={} u={}{}{}", p.threads_per_row, p.block_size, p.unroll,
+    return fmt::format("T={} V={} b={} u={}{}{}", p.threads_per_row, p.vector_width, p.block_size, p.unroll,
                        p.aligned ? "" : " unaligned", p.offsets64 ? " o64" : "");
   }
 };
@@ -38,6 +38,7 @@ struct Describe {
 struct ToJson {
   nlohmann::ordered_json operator()(const CsrParams& p) const {
     return {{"threads_per_row", p.threads_per_row},
+            {"vector_width", p.vector_width},
             {"block_size", p.block_size},
             {"unroll", p.unroll},
             {"aligned", p.aligned},

@@ -7,7 +7,8 @@ rows = []
 for path in sys.argv[1:]:
     try:
         with open(path) as f:
-            rows.append(json.load(f))
+            data = json.load(f)
+        rows.extend(data if isinstance(data, list) else [data])
     except (OSError, ValueError) as e:
         print(f"{path}: unreadable ({e})")
 if rows:
@@ -27,4 +28,4 @@ for r in rows:
           f"{r['one_time']['compile_cold'] * 1e3:>8.1f} {('-' if be is None else f'{be:.0f}'):>7} "
           f"{ours['relative_error']:>8.1e}")
     for s in r.get("sweep", []):
-        print(f"    sweep {s['params']:<10} {s['ms'] * 1e3:>9.1f} us  {s['speedup_vs_best_cusparse']:.3f}x")
+        print(f"    sweep {s['params']:<16} {s['ms'] * 1e3:>9.1f} us  {s['speedup_vs_best_cusparse']:.3f}x")

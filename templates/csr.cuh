@@ -1,21 +1,25 @@
 // csr: Baskaran & Bordawekar's CSR kernel ("Optimizing Sparse Matrix-Vector Multiplication on
-// GPUs", sections 4.1.2-4.1.3), specialised at compile time.
+// GPUs", sections 4.1.2-4.1.3), specialised at compile time and widened for Hopper.
 //
 // Layout (0-based CSR):
 //   row_ptr[nrows+1]  Offset (int or long long); row r's nonzeros are [row_ptr[r], row_ptr[r+1])
-//   col_idx[nnz]      int, strictly increasing within a row
-//   values[nnz]       Value (double or float)
+//   col_idx[nnz_pad]  int, strictly increasing within a row
+//   values[nnz_pad]   Value (double or float)
+// col_idx and values are padded with zeros to nnz_pad, a multiple of kCsrPadElements (128), so a
+// lane may load a whole aligned vector that runs past the last row; padded entries are never
+// accumulated.
 //
-// Thread mapping: kThreadsPerRow (T) consecutive lanes share a row and walk its nonzeros
-// cyclically, so a group's loads of col_idx/values are contiguous (coalesced). With kAligned the
-// walk starts at the T-aligned offset at or below the row's start, so every step after the first
-// touches whole aligned segments (the paper's "aligned global memory access"); lanes below the
-// start skip the first step. Partial sums are combined with warp shuffles instead of the paper's
-// shared-memory reduction (Hopper has no reason to round-trip through shared memory), and lane 0
-// of the group writes y once: no atomics, no inter-block synchronisation.
+// Thread mapping: kThreadsPerRow (T) consecutive lanes share a row. With kVector (V) > 1 each lane
+// loads V consecutive nonzeros with one 8- or 16-byte load; the group covers T*V nonzeros per
+// step. With kAligned the walk starts at the (T*V)-aligned offset at or below the row's start,
+// so every load is aligned and each group's loads are contiguous (the paper's "aligned global
+// memory access"; on Hopper it is what makes vector loads legal). Entries before the row's start
+// or after its end are loaded but not accumulated. Partial sums are combined with warp shuffles
+// instead of the paper's shared-memory reduction, and lane 0 of the group writes y once: no
+// atomics, no inter-block synchronisation.
 //
-// kUnroll > 1 issues kUnroll independent (col, value) loads per lane before the first x gather,
-// which keeps more memory requests in flight to cover the col -> x[col] dependent latency.
+// kUnroll (U) issues the loads of U steps before the first x gather, keeping more requests in
+// flight to cover the col -> x[col] dependent latency.
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -23,16 +27,65 @@
 namespace spmvc {
 namespace csr {
 
-template <int kThreadsPerRow, int kBlockSize, int kUnroll, bool kAligned, typename Offset,
-          typename Value, typename Acc>
+/// Elements col_idx and values are padded to a multiple of (T*V <= 128).
+constexpr int kCsrPadElements = 128;
+
+template <int kBytes>
+struct VectorWord;
+template <>
+struct VectorWord<4> {
+  using type = unsigned int;
+};
+template <>
+struct VectorWord<8> {
+  using type = uint2;
+};
+template <>
+struct VectorWord<16> {
+  using type = uint4;
+};
+
+/// Loads kV consecutive elements starting at p (aligned to kV elements) with the widest loads
+/// the size allows (16 bytes at most per load).
+template <int kV, typename T>
+__device__ __forceinline__ void load_vector(const T* __restrict__ p, T (&out)[kV]) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * kV;
+  if constexpr (kBytes <= 16) {
+    using Word = typename VectorWord<kBytes>::type;
+    union {
+      Word word;
+      T elems[kV];
+    } u;
+    u.word = __ldg(reinterpret_cast<const Word*>(p));
+#pragma unroll
+    for (int i = 0; i < kV; ++i) out[i] = u.elems[i];
+  } else {
+    constexpr int kHalf = kV / 2;
+    T lo[kHalf], hi[kHalf];
+    load_vector<kHalf>(p, lo);
+    load_vector<kHalf>(p + kHalf, hi);
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) {
+      out[i] = lo[i];
+      out[kHalf + i] = hi[i];
+    }
+  }
+}
+
+template <int kThreadsPerRow, int kVector, int kBlockSize, int kUnroll, bool kAligned,
+          typename Offset, typename Value, typename Acc>
 __device__ __forceinline__ void spmv(long long nrows, const Offset* __restrict__ row_ptr,
                                      const int* __restrict__ col_idx,
                                      const Value* __restrict__ values,
                                      const Value* __restrict__ x, Value* __restrict__ y,
                                      Acc alpha, Acc beta) {
+  constexpr int kChunk = kThreadsPerRow * kVector;
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kBlockSize % kThreadsPerRow == 0, "a row's lanes stay inside one block");
   static_assert(kUnroll >= 1 && kUnroll <= 8, "unroll depth out of range");
+  static_assert(kVector == 1 || kVector == 2 || kVector == 4, "vector width is 1, 2 or 4");
+  static_assert(kVector == 1 || kAligned, "vector loads need the aligned start");
+  static_assert(kChunk <= kCsrPadElements, "padding must cover one step of a group");
 
   const long long tid = static_cast<long long>(blockIdx.x) * kBlockSize + threadIdx.x;
   const long long row = tid / kThreadsPerRow;
@@ -43,36 +96,28 @@ __device__ __forceinline__ void spmv(long long nrows, const Offset* __restrict__
   if (row < nrows) {
     const Offset start = row_ptr[row];
     const Offset end = row_ptr[row + 1];
-    Offset j;
-    if (kAligned && kThreadsPerRow > 1) {
-      // First step over the aligned segment that contains `start`.
-      j = (start & ~static_cast<Offset>(kThreadsPerRow - 1)) + lane;
-      if (j >= start && j < end) {
-        sum += static_cast<Acc>(load_ro(values + j)) *
-               static_cast<Acc>(load_ro(x + load_ro(col_idx + j)));
-      }
-      j += kThreadsPerRow;
-    } else {
-      j = start + lane;
-    }
-    if (kUnroll > 1) {
-      for (; j + (kUnroll - 1) * kThreadsPerRow < end; j += kUnroll * kThreadsPerRow) {
-        int c[kUnroll];
-        Value v[kUnroll];
+    const Offset base = kAligned ? (start & ~static_cast<Offset>(kChunk - 1)) : start;
+    for (Offset j = base + lane * kVector; j < end; j += kChunk * kUnroll) {
+      int c[kUnroll][kVector];
+      Value v[kUnroll][kVector];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          c[u] = load_ro(col_idx + j + u * kThreadsPerRow);
-          v[u] = load_ro(values + j + u * kThreadsPerRow);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          sum += static_cast<Acc>(v[u]) * static_cast<Acc>(load_ro(x + c[u]));
+      for (int u = 0; u < kUnroll; ++u) {
+        const Offset ju = j + u * kChunk;
+        if (ju < end) {
+          load_vector<kVector>(col_idx + ju, c[u]);
+          load_vector<kVector>(values + ju, v[u]);
         }
       }
-    }
-    for (; j < end; j += kThreadsPerRow) {
-      sum += static_cast<Acc>(load_ro(values + j)) *
-             static_cast<Acc>(load_ro(x + load_ro(col_idx + j)));
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+        for (int i = 0; i < kVector; ++i) {
+          const Offset e = j + u * kChunk + i;
+          if (e >= start && e < end) {
+            sum += static_cast<Acc>(v[u][i]) * static_cast<Acc>(load_ro(x + c[u][i]));
+          }
+        }
+      }
     }
   }
   sum = group_sum<kThreadsPerRow>(sum);

@@ -18,9 +18,10 @@ struct GoldenPlan {
   compiler::PlanOptions options;
 };
 
-inline CsrParams csr_params(int t, int u, bool aligned = true, bool offsets64 = false) {
+inline CsrParams csr_params(int t, int u, bool aligned = true, bool offsets64 = false, int v = 1) {
   CsrParams p;
   p.threads_per_row = t;
+  p.vector_width = v;
   p.unroll = u;
   p.aligned = aligned;
   p.offsets64 = offsets64;
@@ -42,6 +43,8 @@ inline std::vector<GoldenPlan> golden_plans() {
   add("csr_t32_u4_f64", "random:n=300,per_row=40", Precision::f64, csr_params(32, 4));
   add("csr_t4_u2_unaligned_f32", "stencil7:n=6", Precision::f32, csr_params(4, 2, false));
   add("csr_t8_u2_o64_f64", "stencil27:n=5", Precision::f64, csr_params(8, 2, true, true));
+  add("csr_t4_v2_u1_f64", "stencil27:n=5", Precision::f64, csr_params(4, 1, true, false, 2));
+  add("csr_t2_v4_u2_f32", "stencil2d:n=12", Precision::f32, csr_params(2, 2, true, false, 4));
   return plans;
 }
 

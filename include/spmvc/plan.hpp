@@ -18,9 +18,11 @@ Precision parse_precision(std::string_view text);
 int value_bytes(Precision p);
 
 /// Parameters of the `csr` format (Baskaran–Bordawekar): T threads cooperate on each row,
-/// reading its nonzeros cyclically from an aligned start, then reduce with warp shuffles.
+/// reading its nonzeros cyclically (V at a time) from an aligned start, then reduce with warp
+/// shuffles.
 struct CsrParams {
   int threads_per_row = 1;  ///< T: 1, 2, 4, 8, 16 or 32
+  int vector_width = 1;     ///< V: nonzeros each lane loads with one vector load (1, 2 or 4)
   int block_size = 256;     ///< threads per block
   int unroll = 1;           ///< nonzeros each thread loads before it accumulates (1, 2 or 4)
   bool aligned = true;      ///< start each row's sweep at the T-aligned offset below its start

@@ -52,16 +52,26 @@ TEST_CASE("csr encoding holds exactly the CSR arrays, narrowed as the plan says"
   CHECK(e64.arrays[0].name == "row_ptr");
   CHECK(e64.arrays[0].type == ElemType::i32);
   CHECK(as<std::int32_t>(e64.arrays[0]) == std::vector<std::int32_t>{0, 2, 2, 5, 6});
-  CHECK(as<std::int32_t>(e64.arrays[1]) == std::vector<std::int32_t>{0, 2, 0, 1, 3, 3});
-  CHECK(as<double>(e64.arrays[2]) == std::vector<double>{1, 2, 3, 4, 5, 6});
-  CHECK(e64.total_bytes() == 5 * 4 + 6 * 4 + 6 * 8);
+  // col_idx and values are zero-padded to a multiple of 128 entries for aligned vector loads.
+  std::vector<std::int32_t> cols = {0, 2, 0, 1, 3, 3};
+  std::vector<double> vals = {1, 2, 3, 4, 5, 6};
+  cols.resize(128, 0);
+  vals.resize(128, 0.0);
+  CHECK(as<std::int32_t>(e64.arrays[1]) == cols);
+  CHECK(as<double>(e64.arrays[2]) == vals);
+  CHECK(e64.total_bytes() == 5 * 4 + 128 * 4 + 128 * 8);
 
   p.offsets64 = true;
   const Encoded e32 = compiler::encode(a, plan_for(a, Precision::f32, p));
   CHECK(e32.arrays[0].type == ElemType::i64);
   CHECK(as<std::int64_t>(e32.arrays[0]) == std::vector<std::int64_t>{0, 2, 2, 5, 6});
   CHECK(e32.arrays[2].type == ElemType::f32);
-  CHECK(as<float>(e32.arrays[2]) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  std::vector<float> fvals = {1, 2, 3, 4, 5, 6};
+  fvals.resize(128, 0.0f);
+  CHECK(as<float>(e32.arrays[2]) == fvals);
+  CHECK(formats::CsrFormat::padded_nnz(0) == 0);
+  CHECK(formats::CsrFormat::padded_nnz(1) == 128);
+  CHECK(formats::CsrFormat::padded_nnz(256) == 256);
 }
 
 TEST_CASE("the reference over encoded arrays computes alpha*A*x + beta*y") {
@@ -129,6 +139,14 @@ TEST_CASE("forced parameters are checked and reported") {
   CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad),
                        doctest::Contains("threads per row 3 is not a power of two"), InputError);
   bad.threads_per_row = 4;
+  bad.vector_width = 2;
+  bad.aligned = false;
+  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("vector loads need the aligned start"),
+                       InputError);
+  bad.aligned = true;
+  bad.vector_width = 3;
+  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("vector width 3"), InputError);
+  bad.vector_width = 1;
   bad.block_size = 100;
   CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("block size 100"),
                        InputError);
@@ -150,6 +168,7 @@ TEST_CASE("encoded reference equals plain CSR on every generated class") {
     for (int t : {1, 8, 32}) {
       CsrParams p;
       p.threads_per_row = t;
+      p.vector_width = t == 8 ? 2 : 1;
       const Plan plan = plan_for(a, Precision::f64, p);
       compiler::reference_spmv(plan, compiler::encode(a, plan), x, y);
       CHECK(y == ref);

@@ -58,6 +58,10 @@ void multiply(const Encoded& e, std::span<const double> x, std::span<double> y, 
 
 }  // namespace
 
+std::int64_t CsrFormat::padded_nnz(std::int64_t nnz) {
+  return (nnz + kPadElements - 1) / kPadElements * kPadElements;
+}
+
 double CsrFormat::lane_efficiency(const Profile& profile, int threads_per_row) {
   // Each row occupies T lanes for ceil(len/T) steps (at least one step, to write y). Bins above
   // 32 are ranges: their midpoint stands for every row in them.
@@ -94,7 +98,7 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   const double ob = p.offsets64 ? 8.0 : 4.0;
   Cost c;
   c.matrix_bytes = static_cast<double>(profile.nrows + 1) * ob +
-                   static_cast<double>(profile.nnz) * (4.0 + vb);
+                   static_cast<double>(padded_nnz(profile.nnz)) * (4.0 + vb);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   // Lanes idle at the end of rows, and lanes that must each walk many nonzeros serially (less
@@ -115,6 +119,9 @@ std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
   if (p.block_size < 32 || p.block_size > 1024 || p.block_size % 32 != 0)
     return fmt::format("block size {} is not a multiple of 32 in 32..1024", p.block_size);
   if (p.unroll < 1 || p.unroll > 8) return fmt::format("unroll {} is outside 1..8", p.unroll);
+  if (p.vector_width != 1 && p.vector_width != 2 && p.vector_width != 4)
+    return fmt::format("vector width {} is not 1, 2 or 4", p.vector_width);
+  if (p.vector_width > 1 && !p.aligned) return "vector loads need the aligned start";
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
   const double blocks = std::ceil(static_cast<double>(profile.nrows) * p.threads_per_row /
@@ -164,11 +171,18 @@ Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
     std::vector<std::int32_t> rp(a.row_ptr.begin(), a.row_ptr.end());
     e.arrays.push_back(make_array("row_ptr", ElemType::i32, rp));
   }
-  e.arrays.push_back(make_array("col_idx", ElemType::i32, a.col_idx));
+  // Zero padding so a lane's aligned vector load past the last nonzero stays in the array.
+  const std::size_t padded = static_cast<std::size_t>(padded_nnz(a.nnz()));
+  std::vector<std::int32_t> cols(a.col_idx);
+  cols.resize(padded, 0);
+  e.arrays.push_back(make_array("col_idx", ElemType::i32, cols));
   if (precision == Precision::f64) {
-    e.arrays.push_back(make_array("values", ElemType::f64, a.values));
+    std::vector<double> v(a.values);
+    v.resize(padded, 0.0);
+    e.arrays.push_back(make_array("values", ElemType::f64, v));
   } else {
     std::vector<float> v(a.values.begin(), a.values.end());
+    v.resize(padded, 0.0f);
     e.arrays.push_back(make_array("values", ElemType::f32, v));
   }
   return e;
@@ -191,7 +205,8 @@ void CsrFormat::reference_spmv(const Encoded& e, const FormatParams& params,
 }
 
 std::string CsrFormat::kernel_name(const CsrParams& p, Precision precision) {
-  return fmt::format("spmv_csr_t{}_b{}_u{}{}{}_{}", p.threads_per_row, p.block_size, p.unroll,
+  return fmt::format("spmv_csr_t{}_v{}_b{}_u{}{}{}_{}", p.threads_per_row, p.vector_width,
+                     p.block_size, p.unroll,
                      p.aligned ? "" : "_unaligned", p.offsets64 ? "_o64" : "",
                      codegen::precision_tag(precision));
 }
@@ -219,6 +234,7 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
   k.source += "#include \"spmvc/csr.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row), "T: lanes that share one row"},
+      {fmt::format("constexpr int kVector = {};", p.vector_width), "V: nonzeros per lane per vector load"},
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
       {fmt::format("constexpr int kUnroll = {};", p.unroll), "(col, value) loads per lane before its x gathers"},
       {fmt::format("constexpr bool kAligned = {};", p.aligned ? "true" : "false"), "start each row at its T-aligned offset"},
@@ -230,18 +246,19 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
+static_assert(spmvc::csr::kCsrPadElements == {PAD}, "col_idx and values were padded to {PAD}");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx,
     const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
     Acc alpha, Acc beta) {{
-  spmvc::csr::spmv<kThreadsPerRow, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
+  spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
       nrows, row_ptr, col_idx, values, x, y, alpha, beta);
 }}
 )",
                           fmt::arg("OB", p.offsets64 ? 8 : 4),
                           fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name));
+                          fmt::arg("N", k.kernel_name), fmt::arg("PAD", kPadElements));
   return k;
 }
 

@@ -2,9 +2,11 @@
 //
 // Encoded arrays, in kernel-parameter order:
 //   row_ptr  i32 (i64 when offsets64)  nrows+1 offsets, row_ptr[0] = 0, row_ptr[nrows] = nnz
-//   col_idx  i32                       nnz column indices, strictly increasing within a row
+//   col_idx  i32                       column indices, strictly increasing within a row
 //   values   f64 (f32 for f32 and f32_acc64)
-// No padding: the aligned start is computed in the kernel, not stored.
+// col_idx and values hold nnz entries then zeros up to padded_nnz(nnz), a multiple of
+// kPadElements, so aligned vector loads past the last row stay inside the arrays. The aligned
+// start itself is computed in the kernel, not stored.
 // Template: templates/csr.cuh.
 #pragma once
 
@@ -30,6 +32,11 @@ class CsrFormat final : public FormatUnit {
                       double beta) const override;
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
+
+  /// Padding granule of col_idx and values: covers one step of the widest group (T*V = 32*4);
+  /// must equal kCsrPadElements in templates/csr.cuh (the generated unit asserts it).
+  static constexpr int kPadElements = 128;
+  static std::int64_t padded_nnz(std::int64_t nnz);
 
   /// The parameters the heuristics pick for this row-length distribution.
   static CsrParams choose(const Profile& profile);

@@ -1,0 +1,469 @@
+// Matrix Market coordinate reader and writer.
+//
+// The reader takes the whole (decompressed) text in memory and walks it once with a hand-written
+// tokenizer: std::from_chars for numbers, a running line counter for error messages, no
+// per-entry allocation. Entries go to COO arrays, then to CSR by counting sort (row counts,
+// prefix sum, scatter), then each row is sorted and its duplicates summed. Files written
+// column-major (as most tools do) scatter into already-sorted rows, so the sort is usually a
+// linear check.
+//
+// What is accepted (and what is not) follows the NIST Matrix Market specification
+// (math.nist.gov/MatrixMarket/reports/MMformat.ps): keywords are case-insensitive; comment
+// lines start with '%'; blank lines are tolerated anywhere after the banner; symmetric and
+// skew-symmetric files list only the lower triangle. Every deviation is an InputError naming
+// the file and 1-based line.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "decompress.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/matrix.hpp"
+
+namespace spmvc {
+
+namespace {
+
+constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
+// Integers beyond 2^53 cannot be held exactly in the fp64 values array.
+constexpr std::int64_t kMaxExactInteger = std::int64_t{1} << 53;
+
+enum class Field { kReal, kInteger, kPattern };
+enum class Symmetry { kGeneral, kSymmetric, kSkew };
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+bool is_line_end(const char* p, const char* end) { return p == end || *p == '\n'; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// For quoting a token in an error without dumping a megabyte of binary garbage.
+std::string quote(std::string_view token) {
+  std::string s;
+  for (char c : token.substr(0, 40)) {
+    const auto u = static_cast<unsigned char>(c);
+    s += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (token.size() > 40) s += "...";
+  return "'" + s + "'";
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& source)
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), source_(source) {}
+
+  CsrMatrix parse(MatrixMarketHeader* header);
+
+ private:
+  [[noreturn]] void fail(const std::string& detail) const { throw InputError(source_, line_, detail); }
+
+  void skip_blanks() {
+    while (p_ != end_ && is_blank(*p_)) ++p_;
+  }
+  std::string_view next_token() {
+    skip_blanks();
+    const char* b = p_;
+    while (p_ != end_ && *p_ != '\n' && !is_blank(*p_)) ++p_;
+    return {b, static_cast<std::size_t>(p_ - b)};
+  }
+  std::string_view peek_token() const {
+    const char* q = p_;
+    while (q != end_ && is_blank(*q)) ++q;
+    const char* b = q;
+    while (q != end_ && *q != '\n' && !is_blank(*q)) ++q;
+    return {b, static_cast<std::size_t>(q - b)};
+  }
+  // Consumes the rest of the current line, which must hold nothing but whitespace.
+  void end_line(const char* what) {
+    skip_blanks();
+    if (!is_line_end(p_, end_)) {
+      fail(fmt::format("extra token {} after {}", quote(peek_token()), what));
+    }
+    if (p_ != end_) ++p_;
+    ++line_;
+  }
+  void skip_line() {
+    const void* nl = std::memchr(p_, '\n', static_cast<std::size_t>(end_ - p_));
+    p_ = nl ? static_cast<const char*>(nl) + 1 : end_;
+    ++line_;
+  }
+  // Skips blank and comment lines; false at end of text.
+  bool skip_to_content() {
+    for (;;) {
+      skip_blanks();
+      if (p_ == end_) return false;
+      if (*p_ == '\n' || *p_ == '%') {
+        skip_line();
+        continue;
+      }
+      return true;
+    }
+  }
+
+  void parse_banner();
+  void parse_size_line();
+  std::int64_t parse_integer(const char* what);
+  std::int64_t parse_index(const char* what, std::int64_t limit);
+  double parse_value();
+  [[noreturn]] void fail_number(const char* what, const char* kind);
+
+  const char* begin_;
+  const char* p_;
+  const char* end_;
+  const std::string& source_;
+  std::uint64_t line_ = 1;
+
+  Field field_ = Field::kReal;
+  Symmetry symmetry_ = Symmetry::kGeneral;
+  MatrixMarketHeader header_;
+};
+
+void Parser::parse_banner() {
+  if (p_ == end_) fail("file is empty (expected a '%%MatrixMarket' banner)");
+  const std::string_view banner = next_token();
+  if (!iequals(banner, "%%MatrixMarket")) {
+    fail(fmt::format("missing Matrix Market banner: the first line must start with "
+                     "'%%MatrixMarket', found {}",
+                     quote(banner)));
+  }
+  const std::string_view object = next_token();
+  const std::string_view format = next_token();
+  const std::string_view field = next_token();
+  const std::string_view symmetry = next_token();
+  if (symmetry.empty()) {
+    fail("malformed banner: expected '%%MatrixMarket matrix coordinate <field> <symmetry>'");
+  }
+  if (!iequals(object, "matrix")) {
+    fail(fmt::format("unsupported object {} in banner: only 'matrix' is supported", quote(object)));
+  }
+  if (iequals(format, "array")) {
+    fail("array (dense) format is not supported: only 'coordinate' (sparse) files can be read");
+  }
+  if (!iequals(format, "coordinate")) {
+    fail(fmt::format("unknown format {} in banner: expected 'coordinate'", quote(format)));
+  }
+  if (iequals(field, "real")) {
+    field_ = Field::kReal;
+    header_.field = "real";
+  } else if (iequals(field, "integer")) {
+    field_ = Field::kInteger;
+    header_.field = "integer";
+  } else if (iequals(field, "pattern")) {
+    field_ = Field::kPattern;
+    header_.field = "pattern";
+  } else if (iequals(field, "complex")) {
+    fail("complex field is not supported: spmvc handles real, integer and pattern matrices");
+  } else {
+    fail(fmt::format("unknown field {} in banner: expected real, integer or pattern",
+                     quote(field)));
+  }
+  if (iequals(symmetry, "general")) {
+    symmetry_ = Symmetry::kGeneral;
+    header_.symmetry = "general";
+  } else if (iequals(symmetry, "symmetric")) {
+    symmetry_ = Symmetry::kSymmetric;
+    header_.symmetry = "symmetric";
+  } else if (iequals(symmetry, "skew-symmetric")) {
+    symmetry_ = Symmetry::kSkew;
+    header_.symmetry = "skew-symmetric";
+  } else if (iequals(symmetry, "hermitian")) {
+    fail("hermitian symmetry is not supported (it implies complex values)");
+  } else {
+    fail(fmt::format("unknown symmetry {} in banner: expected general, symmetric or "
+                     "skew-symmetric",
+                     quote(symmetry)));
+  }
+  end_line("the banner");
+}
+
+void Parser::fail_number(const char* what, const char* kind) {
+  const std::string_view token = peek_token();
+  if (token.empty()) fail(fmt::format("missing {} (line ends early)", what));
+  fail(fmt::format("{} {} is not {}", what, quote(token), kind));
+}
+
+std::int64_t Parser::parse_integer(const char* what) {
+  skip_blanks();
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(p_, end_, v);
+  if (ptr == p_ || (ptr != end_ && *ptr != '\n' && !is_blank(*ptr))) {
+    fail_number(what, "an integer");
+  }
+  if (ec == std::errc::result_out_of_range) {
+    fail(fmt::format("{} {} is too large", what, quote(peek_token())));
+  }
+  p_ = ptr;
+  return v;
+}
+
+// 1-based index in [1, limit]; returned 0-based. Out-of-range values are reported as written.
+std::int64_t Parser::parse_index(const char* what, std::int64_t limit) {
+  skip_blanks();
+  // Fast path for the common case, plain digits followed by a separator: it is inlined here,
+  // where std::from_chars was a third of the parse time. Anything else (signs, overlong
+  // numbers, garbage) goes through parse_integer, which also words the errors.
+  {
+    const char* q = p_;
+    std::int64_t v = 0;
+    int digits = 0;
+    while (q != end_ && static_cast<unsigned>(*q - '0') < 10 && digits < 18) {
+      v = v * 10 + (*q - '0');
+      ++q;
+      ++digits;
+    }
+    if (digits > 0 && digits < 18 && (q == end_ || *q == '\n' || is_blank(*q)) && v >= 1 &&
+        v <= limit) {
+      p_ = q;
+      return v - 1;
+    }
+  }
+  const char* start = p_;
+  const std::int64_t v = parse_integer(what);
+  if (v < 1 || v > limit) {
+    p_ = start;
+    fail(fmt::format("{} {} is out of range [1, {}] (Matrix Market indices are 1-based)", what, v,
+                     limit));
+  }
+  return v - 1;
+}
+
+double Parser::parse_value() {
+  skip_blanks();
+  const char* b = p_;
+  // from_chars does not take a leading '+', which some writers emit.
+  if (b != end_ && *b == '+' && b + 1 != end_ && *(b + 1) != '-') ++b;
+  if (field_ == Field::kInteger) {
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(b, end_, v);
+    if (ptr == b || (ptr != end_ && *ptr != '\n' && !is_blank(*ptr))) {
+      fail_number("value", "an integer (the banner declares an integer field)");
+    }
+    if (ec == std::errc::result_out_of_range || v > kMaxExactInteger || v < -kMaxExactInteger) {
+      fail(fmt::format("integer value {} cannot be held exactly in fp64 (|v| > 2^53)",
+                       quote(peek_token())));
+    }
+    p_ = ptr;
+    return static_cast<double>(v);
+  }
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(b, end_, v, std::chars_format::general);
+  if (ptr == b || (ptr != end_ && *ptr != '\n' && !is_blank(*ptr))) {
+    fail_number("value", "a real number");
+  }
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars reports both overflow and underflow this way and leaves v untouched; strtod
+    // tells them apart. Underflow rounds to zero or a subnormal, as any reader of the decimal
+    // text would; overflow has no finite value and is an error.
+    const std::string token(b, ptr);
+    errno = 0;
+    v = std::strtod(token.c_str(), nullptr);
+    if (std::isinf(v)) fail(fmt::format("value {} overflows fp64", quote(token)));
+  }
+  // inf and nan are rejected: no Matrix Market writer produces them for a valid matrix, they
+  // poison every SpMV result they touch, and a file holding them is far more often corrupt
+  // than intended.
+  if (!std::isfinite(v)) {
+    fail(fmt::format("value {} is not a finite number (inf and nan are rejected)",
+                     quote(std::string_view(b, static_cast<std::size_t>(ptr - b)))));
+  }
+  p_ = ptr;
+  return v;
+}
+
+void Parser::parse_size_line() {
+  if (!skip_to_content()) fail("missing size line: expected '<rows> <columns> <entries>'");
+  auto size_value = [&](const char* what) {
+    if (is_line_end(p_, end_) || peek_token().empty()) {
+      fail(fmt::format("malformed size line: missing {} (expected '<rows> <columns> <entries>')",
+                       what));
+    }
+    if (peek_token().front() == '-') {
+      fail(fmt::format("size line: {} {} is negative", what, quote(peek_token())));
+    }
+    return parse_integer(what);
+  };
+  header_.nrows = size_value("row count");
+  header_.ncols = size_value("column count");
+  header_.stored_entries = size_value("entry count");
+  if (header_.ncols > kMaxIndex) {
+    fail(fmt::format("column count {} exceeds 2^31-1: spmvc column indices are 32-bit",
+                     header_.ncols));
+  }
+  // Rows are stored 32-bit in the COO staging arrays, and a row count beyond that would also
+  // allocate an enormous row_ptr from a few bytes of header.
+  if (header_.nrows > kMaxIndex) {
+    fail(fmt::format("row count {} exceeds 2^31-1, the largest row count spmvc supports",
+                     header_.nrows));
+  }
+  if (symmetry_ != Symmetry::kGeneral && header_.nrows != header_.ncols) {
+    fail(fmt::format("a {} matrix must be square, but the size line declares {} x {}",
+                     header_.symmetry, header_.nrows, header_.ncols));
+  }
+  end_line("the size line (expected '<rows> <columns> <entries>')");
+}
+
+CsrMatrix Parser::parse(MatrixMarketHeader* header) {
+  parse_banner();
+  parse_size_line();
+
+  const std::int64_t nrows = header_.nrows;
+  const std::int64_t ncols = header_.ncols;
+  const std::int64_t declared = header_.stored_entries;
+  const bool mirror = symmetry_ != Symmetry::kGeneral;
+
+  // The shortest possible entry line ("1 1\n") is 4 bytes; a declared count beyond what the text
+  // can hold is caught below as a truncated file, so never reserve more than that.
+  const auto max_possible = static_cast<std::int64_t>((end_ - p_) / 4 + 1);
+  const std::size_t reserve = static_cast<std::size_t>(std::min(declared, max_possible));
+  std::vector<std::int32_t> rows, cols;
+  std::vector<double> vals;
+  rows.reserve(reserve);
+  cols.reserve(reserve);
+  vals.reserve(reserve);
+  std::vector<std::int64_t> row_ptr(static_cast<std::size_t>(nrows) + 1, 0);
+
+  std::int64_t found = 0;
+  while (found < declared && skip_to_content()) {
+    const std::int64_t r = parse_index("row index", nrows);
+    if (is_line_end(p_, end_) || !is_blank(*p_)) fail_number("column index", "an integer");
+    const std::int64_t c = parse_index("column index", ncols);
+    double v = 1.0;
+    if (field_ != Field::kPattern) {
+      skip_blanks();
+      if (is_line_end(p_, end_)) {
+        fail(fmt::format("missing value: a {} entry needs '<row> <column> <value>'",
+                         header_.field));
+      }
+      v = parse_value();
+    }
+    if (mirror) {
+      if (c > r) {
+        fail(fmt::format("entry ({}, {}) lies above the diagonal: a {} file stores only the "
+                         "lower triangle",
+                         r + 1, c + 1, header_.symmetry));
+      }
+      if (c == r && symmetry_ == Symmetry::kSkew) {
+        fail(fmt::format("diagonal entry ({}, {}) in a skew-symmetric file (its diagonal is zero "
+                         "by definition and must not be stored)",
+                         r + 1, c + 1));
+      }
+    }
+    end_line(field_ == Field::kPattern ? "'<row> <column>' (pattern entries have no value)"
+                                       : "'<row> <column> <value>'");
+    rows.push_back(static_cast<std::int32_t>(r));
+    cols.push_back(static_cast<std::int32_t>(c));
+    vals.push_back(v);
+    ++row_ptr[r + 1];
+    if (mirror && c != r) ++row_ptr[c + 1];
+    ++found;
+  }
+  if (found < declared) {
+    // Name the file's last line, however the text ended (with or without a final newline).
+    const auto text_size = static_cast<std::size_t>(end_ - begin_);
+    const auto newlines = static_cast<std::uint64_t>(std::count(begin_, end_, '\n'));
+    line_ = std::max<std::uint64_t>(1, newlines + (text_size > 0 && *(end_ - 1) != '\n' ? 1 : 0));
+    fail(fmt::format("file ends early: expected {} entries, found {} (truncated file?)", declared,
+                     found));
+  }
+  if (skip_to_content()) {
+    fail(fmt::format("more entries than declared: the size line declares {} entries, this line "
+                     "holds another",
+                     declared));
+  }
+
+  for (std::int64_t i = 0; i < nrows; ++i) row_ptr[i + 1] += row_ptr[i];
+  CsrMatrix a;
+  a.nrows = nrows;
+  a.ncols = ncols;
+  const auto total = static_cast<std::size_t>(row_ptr[nrows]);
+  a.col_idx.resize(total);
+  a.values.resize(total);
+  {
+    std::vector<std::int64_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
+    const double sign = symmetry_ == Symmetry::kSkew ? -1.0 : 1.0;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const std::int32_t r = rows[k], c = cols[k];
+      const std::int64_t dst = cursor[r]++;
+      a.col_idx[dst] = c;
+      a.values[dst] = vals[k];
+      if (mirror && r != c) {
+        const std::int64_t mdst = cursor[c]++;
+        a.col_idx[mdst] = r;
+        a.values[mdst] = sign * vals[k];
+      }
+    }
+  }
+  a.row_ptr = std::move(row_ptr);
+  header_.duplicates_summed = detail::sort_rows_sum_duplicates(a);
+  if (header) *header = header_;
+  return a;
+}
+
+}  // namespace
+
+CsrMatrix parse_matrix_market(std::string_view text, const std::string& source,
+                              MatrixMarketHeader* header) {
+  return Parser(text, source).parse(header);
+}
+
+CsrMatrix read_matrix_market(const std::filesystem::path& path, MatrixMarketHeader* header) {
+  const std::string text = detail::read_file_decompressed(path);
+  return parse_matrix_market(text, path.string(), header);
+}
+
+std::string to_matrix_market(const CsrMatrix& a) {
+  validate(a);
+  fmt::memory_buffer out;
+  out.reserve(static_cast<std::size_t>(a.nnz()) * 24 + 128);
+  fmt::format_to(fmt::appender(out), "%%MatrixMarket matrix coordinate real general\n{} {} {}\n",
+                 a.nrows, a.ncols, a.nnz());
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const double v = a.values[k];
+      if (!std::isfinite(v)) {
+        // The reader rejects inf and nan, so writing them would produce an unreadable file.
+        throw InputError("<matrix>", 0,
+                         fmt::format("value at ({}, {}) is {}: Matrix Market output must be finite",
+                                     r, a.col_idx[k], v));
+      }
+      // "{}" is the shortest representation that reads back to the same double.
+      fmt::format_to(fmt::appender(out), "{} {} {}\n", r + 1, a.col_idx[k] + 1, v);
+    }
+  }
+  return fmt::to_string(out);
+}
+
+void write_matrix_market(const CsrMatrix& a, const std::filesystem::path& path) {
+  const std::string text = to_matrix_market(a);
+  const std::string source = path.string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw InputError(source, 0, fmt::format("cannot create file: {}", std::strerror(errno)));
+  const std::size_t written = std::fwrite(text.data(), 1, text.size(), f);
+  const int close_rc = std::fclose(f);
+  if (written != text.size() || close_rc != 0) {
+    throw InputError(source, 0, fmt::format("write failed: {}", std::strerror(errno)));
+  }
+}
+
+}  // namespace spmvc
