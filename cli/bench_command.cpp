@@ -134,7 +134,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   if (b.sweep) {
     for (int t : {1, 2, 4, 8, 16, 32}) {
       for (int v : {1, 2, 4}) {
-        for (int u : {1, 2}) {
+        for (int u : {1}) {
           Options o = options;
           o.format = "csr";
           o.csr = CsrParams{t, v, 256, u, true, a.nnz() > std::numeric_limits<std::int32_t>::max()};

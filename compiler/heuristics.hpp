@@ -12,18 +12,28 @@ inline constexpr double kDefaultReadBandwidth = 3.06e12;
 /// any predicted time (launch-bound regime of small matrices).
 inline constexpr double kLaunchSeconds = 4.0e-6;
 
-/// csr: target number of nonzeros each lane handles per row. T (threads per row) is the
-/// smallest power of two with mean_row_length / T <= this. Baskaran's mapping spreads a row
-/// over a (half-)warp; on Hopper, fewer lanes per row with more work each hides the col -> x
-/// latency better on short rows (issue 2 GPU sweep; see bench/results/).
-inline constexpr double kCsrNonzerosPerLane = 4.0;
+/// csr: nonzeros of a row one lane can walk before the model charges it for lost memory
+/// parallelism (fewer lanes per row, each walking more, hides the col -> x latency worse).
+/// T (threads per row) is the smallest power of two with mean_row_length / T <= this.
+/// H100 sweeps of 2026-11-22 (bench/results/2026-11-22-h100-csr-*): the fastest T put 4.8
+/// (G3_circuit: T=1), 5.1 (elasticity 3x3: T=16) and 6.5 (27-point: T=4) nonzeros on each lane;
+/// Baskaran's half-warp per row lost 2-5x on those short rows.
+inline constexpr double kCsrNonzerosPerLane = 6.0;
 
-/// csr: lanes per row never drop below this when value bytes * T would leave a 32-byte sector
-/// half used (fp64: 2 lanes read 16 B). 1 keeps the scalar (one row per thread) kernel allowed.
+/// csr: lanes per row never go below this. 1 keeps the scalar (one row per thread) kernel.
 inline constexpr int kCsrMinThreadsPerRow = 1;
 
-/// csr: unroll depth used when each lane handles at least this many nonzeros of a row.
-inline constexpr double kCsrUnrollMinPerLane = 4.0;
+/// csr: the vector width V is the largest of 4, 2, 1 with V <= this * (mean_row_length / T).
+/// Same sweeps: 16-byte loads (V=4 in fp32) won on 27-point fp32 (0.97x vs 0.85x at V=1),
+/// elasticity fp32 (1.00x vs 0.84x) and fp64 (1.07x vs 1.05x); a lane with fewer nonzeros than
+/// V wastes most of each load.
+inline constexpr double kCsrVectorSlack = 1.25;
+
+/// csr: seconds per dependent step (load col, gather x, accumulate) of one lane, with the loads
+/// of neighbouring warps overlapping. Charges rows much longer than the mean: the longest row's
+/// steps are a floor under the kernel's time. Fitted to the R-MAT scale-20 sweep (max row
+/// tens of thousands): T=4 took 1.57 ms, T=32 0.32 ms.
+inline constexpr double kCsrStepSeconds = 0.2e-6;
 
 /// csr: threads per block. 256 gives 8 warps per block and full occupancy at <= 32 registers.
 inline constexpr int kCsrBlockSize = 256;

@@ -90,13 +90,15 @@ std::string gunzip(std::string_view bytes, const std::string& source) {
   } guard{&zs};
 
   std::string out;
-  // The gzip trailer's ISIZE is the uncompressed size mod 2^32: a good first guess.
+  // The gzip trailer's ISIZE is the uncompressed size mod 2^32: a good first guess, but only a
+  // guess. A damaged trailer can claim 4 GiB, so it is capped by deflate's largest possible
+  // expansion (1032:1) rather than trusted.
   std::size_t guess = bytes.size() * 4;
   if (bytes.size() >= 18) {
     const auto* t = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
     const std::size_t isize = std::size_t{t[0]} | std::size_t{t[1]} << 8 |
                               std::size_t{t[2]} << 16 | std::size_t{t[3]} << 24;
-    guess = std::max(guess, isize + 1);
+    guess = std::max(guess, std::min(isize + 1, bytes.size() * 1032));
   }
   std::size_t used = 0;
   std::size_t in_pos = 0;

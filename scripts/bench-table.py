@@ -3,8 +3,21 @@
 import json
 import sys
 
+args = sys.argv[1:]
+if args and args[0] == "--combine":  # --combine OUT IN...: merge bench files into one list
+    merged = []
+    for path in args[2:]:
+        try:
+            with open(path) as f:
+                merged.append(json.load(f))
+        except (OSError, ValueError):
+            pass
+    with open(args[1], "w") as f:
+        json.dump(merged, f, indent=1)
+    sys.exit(0)
+
 rows = []
-for path in sys.argv[1:]:
+for path in args:
     try:
         with open(path) as f:
             data = json.load(f)

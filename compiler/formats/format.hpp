@@ -28,6 +28,9 @@ struct Cost {
   double total() const { return matrix_bytes + x_bytes + y_bytes; }
   /// Fraction of issued lane work that is useful (1 = no idle lanes); scales predicted time.
   double lane_efficiency = 1.0;
+  /// The longest chain of dependent steps one lane must run (the longest row): a floor under
+  /// the predicted time however much bandwidth is left.
+  double serial_seconds = 0;
 };
 
 class FormatUnit {

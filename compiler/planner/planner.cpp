@@ -13,7 +13,8 @@ namespace {
 
 double predict_seconds(const formats::Cost& cost, double bandwidth) {
   const double efficiency = std::max(cost.lane_efficiency, 1e-3);
-  return heuristics::kLaunchSeconds + cost.total() / (bandwidth * efficiency);
+  return heuristics::kLaunchSeconds +
+         std::max(cost.total() / (bandwidth * efficiency), cost.serial_seconds);
 }
 
 }  // namespace

@@ -112,9 +112,30 @@ TEST_CASE("lane efficiency counts idle lanes at the ends of rows") {
 
 TEST_CASE("threads per row follow the mean row length") {
   CHECK(formats::CsrFormat::choose(inspect(gen::banded(1000, 1))).threads_per_row == 1);    // 3/row
-  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_2d_5pt(40, 40))).threads_per_row == 2);
-  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_3d_27pt(12, 12, 12))).threads_per_row == 8);
+  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_2d_5pt(40, 40))).threads_per_row == 1);  // 4.9/row
+  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_3d_27pt(12, 12, 12))).threads_per_row == 4);  // 22
+  CHECK(formats::CsrFormat::choose(inspect(gen::elasticity_3d(6, 6, 6))).threads_per_row == 16);  // 65
   CHECK(formats::CsrFormat::choose(inspect(gen::random_uniform(64, 5000, 1000))).threads_per_row == 32);
+}
+
+TEST_CASE("vector width and unroll follow the nonzeros each lane gets") {
+  const Profile p27 = inspect(gen::stencil_3d_27pt(12, 12, 12));  // mean ~22: 5.5 per lane at T=4
+  CHECK(formats::CsrFormat::vector_width_for(p27, 4) == 4);
+  CHECK(formats::CsrFormat::vector_width_for(p27, 8) == 2);   // 2.7 per lane
+  CHECK(formats::CsrFormat::vector_width_for(p27, 32) == 1);  // 0.7 per lane
+  CHECK(formats::CsrFormat::unroll_for(1) == 2);
+  CHECK(formats::CsrFormat::unroll_for(4) == 1);
+}
+
+TEST_CASE("a few very long rows push the planner to whole warps per row") {
+  // R-MAT rows follow a power law: the mean says T=4, the longest row says T=32.
+  const CsrMatrix a = gen::rmat(16, 16, 1);
+  const Profile p = inspect(a);
+  REQUIRE(p.row_max > 1000);
+  CHECK(p.row_mean / 4 <= 6.0);
+  CHECK(formats::CsrFormat::choose(p).threads_per_row == 4);
+  const Plan plan = plan_for(a, Precision::f64);
+  CHECK(std::get<CsrParams>(plan.params).threads_per_row == 32);
 }
 
 TEST_CASE("the planner ranks every thread mapping, best first, with reasons") {
@@ -126,10 +147,11 @@ TEST_CASE("the planner ranks every thread mapping, best first, with reasons") {
     CHECK(plan.candidates[i - 1].predicted_seconds <= plan.candidates[i].predicted_seconds);
   }
   CHECK(plan.predicted_seconds == plan.candidates.front().predicted_seconds);
-  CHECK(std::get<CsrParams>(plan.params).threads_per_row == 8);
+  CHECK(std::get<CsrParams>(plan.params).threads_per_row == 4);
+  CHECK(std::get<CsrParams>(plan.params).vector_width == 4);
   CHECK_FALSE(plan.why.empty());
-  CHECK(to_report(plan).find("T=8") != std::string::npos);
-  CHECK(to_json(plan).find("\"threads_per_row\": 8") != std::string::npos);
+  CHECK(to_report(plan).find("T=4 V=4") != std::string::npos);
+  CHECK(to_json(plan).find("\"threads_per_row\": 4") != std::string::npos);
 }
 
 TEST_CASE("forced parameters are checked and reported") {

@@ -87,8 +87,23 @@ CsrParams CsrFormat::choose(const Profile& profile) {
       break;
     }
   }
-  p.unroll = profile.row_mean / p.threads_per_row >= heuristics::kCsrUnrollMinPerLane ? 2 : 1;
+  p.vector_width = vector_width_for(profile, p.threads_per_row);
+  p.unroll = unroll_for(p.vector_width);
   return p;
+}
+
+int CsrFormat::vector_width_for(const Profile& profile, int threads_per_row) {
+  const double per_lane = profile.row_mean / threads_per_row;
+  for (int v : {4, 2}) {
+    if (v <= heuristics::kCsrVectorSlack * per_lane) return v;
+  }
+  return 1;
+}
+
+int CsrFormat::unroll_for(int vector_width) {
+  // Sweep 1 (V=1): two steps of loads in flight helped fp32 (R-MAT 2.2x at T=32) and never cost
+  // more than noise; with vector loads each lane already has V elements in flight.
+  return vector_width == 1 ? 2 : 1;
 }
 
 Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
@@ -106,6 +121,9 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   const double per_lane = profile.row_mean / p.threads_per_row;
   const double latency = std::min(1.0, heuristics::kCsrNonzerosPerLane / std::max(per_lane, 1e-9));
   c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency;
+  const double longest_steps =
+      std::ceil(static_cast<double>(profile.row_max) / (p.threads_per_row * p.vector_width));
+  c.serial_seconds = longest_steps * heuristics::kCsrStepSeconds;
   return c;
 }
 
@@ -138,7 +156,8 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
   for (int t : kThreadsPerRowChoices) {
     CsrParams p = chosen;
     p.threads_per_row = t;
-    p.unroll = profile.row_mean / t >= heuristics::kCsrUnrollMinPerLane ? 2 : 1;
+    p.vector_width = vector_width_for(profile, t);
+    p.unroll = unroll_for(p.vector_width);
     Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
     if (auto why = cannot_implement(profile, p, precision)) {
       c.applicable = false;
