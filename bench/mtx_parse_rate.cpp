@@ -47,10 +47,11 @@ Rate time_best(const std::function<spmvc::CsrMatrix()>& run) {
 }
 
 void report(const std::string& name, std::size_t text_bytes, std::int64_t stored, const Rate& r) {
-  fmt::print("{:<40} {:>8.1f} MB  {:>10} entries  {:>7.3f} s  {:>7.1f} MB/s  {:>6.1f} M entries/s\n",
-             name, static_cast<double>(text_bytes) / 1e6, stored, r.best_seconds,
-             static_cast<double>(text_bytes) / 1e6 / r.best_seconds,
-             static_cast<double>(stored) / 1e6 / r.best_seconds);
+  fmt::print(
+      "{:<40} {:>8.1f} MB  {:>10} entries  {:>7.3f} s  {:>7.1f} MB/s  {:>6.1f} M entries/s\n", name,
+      static_cast<double>(text_bytes) / 1e6, stored, r.best_seconds,
+      static_cast<double>(text_bytes) / 1e6 / r.best_seconds,
+      static_cast<double>(stored) / 1e6 / r.best_seconds);
 }
 
 void bench_text(const std::string& name, const std::string& text) {

@@ -134,7 +134,8 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   if (b.sweep) {
     for (int t : {1, 2, 4, 8, 16, 32}) {
       for (int v : {1, 2, 4}) {
-        for (int u : {1}) {
+        for (int u : {1, 2}) {
+          if (v > 1 && u > 1) continue;  // vector loads already keep V elements in flight
           Options o = options;
           o.format = "csr";
           o.csr = CsrParams{t, v, 256, u, true, a.nnz() > std::numeric_limits<std::int32_t>::max()};

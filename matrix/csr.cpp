@@ -37,9 +37,9 @@ CsrMatrix from_arrays(std::int64_t nrows, std::int64_t ncols, std::span<const Of
   const std::string& src = kArraysSource;
   check_shape(nrows, ncols, src);
   if (static_cast<std::int64_t>(row_ptr.size()) != nrows + 1) {
-    throw InputError(src, 0,
-                     fmt::format("row_ptr has {} entries, expected nrows+1 = {}", row_ptr.size(),
-                                 nrows + 1));
+    throw InputError(
+        src, 0,
+        fmt::format("row_ptr has {} entries, expected nrows+1 = {}", row_ptr.size(), nrows + 1));
   }
   if (row_ptr[0] != 0) {
     throw InputError(src, 0, fmt::format("row_ptr[0] = {}, expected 0", row_ptr[0]));
@@ -59,13 +59,13 @@ CsrMatrix from_arrays(std::int64_t nrows, std::int64_t ncols, std::span<const Of
                                  nrows, last, col_idx.size()));
   }
   if (values.size() != col_idx.size()) {
-    throw InputError(src, 0,
-                     fmt::format("values has {} entries but col_idx has {}", values.size(),
-                                 col_idx.size()));
+    throw InputError(
+        src, 0,
+        fmt::format("values has {} entries but col_idx has {}", values.size(), col_idx.size()));
   }
   for (std::int64_t r = 0; r < nrows; ++r) {
-    for (auto k = static_cast<std::int64_t>(row_ptr[r]); k < static_cast<std::int64_t>(row_ptr[r + 1]);
-         ++k) {
+    for (auto k = static_cast<std::int64_t>(row_ptr[r]);
+         k < static_cast<std::int64_t>(row_ptr[r + 1]); ++k) {
       if (col_idx[k] < 0 || col_idx[k] >= ncols) {
         throw InputError(src, 0,
                          fmt::format("col_idx[{}] = {} (row {}) is out of range [0, {})", k,
@@ -97,9 +97,9 @@ void validate(const CsrMatrix& a, const std::string& source) {
     throw InputError(source, 0, fmt::format("row_ptr[0] = {}, expected 0", a.row_ptr[0]));
   }
   if (a.values.size() != a.col_idx.size()) {
-    throw InputError(source, 0,
-                     fmt::format("values has {} entries but col_idx has {}", a.values.size(),
-                                 a.col_idx.size()));
+    throw InputError(
+        source, 0,
+        fmt::format("values has {} entries but col_idx has {}", a.values.size(), a.col_idx.size()));
   }
   for (std::int64_t r = 0; r < a.nrows; ++r) {
     if (a.row_ptr[r + 1] < a.row_ptr[r]) {
@@ -117,9 +117,9 @@ void validate(const CsrMatrix& a, const std::string& source) {
     for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
       const std::int32_t c = a.col_idx[k];
       if (c < 0 || c >= a.ncols) {
-        throw InputError(source, 0,
-                         fmt::format("col_idx[{}] = {} (row {}) is out of range [0, {})", k, c, r,
-                                     a.ncols));
+        throw InputError(
+            source, 0,
+            fmt::format("col_idx[{}] = {} (row {}) is out of range [0, {})", k, c, r, a.ncols));
       }
       if (k > a.row_ptr[r] && c <= a.col_idx[k - 1]) {
         throw InputError(source, 0,

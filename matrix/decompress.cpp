@@ -96,8 +96,8 @@ std::string gunzip(std::string_view bytes, const std::string& source) {
   std::size_t guess = bytes.size() * 4;
   if (bytes.size() >= 18) {
     const auto* t = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
-    const std::size_t isize = std::size_t{t[0]} | std::size_t{t[1]} << 8 |
-                              std::size_t{t[2]} << 16 | std::size_t{t[3]} << 24;
+    const std::size_t isize = std::size_t{t[0]} | std::size_t{t[1]} << 8 | std::size_t{t[2]} << 16 |
+                              std::size_t{t[3]} << 24;
     guess = std::max(guess, std::min(isize + 1, bytes.size() * 1032));
   }
   std::size_t used = 0;

@@ -129,7 +129,8 @@ CsrMatrix grid_operator(std::int64_t nx, std::int64_t ny, std::int64_t nz, int b
   a.nrows = n;
   a.ncols = n;
   a.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
-  const std::size_t bound = static_cast<std::size_t>(n) * offsets.size() * static_cast<std::size_t>(b);
+  const std::size_t bound =
+      static_cast<std::size_t>(n) * offsets.size() * static_cast<std::size_t>(b);
   a.col_idx.reserve(bound);
   a.values.reserve(bound);
   std::int64_t row = 0;
@@ -255,9 +256,10 @@ CsrMatrix rmat(int scale, int edge_factor, std::uint64_t seed, double a, double 
         } else {
           draw = bits >> 32;
         }
-        const std::uint64_t q = (draw >= t1) + (draw >= t2) + (draw >= t3);
-        u = (u << 1) | (q >> 1);
-        v = (v << 1) | (q & 1);
+        const std::uint64_t row_bit = draw >= t2;
+        const std::uint64_t col_bit = draw >= (row_bit ? t3 : t1);
+        u = (u << 1) | row_bit;
+        v = (v << 1) | col_bit;
       }
       keys[e] = u << scale | v;
     }
@@ -370,8 +372,8 @@ CsrMatrix random_uniform(std::int64_t nrows, std::int64_t ncols, std::int64_t pe
     }
     std::sort(cols, cols + per_row);
     for (std::int64_t k = 0; k < per_row; ++k) {
-      a.values[r * per_row + k] =
-          unit_interval(hash3(seed, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(cols[k])));
+      a.values[r * per_row + k] = unit_interval(
+          hash3(seed, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(cols[k])));
     }
     a.row_ptr[r + 1] = (r + 1) * per_row;
   }
@@ -431,7 +433,8 @@ CsrMatrix replicate(const CsrMatrix& a, std::int64_t k) {
     const std::int64_t row_base = copy * a.nrows;
     const std::int64_t nz_base = copy * nnz;
     const auto col_base = static_cast<std::int32_t>(copy * a.ncols);
-    for (std::int64_t r = 0; r < a.nrows; ++r) out.row_ptr[row_base + r + 1] = nz_base + a.row_ptr[r + 1];
+    for (std::int64_t r = 0; r < a.nrows; ++r)
+      out.row_ptr[row_base + r + 1] = nz_base + a.row_ptr[r + 1];
     for (std::int64_t j = 0; j < nnz; ++j) out.col_idx[nz_base + j] = a.col_idx[j] + col_base;
     std::copy(a.values.begin(), a.values.end(), out.values.begin() + nz_base);
   }

@@ -76,7 +76,9 @@ class Parser {
   CsrMatrix parse(MatrixMarketHeader* header);
 
  private:
-  [[noreturn]] void fail(const std::string& detail) const { throw InputError(source_, line_, detail); }
+  [[noreturn]] void fail(const std::string& detail) const {
+    throw InputError(source_, line_, detail);
+  }
 
   void skip_blanks() {
     while (p_ != end_ && is_blank(*p_)) ++p_;
@@ -143,9 +145,10 @@ void Parser::parse_banner() {
   if (p_ == end_) fail("file is empty (expected a '%%MatrixMarket' banner)");
   const std::string_view banner = next_token();
   if (!iequals(banner, "%%MatrixMarket")) {
-    fail(fmt::format("missing Matrix Market banner: the first line must start with "
-                     "'%%MatrixMarket', found {}",
-                     quote(banner)));
+    fail(
+        fmt::format("missing Matrix Market banner: the first line must start with "
+                    "'%%MatrixMarket', found {}",
+                    quote(banner)));
   }
   const std::string_view object = next_token();
   const std::string_view format = next_token();
@@ -175,8 +178,8 @@ void Parser::parse_banner() {
   } else if (iequals(field, "complex")) {
     fail("complex field is not supported: spmvc handles real, integer and pattern matrices");
   } else {
-    fail(fmt::format("unknown field {} in banner: expected real, integer or pattern",
-                     quote(field)));
+    fail(
+        fmt::format("unknown field {} in banner: expected real, integer or pattern", quote(field)));
   }
   if (iequals(symmetry, "general")) {
     symmetry_ = Symmetry::kGeneral;
@@ -190,9 +193,10 @@ void Parser::parse_banner() {
   } else if (iequals(symmetry, "hermitian")) {
     fail("hermitian symmetry is not supported (it implies complex values)");
   } else {
-    fail(fmt::format("unknown symmetry {} in banner: expected general, symmetric or "
-                     "skew-symmetric",
-                     quote(symmetry)));
+    fail(
+        fmt::format("unknown symmetry {} in banner: expected general, symmetric or "
+                    "skew-symmetric",
+                    quote(symmetry)));
   }
   end_line("the banner");
 }
@@ -352,21 +356,23 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
     if (field_ != Field::kPattern) {
       skip_blanks();
       if (is_line_end(p_, end_)) {
-        fail(fmt::format("missing value: a {} entry needs '<row> <column> <value>'",
-                         header_.field));
+        fail(
+            fmt::format("missing value: a {} entry needs '<row> <column> <value>'", header_.field));
       }
       v = parse_value();
     }
     if (mirror) {
       if (c > r) {
-        fail(fmt::format("entry ({}, {}) lies above the diagonal: a {} file stores only the "
-                         "lower triangle",
-                         r + 1, c + 1, header_.symmetry));
+        fail(
+            fmt::format("entry ({}, {}) lies above the diagonal: a {} file stores only the "
+                        "lower triangle",
+                        r + 1, c + 1, header_.symmetry));
       }
       if (c == r && symmetry_ == Symmetry::kSkew) {
-        fail(fmt::format("diagonal entry ({}, {}) in a skew-symmetric file (its diagonal is zero "
-                         "by definition and must not be stored)",
-                         r + 1, c + 1));
+        fail(
+            fmt::format("diagonal entry ({}, {}) in a skew-symmetric file (its diagonal is zero "
+                        "by definition and must not be stored)",
+                        r + 1, c + 1));
       }
     }
     end_line(field_ == Field::kPattern ? "'<row> <column>' (pattern entries have no value)"
@@ -387,9 +393,10 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
                      found));
   }
   if (skip_to_content()) {
-    fail(fmt::format("more entries than declared: the size line declares {} entries, this line "
-                     "holds another",
-                     declared));
+    fail(
+        fmt::format("more entries than declared: the size line declares {} entries, this line "
+                    "holds another",
+                    declared));
   }
 
   for (std::int64_t i = 0; i < nrows; ++i) row_ptr[i + 1] += row_ptr[i];

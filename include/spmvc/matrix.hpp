@@ -47,6 +47,8 @@ struct MatrixMarketHeader {
   std::string symmetry;  // "general", "symmetric" or "skew-symmetric"
   std::int64_t nrows = 0, ncols = 0;
   std::int64_t stored_entries = 0;  // entries listed in the file (before symmetric expansion)
+  // Entries merged into an earlier one with the same (row, column), counted in the expanded
+  // matrix: a repeated off-diagonal entry of a symmetric file counts once in each triangle.
   std::int64_t duplicates_summed = 0;
 };
 

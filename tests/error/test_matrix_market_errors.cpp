@@ -93,8 +93,7 @@ TEST_CASE("size line errors") {
 }
 
 TEST_CASE("entry count errors: truncated file and surplus entries") {
-  check_message(parse_error(kBanner + "3 3 4\n1 1 1\n2 2 2\n"), 4,
-                "expected 4 entries, found 2");
+  check_message(parse_error(kBanner + "3 3 4\n1 1 1\n2 2 2\n"), 4, "expected 4 entries, found 2");
   // No final newline: the last line is still named correctly.
   check_message(parse_error(kBanner + "3 3 4\n1 1 1\n2 2 2"), 4, "expected 4 entries, found 2");
   check_message(parse_error(kBanner + "3 3 1\n"), 2, "expected 1 entries, found 0");
@@ -120,8 +119,7 @@ TEST_CASE("index errors") {
 TEST_CASE("value errors") {
   check_message(parse_error(kBanner + "3 3 1\n1 1\n"), 3, "missing value");
   check_message(parse_error(kBanner + "3 3 1\n1 1 \r\n"), 3, "missing value");
-  check_message(parse_error(kBanner + "3 3 1\n1 1 abc\n"), 3,
-                "value 'abc' is not a real number");
+  check_message(parse_error(kBanner + "3 3 1\n1 1 abc\n"), 3, "value 'abc' is not a real number");
   check_message(parse_error(kBanner + "3 3 1\n1 1 1.5.2\n"), 3,
                 "value '1.5.2' is not a real number");
   check_message(parse_error(kBanner + "3 3 1\n1 1 1,5\n"), 3, "value '1,5' is not a real number");
@@ -131,23 +129,21 @@ TEST_CASE("value errors") {
   check_message(parse_error(kBanner + "3 3 1\n1 1 -inf\n"), 3, "value '-inf' is not a finite");
   check_message(parse_error(kBanner + "3 3 1\n1 1 Infinity\n"), 3, "is not a finite number");
   check_message(parse_error(kBanner + "3 3 1\n1 1 1e999\n"), 3, "value '1e999' overflows fp64");
-  check_message(
-      parse_error("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 2.5\n"), 3,
-      "value '2.5' is not an integer");
-  check_message(
-      parse_error("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 "
-                  "9007199254740993\n"),
-      3, "cannot be held exactly in fp64");
-  check_message(parse_error("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1\n"),
-                3, "extra token '1' after '<row> <column>' (pattern entries have no value)");
+  check_message(parse_error("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 2.5\n"),
+                3, "value '2.5' is not an integer");
+  check_message(parse_error("%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 "
+                            "9007199254740993\n"),
+                3, "cannot be held exactly in fp64");
+  check_message(parse_error("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1\n"), 3,
+                "extra token '1' after '<row> <column>' (pattern entries have no value)");
 }
 
 TEST_CASE("symmetry errors") {
   check_message(
-      parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n2 2 4\n"),
-      4, "diagonal entry (2, 2) in a skew-symmetric file");
-  check_message(parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 2 1\n"),
-                3, "entry (1, 2) lies above the diagonal");
+      parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n2 2 4\n"), 4,
+      "diagonal entry (2, 2) in a skew-symmetric file");
+  check_message(parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 2 1\n"), 3,
+                "entry (1, 2) lies above the diagonal");
 }
 
 TEST_CASE("file errors name the file") {

@@ -77,23 +77,30 @@ TEST_CASE("csr_from_arrays sorts a long row stably, summing duplicates in input 
 TEST_CASE("csr_from_arrays rejects bad arrays, naming the array and position") {
   const I32 col{0, 1};
   const F64 val{1, 2};
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{0, 2}, col, val); })
-            .find("row_ptr has 2 entries, expected nrows+1 = 3") != std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{1, 1, 2}, col, val); })
-            .find("row_ptr[0] = 1, expected 0") != std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{0, 2, 1}, col, val); })
-            .find("row_ptr[2] = 1 is less than row_ptr[1] = 2") != std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{0, 1, 3}, col, val); })
-            .find("row_ptr[nrows] = row_ptr[2] = 3 but col_idx has 2 entries") !=
-        std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{0, 1, 2}, col, F64{1}); })
-            .find("values has 1 entries but col_idx has 2") != std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{0, 1, 2}, I32{0, 2}, val); })
-            .find("col_idx[1] = 2 (row 1) is out of range [0, 2)") != std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(2, 2, I64{0, 1, 2}, I32{-1, 0}, val); })
-            .find("col_idx[0] = -1 (row 0) is out of range") != std::string::npos);
-  CHECK(input_error([&] { spmvc::csr_from_arrays(-1, 2, I64{0}, I32{}, F64{}); })
-            .find("nrows = -1 is negative") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{0, 2}, col, val);
+        }).find("row_ptr has 2 entries, expected nrows+1 = 3") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{1, 1, 2}, col, val);
+        }).find("row_ptr[0] = 1, expected 0") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{0, 2, 1}, col, val);
+        }).find("row_ptr[2] = 1 is less than row_ptr[1] = 2") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{0, 1, 3}, col, val);
+        }).find("row_ptr[nrows] = row_ptr[2] = 3 but col_idx has 2 entries") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{0, 1, 2}, col, F64{1});
+        }).find("values has 1 entries but col_idx has 2") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{0, 1, 2}, I32{0, 2}, val);
+        }).find("col_idx[1] = 2 (row 1) is out of range [0, 2)") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(2, 2, I64{0, 1, 2}, I32{-1, 0}, val);
+        }).find("col_idx[0] = -1 (row 0) is out of range") != std::string::npos);
+  CHECK(input_error([&] {
+          spmvc::csr_from_arrays(-1, 2, I64{0}, I32{}, F64{});
+        }).find("nrows = -1 is negative") != std::string::npos);
   CHECK(input_error([&] {
           spmvc::csr_from_arrays(1, std::int64_t{1} << 31, I64{0, 0}, I32{}, F64{});
         }).find("column indices are 32-bit") != std::string::npos);

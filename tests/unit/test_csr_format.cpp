@@ -123,8 +123,12 @@ TEST_CASE("vector width and unroll follow the nonzeros each lane gets") {
   CHECK(formats::CsrFormat::vector_width_for(p27, 4) == 4);
   CHECK(formats::CsrFormat::vector_width_for(p27, 8) == 2);   // 2.7 per lane
   CHECK(formats::CsrFormat::vector_width_for(p27, 32) == 1);  // 0.7 per lane
-  CHECK(formats::CsrFormat::unroll_for(1) == 2);
+  CHECK(formats::CsrFormat::unroll_for(1) == 1);
   CHECK(formats::CsrFormat::unroll_for(4) == 1);
+  // Power-law rows: the nonzero-weighted row length, not the mean, sets V.
+  const Profile pr = inspect(gen::rmat(16, 16, 1));
+  CHECK(pr.row_mean / 32 < 1.0);
+  CHECK(formats::CsrFormat::vector_width_for(pr, 32) == 4);
 }
 
 TEST_CASE("a few very long rows push the planner to whole warps per row") {
@@ -139,7 +143,8 @@ TEST_CASE("a few very long rows push the planner to whole warps per row") {
 }
 
 TEST_CASE("the planner ranks every thread mapping, best first, with reasons") {
-  const CsrMatrix a = gen::stencil_3d_27pt(16, 16, 16);
+  // Large enough that bandwidth, not the launch or the longest row, dominates the model.
+  const CsrMatrix a = gen::stencil_3d_27pt(64, 64, 64);
   const Plan plan = plan_for(a, Precision::f64);
   CHECK(plan.format == "csr");
   REQUIRE(plan.candidates.size() == 6);

@@ -68,9 +68,9 @@ TEST_CASE("stencil_2d_5pt: sizes, nnz formula, values") {
   // 5 per point minus one per missing neighbour on each boundary side.
   CHECK(a.nnz() == 5 * 12 - 2 * 4 - 2 * 3);
   CHECK_NOTHROW(spmvc::validate(a));
-  CHECK(a.row_length(0) == 3);      // corner
-  CHECK(a.row_length(1) == 4);      // edge
-  CHECK(a.row_length(5) == 5);      // interior (x=1, y=1)
+  CHECK(a.row_length(0) == 3);  // corner
+  CHECK(a.row_length(1) == 4);  // edge
+  CHECK(a.row_length(5) == 5);  // interior (x=1, y=1)
   // Natural ordering, x fastest: row 5 = (1,1) couples to 1, 4, 5, 6, 9.
   CHECK(std::vector<std::int32_t>(a.col_idx.begin() + a.row_ptr[5],
                                   a.col_idx.begin() + a.row_ptr[6]) ==
@@ -241,7 +241,8 @@ TEST_CASE("from_spec builds what the direct calls build") {
   CHECK(same(gen::from_spec("stencil27:nx=2,ny=3,nz=4"), gen::stencil_3d_27pt(2, 3, 4)));
   CHECK(same(gen::from_spec("elasticity:n=2,seed=5"), gen::elasticity_3d(2, 2, 2, 5)));
   CHECK(same(gen::from_spec("rmat:scale=6,ef=4,seed=3"), gen::rmat(6, 4, 3)));
-  CHECK(same(gen::from_spec("rmat:scale=6,a=0.45,b=0.15,c=0.15"), gen::rmat(6, 16, 1, 0.45, 0.15, 0.15)));
+  CHECK(same(gen::from_spec("rmat:scale=6,a=0.45,b=0.15,c=0.15"),
+             gen::rmat(6, 16, 1, 0.45, 0.15, 0.15)));
   CHECK(same(gen::from_spec("random:nrows=30,ncols=20,per_row=4,seed=2"),
              gen::random_uniform(30, 20, 4, 2)));
   CHECK(same(gen::from_spec("random:n=40"), gen::random_uniform(40, 40, 16, 1)));
@@ -286,9 +287,28 @@ TEST_CASE("is_spec recognises generator names only") {
 
 TEST_CASE("spec_help has one line per generator") {
   const std::string help = gen::spec_help();
-  for (const char* name : {"stencil2d", "stencil7", "stencil27", "elasticity", "rmat", "random",
-                           "banded", "rep="}) {
+  for (const char* name :
+       {"stencil2d", "stencil7", "stencil27", "elasticity", "rmat", "random", "banded", "rep="}) {
     CHECK(contains(help, name));
   }
   CHECK(std::count(help.begin(), help.end(), '\n') == 8);
+}
+
+TEST_CASE("generator output is pinned: the same on every machine and compiler") {
+  // Reference values recorded from this implementation. A change here means every benchmark
+  // matrix changed: only update them on purpose.
+  const CsrMatrix r = gen::random_uniform(3, 10, 3, 1);
+  CHECK(r.col_idx == std::vector<std::int32_t>{1, 3, 5, 2, 4, 6, 2, 5, 9});
+  CHECK(r.values[0] == 0.57900323223998984);
+
+  const CsrMatrix m = gen::rmat(8, 4, 1);
+  CHECK(m.nnz() == 838);
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the structure
+  for (auto c : m.col_idx) h = (h ^ static_cast<std::uint32_t>(c)) * 1099511628211ULL;
+  for (auto p : m.row_ptr) h = (h ^ static_cast<std::uint64_t>(p)) * 1099511628211ULL;
+  CHECK(h == 16587921412202138152ULL);
+
+  const CsrMatrix e = gen::elasticity_3d(2, 2, 2, 1);
+  CHECK(e.values[0] == 10.5643061324882);
+  CHECK(e.values[1] == 0.15800646447997968);
 }

@@ -209,3 +209,14 @@ TEST_CASE("real matrix G3_circuit reads with the published sizes") {
   CHECK(a.nnz() == 7660826);
   CHECK_NOTHROW(spmvc::validate(a));
 }
+
+TEST_CASE("a duplicated off-diagonal entry of a symmetric file is summed in both triangles") {
+  const std::string text =
+      "%%MatrixMarket matrix coordinate integer symmetric\n2 2 3\n2 1 3\n1 1 5\n2 1 4\n";
+  MatrixMarketHeader h;
+  const CsrMatrix a = spmvc::parse_matrix_market(text, "inline.mtx", &h);
+  CHECK(a.row_ptr == std::vector<std::int64_t>{0, 2, 3});
+  CHECK(a.col_idx == std::vector<std::int32_t>{0, 1, 0});
+  CHECK(a.values == std::vector<double>{5, 7, 7});
+  CHECK(h.duplicates_summed == 2);
+}

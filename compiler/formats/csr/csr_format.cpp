@@ -93,17 +93,24 @@ CsrParams CsrFormat::choose(const Profile& profile) {
 }
 
 int CsrFormat::vector_width_for(const Profile& profile, int threads_per_row) {
-  const double per_lane = profile.row_mean / threads_per_row;
+  // The length of the row an average nonzero sits in, E[len^2]/E[len]: equal to the mean on
+  // regular matrices, far above it on power-law ones, whose long rows set the kernel's time
+  // (R-MAT scale 20 at T=32: V=4 0.45x, V=1 0.39x of cuSPARSE in fp64).
+  const double mean = std::max(profile.row_mean, 1e-9);
+  const double weighted = (profile.row_stddev * profile.row_stddev + mean * mean) / mean;
+  const double per_lane = weighted / threads_per_row;
   for (int v : {4, 2}) {
     if (v <= heuristics::kCsrVectorSlack * per_lane) return v;
   }
   return 1;
 }
 
-int CsrFormat::unroll_for(int vector_width) {
-  // Sweep 1 (V=1): two steps of loads in flight helped fp32 (R-MAT 2.2x at T=32) and never cost
-  // more than noise; with vector loads each lane already has V elements in flight.
-  return vector_width == 1 ? 2 : 1;
+int CsrFormat::unroll_for(int) {
+  // The unroll sweep of 2026-11-22 (bench/results/2026-11-22-h100-csr-unroll-sweep): with the
+  // vector kernel, a second step of loads in flight (u=2) lost at V=1 on R-MAT (0.27x against
+  // 0.43x in fp32 at T=32) and on wave (0.31x against 0.39x at T=32), and won only within noise
+  // elsewhere; vector loads are the better way to keep loads in flight.
+  return 1;
 }
 
 Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
@@ -121,8 +128,9 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   const double per_lane = profile.row_mean / p.threads_per_row;
   const double latency = std::min(1.0, heuristics::kCsrNonzerosPerLane / std::max(per_lane, 1e-9));
   c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency;
-  const double longest_steps =
-      std::ceil(static_cast<double>(profile.row_max) / (p.threads_per_row * p.vector_width));
+  // Per lane, the longest row is row_max / T dependent gathers; vector loads shorten the load
+  // side only (R-MAT sweep: T 16 -> 32 cut 20-35%, V 1 -> 4 at T=32 cut 0-15%).
+  const double longest_steps = std::ceil(static_cast<double>(profile.row_max) / p.threads_per_row);
   c.serial_seconds = longest_steps * heuristics::kCsrStepSeconds;
   return c;
 }

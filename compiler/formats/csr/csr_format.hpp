@@ -40,7 +40,8 @@ class CsrFormat final : public FormatUnit {
 
   /// The parameters the heuristics pick for this row-length distribution.
   static CsrParams choose(const Profile& profile);
-  /// V for T lanes per row (heuristics::kCsrVectorSlack), and the unroll depth for V.
+  /// V for T lanes per row (heuristics::kCsrVectorSlack, applied to the nonzero-weighted mean
+  /// row length), and the unroll depth for V.
   static int vector_width_for(const Profile& profile, int threads_per_row);
   static int unroll_for(int vector_width);
   /// Fraction of lane slots doing useful work when T lanes share each row.
