@@ -132,6 +132,7 @@ int run_run(const MatrixArgs& args) {
                t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
                t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
+    if (args.verbose) fmt::print("NVRTC log:\n{}\n", t.compile_log);
     fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED", tolerance(p), to_string(p));
   }
   return ok ? 0 : 1;

@@ -21,6 +21,7 @@ struct MatrixArgs {
   int block_size = 0;              ///< > 0 forces csr block size
   bool json = false;
   bool quiet = false;
+  bool verbose = false;            ///< run: also print NVRTC's log
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to

@@ -23,6 +23,7 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
                   "replicate until the matrix has at least this many nonzeros");
   cmd->add_flag("--json", args.json, "machine-readable output");
   cmd->add_flag("-q,--quiet", args.quiet, "no progress messages on stderr");
+  cmd->add_flag("-v,--verbose", args.verbose, "run: also print NVRTC's log");
   if (!with_format) return;
   cmd->add_option("--precision", args.precision, "f64, f32 or f32acc64 (fp32 storage, fp64 accumulation)")
       ->capture_default_str();

@@ -252,13 +252,20 @@ void check_symmetry(const CsrMatrix& a, Profile& p) {
 
 }  // namespace
 
-Profile inspect(const CsrMatrix& a) {
+Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   const auto start = std::chrono::steady_clock::now();
   Profile p;
+  p.depth = depth;
   p.nrows = a.nrows;
   p.ncols = a.ncols;
   p.nnz = a.nnz();
   scan_rows(a, p);
+  p.square = a.nrows == a.ncols;
+  if (depth == InspectDepth::rows) {
+    p.inspect_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return p;
+  }
   compute_block_fill(a, p);
   p.distinct_values = count_distinct(a.values);
   p.fp32_exact_values = count_fp32_exact(a.values);

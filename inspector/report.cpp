@@ -128,6 +128,7 @@ std::string to_json(const Profile& p) {
         {"structural", p.structurally_symmetric},
         {"numerical", p.numerically_symmetric}}},
       {"inspect_seconds", p.inspect_seconds},
+      {"depth", p.depth == InspectDepth::full ? "full" : "rows"},
   };
   return doc.dump(2) + "\n";
 }
@@ -149,6 +150,11 @@ std::string to_report(const Profile& p) {
   out += fmt::format(
       "x sectors (32 B) read row by row: {} ({:.3f} per nonzero)\n", grouped(p.x_sectors),
       p.nnz == 0 ? 0.0 : static_cast<double>(p.x_sectors) / static_cast<double>(p.nnz));
+  if (p.depth == InspectDepth::rows) {
+    out += "Block fill, distinct values and symmetry: not inspected (row scan only)\n";
+    out += fmt::format("Inspected in {:.3f} s\n", p.inspect_seconds);
+    return out;
+  }
   append_block_fill(out, p);
   out +=
       fmt::format("Distinct values: {}; exact in fp32: {} ({:.1f}%)\n", grouped(p.distinct_values),

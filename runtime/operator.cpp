@@ -133,7 +133,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   im->ncols = a.ncols;
 
   auto t0 = Clock::now();
-  im->profile = inspect(a);
+  im->profile = inspect(a, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
   im->timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
@@ -163,6 +163,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   im->timings.kernel_origin = std::string(runtime::to_string(cached.origin));
   im->timings.registers = cached.cubin.registers;
   im->timings.spill_bytes = cached.cubin.spill_store_bytes;
+  im->timings.compile_log = cached.cubin.log;
 
   t0 = Clock::now();
   for (const EncodedArray& arr : encoded.arrays) {

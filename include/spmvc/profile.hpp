@@ -26,6 +26,14 @@ struct BlockFill {
   double fill = 0.0;
 };
 
+/// How much of the Profile to compute.
+enum class InspectDepth {
+  full,  ///< everything
+  rows,  ///< only what the row scan gives (sizes, row lengths, histogram, bandwidth, profile,
+         ///< delta bits, x sectors): what the planner needs, in a fraction of the time. Block
+         ///< fill, distinct values and symmetry are left empty / zero / false.
+};
+
 struct Profile {
   static constexpr int kSchemaVersion = 1;
 
@@ -71,10 +79,11 @@ struct Profile {
   bool numerically_symmetric = false;
 
   double inspect_seconds = 0.0;
+  InspectDepth depth = InspectDepth::full;
 };
 
 /// Analyses `a`. Linear in nnz apart from the symmetry check (a transpose, O(nnz)).
-Profile inspect(const CsrMatrix& a);
+Profile inspect(const CsrMatrix& a, InspectDepth depth = InspectDepth::full);
 
 /// Stable JSON document (keys fixed, schema_version included), pretty-printed.
 std::string to_json(const Profile& p);

@@ -33,6 +33,10 @@ struct Options {
   /// Overrides the cache directory.
   std::string cache_dir;
   int device = 0;
+  /// Inspect everything (block fill, distinct values, symmetry) rather than only the row scan
+  /// the planner uses; Operator::profile() then holds the full Profile. Costs several times the
+  /// row scan on large matrices.
+  bool full_inspection = false;
 };
 
 /// Time spent in each one-time step of compile(), in seconds.
@@ -42,6 +46,8 @@ struct CompileTimings {
   std::string kernel_origin;
   int registers = -1;
   int spill_bytes = -1;
+  /// NVRTC's log for the kernel (ptxas resource lines included).
+  std::string compile_log;
 };
 
 /// A compiled SpMV for one matrix on one device. Move-only.

@@ -348,7 +348,8 @@ TEST_CASE("to_json: round-trips the fields with stable shapes") {
   CHECK(j.at("symmetry") ==
         nlohmann::json{{"square", true}, {"structural", false}, {"numerical", false}});
   CHECK(j.at("inspect_seconds").get<double>() == p.inspect_seconds);
-  CHECK(j.size() == 15);
+  CHECK(j.at("depth") == "full");
+  CHECK(j.size() == 16);
 }
 
 TEST_CASE("to_json: bit counts stay in numeric order past 9") {
@@ -389,4 +390,31 @@ TEST_CASE("to_report: readable summary with grouped numbers") {
     // Best block fill first: 1x2 at 0.7.
     CHECK(r.find("Block fill (best first): 1x2 0.700 (5 blocks)") != std::string::npos);
   }
+}
+
+TEST_CASE("the row-scan depth gives the planner's fields and marks the rest as not inspected") {
+  spmvc::CsrMatrix a;
+  a.nrows = 3;
+  a.ncols = 3;
+  a.row_ptr = {0, 2, 3, 5};
+  a.col_idx = {0, 2, 1, 0, 2};
+  a.values = {1, 2, 3, 2, 5};
+  const spmvc::Profile full = spmvc::inspect(a);
+  const spmvc::Profile rows = spmvc::inspect(a, spmvc::InspectDepth::rows);
+  CHECK(rows.depth == spmvc::InspectDepth::rows);
+  CHECK(rows.nnz == full.nnz);
+  CHECK(rows.row_mean == full.row_mean);
+  CHECK(rows.row_stddev == full.row_stddev);
+  CHECK(rows.row_max == full.row_max);
+  CHECK(rows.bandwidth == full.bandwidth);
+  CHECK(rows.delta_bits == full.delta_bits);
+  CHECK(rows.square);
+  CHECK(full.distinct_values == 4);
+  CHECK(rows.distinct_values == 0);
+  CHECK(rows.block_fill.empty());
+  CHECK_FALSE(full.block_fill.empty());
+  CHECK(full.numerically_symmetric);
+  CHECK_FALSE(rows.numerically_symmetric);
+  CHECK(spmvc::to_report(rows).find("not inspected") != std::string::npos);
+  CHECK(spmvc::to_json(rows).find("\"depth\": \"rows\"") != std::string::npos);
 }
