@@ -114,13 +114,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
       dy.download(yf.data(), yb);
       std::copy(yf.begin(), yf.end(), y.begin());
     }
-    double diff = 0, norm = 0;
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      diff += (y[i] - ref[i]) * (y[i] - ref[i]);
-      norm += ref[i] * ref[i];
-    }
-    const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-    return std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+    return compiler::relative_error(y, ref);
   };
 
   std::vector<Measured> results;

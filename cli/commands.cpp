@@ -35,16 +35,6 @@ std::vector<double> input_vector(std::int64_t n, Precision p) {
   return x;
 }
 
-double relative_error(const std::vector<double>& y, const std::vector<double>& ref) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    const double d = y[i] - ref[i];
-    diff += d * d;
-    norm += ref[i] * ref[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-}
-
 double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 
 }  // namespace
@@ -105,7 +95,7 @@ int run_run(const MatrixArgs& args) {
   op.apply_host(x, y);
   std::vector<double> ref(y.size());
   compiler::csr_reference_spmv(a, x, ref);
-  const double err = relative_error(y, ref);
+  const double err = compiler::relative_error(y, ref);
   double checksum = 0;
   for (double v : y) checksum += v;
   const bool ok = err <= tolerance(p) && !std::isnan(err);

@@ -30,6 +30,10 @@ Encoded encode(const CsrMatrix& a, const Plan& plan);
 void reference_spmv(const Plan& plan, const Encoded& encoded, std::span<const double> x,
                     std::span<double> y, double alpha = 1.0, double beta = 0.0);
 
+/// ||y - ref|| / ||ref|| (||y - ref|| when ref is zero); infinity when y holds a NaN, so an
+/// unwritten (NaN-poisoned) output never passes a tolerance check.
+double relative_error(std::span<const double> y, std::span<const double> ref);
+
 /// Plain CSR product on the host, accumulated in fp64: the oracle for every format.
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,
                         double alpha = 1.0, double beta = 0.0);

@@ -1,7 +1,12 @@
 // Helpers shared by the test executables.
 #pragma once
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace spmvc::test {
@@ -14,6 +19,54 @@ inline std::filesystem::path shared_matrices() {
   std::filesystem::path p = SPMVC_SHARED_MATRICES;
   return std::filesystem::is_directory(p) ? p : std::filesystem::path{};
 }
+
+/// A directory unique to this process and use, created empty and removed afterwards.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag = "tmp") {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("spmvc-test-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Sets (or unsets, with nullptr) an environment variable for one scope.
+class EnvVar {
+ public:
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~EnvVar() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  EnvVar(const EnvVar&) = delete;
+  EnvVar& operator=(const EnvVar&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 /// Records that a GPU test found no device; test_main then exits 77 (skipped).
 void mark_device_missing();

@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -91,6 +93,17 @@ Encoded encode(const CsrMatrix& a, const Plan& plan) {
 void reference_spmv(const Plan& plan, const Encoded& encoded, std::span<const double> x,
                     std::span<double> y, double alpha, double beta) {
   formats::find_format(plan.format).reference_spmv(encoded, plan.params, x, y, alpha, beta);
+}
+
+double relative_error(std::span<const double> y, std::span<const double> ref) {
+  if (y.size() != ref.size()) throw InternalError("relative_error: sizes differ");
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    diff += (y[i] - ref[i]) * (y[i] - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  return std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
 }
 
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,

@@ -15,6 +15,7 @@
 #include "kernel_cache.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/error.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace spmvc;
@@ -22,51 +23,11 @@ using namespace spmvc::runtime;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("spmvc-test-dump-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+// A TempDir tagged for this file's tests.
+struct TempDir : spmvc::test::TempDir {
+  TempDir() : spmvc::test::TempDir("dump") {}
 };
-
-class EnvVar {
- public:
-  EnvVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~EnvVar() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  EnvVar(const EnvVar&) = delete;
-  EnvVar& operator=(const EnvVar&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using spmvc::test::EnvVar;
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

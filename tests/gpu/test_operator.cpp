@@ -41,13 +41,7 @@ double check(const CsrMatrix& a, const Operator& op, double alpha = 1.0, double 
   if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
   op.apply_host(x, y, alpha, beta);
   compiler::csr_reference_spmv(a, x, ref, alpha, beta);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    diff += (y[i] - ref[i]) * (y[i] - ref[i]);
-    norm += ref[i] * ref[i];
-  }
-  const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-  return std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+  return compiler::relative_error(y, ref);
 }
 
 Options with(Precision p) {

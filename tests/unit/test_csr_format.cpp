@@ -202,3 +202,12 @@ TEST_CASE("encoded reference equals plain CSR on every generated class") {
     }
   }
 }
+
+TEST_CASE("relative error is the 2-norm ratio and never passes a NaN") {
+  CHECK(compiler::relative_error(std::vector<double>{3, 4}, std::vector<double>{3, 4}) == 0.0);
+  CHECK(compiler::relative_error(std::vector<double>{3, 5}, std::vector<double>{3, 4}) ==
+        doctest::Approx(1.0 / 5.0));
+  CHECK(compiler::relative_error(std::vector<double>{1, 0}, std::vector<double>{0, 0}) == 1.0);
+  CHECK(std::isinf(compiler::relative_error(std::vector<double>{std::nan(""), 4},
+                                            std::vector<double>{3, 4})));
+}
