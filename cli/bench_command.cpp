@@ -47,7 +47,8 @@ double time_ms(const std::function<void()>& fn, const BenchArgs& b) {
 
 fs::path fresh_temp_dir() {
   std::string pattern = (fs::temp_directory_path() / "spmvc-bench-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw InputError(pattern, 0, "cannot create a temporary directory");
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw InputError(pattern, 0, "cannot create a temporary directory");
   return pattern;
 }
 
@@ -87,7 +88,8 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
 
   const auto x_host = [&] {
     std::vector<double> x = codegen::test_vector(a.ncols);
-    if (p != Precision::f64) for (double& v : x) v = static_cast<float>(v);
+    if (p != Precision::f64)
+      for (double& v : x) v = static_cast<float>(v);
     return x;
   }();
   std::vector<double> ref(static_cast<std::size_t>(a.nrows));
@@ -143,7 +145,8 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   }
 
   runtime::CusparseCsr cusparse(a, p);
-  for (runtime::CusparseAlg alg : {runtime::CusparseAlg::csr_alg1, runtime::CusparseAlg::csr_alg2}) {
+  for (runtime::CusparseAlg alg :
+       {runtime::CusparseAlg::csr_alg1, runtime::CusparseAlg::csr_alg2}) {
     cusparse.prepare(alg, dx.get(), dy.get());
     auto fn = [&] { cusparse.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); };
     results.push_back({fmt::format("cusparse {}", runtime::to_string(alg)), 0, check(fn)});
@@ -151,17 +154,21 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   }
 
   const double nnz = static_cast<double>(a.nnz());
-  const double csr_bytes = static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) +
-                           static_cast<double>(xb + yb);
-  const double own_bytes = static_cast<double>(op.device_bytes() + static_cast<std::int64_t>(xb + yb));
+  const double csr_bytes =
+      static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);
+  const double own_bytes =
+      static_cast<double>(op.device_bytes() + static_cast<std::int64_t>(xb + yb));
   const double best_cusparse = std::min(results[1].ms, results[2].ms);
   const double ours_ms = results[0].ms;
-  const double one_time = cold.inspect + cold.plan + cold.encode + cold.codegen + warm.compile + cold.upload;
+  const double one_time =
+      cold.inspect + cold.plan + cold.encode + cold.codegen + warm.compile + cold.upload;
   const double saving = (best_cusparse - ours_ms) * 1e-3;
-  const double break_even = saving > 0 ? one_time / saving : std::numeric_limits<double>::infinity();
+  const double break_even =
+      saving > 0 ? one_time / saving : std::numeric_limits<double>::infinity();
   const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
-  const bool correct = std::all_of(results.begin(), results.end(),
-                                   [&](const Measured& m) { return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol; });
+  const bool correct = std::all_of(results.begin(), results.end(), [&](const Measured& m) {
+    return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol;
+  });
 
   if (args.json) {
     nlohmann::ordered_json j;
@@ -181,19 +188,25 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     for (const Measured& m : results) {
       const bool is_ours = m.name.rfind("spmvc", 0) == 0;
       const double s = m.ms * 1e-3;
-      j["results"].push_back({{"name", m.name},
-                              {"ms", m.ms},
-                              {"relative_error", m.rel_error},
-                              {"gflops", 2 * nnz / s / 1e9},
-                              {"csr_equiv_gbs", csr_bytes / s / 1e9},
-                              {"own_gbs", (is_ours ? own_bytes : csr_bytes) / s / 1e9},
-                              {"pct_read_bw", 100 * (is_ours ? own_bytes : csr_bytes) / s / read_bw},
-                              {"speedup_vs_best_cusparse", best_cusparse / m.ms}});
+      j["results"].push_back(
+          {{"name", m.name},
+           {"ms", m.ms},
+           {"relative_error", m.rel_error},
+           {"gflops", 2 * nnz / s / 1e9},
+           {"csr_equiv_gbs", csr_bytes / s / 1e9},
+           {"own_gbs", (is_ours ? own_bytes : csr_bytes) / s / 1e9},
+           {"pct_read_bw", 100 * (is_ours ? own_bytes : csr_bytes) / s / read_bw},
+           {"speedup_vs_best_cusparse", best_cusparse / m.ms}});
     }
-    j["one_time"] = {{"inspect", cold.inspect}, {"plan", cold.plan},     {"encode", cold.encode},
-                     {"codegen", cold.codegen}, {"compile_cold", cold.compile},
-                     {"compile_memory", warm.compile}, {"compile_disk", from_disk.seconds},
-                     {"upload", cold.upload}, {"registers", cold.registers},
+    j["one_time"] = {{"inspect", cold.inspect},
+                     {"plan", cold.plan},
+                     {"encode", cold.encode},
+                     {"codegen", cold.codegen},
+                     {"compile_cold", cold.compile},
+                     {"compile_memory", warm.compile},
+                     {"compile_disk", from_disk.seconds},
+                     {"upload", cold.upload},
+                     {"registers", cold.registers},
                      {"spill_bytes", cold.spill_bytes}};
     j["break_even_multiplies"] = std::isinf(break_even) ? nlohmann::ordered_json(nullptr)
                                                         : nlohmann::ordered_json(break_even);
@@ -201,7 +214,9 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     if (!sweep.empty()) {
       j["sweep"] = nlohmann::ordered_json::array();
       for (const Measured& m : sweep)
-        j["sweep"].push_back({{"params", m.name}, {"ms", m.ms}, {"relative_error", m.rel_error},
+        j["sweep"].push_back({{"params", m.name},
+                              {"ms", m.ms},
+                              {"relative_error", m.rel_error},
                               {"speedup_vs_best_cusparse", best_cusparse / m.ms}});
     }
     fmt::print("{}\n", j.dump(2));
@@ -221,10 +236,11 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
                  m.name, m.ms * 1e3, 2 * nnz / s / 1e9, csr_bytes / s / 1e9, own / 1e9,
                  100 * own / read_bw, best_cusparse / m.ms, m.rel_error);
     }
-    fmt::print("one-time: inspect {:.1f} ms, plan {:.2f} ms, encode {:.1f} ms, codegen {:.2f} ms, "
-               "compile cold {:.1f} ms / memory {:.3f} ms / disk {:.2f} ms, upload {:.1f} ms\n",
-               cold.inspect * 1e3, cold.plan * 1e3, cold.encode * 1e3, cold.codegen * 1e3,
-               cold.compile * 1e3, warm.compile * 1e3, from_disk.seconds * 1e3, cold.upload * 1e3);
+    fmt::print(
+        "one-time: inspect {:.1f} ms, plan {:.2f} ms, encode {:.1f} ms, codegen {:.2f} ms, "
+        "compile cold {:.1f} ms / memory {:.3f} ms / disk {:.2f} ms, upload {:.1f} ms\n",
+        cold.inspect * 1e3, cold.plan * 1e3, cold.encode * 1e3, cold.codegen * 1e3,
+        cold.compile * 1e3, warm.compile * 1e3, from_disk.seconds * 1e3, cold.upload * 1e3);
     if (std::isinf(break_even)) {
       fmt::print("break-even: never (not faster than the best cuSPARSE)\n");
     } else {

@@ -78,9 +78,10 @@ int run_emit(const MatrixArgs& args, const std::string& out_dir) {
   } else {
     fmt::print("emitted {} ({}) into {}:\n", source.kernel_name, describe(plan.params), out_dir);
     for (const auto& p : written) fmt::print("  {}\n", p.string());
-    fmt::print("build and run offline:\n  cd {} && nvcc -O3 -std=c++17 -arch=sm_90 -I. harness.cu "
-               "-o harness && ./harness\n",
-               out_dir);
+    fmt::print(
+        "build and run offline:\n  cd {} && nvcc -O3 -std=c++17 -arch=sm_90 -I. harness.cu "
+        "-o harness && ./harness\n",
+        out_dir);
   }
   return 0;
 }
@@ -91,7 +92,8 @@ int run_run(const MatrixArgs& args) {
   Operator op = compile(a, options);
   const Precision p = op.plan().precision;
   const std::vector<double> x = input_vector(a.ncols, p);
-  std::vector<double> y(static_cast<std::size_t>(a.nrows), std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> y(static_cast<std::size_t>(a.nrows),
+                        std::numeric_limits<double>::quiet_NaN());
   op.apply_host(x, y);
   std::vector<double> ref(y.size());
   compiler::csr_reference_spmv(a, x, ref);
@@ -108,22 +110,29 @@ int run_run(const MatrixArgs& args) {
     j["tolerance"] = tolerance(p);
     j["checksum"] = checksum;
     j["passed"] = ok;
-    j["timings"] = {{"inspect", t.inspect}, {"plan", t.plan},       {"encode", t.encode},
-                    {"codegen", t.codegen}, {"compile", t.compile}, {"upload", t.upload},
-                    {"kernel_origin", t.kernel_origin}, {"registers", t.registers},
+    j["timings"] = {{"inspect", t.inspect},
+                    {"plan", t.plan},
+                    {"encode", t.encode},
+                    {"codegen", t.codegen},
+                    {"compile", t.compile},
+                    {"upload", t.upload},
+                    {"kernel_origin", t.kernel_origin},
+                    {"registers", t.registers},
                     {"spill_bytes", t.spill_bytes}};
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("kernel          {}\n", op.source().kernel_name);
     fmt::print("relative error  {:.3e}\n", err);
     fmt::print("checksum        {:.17g}\n", checksum);
-    fmt::print("one-time cost   inspect {:.1f} ms, plan {:.1f} ms, encode {:.1f} ms, codegen {:.1f} ms, "
-               "compile {:.1f} ms ({}), upload {:.1f} ms\n",
-               t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
-               t.kernel_origin, t.upload * 1e3);
+    fmt::print(
+        "one-time cost   inspect {:.1f} ms, plan {:.1f} ms, encode {:.1f} ms, codegen {:.1f} ms, "
+        "compile {:.1f} ms ({}), upload {:.1f} ms\n",
+        t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
+        t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
     if (args.verbose) fmt::print("NVRTC log:\n{}\n", t.compile_log);
-    fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED", tolerance(p), to_string(p));
+    fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED", tolerance(p),
+               to_string(p));
   }
   return ok ? 0 : 1;
 }

@@ -10,18 +10,18 @@ namespace spmvc::cli {
 
 /// Options common to the commands that take a matrix.
 struct MatrixArgs {
-  std::string matrix;              ///< a path or a generator spec
-  std::int64_t replicate = 1;      ///< I_k ⊗ A
-  std::int64_t replicate_to = 0;   ///< smallest k with k*nnz >= this (0: off)
+  std::string matrix;             ///< a path or a generator spec
+  std::int64_t replicate = 1;     ///< I_k ⊗ A
+  std::int64_t replicate_to = 0;  ///< smallest k with k*nnz >= this (0: off)
   std::string precision = "f64";
   std::string format = "auto";
-  int threads_per_row = 0;         ///< > 0 forces csr T
-  int vector_width = 0;            ///< > 0 forces csr V
-  int unroll = 0;                  ///< > 0 forces csr unroll
-  int block_size = 0;              ///< > 0 forces csr block size
+  int threads_per_row = 0;  ///< > 0 forces csr T
+  int vector_width = 0;     ///< > 0 forces csr V
+  int unroll = 0;           ///< > 0 forces csr unroll
+  int block_size = 0;       ///< > 0 forces csr block size
   bool json = false;
   bool quiet = false;
-  bool verbose = false;            ///< run: also print NVRTC's log
+  bool verbose = false;  ///< run: also print NVRTC's log
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to
@@ -37,10 +37,10 @@ int run_run(const MatrixArgs& args);
 int run_gen(const std::string& spec, const std::string& out, std::int64_t replicate);
 
 struct BenchArgs {
-  int repetitions = 7;         ///< timed repetitions; the median is reported
-  double min_rep_ms = 20;      ///< each repetition runs enough multiplies to last this long
-  bool skip_bandwidth = false; ///< do not measure read bandwidth (use the documented H100 figure)
-  bool sweep = false;          ///< also time every csr thread mapping and unroll depth
+  int repetitions = 7;          ///< timed repetitions; the median is reported
+  double min_rep_ms = 20;       ///< each repetition runs enough multiplies to last this long
+  bool skip_bandwidth = false;  ///< do not measure read bandwidth (use the documented H100 figure)
+  bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
 

@@ -1,8 +1,8 @@
 // spmvc: the command-line face of the compiler. The only place in spmvc that prints.
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "spmvc/generators.hpp"
@@ -14,10 +14,12 @@ constexpr int kExitNoDevice = 3;
 constexpr int kExitInternal = 4;
 
 void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_format = true) {
-  cmd->add_option("matrix", args.matrix,
-                  "Matrix Market file (.mtx, .mtx.gz, .mtx.xz) or generator spec (e.g. stencil27:n=64)")
+  cmd->add_option(
+         "matrix", args.matrix,
+         "Matrix Market file (.mtx, .mtx.gz, .mtx.xz) or generator spec (e.g. stencil27:n=64)")
       ->required();
-  cmd->add_option("--replicate", args.replicate, "use I_k ⊗ A: k copies of the matrix on the diagonal")
+  cmd->add_option("--replicate", args.replicate,
+                  "use I_k ⊗ A: k copies of the matrix on the diagonal")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--replicate-to", args.replicate_to,
                   "replicate until the matrix has at least this many nonzeros");
@@ -25,12 +27,14 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_flag("-q,--quiet", args.quiet, "no progress messages on stderr");
   cmd->add_flag("-v,--verbose", args.verbose, "run: also print NVRTC's log");
   if (!with_format) return;
-  cmd->add_option("--precision", args.precision, "f64, f32 or f32acc64 (fp32 storage, fp64 accumulation)")
+  cmd->add_option("--precision", args.precision,
+                  "f64, f32 or f32acc64 (fp32 storage, fp64 accumulation)")
       ->capture_default_str();
   cmd->add_option("--format", args.format, "force a format (csr) instead of the planner's choice")
       ->capture_default_str();
   cmd->add_option("--threads-per-row", args.threads_per_row, "csr: force T (1, 2, 4, 8, 16, 32)");
-  cmd->add_option("--vector-width", args.vector_width, "csr: force V, nonzeros per vector load (1, 2, 4)");
+  cmd->add_option("--vector-width", args.vector_width,
+                  "csr: force V, nonzeros per vector load (1, 2, 4)");
   cmd->add_option("--unroll", args.unroll, "csr: force the unroll depth (1..8)");
   cmd->add_option("--block-size", args.block_size, "csr: force threads per block");
 }
@@ -43,12 +47,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "spmvc 0.1.0");
 
   spmvc::cli::MatrixArgs margs;
-  auto* inspect = app.add_subcommand("inspect", "report the matrix's structure (the inspector's Profile)");
+  auto* inspect =
+      app.add_subcommand("inspect", "report the matrix's structure (the inspector's Profile)");
   add_matrix_options(inspect, margs, false);
-  auto* plan = app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
+  auto* plan =
+      app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
   std::string out_dir = "spmvc-out";
-  auto* emit = app.add_subcommand("emit", "write the generated .cu, the encoded matrix and an nvcc harness");
+  auto* emit =
+      app.add_subcommand("emit", "write the generated .cu, the encoded matrix and an nvcc harness");
   add_matrix_options(emit, margs);
   emit->add_option("-o,--output", out_dir, "output directory")->capture_default_str();
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
@@ -56,13 +63,17 @@ int main(int argc, char** argv) {
   spmvc::cli::BenchArgs bargs;
   auto* bench = app.add_subcommand("bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2");
   add_matrix_options(bench, margs);
-  bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")->capture_default_str();
-  bench->add_option("--min-rep-ms", bargs.min_rep_ms, "minimum duration of one repetition")->capture_default_str();
+  bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")
+      ->capture_default_str();
+  bench->add_option("--min-rep-ms", bargs.min_rep_ms, "minimum duration of one repetition")
+      ->capture_default_str();
   bench->add_flag("--sweep", bargs.sweep, "also time every csr thread mapping and unroll depth");
-  bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth, "assume 3.06 TB/s instead of measuring");
+  bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,
+                  "assume 3.06 TB/s instead of measuring");
   std::string spec, gen_out;
   std::int64_t gen_rep = 1;
-  auto* gen = app.add_subcommand("gen", "write a generated matrix as Matrix Market\n\n" + spmvc::gen::spec_help());
+  auto* gen = app.add_subcommand(
+      "gen", "write a generated matrix as Matrix Market\n\n" + spmvc::gen::spec_help());
   gen->add_option("spec", spec, "generator spec, e.g. stencil27:n=64 or rmat:scale=16")->required();
   gen->add_option("-o,--output", gen_out, "output file (default: standard output)");
   gen->add_option("--replicate", gen_rep, "k copies on the diagonal")->check(CLI::PositiveNumber);
@@ -78,7 +89,9 @@ int main(int argc, char** argv) {
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);
   } catch (const spmvc::NoDeviceError& e) {
     fmt::print(stderr, "spmvc: {}\n", e.what());
-    fmt::print(stderr, "spmvc: this command needs an NVIDIA GPU; `inspect`, `plan`, `emit` and `gen` work without one\n");
+    fmt::print(stderr,
+               "spmvc: this command needs an NVIDIA GPU; `inspect`, `plan`, `emit` and `gen` work "
+               "without one\n");
     return kExitNoDevice;
   } catch (const spmvc::CompileError& e) {
     fmt::print(stderr, "spmvc: {}\noptions: {}\n", e.what(), fmt::join(e.options(), " "));

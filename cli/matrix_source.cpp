@@ -27,7 +27,8 @@ CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
     a = read_matrix_market(args.matrix);
     name = std::filesystem::path(args.matrix).filename().string();
     for (const char* ext : {".xz", ".gz", ".mtx"}) {
-      if (name.size() > std::strlen(ext) && name.ends_with(ext)) name.resize(name.size() - std::strlen(ext));
+      if (name.size() > std::strlen(ext) && name.ends_with(ext))
+        name.resize(name.size() - std::strlen(ext));
     }
   }
   std::int64_t k = args.replicate;

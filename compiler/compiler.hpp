@@ -14,9 +14,9 @@ namespace spmvc::compiler {
 
 struct PlanOptions {
   Precision precision = Precision::f64;
-  std::string format = "auto";      ///< "auto" or a registered format name
-  std::optional<CsrParams> csr;     ///< forces csr parameters
-  double read_bandwidth = 0;        ///< bytes/s for the time model; 0: the default in heuristics
+  std::string format = "auto";   ///< "auto" or a registered format name
+  std::optional<CsrParams> csr;  ///< forces csr parameters
+  double read_bandwidth = 0;     ///< bytes/s for the time model; 0: the default in heuristics
 };
 
 /// Ranks every applicable candidate of every (or the forced) format and picks the fastest.

@@ -7,12 +7,18 @@ namespace spmvc {
 
 std::string_view to_string(ElemType t) {
   switch (t) {
-    case ElemType::i32: return "i32";
-    case ElemType::i64: return "i64";
-    case ElemType::u32: return "u32";
-    case ElemType::u64: return "u64";
-    case ElemType::f32: return "f32";
-    case ElemType::f64: return "f64";
+    case ElemType::i32:
+      return "i32";
+    case ElemType::i64:
+      return "i64";
+    case ElemType::u32:
+      return "u32";
+    case ElemType::u64:
+      return "u64";
+    case ElemType::f32:
+      return "f32";
+    case ElemType::f64:
+      return "f64";
   }
   throw InternalError("unknown element type");
 }
@@ -21,10 +27,12 @@ int size_of(ElemType t) {
   switch (t) {
     case ElemType::i32:
     case ElemType::u32:
-    case ElemType::f32: return 4;
+    case ElemType::f32:
+      return 4;
     case ElemType::i64:
     case ElemType::u64:
-    case ElemType::f64: return 8;
+    case ElemType::f64:
+      return 8;
   }
   throw InternalError("unknown element type");
 }

@@ -9,9 +9,12 @@ namespace spmvc {
 
 std::string_view to_string(Precision p) {
   switch (p) {
-    case Precision::f64: return "f64";
-    case Precision::f32: return "f32";
-    case Precision::f32_acc64: return "f32acc64";
+    case Precision::f64:
+      return "f64";
+    case Precision::f32:
+      return "f32";
+    case Precision::f32_acc64:
+      return "f32acc64";
   }
   throw InternalError("unknown precision");
 }
@@ -30,8 +33,8 @@ namespace {
 
 struct Describe {
   std::string operator()(const CsrParams& p) const {
-    return fmt::format("T={} V={} b={} u={}{}{}", p.threads_per_row, p.vector_width, p.block_size, p.unroll,
-                       p.aligned ? "" : " unaligned", p.offsets64 ? " o64" : "");
+    return fmt::format("T={} V={} b={} u={}{}{}", p.threads_per_row, p.vector_width, p.block_size,
+                       p.unroll, p.aligned ? "" : " unaligned", p.offsets64 ? " o64" : "");
   }
 };
 
@@ -80,8 +83,8 @@ std::string to_report(const Plan& plan) {
                      plan.predicted_seconds * 1e6);
   out += "  why: " + plan.why + "\n";
   out += "candidates (best first):\n";
-  out += fmt::format("  {:<3} {:<8} {:<28} {:>10} {:>10}  {}\n", "#", "format", "parameters",
-                     "MB", "us", "notes");
+  out += fmt::format("  {:<3} {:<8} {:<28} {:>10} {:>10}  {}\n", "#", "format", "parameters", "MB",
+                     "us", "notes");
   int rank = 0;
   for (const Candidate& c : plan.candidates) {
     ++rank;

@@ -5,7 +5,8 @@
 namespace spmvc {
 
 namespace {
-std::string input_message(const std::string& source, std::uint64_t line, const std::string& detail) {
+std::string input_message(const std::string& source, std::uint64_t line,
+                          const std::string& detail) {
   if (line == 0) return fmt::format("{}: {}", source, detail);
   return fmt::format("{}:{}: {}", source, line, detail);
 }

@@ -18,7 +18,7 @@ struct DeviceInfo {
   int sm_count = 0;
   std::int64_t global_bytes = 0;
   std::int64_t l2_bytes = 0;
-  int driver_version = 0;   ///< e.g. 13000
+  int driver_version = 0;  ///< e.g. 13000
   int runtime_version = 0;
   std::string arch() const;  ///< "sm_90"
 };

@@ -78,15 +78,25 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
   std::vector<void*> args;
   for (const KernelParam& p : im.source.params) {
     switch (p.kind) {
-      case KernelParam::Kind::rows: args.push_back(const_cast<long long*>(&rows)); break;
-      case KernelParam::Kind::array: pointers.push_back(im.array(p.name).get()); break;
-      case KernelParam::Kind::x: pointers.push_back(x); break;
-      case KernelParam::Kind::y: pointers.push_back(y); break;
+      case KernelParam::Kind::rows:
+        args.push_back(const_cast<long long*>(&rows));
+        break;
+      case KernelParam::Kind::array:
+        pointers.push_back(im.array(p.name).get());
+        break;
+      case KernelParam::Kind::x:
+        pointers.push_back(x);
+        break;
+      case KernelParam::Kind::y:
+        pointers.push_back(y);
+        break;
       case KernelParam::Kind::alpha:
-        args.push_back(acc64 ? const_cast<double*>(&alpha64) : static_cast<void*>(const_cast<float*>(&alpha32)));
+        args.push_back(acc64 ? const_cast<double*>(&alpha64)
+                             : static_cast<void*>(const_cast<float*>(&alpha32)));
         break;
       case KernelParam::Kind::beta:
-        args.push_back(acc64 ? const_cast<double*>(&beta64) : static_cast<void*>(const_cast<float*>(&beta32)));
+        args.push_back(acc64 ? const_cast<double*>(&beta64)
+                             : static_cast<void*>(const_cast<float*>(&beta32)));
         break;
     }
     if (p.kind == KernelParam::Kind::array || p.kind == KernelParam::Kind::x ||

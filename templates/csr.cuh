@@ -76,9 +76,8 @@ template <int kThreadsPerRow, int kVector, int kBlockSize, int kUnroll, bool kAl
           typename Offset, typename Value, typename Acc>
 __device__ __forceinline__ void spmv(long long nrows, const Offset* __restrict__ row_ptr,
                                      const int* __restrict__ col_idx,
-                                     const Value* __restrict__ values,
-                                     const Value* __restrict__ x, Value* __restrict__ y,
-                                     Acc alpha, Acc beta) {
+                                     const Value* __restrict__ values, const Value* __restrict__ x,
+                                     Value* __restrict__ y, Acc alpha, Acc beta) {
   constexpr int kChunk = kThreadsPerRow * kVector;
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kBlockSize % kThreadsPerRow == 0, "a row's lanes stay inside one block");

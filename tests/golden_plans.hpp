@@ -13,8 +13,8 @@
 namespace spmvc::test {
 
 struct GoldenPlan {
-  std::string name;   ///< file stem under tests/golden/expected/
-  std::string spec;   ///< generator spec
+  std::string name;  ///< file stem under tests/golden/expected/
+  std::string spec;  ///< generator spec
   compiler::PlanOptions options;
 };
 

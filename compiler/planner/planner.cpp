@@ -31,13 +31,15 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     units.push_back(&formats::find_format(options.format));
   }
   if (options.csr && options.format != "auto" && options.format != "csr")
-    throw InputError("--format", 0, "csr parameters were given but the format is " + options.format);
+    throw InputError("--format", 0,
+                     "csr parameters were given but the format is " + options.format);
 
   std::vector<Candidate> candidates;
   for (const formats::FormatUnit* unit : units) {
     std::vector<Candidate> proposed;
     if (options.csr && unit->name() == "csr") {
-      Candidate forced{"csr", *options.csr, describe(*options.csr), true, "forced by the caller", 0, 0};
+      Candidate forced{"csr", *options.csr, describe(*options.csr), true, "forced by the caller", 0,
+                       0};
       if (auto why = unit->cannot_implement(profile, forced.params, options.precision))
         throw InputError("csr parameters", 0, *why);
       proposed.push_back(std::move(forced));
@@ -56,13 +58,15 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     }
   }
   // Applicable first, by predicted time; ties keep the proposal order (stable).
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.applicable != b.applicable) return a.applicable;
-    return a.applicable && a.predicted_seconds < b.predicted_seconds;
-  });
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     if (a.applicable != b.applicable) return a.applicable;
+                     return a.applicable && a.predicted_seconds < b.predicted_seconds;
+                   });
   if (candidates.empty() || !candidates.front().applicable) {
     std::string reasons;
-    for (const Candidate& c : candidates) reasons += fmt::format("\n  {} [{}]: {}", c.format, c.label, c.reason);
+    for (const Candidate& c : candidates)
+      reasons += fmt::format("\n  {} [{}]: {}", c.format, c.label, c.reason);
     throw InputError("planner", 0, "no format can implement this matrix:" + reasons);
   }
 
@@ -78,9 +82,10 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   } else {
     const std::size_t applicable = static_cast<std::size_t>(std::count_if(
         candidates.begin(), candidates.end(), [](const Candidate& c) { return c.applicable; }));
-    plan.why = fmt::format("lowest predicted time of {} applicable candidates ({}; {:.1f} nonzeros "
-                           "per row on average)",
-                           applicable, best.reason, profile.row_mean);
+    plan.why = fmt::format(
+        "lowest predicted time of {} applicable candidates ({}; {:.1f} nonzeros "
+        "per row on average)",
+        applicable, best.reason, profile.row_mean);
   }
   plan.candidates = std::move(candidates);
   return plan;
@@ -108,7 +113,8 @@ double relative_error(std::span<const double> y, std::span<const double> ref) {
 
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,
                         double alpha, double beta) {
-  if (static_cast<std::int64_t>(x.size()) != a.ncols || static_cast<std::int64_t>(y.size()) != a.nrows)
+  if (static_cast<std::int64_t>(x.size()) != a.ncols ||
+      static_cast<std::int64_t>(y.size()) != a.nrows)
     throw InputError("csr_reference_spmv", 0,
                      fmt::format("x has {} elements (need {}), y has {} (need {})", x.size(),
                                  a.ncols, y.size(), a.nrows));

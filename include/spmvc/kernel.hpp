@@ -49,14 +49,14 @@ struct KernelParam {
 
 /// A generated translation unit and how to launch its entry point.
 struct KernelSource {
-  std::string kernel_name;   ///< extern "C" entry point, e.g. spmv_csr_t8_b256_u2_f64
-  std::string file_name;     ///< e.g. spmv_csr_t8_b256_u2_f64.cu
-  std::string source;        ///< the translation unit
+  std::string kernel_name;  ///< extern "C" entry point, e.g. spmv_csr_t8_b256_u2_f64
+  std::string file_name;    ///< e.g. spmv_csr_t8_b256_u2_f64.cu
+  std::string source;       ///< the translation unit
   std::vector<std::pair<std::string, std::string>> headers;  ///< (include name, text)
   std::vector<std::string> options;                          ///< NVRTC options (arch added later)
   std::vector<KernelParam> params;
-  std::int64_t grid = 1;     ///< blocks
-  int block = 256;           ///< threads per block
+  std::int64_t grid = 1;  ///< blocks
+  int block = 256;        ///< threads per block
   std::size_t shared_bytes = 0;
 };
 

@@ -34,12 +34,10 @@ void validate(const CsrMatrix& a, const std::string& source = "<matrix>");
 /// (sizes, offsets, out-of-range columns) is an InputError naming the array and position.
 CsrMatrix csr_from_arrays(std::int64_t nrows, std::int64_t ncols,
                           std::span<const std::int64_t> row_ptr,
-                          std::span<const std::int32_t> col_idx,
-                          std::span<const double> values);
+                          std::span<const std::int32_t> col_idx, std::span<const double> values);
 CsrMatrix csr_from_arrays(std::int64_t nrows, std::int64_t ncols,
                           std::span<const std::int32_t> row_ptr,
-                          std::span<const std::int32_t> col_idx,
-                          std::span<const double> values);
+                          std::span<const std::int32_t> col_idx, std::span<const double> values);
 
 /// What the header of a Matrix Market file declared.
 struct MatrixMarketHeader {

@@ -36,10 +36,10 @@ using FormatParams = std::variant<CsrParams>;
 struct Candidate {
   std::string format;
   FormatParams params;
-  std::string label;          ///< short parameter summary, e.g. "T=8 b=256 u=2"
+  std::string label;  ///< short parameter summary, e.g. "T=8 b=256 u=2"
   bool applicable = true;
-  std::string reason;         ///< why rejected, or what recommends it
-  double predicted_bytes = 0; ///< compulsory bytes moved per multiply
+  std::string reason;          ///< why rejected, or what recommends it
+  double predicted_bytes = 0;  ///< compulsory bytes moved per multiply
   double predicted_seconds = 0;
 };
 

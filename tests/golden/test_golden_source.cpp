@@ -48,7 +48,8 @@ TEST_CASE("kernel names spell out their parameters") {
   const auto plans = spmvc::test::golden_plans();
   CHECK(spmvc::test::generate_golden(plans[3]).kernel_name == "spmv_csr_t1_v1_b256_u1_f64");
   CHECK(spmvc::test::generate_golden(plans[4]).kernel_name == "spmv_csr_t32_v1_b256_u4_f64");
-  CHECK(spmvc::test::generate_golden(plans[5]).kernel_name == "spmv_csr_t4_v1_b256_u2_unaligned_f32");
+  CHECK(spmvc::test::generate_golden(plans[5]).kernel_name ==
+        "spmv_csr_t4_v1_b256_u2_unaligned_f32");
   CHECK(spmvc::test::generate_golden(plans[6]).kernel_name == "spmv_csr_t8_v1_b256_u2_o64_f64");
   CHECK(spmvc::test::generate_golden(plans[8]).kernel_name == "spmv_csr_t2_v4_b256_u2_f32");
 }

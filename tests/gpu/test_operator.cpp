@@ -55,9 +55,9 @@ Options with(Precision p) {
 
 TEST_CASE("gpu: planner's csr kernel is correct on every generated class and precision") {
   if (!have_device()) return;
-  for (const char* spec : {"stencil2d:n=300", "stencil7:n=40", "stencil27:n=40", "elasticity:n=14",
-                           "rmat:scale=16,ef=16", "random:n=50000,per_row=16",
-                           "banded:n=60000,hbw=10"}) {
+  for (const char* spec :
+       {"stencil2d:n=300", "stencil7:n=40", "stencil27:n=40", "elasticity:n=14",
+        "rmat:scale=16,ef=16", "random:n=50000,per_row=16", "banded:n=60000,hbw=10"}) {
     const CsrMatrix a = gen::from_spec(spec);
     for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
       CAPTURE(spec);
@@ -107,7 +107,10 @@ TEST_CASE("gpu: rectangular matrices, empty rows and a single dense row") {
   a.ncols = 3000;
   for (std::int64_t r = 0; r < a.nrows; ++r) {
     if (r == 0) {
-      for (int c = 0; c < 3000; ++c) { a.col_idx.push_back(c); a.values.push_back(1.0 / (c + 1)); }
+      for (int c = 0; c < 3000; ++c) {
+        a.col_idx.push_back(c);
+        a.values.push_back(1.0 / (c + 1));
+      }
     } else if (r % 3 != 0) {
       for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
         a.col_idx.push_back(static_cast<std::int32_t>(c));

@@ -2,9 +2,9 @@
 // the gpu-check script runs the built harness on the device.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <array>
 #include <cstdio>
-#include <unistd.h>
 
 #include "codegen/emit.hpp"
 #include "golden_plans.hpp"
@@ -37,8 +37,9 @@ TEST_CASE("an emitted directory builds with plain nvcc") {
     const Plan plan = compiler::make_plan(prof, o);
     const Encoded enc = compiler::encode(a, plan);
     const KernelSource src = codegen::generate(plan, enc, prof);
-    const fs::path dir = fs::temp_directory_path() /
-                         ("spmvc-test-nvcc-" + std::to_string(::getpid()) + std::string(to_string(p)));
+    const fs::path dir =
+        fs::temp_directory_path() /
+        ("spmvc-test-nvcc-" + std::to_string(::getpid()) + std::string(to_string(p)));
     fs::remove_all(dir);
     codegen::emit(plan, enc, src, std::vector<double>(static_cast<std::size_t>(a.nrows)), dir);
     const auto [status, log] = run("cd " + dir.string() + " && " + nvcc.string() +

@@ -13,7 +13,10 @@ TEST_CASE("every golden plan compiles to an sm_90 CUBIN without spills") {
     const spmvc::KernelSource src = spmvc::test::generate_golden(g);
     const spmvc::runtime::Cubin cubin = spmvc::runtime::compile_cubin(src, "sm_90");
     REQUIRE(cubin.image.size() > 4);
-    CHECK(std::memcmp(cubin.image.data(), "\x7f" "ELF", 4) == 0);
+    CHECK(std::memcmp(cubin.image.data(),
+                      "\x7f"
+                      "ELF",
+                      4) == 0);
     CHECK(cubin.registers > 0);
     CHECK(cubin.spill_store_bytes == 0);
     CHECK(cubin.spill_load_bytes == 0);
@@ -24,17 +27,17 @@ TEST_CASE("every golden plan compiles to an sm_90 CUBIN without spills") {
 TEST_CASE("every thread mapping and precision of csr compiles without spills") {
   for (int t : {1, 2, 4, 8, 16, 32}) {
     for (int v : {1, 2, 4}) {
-     for (int u : {1, 2, 4}) {
-      for (auto p : {spmvc::Precision::f64, spmvc::Precision::f32, spmvc::Precision::f32_acc64}) {
-        spmvc::test::GoldenPlan g{"sweep", "stencil7:n=4", {}};
-        g.options.precision = p;
-        g.options.csr = spmvc::test::csr_params(t, u, true, false, v);
-        const spmvc::KernelSource src = spmvc::test::generate_golden(g);
-        CAPTURE(src.kernel_name);
-        const auto cubin = spmvc::runtime::compile_cubin(src, "sm_90");
-        CHECK(cubin.spill_store_bytes == 0);
+      for (int u : {1, 2, 4}) {
+        for (auto p : {spmvc::Precision::f64, spmvc::Precision::f32, spmvc::Precision::f32_acc64}) {
+          spmvc::test::GoldenPlan g{"sweep", "stencil7:n=4", {}};
+          g.options.precision = p;
+          g.options.csr = spmvc::test::csr_params(t, u, true, false, v);
+          const spmvc::KernelSource src = spmvc::test::generate_golden(g);
+          CAPTURE(src.kernel_name);
+          const auto cubin = spmvc::runtime::compile_cubin(src, "sm_90");
+          CHECK(cubin.spill_store_bytes == 0);
+        }
       }
-     }
     }
   }
 }

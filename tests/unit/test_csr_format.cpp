@@ -111,11 +111,15 @@ TEST_CASE("lane efficiency counts idle lanes at the ends of rows") {
 }
 
 TEST_CASE("threads per row follow the mean row length") {
-  CHECK(formats::CsrFormat::choose(inspect(gen::banded(1000, 1))).threads_per_row == 1);    // 3/row
-  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_2d_5pt(40, 40))).threads_per_row == 1);  // 4.9/row
-  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_3d_27pt(12, 12, 12))).threads_per_row == 4);  // 22
-  CHECK(formats::CsrFormat::choose(inspect(gen::elasticity_3d(6, 6, 6))).threads_per_row == 16);  // 65
-  CHECK(formats::CsrFormat::choose(inspect(gen::random_uniform(64, 5000, 1000))).threads_per_row == 32);
+  CHECK(formats::CsrFormat::choose(inspect(gen::banded(1000, 1))).threads_per_row == 1);  // 3/row
+  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_2d_5pt(40, 40))).threads_per_row ==
+        1);  // 4.9/row
+  CHECK(formats::CsrFormat::choose(inspect(gen::stencil_3d_27pt(12, 12, 12))).threads_per_row ==
+        4);  // 22
+  CHECK(formats::CsrFormat::choose(inspect(gen::elasticity_3d(6, 6, 6))).threads_per_row ==
+        16);  // 65
+  CHECK(formats::CsrFormat::choose(inspect(gen::random_uniform(64, 5000, 1000))).threads_per_row ==
+        32);
 }
 
 TEST_CASE("vector width and unroll follow the nonzeros each lane gets") {
@@ -168,19 +172,20 @@ TEST_CASE("forced parameters are checked and reported") {
   bad.threads_per_row = 4;
   bad.vector_width = 2;
   bad.aligned = false;
-  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("vector loads need the aligned start"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad),
+                       doctest::Contains("vector loads need the aligned start"), InputError);
   bad.aligned = true;
   bad.vector_width = 3;
-  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("vector width 3"), InputError);
+  CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("vector width 3"),
+                       InputError);
   bad.vector_width = 1;
   bad.block_size = 100;
   CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad), doctest::Contains("block size 100"),
                        InputError);
   compiler::PlanOptions o;
   o.format = "nope";
-  CHECK_THROWS_WITH_AS(compiler::make_plan(inspect(a), o), doctest::Contains("unknown format 'nope'"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(compiler::make_plan(inspect(a), o),
+                       doctest::Contains("unknown format 'nope'"), InputError);
 }
 
 TEST_CASE("encoded reference equals plain CSR on every generated class") {
@@ -208,6 +213,6 @@ TEST_CASE("relative error is the 2-norm ratio and never passes a NaN") {
   CHECK(compiler::relative_error(std::vector<double>{3, 5}, std::vector<double>{3, 4}) ==
         doctest::Approx(1.0 / 5.0));
   CHECK(compiler::relative_error(std::vector<double>{1, 0}, std::vector<double>{0, 0}) == 1.0);
-  CHECK(std::isinf(compiler::relative_error(std::vector<double>{std::nan(""), 4},
-                                            std::vector<double>{3, 4})));
+  CHECK(std::isinf(
+      compiler::relative_error(std::vector<double>{std::nan(""), 4}, std::vector<double>{3, 4})));
 }

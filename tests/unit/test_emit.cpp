@@ -1,9 +1,9 @@
 // Offline emission: the encoded-matrix file round-trips, and emit writes a complete directory.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "codegen/emit.hpp"
 #include "golden_plans.hpp"
@@ -15,7 +15,8 @@ using namespace spmvc;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("spmvc-test-" + name + "-" + std::to_string(::getpid()));
+  const fs::path d =
+      fs::temp_directory_path() / ("spmvc-test-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
   return d;
 }
@@ -64,9 +65,11 @@ TEST_CASE("a damaged matrix.bin is refused with a clear error") {
   fs::create_directories(dir);
   codegen::write_encoded(e.encoded, dir / "m.bin");
   fs::resize_file(dir / "m.bin", fs::file_size(dir / "m.bin") - 10);
-  CHECK_THROWS_WITH_AS(codegen::read_encoded(dir / "m.bin"), doctest::Contains("truncated"), InputError);
+  CHECK_THROWS_WITH_AS(codegen::read_encoded(dir / "m.bin"), doctest::Contains("truncated"),
+                       InputError);
   std::ofstream(dir / "bad.bin") << "not a matrix at all";
-  CHECK_THROWS_WITH_AS(codegen::read_encoded(dir / "bad.bin"), doctest::Contains("bad magic"), InputError);
+  CHECK_THROWS_WITH_AS(codegen::read_encoded(dir / "bad.bin"), doctest::Contains("bad magic"),
+                       InputError);
   fs::remove_all(dir);
 }
 

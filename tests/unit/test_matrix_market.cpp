@@ -12,6 +12,7 @@
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/profile.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -219,4 +220,32 @@ TEST_CASE("a duplicated off-diagonal entry of a symmetric file is summed in both
   CHECK(a.col_idx == std::vector<std::int32_t>{0, 1, 0});
   CHECK(a.values == std::vector<double>{5, 7, 7});
   CHECK(h.duplicates_summed == 2);
+}
+
+TEST_CASE("inspecting G3_circuit gives its published sizes and the row-length histogram") {
+  const auto dir = spmvc::test::shared_matrices();
+  if (dir.empty()) {
+    MESSAGE("shared matrices not present; skipping");
+    return;
+  }
+  const CsrMatrix a = spmvc::read_matrix_market(dir / "G3_circuit.mtx.xz");
+  const spmvc::Profile p = spmvc::inspect(a);
+  CHECK(p.nrows == 1585478);
+  CHECK(p.nnz == 7660826);
+  CHECK(p.row_max == 6);  // index.csv: row_max 6, no empty rows
+  CHECK(p.empty_rows == 0);
+  CHECK(p.row_mean == doctest::Approx(4.831871523918969));
+  // Every bin against a direct count over row_ptr.
+  std::vector<std::int64_t> count(7, 0);
+  for (std::int64_t r = 0; r < a.nrows; ++r) ++count[static_cast<std::size_t>(a.row_length(r))];
+  std::int64_t total = 0;
+  for (const spmvc::HistogramBin& bin : p.row_histogram) {
+    CAPTURE(bin.lo);
+    REQUIRE(bin.lo == bin.hi);
+    REQUIRE(bin.lo <= 6);
+    CHECK(bin.count == count[static_cast<std::size_t>(bin.lo)]);
+    total += bin.count;
+  }
+  CHECK(total == p.nrows);
+  CHECK(p.structurally_symmetric);
 }

@@ -23,9 +23,7 @@ const CsrParams& params_of(const FormatParams& params) {
   return *p;
 }
 
-bool needs_offsets64(std::int64_t nnz) {
-  return nnz > std::numeric_limits<std::int32_t>::max();
-}
+bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
 
 template <typename T>
 EncodedArray make_array(std::string name, ElemType type, const std::vector<T>& data) {
@@ -141,7 +139,8 @@ std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
   const CsrParams& p = params_of(params);
   const bool pow2 = p.threads_per_row >= 1 && p.threads_per_row <= 32 &&
                     (p.threads_per_row & (p.threads_per_row - 1)) == 0;
-  if (!pow2) return fmt::format("threads per row {} is not a power of two in 1..32", p.threads_per_row);
+  if (!pow2)
+    return fmt::format("threads per row {} is not a power of two in 1..32", p.threads_per_row);
   if (p.block_size < 32 || p.block_size > 1024 || p.block_size % 32 != 0)
     return fmt::format("block size {} is not a multiple of 32 in 32..1024", p.block_size);
   if (p.unroll < 1 || p.unroll > 8) return fmt::format("unroll {} is outside 1..8", p.unroll);
@@ -150,8 +149,8 @@ std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
   if (p.vector_width > 1 && !p.aligned) return "vector loads need the aligned start";
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
-  const double blocks = std::ceil(static_cast<double>(profile.nrows) * p.threads_per_row /
-                                  p.block_size);
+  const double blocks =
+      std::ceil(static_cast<double>(profile.nrows) * p.threads_per_row / p.block_size);
   if (blocks > std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} rows need more than 2^31-1 blocks at T={}", profile.nrows,
                        p.threads_per_row);
@@ -173,9 +172,10 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
     } else {
       const Cost cost_t = this->cost(profile, p, precision);
       c.predicted_bytes = cost_t.total();
-      c.reason = fmt::format("{:.0f}% of lanes busy, {:.1f} nonzeros per lane, model efficiency {:.0f}%",
-                             100.0 * lane_efficiency(profile, t), profile.row_mean / t,
-                             100.0 * cost_t.lane_efficiency);
+      c.reason =
+          fmt::format("{:.0f}% of lanes busy, {:.1f} nonzeros per lane, model efficiency {:.0f}%",
+                      100.0 * lane_efficiency(profile, t), profile.row_mean / t,
+                      100.0 * cost_t.lane_efficiency);
     }
     out.push_back(std::move(c));
   }
@@ -194,7 +194,8 @@ Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
   if (p.offsets64) {
     e.arrays.push_back(make_array("row_ptr", ElemType::i64, a.row_ptr));
   } else {
-    if (needs_offsets64(a.nnz())) throw InternalError("csr: 32-bit offsets for a matrix that needs 64");
+    if (needs_offsets64(a.nnz()))
+      throw InternalError("csr: 32-bit offsets for a matrix that needs 64");
     std::vector<std::int32_t> rp(a.row_ptr.begin(), a.row_ptr.end());
     e.arrays.push_back(make_array("row_ptr", ElemType::i32, rp));
   }
@@ -219,7 +220,8 @@ void CsrFormat::reference_spmv(const Encoded& e, const FormatParams& params,
                                std::span<const double> x, std::span<double> y, double alpha,
                                double beta) const {
   const CsrParams& p = params_of(params);
-  if (static_cast<std::int64_t>(x.size()) != e.ncols || static_cast<std::int64_t>(y.size()) != e.nrows)
+  if (static_cast<std::int64_t>(x.size()) != e.ncols ||
+      static_cast<std::int64_t>(y.size()) != e.nrows)
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
   const bool f64 = e.precision == Precision::f64;
   if (p.offsets64) {
@@ -233,9 +235,8 @@ void CsrFormat::reference_spmv(const Encoded& e, const FormatParams& params,
 
 std::string CsrFormat::kernel_name(const CsrParams& p, Precision precision) {
   return fmt::format("spmv_csr_t{}_v{}_b{}_u{}{}{}_{}", p.threads_per_row, p.vector_width,
-                     p.block_size, p.unroll,
-                     p.aligned ? "" : "_unaligned", p.offsets64 ? "_o64" : "",
-                     codegen::precision_tag(precision));
+                     p.block_size, p.unroll, p.aligned ? "" : "_unaligned",
+                     p.offsets64 ? "_o64" : "", codegen::precision_tag(precision));
 }
 
 KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
@@ -249,7 +250,7 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
   k.block = p.block_size;
   k.grid = (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size;
   if (k.grid == 0) k.grid = 1;
-  k.params = {{KernelParam::Kind::rows, "nrows"},   {KernelParam::Kind::array, "row_ptr"},
+  k.params = {{KernelParam::Kind::rows, "nrows"},    {KernelParam::Kind::array, "row_ptr"},
               {KernelParam::Kind::array, "col_idx"}, {KernelParam::Kind::array, "values"},
               {KernelParam::Kind::x, "x"},           {KernelParam::Kind::y, "y"},
               {KernelParam::Kind::alpha, "alpha"},   {KernelParam::Kind::beta, "beta"}};
@@ -260,11 +261,15 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
   k.source = banner;
   k.source += "#include \"spmvc/csr.cuh\"\n\n";
   k.source += codegen::constants_block({
-      {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row), "T: lanes that share one row"},
-      {fmt::format("constexpr int kVector = {};", p.vector_width), "V: nonzeros per lane per vector load"},
+      {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row),
+       "T: lanes that share one row"},
+      {fmt::format("constexpr int kVector = {};", p.vector_width),
+       "V: nonzeros per lane per vector load"},
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
-      {fmt::format("constexpr int kUnroll = {};", p.unroll), "(col, value) loads per lane before its x gathers"},
-      {fmt::format("constexpr bool kAligned = {};", p.aligned ? "true" : "false"), "start each row at its T-aligned offset"},
+      {fmt::format("constexpr int kUnroll = {};", p.unroll),
+       "(col, value) loads per lane before its x gathers"},
+      {fmt::format("constexpr bool kAligned = {};", p.aligned ? "true" : "false"),
+       "start each row at its T-aligned offset"},
       {fmt::format("using Offset = {};", offset), "row_ptr element"},
       {fmt::format("using Value = {};", value), "stored values, x and y"},
       {fmt::format("using Acc = {};", acc), "accumulation"},

@@ -23,13 +23,11 @@ class CsrFormat final : public FormatUnit {
   std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
   std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
                                               Precision precision) const override;
-  Cost cost(const Profile& profile, const FormatParams& params,
-            Precision precision) const override;
+  Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
   Encoded encode(const CsrMatrix& a, const FormatParams& params,
                  Precision precision) const override;
-  void reference_spmv(const Encoded& encoded, const FormatParams& params,
-                      std::span<const double> x, std::span<double> y, double alpha,
-                      double beta) const override;
+  void reference_spmv(const Encoded& encoded, const FormatParams& params, std::span<const double> x,
+                      std::span<double> y, double alpha, double beta) const override;
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
 
