@@ -25,11 +25,15 @@ const CsrParams& params_of(const FormatParams& params) {
 
 bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
 
-template <typename T>
-EncodedArray make_array(std::string name, ElemType type, const std::vector<T>& data) {
+// An encoded array of `count` elements of Out: `src` converted element by element, then zeros.
+// One pass from the caller's matrix into the array's bytes (encoding copies once).
+template <typename Out, typename In>
+EncodedArray make_array(std::string name, ElemType type, const std::vector<In>& src,
+                        std::size_t count) {
   EncodedArray a{std::move(name), type, {}};
-  a.bytes.resize(data.size() * sizeof(T));
-  if (!data.empty()) std::memcpy(a.bytes.data(), data.data(), a.bytes.size());
+  a.bytes.resize(count * sizeof(Out));  // value-initialised: the padding is zero
+  Out* out = reinterpret_cast<Out*>(a.bytes.data());
+  for (std::size_t i = 0; i < src.size(); ++i) out[i] = static_cast<Out>(src[i]);
   return a;
 }
 
@@ -191,27 +195,21 @@ Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
+  const std::size_t rows = a.row_ptr.size();
   if (p.offsets64) {
-    e.arrays.push_back(make_array("row_ptr", ElemType::i64, a.row_ptr));
+    e.arrays.push_back(make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows));
   } else {
     if (needs_offsets64(a.nnz()))
       throw InternalError("csr: 32-bit offsets for a matrix that needs 64");
-    std::vector<std::int32_t> rp(a.row_ptr.begin(), a.row_ptr.end());
-    e.arrays.push_back(make_array("row_ptr", ElemType::i32, rp));
+    e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows));
   }
   // Zero padding so a lane's aligned vector load past the last nonzero stays in the array.
   const std::size_t padded = static_cast<std::size_t>(padded_nnz(a.nnz()));
-  std::vector<std::int32_t> cols(a.col_idx);
-  cols.resize(padded, 0);
-  e.arrays.push_back(make_array("col_idx", ElemType::i32, cols));
+  e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, padded));
   if (precision == Precision::f64) {
-    std::vector<double> v(a.values);
-    v.resize(padded, 0.0);
-    e.arrays.push_back(make_array("values", ElemType::f64, v));
+    e.arrays.push_back(make_array<double>("values", ElemType::f64, a.values, padded));
   } else {
-    std::vector<float> v(a.values.begin(), a.values.end());
-    v.resize(padded, 0.0f);
-    e.arrays.push_back(make_array("values", ElemType::f32, v));
+    e.arrays.push_back(make_array<float>("values", ElemType::f32, a.values, padded));
   }
   return e;
 }
