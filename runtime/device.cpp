@@ -180,11 +180,15 @@ LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& ke
   }
   library_ = lib;
   kernel_ = kernel;
+  registers_ = attributes.numRegs;
+  local_bytes_ = static_cast<int>(attributes.localSizeBytes);
 }
 
 LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
     : library_(std::exchange(o.library_, nullptr)),
       kernel_(std::exchange(o.kernel_, nullptr)),
+      registers_(o.registers_),
+      local_bytes_(o.local_bytes_),
       name_(std::move(o.name_)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
@@ -192,6 +196,8 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
     std::swap(library_, o.library_);
     std::swap(kernel_, o.kernel_);
     std::swap(name_, o.name_);
+    std::swap(registers_, o.registers_);
+    std::swap(local_bytes_, o.local_bytes_);
   }
   return *this;
 }

@@ -65,10 +65,17 @@ class LoadedKernel {
   void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
               void* stream) const;
   const std::string& name() const { return name_; }
+  /// Registers per thread and local-memory bytes per thread (spills land there), as the driver
+  /// reports them for the loaded image. NVRTC can serve a CUBIN from its own cache without
+  /// running ptxas, and then its log has no resource lines; these numbers are always there.
+  int registers() const { return registers_; }
+  int local_bytes() const { return local_bytes_; }
 
  private:
   void* library_ = nullptr;  // cudaLibrary_t
   void* kernel_ = nullptr;   // cudaKernel_t
+  int registers_ = -1;
+  int local_bytes_ = -1;
   std::string name_;
 };
 

@@ -44,7 +44,9 @@ struct CompileTimings {
   double inspect = 0, plan = 0, encode = 0, codegen = 0, compile = 0, upload = 0;
   /// Where the kernel binary came from: "nvrtc", "memory" or "disk".
   std::string kernel_origin;
+  /// Registers per thread (ptxas's log, else the driver's count for the loaded kernel).
   int registers = -1;
+  /// Bytes spilled per thread (ptxas's spill stores, else the driver's local memory per thread).
   int spill_bytes = -1;
   /// NVRTC's log for the kernel (ptxas resource lines included).
   std::string compile_log;

@@ -64,6 +64,8 @@ TEST_CASE("gpu: planner's csr kernel is correct on every generated class and pre
       CAPTURE(to_string(p));
       const Operator op = compile(a, with(p));
       CHECK(check(a, op) <= tolerance(p));
+      CHECK(op.timings().registers > 0);
+      CHECK(op.timings().spill_bytes == 0);
     }
   }
 }
