@@ -17,8 +17,11 @@ inline constexpr double kLaunchSeconds = 4.0e-6;
 /// T (threads per row) is the smallest power of two with mean_row_length / T <= this.
 /// H100 sweeps of 2026-11-22 (bench/results/2026-11-22-h100-csr-*): the fastest T put 4.8
 /// (G3_circuit: T=1), 5.1 (elasticity 3x3: T=16) and 6.5 (27-point: T=4) nonzeros on each lane;
-/// Baskaran's half-warp per row lost 2-5x on those short rows.
-inline constexpr double kCsrNonzerosPerLane = 6.0;
+/// Baskaran's half-warp per row lost 2-5x on those short rows. fp32 moves fewer bytes per
+/// nonzero and tolerated more per lane: wave x8 ran fastest at 6.8 (T=2: 0.97x of cuSPARSE
+/// against 0.92x at T=4), while in fp64 T=4 (3.4 per lane) was best there.
+inline constexpr double kCsrNonzerosPerLaneF64 = 6.0;
+inline constexpr double kCsrNonzerosPerLaneF32 = 7.0;
 
 /// csr: lanes per row never go below this. 1 keeps the scalar (one row per thread) kernel.
 inline constexpr int kCsrMinThreadsPerRow = 1;

@@ -216,3 +216,15 @@ TEST_CASE("relative error is the 2-norm ratio and never passes a NaN") {
   CHECK(std::isinf(
       compiler::relative_error(std::vector<double>{std::nan(""), 4}, std::vector<double>{3, 4})));
 }
+
+TEST_CASE("fp32 lets each lane walk a little more of a row than fp64") {
+  // Mean row length 13.5 (the shape of wave): 6.75 nonzeros per lane at T=2.
+  Profile p;
+  p.nrows = 1000;
+  p.ncols = 1000;
+  p.nnz = 13500;
+  p.row_mean = 13.5;
+  p.row_histogram = {{13, 13, 500}, {14, 14, 500}};
+  CHECK(formats::CsrFormat::choose(p, Precision::f64).threads_per_row == 4);
+  CHECK(formats::CsrFormat::choose(p, Precision::f32).threads_per_row == 2);
+}

@@ -77,14 +77,19 @@ double CsrFormat::lane_efficiency(const Profile& profile, int threads_per_row) {
   return issued > 0 ? useful / issued : 1.0;
 }
 
-CsrParams CsrFormat::choose(const Profile& profile) {
+double CsrFormat::nonzeros_per_lane(Precision precision) {
+  return precision == Precision::f64 ? heuristics::kCsrNonzerosPerLaneF64
+                                     : heuristics::kCsrNonzerosPerLaneF32;
+}
+
+CsrParams CsrFormat::choose(const Profile& profile, Precision precision) {
   CsrParams p;
   p.block_size = heuristics::kCsrBlockSize;
   p.offsets64 = needs_offsets64(profile.nnz);
   p.threads_per_row = 32;
   for (int t : kThreadsPerRowChoices) {
     if (t >= heuristics::kCsrMinThreadsPerRow &&
-        profile.row_mean / t <= heuristics::kCsrNonzerosPerLane) {
+        profile.row_mean / t <= nonzeros_per_lane(precision)) {
       p.threads_per_row = t;
       break;
     }
@@ -128,7 +133,7 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   // Lanes idle at the end of rows, and lanes that must each walk many nonzeros serially (less
   // memory parallelism to cover the dependent col -> x load): the model's two penalties.
   const double per_lane = profile.row_mean / p.threads_per_row;
-  const double latency = std::min(1.0, heuristics::kCsrNonzerosPerLane / std::max(per_lane, 1e-9));
+  const double latency = std::min(1.0, nonzeros_per_lane(precision) / std::max(per_lane, 1e-9));
   c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency;
   // Per lane, the longest row is row_max / T dependent gathers; vector loads shorten the load
   // side only (R-MAT sweep: T 16 -> 32 cut 20-35%, V 1 -> 4 at T=32 cut 0-15%).
@@ -162,7 +167,7 @@ std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
 }
 
 std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision precision) const {
-  const CsrParams chosen = choose(profile);
+  const CsrParams chosen = choose(profile, precision);
   std::vector<Candidate> out;
   for (int t : kThreadsPerRowChoices) {
     CsrParams p = chosen;

@@ -37,7 +37,9 @@ class CsrFormat final : public FormatUnit {
   static std::int64_t padded_nnz(std::int64_t nnz);
 
   /// The parameters the heuristics pick for this row-length distribution.
-  static CsrParams choose(const Profile& profile);
+  static CsrParams choose(const Profile& profile, Precision precision = Precision::f64);
+  /// heuristics::kCsrNonzerosPerLane for `precision`.
+  static double nonzeros_per_lane(Precision precision);
   /// V for T lanes per row (heuristics::kCsrVectorSlack, applied to the nonzero-weighted mean
   /// row length), and the unroll depth for V.
   static int vector_width_for(const Profile& profile, int threads_per_row);
