@@ -1,4 +1,5 @@
 // The public Operator: compiler output + a loaded kernel + the encoded matrix on the device.
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -45,6 +46,10 @@ struct Operator::Impl {
   std::int64_t nrows = 0, ncols = 0, device_bytes = 0;
   std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
   std::optional<runtime::LoadedKernel> kernel;
+  /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
+  static constexpr std::size_t kMaxParams = 16;
+  /// Device pointer of each array parameter, by parameter index (nullptr for the others).
+  std::vector<const void*> array_args;
 
   const runtime::DeviceBuffer& array(const std::string& name) const {
     for (const auto& [n, buffer] : arrays) {
@@ -68,41 +73,38 @@ const CompileTimings& Operator::timings() const { return impl_->timings; }
 std::int64_t Operator::device_bytes() const { return impl_->device_bytes; }
 
 void Operator::apply(const void* x, void* y, double alpha, double beta, void* stream) const {
+  // The hot path: no allocation and no lookups. Argument slots live on the stack; device
+  // pointers of the encoded arrays were resolved once in compile().
   const Impl& im = *impl_;
+  const std::size_t n = im.source.params.size();
   const bool acc64 = im.plan.precision != Precision::f32;
-  const long long rows = im.nrows;
-  const double alpha64 = alpha, beta64 = beta;
-  const float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
-  std::vector<const void*> pointers;  // storage for pointer arguments
-  pointers.reserve(im.source.params.size());
-  std::vector<void*> args;
-  for (const KernelParam& p : im.source.params) {
-    switch (p.kind) {
+  long long rows = im.nrows;
+  double alpha64 = alpha, beta64 = beta;
+  float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  std::array<const void*, Impl::kMaxParams> pointers{};
+  std::array<void*, Impl::kMaxParams> args{};
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (im.source.params[i].kind) {
       case KernelParam::Kind::rows:
-        args.push_back(const_cast<long long*>(&rows));
-        break;
+        args[i] = &rows;
+        continue;
+      case KernelParam::Kind::alpha:
+        args[i] = acc64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
+        continue;
+      case KernelParam::Kind::beta:
+        args[i] = acc64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
+        continue;
       case KernelParam::Kind::array:
-        pointers.push_back(im.array(p.name).get());
+        pointers[i] = im.array_args[i];
         break;
       case KernelParam::Kind::x:
-        pointers.push_back(x);
+        pointers[i] = x;
         break;
       case KernelParam::Kind::y:
-        pointers.push_back(y);
-        break;
-      case KernelParam::Kind::alpha:
-        args.push_back(acc64 ? const_cast<double*>(&alpha64)
-                             : static_cast<void*>(const_cast<float*>(&alpha32)));
-        break;
-      case KernelParam::Kind::beta:
-        args.push_back(acc64 ? const_cast<double*>(&beta64)
-                             : static_cast<void*>(const_cast<float*>(&beta32)));
+        pointers[i] = y;
         break;
     }
-    if (p.kind == KernelParam::Kind::array || p.kind == KernelParam::Kind::x ||
-        p.kind == KernelParam::Kind::y) {
-      args.push_back(const_cast<const void**>(&pointers.back()));
-    }
+    args[i] = &pointers[i];
   }
   im.kernel->launch(im.source.grid, im.source.block, im.source.shared_bytes, args.data(), stream);
   runtime::check_last_launch(im.source.kernel_name);
@@ -188,6 +190,11 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   }
   runtime::synchronize();
   im->timings.upload = seconds_since(t0);
+  if (im->source.params.size() > Operator::Impl::kMaxParams)
+    throw InternalError("generated kernel has more parameters than Operator supports");
+  for (const KernelParam& p : im->source.params)
+    im->array_args.push_back(p.kind == KernelParam::Kind::array ? im->array(p.name).get()
+                                                                : nullptr);
   return Operator(std::move(im));
 }
 
