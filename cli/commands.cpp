@@ -12,6 +12,9 @@
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "spmvc/generators.hpp"
+#ifdef SPMVC_HAVE_TOOLING
+#include "tooling/flatten.hpp"
+#endif
 
 namespace spmvc::cli {
 
@@ -58,13 +61,28 @@ int run_plan(const MatrixArgs& args) {
   return 0;
 }
 
-int run_emit(const MatrixArgs& args, const std::string& out_dir) {
+KernelSource flatten_kernel(const KernelSource& source) {
+#ifdef SPMVC_HAVE_TOOLING
+  return tooling::flatten(source);
+#else
+  (void)source;
+  throw Error(
+      "this spmvc was built without tooling/ (Clang 14 libTooling: install libclang-14-dev and "
+      "libclang-cpp14-dev, then reconfigure), so it cannot flatten kernels");
+#endif
+}
+
+int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
+  const std::string& out_dir = emit.out_dir;
   const CsrMatrix a = load_matrix(args);
   const Profile profile = inspect(a);
   const Options options = make_options(args);
   const Plan plan = compiler::make_plan(profile, plan_options(options));
   const Encoded encoded = compiler::encode(a, plan);
-  const KernelSource source = codegen::generate(plan, encoded, profile);
+  const KernelSource generated = codegen::generate(plan, encoded, profile);
+  // The flattened kernel replaces the template one: same entry point, so the harness and the
+  // runtime load it unchanged.
+  const KernelSource source = emit.flatten ? flatten_kernel(generated) : generated;
   const std::vector<double> x = input_vector(a.ncols, plan.precision);
   std::vector<double> y(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, y);

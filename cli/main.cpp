@@ -53,11 +53,15 @@ int main(int argc, char** argv) {
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
-  std::string out_dir = "spmvc-out";
+  spmvc::cli::EmitArgs eargs;
   auto* emit =
       app.add_subcommand("emit", "write the generated .cu, the encoded matrix and an nvcc harness");
   add_matrix_options(emit, margs);
-  emit->add_option("-o,--output", out_dir, "output directory")->capture_default_str();
+  emit->add_option("-o,--output", eargs.out_dir, "output directory")->capture_default_str();
+  emit->add_flag("--flatten", eargs.flatten,
+                 "write the kernel as one template-free .cu (every specialisation printed as a "
+                 "plain function; needs the Clang tooling build). Helpers stay separate "
+                 "__forceinline__ functions: --inline-helpers is not implemented");
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
   add_matrix_options(run, margs);
   spmvc::cli::BenchArgs bargs;
@@ -83,7 +87,7 @@ int main(int argc, char** argv) {
   try {
     if (inspect->parsed()) return spmvc::cli::run_inspect(margs);
     if (plan->parsed()) return spmvc::cli::run_plan(margs);
-    if (emit->parsed()) return spmvc::cli::run_emit(margs, out_dir);
+    if (emit->parsed()) return spmvc::cli::run_emit(margs, eargs);
     if (run->parsed()) return spmvc::cli::run_run(margs);
     if (bench->parsed()) return spmvc::cli::run_bench(margs, bargs);
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);

@@ -305,7 +305,15 @@ class FlatPrinter : public clang::PrinterHelper {
     return true;
   }
 
-  // Namespace-scope constants (kCsrPadElements) are not printed, so their uses take the value.
+  // Integral constants are not printed (namespace-scope ones like kCsrPadElements are outside the
+  // flattened functions; local constexpr ones like kBytes may serve only a discarded branch, and
+  // nvcc warns about them), so every use takes the value.
+  static bool is_folded_constant(const clang::VarDecl& v) {
+    const bool global =
+        v.hasGlobalStorage() && !v.isStaticLocal() && v.getType().isConstQualified();
+    return (global || v.isConstexpr()) && v.getType()->isIntegralOrEnumerationType();
+  }
+
   bool print_constant(const clang::DeclRefExpr& ref, llvm::raw_ostream& os) {
     const clang::ValueDecl* d = ref.getDecl();
     if (const auto* e = dyn_cast<clang::EnumConstantDecl>(d)) {
@@ -313,10 +321,7 @@ class FlatPrinter : public clang::PrinterHelper {
       return true;
     }
     const auto* v = dyn_cast<clang::VarDecl>(d);
-    if (v == nullptr || !v->hasGlobalStorage() || v->isStaticLocal() ||
-        !v->getType().isConstQualified() || !v->getType()->isIntegralOrEnumerationType()) {
-      return false;
-    }
+    if (v == nullptr || !is_folded_constant(*v)) return false;
     const clang::APValue* value = v->evaluateValue();
     if (value == nullptr || !value->isInt()) return false;
     if (v->getType()->isBooleanType()) {
@@ -334,6 +339,7 @@ class FlatPrinter : public clang::PrinterHelper {
     for (const clang::Decl* d : s.decls()) {
       if (const auto* v = dyn_cast<clang::VarDecl>(d)) {
         if (!statement && !first) return false;  // a `for` head: fall back below
+        if (statement && is_folded_constant(*v)) continue;
         if (v->hasAttr<clang::CUDASharedAttr>()) os << "__shared__ ";
         if (v->isStaticLocal()) os << "static ";
         clang::QualType type = v->getType();

@@ -9,7 +9,6 @@
 
 __device__ __forceinline__ void csr_load_vector_4_int(const int *__restrict p,
                                                       int (&out)[4]) {
-  constexpr int kBytes = static_cast<int>(sizeof(int)) * 4;
   {
     const uint4 word = __ldg(reinterpret_cast<const uint4 *>(p));
     memcpy(out, &word, sizeof(uint4));
@@ -18,7 +17,6 @@ __device__ __forceinline__ void csr_load_vector_4_int(const int *__restrict p,
 
 __device__ __forceinline__ void csr_load_vector_4_float(
     const float *__restrict p, float (&out)[4]) {
-  constexpr int kBytes = static_cast<int>(sizeof(float)) * 4;
   {
     const uint4 word = __ldg(reinterpret_cast<const uint4 *>(p));
     memcpy(out, &word, sizeof(uint4));
@@ -52,13 +50,12 @@ __device__ __forceinline__ void csr_spmv_2_4_256_2_true_int_float_float(
     long long nrows, const int *__restrict row_ptr,
     const int *__restrict col_idx, const float *__restrict values,
     const float *__restrict x, float *__restrict y, float alpha, float beta) {
-  constexpr int kChunk = 2 * 4;
   static_assert(256 % 32 == 0, "blocks are whole warps");
   static_assert(256 % 2 == 0, "a row's lanes stay inside one block");
   static_assert(2 >= 1 && 2 <= 8, "unroll depth out of range");
   static_assert(4 == 1 || 4 == 2 || 4 == 4, "vector width is 1, 2 or 4");
   static_assert(4 == 1 || true, "vector loads need the aligned start");
-  static_assert(kChunk <= 128, "padding must cover one step of a group");
+  static_assert(8 <= 128, "padding must cover one step of a group");
   const long long tid = static_cast<long long>(blockIdx.x) * 256 + threadIdx.x;
   const long long row = tid / 2;
   const int lane = static_cast<int>(threadIdx.x) % 2;
@@ -66,14 +63,14 @@ __device__ __forceinline__ void csr_spmv_2_4_256_2_true_int_float_float(
   if (row < nrows) {
     const int start = row_ptr[row];
     const int end = row_ptr[row + 1];
-    const int base = (start & ~static_cast<int>(kChunk - 1));
-    for (int j = base + lane * 4; j < end; j += kChunk * 2) {
+    const int base = (start & ~static_cast<int>(8 - 1));
+    for (int j = base + lane * 4; j < end; j += 8 * 2) {
       int c[2][4];
       float v[2][4];
 
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
-        const int ju = j + u * kChunk;
+        const int ju = j + u * 8;
         if (ju < end) {
           csr_load_vector_4_int(col_idx + ju, c[u]);
           csr_load_vector_4_float(values + ju, v[u]);
@@ -84,7 +81,7 @@ __device__ __forceinline__ void csr_spmv_2_4_256_2_true_int_float_float(
       for (int u = 0; u < 2; ++u) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const int e = j + u * kChunk + i;
+          const int e = j + u * 8 + i;
           if (e >= start && e < end) {
             sum += static_cast<float>(v[u][i]) *
                    static_cast<float>(load_ro_float(x + c[u][i]));

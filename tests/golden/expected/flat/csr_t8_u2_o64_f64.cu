@@ -9,7 +9,6 @@
 
 __device__ __forceinline__ void csr_load_vector_1_int(const int *__restrict p,
                                                       int (&out)[1]) {
-  constexpr int kBytes = static_cast<int>(sizeof(int)) * 1;
   {
     const unsigned int word = __ldg(reinterpret_cast<const unsigned int *>(p));
     memcpy(out, &word, sizeof(unsigned int));
@@ -18,7 +17,6 @@ __device__ __forceinline__ void csr_load_vector_1_int(const int *__restrict p,
 
 __device__ __forceinline__ void csr_load_vector_1_double(
     const double *__restrict p, double (&out)[1]) {
-  constexpr int kBytes = static_cast<int>(sizeof(double)) * 1;
   {
     const uint2 word = __ldg(reinterpret_cast<const uint2 *>(p));
     memcpy(out, &word, sizeof(uint2));
@@ -53,13 +51,12 @@ __device__ __forceinline__ void csr_spmv_8_1_256_2_true_longlong_double_double(
     const int *__restrict col_idx, const double *__restrict values,
     const double *__restrict x, double *__restrict y, double alpha,
     double beta) {
-  constexpr int kChunk = 8 * 1;
   static_assert(256 % 32 == 0, "blocks are whole warps");
   static_assert(256 % 8 == 0, "a row's lanes stay inside one block");
   static_assert(2 >= 1 && 2 <= 8, "unroll depth out of range");
   static_assert(1 == 1 || 1 == 2 || 1 == 4, "vector width is 1, 2 or 4");
   static_assert(1 == 1 || true, "vector loads need the aligned start");
-  static_assert(kChunk <= 128, "padding must cover one step of a group");
+  static_assert(8 <= 128, "padding must cover one step of a group");
   const long long tid = static_cast<long long>(blockIdx.x) * 256 + threadIdx.x;
   const long long row = tid / 8;
   const int lane = static_cast<int>(threadIdx.x) % 8;
@@ -67,14 +64,14 @@ __device__ __forceinline__ void csr_spmv_8_1_256_2_true_longlong_double_double(
   if (row < nrows) {
     const long long start = row_ptr[row];
     const long long end = row_ptr[row + 1];
-    const long long base = (start & ~static_cast<long long>(kChunk - 1));
-    for (long long j = base + lane * 1; j < end; j += kChunk * 2) {
+    const long long base = (start & ~static_cast<long long>(8 - 1));
+    for (long long j = base + lane * 1; j < end; j += 8 * 2) {
       int c[2][1];
       double v[2][1];
 
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
-        const long long ju = j + u * kChunk;
+        const long long ju = j + u * 8;
         if (ju < end) {
           csr_load_vector_1_int(col_idx + ju, c[u]);
           csr_load_vector_1_double(values + ju, v[u]);
@@ -85,7 +82,7 @@ __device__ __forceinline__ void csr_spmv_8_1_256_2_true_longlong_double_double(
       for (int u = 0; u < 2; ++u) {
 #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          const long long e = j + u * kChunk + i;
+          const long long e = j + u * 8 + i;
           if (e >= start && e < end) {
             sum += static_cast<double>(v[u][i]) *
                    static_cast<double>(load_ro_double(x + c[u][i]));
