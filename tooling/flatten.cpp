@@ -54,23 +54,25 @@ extern "C" __device__ void* memcpy(void*, const void*, decltype(sizeof 0));
 
 }  // namespace
 
-std::unique_ptr<clang::ASTUnit> parse_cuda(const KernelSource& src) {
+std::unique_ptr<clang::ASTUnit> parse_cuda(const KernelSource& src,
+                                           const std::vector<std::string>& include_dirs) {
   const std::string root = kVirtualRoot;
-  const std::vector<std::string> args = {"-x",
-                                         "cuda",
-                                         "--cuda-device-only",
-                                         "--cuda-gpu-arch=sm_80",
-                                         "-nocudainc",
-                                         "-nocudalib",
-                                         "--cuda-path=/nonexistent",
-                                         "-std=c++17",
-                                         "-resource-dir=" SPMVC_CLANG_RESOURCE_DIR,
-                                         "-I" + root,
-                                         "-include",
-                                         root + "/spmvc_prelude.cuh",
-                                         "-Wno-unknown-cuda-version"};
+  std::vector<std::string> args = {"-x",
+                                   "cuda",
+                                   "--cuda-device-only",
+                                   "--cuda-gpu-arch=sm_80",
+                                   "-nocudainc",
+                                   "-nocudalib",
+                                   "--cuda-path=/nonexistent",
+                                   "-std=c++17",
+                                   "-resource-dir=" SPMVC_CLANG_RESOURCE_DIR,
+                                   "-I" + root,
+                                   "-include",
+                                   root + "/spmvc_prelude.cuh",
+                                   "-Wno-unknown-cuda-version"};
   clang::tooling::FileContentMappings files = {{root + "/spmvc_prelude.cuh", kPrelude}};
   for (const auto& [name, text] : src.headers) files.emplace_back(root + "/" + name, text);
+  for (const auto& dir : include_dirs) args.push_back("-I" + dir);
   std::string diagnostics;
   llvm::raw_string_ostream diag_os(diagnostics);
   clang::TextDiagnosticPrinter printer(diag_os, new clang::DiagnosticOptions());
@@ -87,6 +89,27 @@ std::unique_ptr<clang::ASTUnit> parse_cuda(const KernelSource& src) {
 
 const clang::FunctionDecl& find_entry(clang::ASTUnit& ast, const KernelSource& src) {
   clang::ASTContext& ctx = ast.getASTContext();
+  if (src.kernel_name.empty()) {
+    // A source read from disk: its only extern "C" kernel definition.
+    std::vector<const clang::FunctionDecl*> found;
+    for (const clang::Decl* d : ctx.getTranslationUnitDecl()->decls()) {
+      const auto* linkage = llvm::dyn_cast<clang::LinkageSpecDecl>(d);
+      if (linkage == nullptr) continue;
+      for (const clang::Decl* inner : linkage->decls()) {
+        const auto* f = llvm::dyn_cast<clang::FunctionDecl>(inner);
+        if (f != nullptr && f->hasAttr<clang::CUDAGlobalAttr>() &&
+            f->doesThisDeclarationHaveABody()) {
+          found.push_back(f);
+        }
+      }
+    }
+    if (found.size() != 1) {
+      throw InputError(src.file_name, 0,
+                       "expected one extern \"C\" __global__ kernel definition, found " +
+                           std::to_string(found.size()));
+    }
+    return *found.front();
+  }
   for (clang::NamedDecl* d :
        ctx.getTranslationUnitDecl()->lookup(&ctx.Idents.get(src.kernel_name))) {
     const auto* f = llvm::dyn_cast<clang::FunctionDecl>(d);
