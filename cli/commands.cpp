@@ -1,8 +1,12 @@
 #include "commands.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +16,11 @@
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "spmvc/generators.hpp"
+#ifdef SPMVC_HAVE_TOOLING
+#include "formats/format.hpp"
+#include "tooling/explain.hpp"
+#include "tooling/flatten.hpp"
+#endif
 
 namespace spmvc::cli {
 
@@ -58,13 +67,74 @@ int run_plan(const MatrixArgs& args) {
   return 0;
 }
 
-int run_emit(const MatrixArgs& args, const std::string& out_dir) {
+[[maybe_unused]] Error no_tooling(const std::string& what) {
+  return Error(
+      "this spmvc was built without tooling/ (Clang 14 libTooling: install "
+      "libclang-14-dev and libclang-cpp14-dev, then reconfigure), so it cannot " +
+      what);
+}
+
+KernelSource flatten_kernel(const KernelSource& source) {
+#ifdef SPMVC_HAVE_TOOLING
+  return tooling::flatten(source);
+#else
+  (void)source;
+  throw no_tooling("flatten kernels");
+#endif
+}
+
+int run_explain(const MatrixArgs& args, const std::string& arch) {
+#ifdef SPMVC_HAVE_TOOLING
+  tooling::ExplainOptions options;
+  options.arch = arch;
+  tooling::ExplainReport report;
+  const std::filesystem::path path = args.matrix;
+  if (path.extension() == ".cu" || path.extension() == ".cuh") {
+    // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it.
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(args.matrix, 0, "cannot read file");
+    std::stringstream text;
+    text << in.rdbuf();
+    KernelSource src;
+    src.source = text.str();
+    src.file_name = path.filename().string();
+    const std::string dir = std::filesystem::absolute(path).parent_path().string();
+    options.include_dirs.push_back(dir);
+    report = tooling::explain(src, options);
+  } else {
+    const CsrMatrix a = load_matrix(args);
+    const Profile profile = inspect(a);
+    const Plan plan = compiler::make_plan(profile, plan_options(make_options(args)));
+    const Encoded encoded = compiler::encode(a, plan);
+    const KernelSource src = codegen::generate(plan, encoded, profile);
+    std::int64_t stored = 0;
+    for (const auto& array : encoded.arrays) stored = std::max(stored, array.count());
+    options.shape = tooling::MatrixShape{a.nrows, a.nnz(), stored};
+    report = tooling::explain(src, options);
+    const formats::Cost cost =
+        formats::find_format(plan.format).cost(profile, plan.params, plan.precision);
+    report.planner_bytes_per_nonzero = cost.matrix_bytes / static_cast<double>(a.nnz());
+  }
+  fmt::print("{}\n", args.json ? tooling::to_json(report) : tooling::to_report(report));
+  return 0;
+#else
+  (void)args;
+  (void)arch;
+  throw no_tooling("explain kernels");
+#endif
+}
+
+int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
+  const std::string& out_dir = emit.out_dir;
   const CsrMatrix a = load_matrix(args);
   const Profile profile = inspect(a);
   const Options options = make_options(args);
   const Plan plan = compiler::make_plan(profile, plan_options(options));
   const Encoded encoded = compiler::encode(a, plan);
-  const KernelSource source = codegen::generate(plan, encoded, profile);
+  const KernelSource generated = codegen::generate(plan, encoded, profile);
+  // The flattened kernel replaces the template one: same entry point, so the harness and the
+  // runtime load it unchanged.
+  const KernelSource source = emit.flatten ? flatten_kernel(generated) : generated;
   const std::vector<double> x = input_vector(a.ncols, plan.precision);
   std::vector<double> y(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, y);

@@ -32,7 +32,14 @@ Options make_options(const MatrixArgs& args);
 
 int run_inspect(const MatrixArgs& args);
 int run_plan(const MatrixArgs& args);
-int run_emit(const MatrixArgs& args, const std::string& out_dir);
+/// What `emit` writes besides the plan's own files.
+struct EmitArgs {
+  std::string out_dir = "spmvc-out";
+  bool flatten = false;  ///< write the kernel flattened by tooling/ instead of its templates
+};
+int run_emit(const MatrixArgs& args, const EmitArgs& emit);
+/// `explain`: args.matrix is a kernel (.cu, read with the headers beside it) or a matrix.
+int run_explain(const MatrixArgs& args, const std::string& arch);
 int run_run(const MatrixArgs& args);
 int run_gen(const std::string& spec, const std::string& out, std::int64_t replicate);
 

@@ -53,11 +53,24 @@ int main(int argc, char** argv) {
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
-  std::string out_dir = "spmvc-out";
+  spmvc::cli::EmitArgs eargs;
   auto* emit =
       app.add_subcommand("emit", "write the generated .cu, the encoded matrix and an nvcc harness");
   add_matrix_options(emit, margs);
-  emit->add_option("-o,--output", out_dir, "output directory")->capture_default_str();
+  emit->add_option("-o,--output", eargs.out_dir, "output directory")->capture_default_str();
+  emit->add_flag("--flatten", eargs.flatten,
+                 "write the kernel as one template-free .cu (every specialisation printed as a "
+                 "plain function; needs the Clang tooling build). Helpers stay separate "
+                 "__forceinline__ functions: --inline-helpers is not implemented");
+  std::string explain_arch = "sm_90";
+  auto* explain = app.add_subcommand(
+      "explain",
+      "static report on a kernel (KERNEL.cu, or the planner's pick for a matrix): parameter "
+      "roles, loads and stores, loops, bytes per nonzero beside the cost model, NVRTC "
+      "resources (needs the Clang tooling build)");
+  add_matrix_options(explain, margs);
+  explain->add_option("--arch", explain_arch, "NVRTC target for the resource report")
+      ->capture_default_str();
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
   add_matrix_options(run, margs);
   spmvc::cli::BenchArgs bargs;
@@ -83,7 +96,8 @@ int main(int argc, char** argv) {
   try {
     if (inspect->parsed()) return spmvc::cli::run_inspect(margs);
     if (plan->parsed()) return spmvc::cli::run_plan(margs);
-    if (emit->parsed()) return spmvc::cli::run_emit(margs, out_dir);
+    if (emit->parsed()) return spmvc::cli::run_emit(margs, eargs);
+    if (explain->parsed()) return spmvc::cli::run_explain(margs, explain_arch);
     if (run->parsed()) return spmvc::cli::run_run(margs);
     if (bench->parsed()) return spmvc::cli::run_bench(margs, bargs);
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);

@@ -162,6 +162,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
 
   t0 = Clock::now();
   im->source = codegen::generate(im->plan, encoded, im->profile);
+  if (options.transform_source) im->source = options.transform_source(im->source);
   im->timings.codegen = seconds_since(t0);
 
   t0 = Clock::now();

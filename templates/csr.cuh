@@ -52,13 +52,11 @@ __device__ __forceinline__ void load_vector(const T* __restrict__ p, T (&out)[kV
   constexpr int kBytes = static_cast<int>(sizeof(T)) * kV;
   if constexpr (kBytes <= 16) {
     using Word = typename VectorWord<kBytes>::type;
-    union {
-      Word word;
-      T elems[kV];
-    } u;
-    u.word = __ldg(reinterpret_cast<const Word*>(p));
-#pragma unroll
-    for (int i = 0; i < kV; ++i) out[i] = u.elems[i];
+    // One 8- or 16-byte load whose bytes are then read as kV elements. memcpy is the defined way
+    // to reinterpret them (NVRTC and nvcc both lower it to register moves), and unlike an unnamed
+    // union it prints back as source when tooling/ flattens the kernel.
+    const Word word = __ldg(reinterpret_cast<const Word*>(p));
+    memcpy(out, &word, sizeof(Word));
   } else {
     constexpr int kHalf = kV / 2;
     T lo[kHalf], hi[kHalf];

@@ -8,6 +8,7 @@
 // NVRTC (cached in memory and on disk), uploads the encoded matrix and returns the operator.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -37,6 +38,10 @@ struct Options {
   /// the planner uses; Operator::profile() then holds the full Profile. Costs several times the
   /// row scan on large matrices.
   bool full_inspection = false;
+  /// Rewrites the generated translation unit before it is compiled (and cached under its new
+  /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
+  /// result must keep the entry point's name, parameters and launch shape.
+  std::function<KernelSource(const KernelSource&)> transform_source;
 };
 
 /// Time spent in each one-time step of compile(), in seconds.
