@@ -13,17 +13,7 @@ namespace spmvc::codegen {
 
 std::string value_type(Precision p) { return p == Precision::f64 ? "double" : "float"; }
 std::string accumulate_type(Precision p) { return p == Precision::f32 ? "float" : "double"; }
-std::string precision_tag(Precision p) {
-  switch (p) {
-    case Precision::f64:
-      return "f64";
-    case Precision::f32:
-      return "f32";
-    case Precision::f32_acc64:
-      return "f32a64";
-  }
-  throw InternalError("unknown precision");
-}
+std::string precision_tag(Precision p) { return std::string(to_string(p)); }
 
 std::vector<std::string> base_options() { return {"-std=c++17", "-default-device"}; }
 

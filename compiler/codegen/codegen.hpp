@@ -20,7 +20,7 @@ namespace spmvc::codegen {
 std::string value_type(Precision p);
 /// CUDA spelling of the accumulation type.
 std::string accumulate_type(Precision p);
-/// Short tag used in kernel names: "f64", "f32" or "f32a64".
+/// Tag used in kernel names: the precision's own name ("f64", "f32" or "f32acc64").
 std::string precision_tag(Precision p);
 /// NVRTC options every generated unit is compiled with (the architecture is added by the runtime).
 std::vector<std::string> base_options();

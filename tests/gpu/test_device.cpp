@@ -18,6 +18,7 @@
 #include "kernel_cache.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/error.hpp"
+#include "test_kernels.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -34,18 +35,7 @@ using namespace spmvc::runtime;
 
 namespace {
 
-KernelSource axpy_source() {
-  KernelSource src;
-  src.kernel_name = "spmvc_test_axpy";
-  src.file_name = "spmvc_test_axpy.cu";
-  src.source =
-      "extern \"C\" __global__ void spmvc_test_axpy(const double* x, double* y, long long n) {\n"
-      "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (i < n) y[i] = 2.0 * x[i] + (double)i;\n"
-      "}\n";
-  src.block = 128;
-  return src;
-}
+using spmvc::test::axpy_source;
 
 // Runs the axpy kernel on n elements and checks every output.
 void run_axpy(const LoadedKernel& k, long long n) {

@@ -12,6 +12,7 @@
 #include "bandwidth.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/error.hpp"
+#include "test_kernels.hpp"
 
 namespace fs = std::filesystem;
 using namespace spmvc;
@@ -19,17 +20,7 @@ using namespace spmvc::runtime;
 
 namespace {
 
-KernelSource axpy_source() {
-  KernelSource src;
-  src.kernel_name = "spmvc_test_axpy";
-  src.file_name = "spmvc_test_axpy.cu";
-  src.source =
-      "extern \"C\" __global__ void spmvc_test_axpy(const double* x, double* y, long long n) {\n"
-      "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (i < n) y[i] = 2.0 * x[i] + (double)i;\n"
-      "}\n";
-  return src;
-}
+using spmvc::test::axpy_source;
 
 bool is_elf(const std::vector<char>& image) {
   return image.size() > 4 && image[0] == '\x7f' && image[1] == 'E' && image[2] == 'L' &&
