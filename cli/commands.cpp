@@ -74,11 +74,14 @@ int run_plan(const MatrixArgs& args) {
       what);
 }
 
-KernelSource flatten_kernel(const KernelSource& source) {
+KernelSource flatten_kernel(const KernelSource& source, bool inline_helpers) {
 #ifdef SPMVC_HAVE_TOOLING
-  return tooling::flatten(source);
+  tooling::FlattenOptions options;
+  options.inline_helpers = inline_helpers;
+  return tooling::flatten(source, options);
 #else
   (void)source;
+  (void)inline_helpers;
   throw no_tooling("flatten kernels");
 #endif
 }
@@ -134,7 +137,8 @@ int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
   const KernelSource generated = codegen::generate(plan, encoded, profile);
   // The flattened kernel replaces the template one: same entry point, so the harness and the
   // runtime load it unchanged.
-  const KernelSource source = emit.flatten ? flatten_kernel(generated) : generated;
+  const KernelSource source =
+      emit.flatten ? flatten_kernel(generated, emit.inline_helpers) : generated;
   const std::vector<double> x = input_vector(a.ncols, plan.precision);
   std::vector<double> y(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, y);

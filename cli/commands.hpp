@@ -35,7 +35,8 @@ int run_plan(const MatrixArgs& args);
 /// What `emit` writes besides the plan's own files.
 struct EmitArgs {
   std::string out_dir = "spmvc-out";
-  bool flatten = false;  ///< write the kernel flattened by tooling/ instead of its templates
+  bool flatten = false;         ///< write the kernel flattened by tooling/ instead of its templates
+  bool inline_helpers = false;  ///< with flatten: helper bodies at their call sites
 };
 int run_emit(const MatrixArgs& args, const EmitArgs& emit);
 /// `explain`: args.matrix is a kernel (.cu, read with the headers beside it) or a matrix.

@@ -60,8 +60,11 @@ int main(int argc, char** argv) {
   emit->add_option("-o,--output", eargs.out_dir, "output directory")->capture_default_str();
   emit->add_flag("--flatten", eargs.flatten,
                  "write the kernel as one template-free .cu (every specialisation printed as a "
-                 "plain function; needs the Clang tooling build). Helpers stay separate "
-                 "__forceinline__ functions: --inline-helpers is not implemented");
+                 "plain function; needs the Clang tooling build)");
+  emit->add_flag("--inline-helpers", eargs.inline_helpers,
+                 "with --flatten: print each helper's body at its call sites, so the kernel is "
+                 "one function")
+      ->needs("--flatten");
   std::string explain_arch = "sm_90";
   auto* explain = app.add_subcommand(
       "explain",

@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -213,11 +214,53 @@ std::string flat_name(const clang::FunctionDecl& f, const clang::PrintingPolicy&
   return out;
 }
 
+// How a helper's body can stand in for a call to it, in plain C++ (NVRTC rejects GNU statement
+// expressions, so blocks and parenthesised expressions only).
+enum class InlineShape {
+  none,        // printed as a function
+  block,       // void, at most a trailing `return;`: the call becomes `{ bindings; body }`
+  expression,  // body is `return e;` and each parameter appears at most once: `(e[args])`
+  tail,        // ends in its only `return e;`: `lhs = call(...)` becomes `{ ...; lhs = e; }`
+};
+
+InlineShape inline_shape(const clang::FunctionDecl& f) {
+  const auto* body = dyn_cast_or_null<clang::CompoundStmt>(f.getBody());
+  if (body == nullptr) return InlineShape::none;
+  class Walk : public clang::RecursiveASTVisitor<Walk> {
+   public:
+    int returns = 0;
+    std::map<const clang::ParmVarDecl*, int> uses;
+    bool VisitReturnStmt(clang::ReturnStmt*) {
+      ++returns;
+      return true;
+    }
+    bool VisitDeclRefExpr(clang::DeclRefExpr* ref) {
+      if (const auto* p = dyn_cast<clang::ParmVarDecl>(ref->getDecl())) ++uses[p];
+      return true;
+    }
+  } walk;
+  walk.TraverseStmt(const_cast<clang::CompoundStmt*>(body));
+  const auto* last = body->body_empty() ? nullptr : dyn_cast<clang::ReturnStmt>(body->body_back());
+  if (f.getReturnType()->isVoidType()) {
+    return walk.returns == 0 || (walk.returns == 1 && last != nullptr) ? InlineShape::block
+                                                                       : InlineShape::none;
+  }
+  if (walk.returns != 1 || last == nullptr || last->getRetValue() == nullptr)
+    return InlineShape::none;
+  bool single_use = true;
+  for (const auto& [param, n] : walk.uses) single_use = single_use && n <= 1;
+  if (body->size() == 1 && single_use) return InlineShape::expression;
+  return InlineShape::tail;
+}
+
 class FlatPrinter : public clang::PrinterHelper {
  public:
   FlatPrinter(const clang::ASTContext& ctx, const clang::PrintingPolicy& pp,
-              const std::map<const clang::FunctionDecl*, std::string>& names)
-      : ctx_(ctx), pp_(pp), names_(names) {}
+              const std::map<const clang::FunctionDecl*, std::string>& names, bool inline_helpers)
+      : ctx_(ctx), pp_(pp), names_(names), inline_(inline_helpers) {}
+
+  /// Functions some call still names (printed as functions); in inline mode, only those.
+  const std::set<const clang::FunctionDecl*>& needed() const { return needed_; }
 
   void print(const clang::Stmt* s, llvm::raw_ostream& os) {
     s->printPretty(os, this, pp_, 0, "\n", &ctx_);
@@ -234,12 +277,22 @@ class FlatPrinter : public clang::PrinterHelper {
   }
 
   bool handledStmt(clang::Stmt* s, llvm::raw_ostream& os) override {
+    if (auto* assign = dyn_cast<clang::BinaryOperator>(s))
+      return print_tail_assignment(*assign, os);
     if (auto* call = dyn_cast<clang::CallExpr>(s)) return print_call(*call, os);
     if (auto* ifs = dyn_cast<clang::IfStmt>(s)) return print_if(*ifs, os);
     if (auto* attributed = dyn_cast<clang::AttributedStmt>(s))
       return print_attributed(*attributed, os);
     if (auto* cond = dyn_cast<clang::ConditionalOperator>(s)) return print_conditional(*cond, os);
-    if (auto* ref = dyn_cast<clang::DeclRefExpr>(s)) return print_constant(*ref, os);
+    if (auto* ref = dyn_cast<clang::DeclRefExpr>(s)) {
+      if (const auto* p = dyn_cast<clang::ParmVarDecl>(ref->getDecl())) {
+        if (const auto it = renamed_.find(p); it != renamed_.end()) {
+          os << it->second;
+          return true;
+        }
+      }
+      return print_constant(*ref, os);
+    }
     if (auto* decl = dyn_cast<clang::DeclStmt>(s)) return print_decls(*decl, os, true);
     if (auto* loop = dyn_cast<clang::ForStmt>(s)) return print_for(*loop, os);
     return false;
@@ -253,6 +306,17 @@ class FlatPrinter : public clang::PrinterHelper {
     const clang::FunctionDecl* def = callee->getDefinition();
     const auto it = def != nullptr ? names_.find(def) : names_.end();
     if (it == names_.end()) return false;
+    if (inline_) {
+      switch (inline_shape(*def)) {
+        case InlineShape::block:
+          return print_inlined(call, *def, it->second, nullptr, os);
+        case InlineShape::expression:
+          return print_inlined_expression(call, *def, os);
+        default:
+          break;
+      }
+    }
+    needed_.insert(def);
     os << it->second << "(";
     for (unsigned i = 0; i < call.getNumArgs(); ++i) {
       if (i > 0) os << ", ";
@@ -262,6 +326,98 @@ class FlatPrinter : public clang::PrinterHelper {
     }
     os << ")";
     return true;
+  }
+
+  // `lhs = f(...)` with f of the tail shape: `{ bindings; body; lhs = returned value; }`.
+  bool print_tail_assignment(const clang::BinaryOperator& op, llvm::raw_ostream& os) {
+    if (!inline_ || op.getOpcode() != clang::BO_Assign) return false;
+    const auto* call = dyn_cast<clang::CallExpr>(op.getRHS()->IgnoreImplicit());
+    const clang::FunctionDecl* callee = call != nullptr ? call->getDirectCallee() : nullptr;
+    const clang::FunctionDecl* def = callee != nullptr ? callee->getDefinition() : nullptr;
+    const auto it = def != nullptr ? names_.find(def) : names_.end();
+    if (it == names_.end() || inline_shape(*def) != InlineShape::tail) return false;
+    return print_inlined(*call, *def, it->second, op.getLHS(), os);
+  }
+
+  // The callee's body in place of the call, as a block: parameters bound to the arguments, then
+  // the statements; a trailing `return e;` becomes `lhs = e;` (tail shape) or is dropped (void).
+  // Parameters are renamed after the callee (`p` of load_vector -> `load_vector_p_3`) so the
+  // bindings never shadow a caller variable an argument still refers to.
+  bool print_inlined(const clang::CallExpr& call, const clang::FunctionDecl& def,
+                     const std::string& name, const clang::Expr* lhs, llvm::raw_ostream& os) {
+    const int site = ++sites_;
+    std::vector<std::pair<const clang::ParmVarDecl*, std::optional<std::string>>> saved;
+    os << "{  // " << name << "\n";
+    for (unsigned i = 0; i < def.getNumParams(); ++i) {
+      const clang::ParmVarDecl* p = def.getParamDecl(i);
+      const std::string local = identifier_part(def.getNameAsString()) + "_" + p->getName().str() +
+                                "_" + std::to_string(site);
+      p->getType().print(os, pp_, local);
+      os << " = ";
+      print(argument(call, i), os);
+      os << ";\n";
+      saved.emplace_back(p, rename(p, local));
+    }
+    for (const clang::Stmt* s : cast<clang::CompoundStmt>(def.getBody())->body()) {
+      if (const auto* ret = dyn_cast<clang::ReturnStmt>(s)) {
+        if (lhs != nullptr && ret->getRetValue() != nullptr) {
+          print(lhs, os);
+          os << " = ";
+          print(ret->getRetValue(), os);
+          os << ";\n";
+        }
+      } else {
+        print_statement(s, os);
+      }
+    }
+    os << "}";
+    restore(saved);
+    return true;
+  }
+
+  // `f(a)` with f's body `return e;`: `(e)` with each parameter replaced by its argument.
+  bool print_inlined_expression(const clang::CallExpr& call, const clang::FunctionDecl& def,
+                                llvm::raw_ostream& os) {
+    std::vector<std::pair<const clang::ParmVarDecl*, std::optional<std::string>>> saved;
+    for (unsigned i = 0; i < def.getNumParams(); ++i) {
+      std::string text;
+      llvm::raw_string_ostream arg(text);
+      print(argument(call, i), arg);
+      arg.flush();
+      saved.emplace_back(def.getParamDecl(i), rename(def.getParamDecl(i), "(" + text + ")"));
+    }
+    const auto* ret =
+        cast<clang::ReturnStmt>(cast<clang::CompoundStmt>(def.getBody())->body_back());
+    os << "(";
+    print(ret->getRetValue(), os);
+    os << ")";
+    restore(saved);
+    return true;
+  }
+
+  static const clang::Expr* argument(const clang::CallExpr& call, unsigned i) {
+    const clang::Expr* arg = call.getArg(i);
+    if (const auto* d = dyn_cast<clang::CXXDefaultArgExpr>(arg)) arg = d->getExpr();
+    return arg;
+  }
+
+  // Prints uses of `p` as `text` from now on; returns what it printed as before.
+  std::optional<std::string> rename(const clang::ParmVarDecl* p, std::string text) {
+    std::optional<std::string> prior;
+    if (const auto it = renamed_.find(p); it != renamed_.end()) prior = it->second;
+    renamed_[p] = std::move(text);
+    return prior;
+  }
+
+  void restore(
+      const std::vector<std::pair<const clang::ParmVarDecl*, std::optional<std::string>>>& saved) {
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it) {
+      if (it->second) {
+        renamed_[it->first] = *it->second;
+      } else {
+        renamed_.erase(it->first);
+      }
+    }
   }
 
   // `if constexpr`, and any `if` whose condition is a constant after substitution, prints only
@@ -417,6 +573,10 @@ class FlatPrinter : public clang::PrinterHelper {
   const clang::ASTContext& ctx_;
   const clang::PrintingPolicy& pp_;
   const std::map<const clang::FunctionDecl*, std::string>& names_;
+  const bool inline_;
+  std::set<const clang::FunctionDecl*> needed_;
+  std::map<const clang::ParmVarDecl*, std::string> renamed_;
+  int sites_ = 0;
 };
 
 // The unit's leading comment block (the plan banner), kept above the flattened code.
@@ -466,36 +626,59 @@ KernelSource flatten(const KernelSource& src, const FlattenOptions& options) {
     names[f] = name;
   }
 
-  FlatPrinter printer(ctx, pp, names);
+  FlatPrinter printer(ctx, pp, names, options.inline_helpers);
+  // The entry point first: in inline mode it decides which helpers some call still names.
+  std::string entry_code;
+  {
+    llvm::raw_string_ostream es(entry_code);
+    es << "extern \"C\" __global__ void ";
+    if (const auto* bounds = entry.getAttr<clang::CUDALaunchBoundsAttr>()) {
+      es << "__launch_bounds__("
+         << llvm::toString(bounds->getMaxThreads()->EvaluateKnownConstInt(ctx), 10);
+      if (bounds->getMinBlocks() != nullptr) {
+        es << ", " << llvm::toString(bounds->getMinBlocks()->EvaluateKnownConstInt(ctx), 10);
+      }
+      es << ") ";
+    }
+    es << src.kernel_name;
+    printer.print_params(entry, es);
+    es << " ";
+    printer.print(entry.getBody(), es);
+  }
+  // Helpers, callees before callers; printing one may make others needed, hence the fixpoint.
+  std::map<const clang::FunctionDecl*, std::string> helper_code;
+  for (bool more = true; more;) {
+    more = false;
+    for (const clang::FunctionDecl* f : collector.order) {
+      if (helper_code.count(f) != 0 || (options.inline_helpers && printer.needed().count(f) == 0))
+        continue;
+      std::string code_f;
+      llvm::raw_string_ostream fs(code_f);
+      fs << "__device__ __forceinline__ ";
+      f->getReturnType().print(fs, pp);
+      fs << " " << names[f];
+      printer.print_params(*f, fs);
+      fs << " ";
+      printer.print(f->getBody(), fs);
+      fs << "\n";
+      fs.flush();
+      helper_code[f] = code_f;
+      more = true;
+    }
+  }
+
   std::string code;
   llvm::raw_string_ostream os(code);
-  os << banner(src.source)
-     << "//\n// Flattened by `spmvc emit --flatten`: each function the entry point reaches, "
-        "printed\n"
-        "// with its compile-time parameters as values and only the branches they select.\n"
+  os << banner(src.source) << "//\n// Flattened by `spmvc emit --flatten`: "
+     << (options.inline_helpers
+             ? "the entry point with every helper's body printed at its call\n// site, "
+             : "each function the entry point reaches, printed\n// ")
+     << "with compile-time parameters as values and only the branches they select.\n"
         "// Standalone: it needs no spmvc header.\n\n";
   for (const clang::FunctionDecl* f : collector.order) {
-    os << "__device__ __forceinline__ ";
-    f->getReturnType().print(os, pp);
-    os << " " << names[f];
-    printer.print_params(*f, os);
-    os << " ";
-    printer.print(f->getBody(), os);
-    os << "\n";
+    if (const auto it = helper_code.find(f); it != helper_code.end()) os << it->second;
   }
-  os << "extern \"C\" __global__ void ";
-  if (const auto* bounds = entry.getAttr<clang::CUDALaunchBoundsAttr>()) {
-    os << "__launch_bounds__("
-       << llvm::toString(bounds->getMaxThreads()->EvaluateKnownConstInt(ctx), 10);
-    if (bounds->getMinBlocks() != nullptr) {
-      os << ", " << llvm::toString(bounds->getMinBlocks()->EvaluateKnownConstInt(ctx), 10);
-    }
-    os << ") ";
-  }
-  os << src.kernel_name;
-  printer.print_params(entry, os);
-  os << " ";
-  printer.print(entry.getBody(), os);
+  os << entry_code;
   os.flush();
 
   KernelSource out = src;

@@ -9,6 +9,9 @@ namespace spmvc::tooling {
 /// How flatten() prints.
 struct FlattenOptions {
   bool format = true;  ///< run clang-format (Google style) over the result
+  /// Print each helper's body at its call sites (GNU statement expressions `({ ... })`, which
+  /// nvcc and NVRTC accept) instead of as separate functions: one function, read top to bottom.
+  bool inline_helpers = false;
 };
 
 /// Parses `src` with Clang's CUDA front end (no CUDA headers: a small prelude declares the

@@ -95,6 +95,32 @@ TEST_CASE("variants outside the golden set flatten to the same machine code") {
   }
 }
 
+TEST_CASE("--inline-helpers: one function, the same machine code as the template kernel") {
+  std::vector<spmvc::test::GoldenPlan> plans = spmvc::test::golden_plans();
+  spmvc::test::GoldenPlan recursive{"f64_v4", "stencil27:n=5", {}};  // load_vector recursion
+  recursive.options.csr = spmvc::test::csr_params(16, 2, true, false, 4);
+  plans.push_back(recursive);
+  spmvc::tooling::FlattenOptions inline_all;
+  inline_all.inline_helpers = true;
+  for (const auto& g : plans) {
+    CAPTURE(g.name);
+    const spmvc::KernelSource src = spmvc::test::generate_golden(g);
+    const spmvc::KernelSource flat = spmvc::tooling::flatten(src, inline_all);
+    CAPTURE(flat.source);
+    // Only the entry point is left as a function; helper bodies sit at their call sites.
+    CHECK(flat.source.find("__device__ __forceinline__") == std::string::npos);
+    CHECK(flat.source.find("// csr_spmv_") != std::string::npos);
+    CHECK(flat.source.find("// group_sum_") != std::string::npos);
+    CHECK_FALSE(std::regex_search(flat.source, std::regex(R"(\btemplate\b)")));
+    const spmvc::runtime::Cubin cubin = spmvc::runtime::compile_cubin(flat, "sm_90");
+    CHECK(cubin.spill_store_bytes == 0);
+    const std::string section = ".text." + src.kernel_name;
+    const std::string text = elf_section(cubin.image, section);
+    CHECK(text.size() > 64);
+    CHECK(text == elf_section(spmvc::runtime::compile_cubin(src, "sm_90").image, section));
+  }
+}
+
 TEST_CASE("flattened source matches the golden files") {
   const bool update = std::getenv("SPMVC_UPDATE_GOLDEN") != nullptr;
   const fs::path dir = fs::path(SPMVC_GOLDEN_DIR) / "flat";

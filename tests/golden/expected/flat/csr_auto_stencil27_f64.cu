@@ -4,7 +4,7 @@
 // why:     lowest predicted time of 6 applicable candidates (59% of lanes busy, 0.6 nonzeros per lane, model efficiency 59%; 19.0 nonzeros per row on average)
 //
 // Flattened by `spmvc emit --flatten`: each function the entry point reaches, printed
-// with its compile-time parameters as values and only the branches they select.
+// with compile-time parameters as values and only the branches they select.
 // Standalone: it needs no spmvc header.
 
 __device__ __forceinline__ void csr_load_vector_1_int(const int *__restrict p,

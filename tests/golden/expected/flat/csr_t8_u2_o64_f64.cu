@@ -4,7 +4,7 @@
 // why:     parameters forced by the caller
 //
 // Flattened by `spmvc emit --flatten`: each function the entry point reaches, printed
-// with its compile-time parameters as values and only the branches they select.
+// with compile-time parameters as values and only the branches they select.
 // Standalone: it needs no spmvc header.
 
 __device__ __forceinline__ void csr_load_vector_1_int(const int *__restrict p,
