@@ -34,16 +34,6 @@ compiler::PlanOptions plan_options(const Options& o) {
   return p;
 }
 
-// x as the plan's precision sees it: fp32 plans round the test vector to float first, and the
-// reference uses the rounded values so only the kernel's arithmetic is measured.
-std::vector<double> input_vector(std::int64_t n, Precision p) {
-  std::vector<double> x = codegen::test_vector(n);
-  if (p != Precision::f64) {
-    for (double& v : x) v = static_cast<double>(static_cast<float>(v));
-  }
-  return x;
-}
-
 double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 
 }  // namespace
@@ -139,7 +129,7 @@ int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
   // runtime load it unchanged.
   const KernelSource source =
       emit.flatten ? flatten_kernel(generated, emit.inline_helpers) : generated;
-  const std::vector<double> x = input_vector(a.ncols, plan.precision);
+  const std::vector<double> x = codegen::test_vector(a.ncols, plan.precision);
   std::vector<double> y(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, y);
   const auto written = codegen::emit(plan, encoded, source, y, out_dir);
@@ -165,7 +155,7 @@ int run_run(const MatrixArgs& args) {
   const Options options = make_options(args);
   Operator op = compile(a, options);
   const Precision p = op.plan().precision;
-  const std::vector<double> x = input_vector(a.ncols, p);
+  const std::vector<double> x = codegen::test_vector(a.ncols, p);
   std::vector<double> y(static_cast<std::size_t>(a.nrows),
                         std::numeric_limits<double>::quiet_NaN());
   op.apply_host(x, y);

@@ -3,6 +3,12 @@
 // of codegen: precisions, thread mappings, unroll, 64-bit offsets, unaligned start.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +52,21 @@ inline std::vector<GoldenPlan> golden_plans() {
   add("csr_t4_v2_u1_f64", "stencil27:n=5", Precision::f64, csr_params(4, 1, true, false, 2));
   add("csr_t2_v4_u2_f32", "stencil2d:n=12", Precision::f32, csr_params(2, 2, true, false, 4));
   return plans;
+}
+
+/// Checks `actual` against the golden file `path` byte for byte; with SPMVC_UPDATE_GOLDEN set,
+/// rewrites the file first.
+inline void check_golden(const std::filesystem::path& path, const std::string& actual) {
+  if (std::getenv("SPMVC_UPDATE_GOLDEN") != nullptr) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << actual;
+  }
+  REQUIRE_MESSAGE(std::filesystem::exists(path),
+                  "missing golden file; run with SPMVC_UPDATE_GOLDEN=1");
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream expected;
+  expected << in.rdbuf();
+  CHECK(expected.str() == actual);
 }
 
 /// Generates the translation unit for `g` (no GPU needed).

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "spmvc/plan.hpp"
+
 namespace spmvc::codegen {
 
 inline double test_vector_value(std::uint64_t i) {
@@ -13,9 +15,14 @@ inline double test_vector_value(std::uint64_t i) {
   return 0.5 + static_cast<double>(h) / 16777216.0;
 }
 
-inline std::vector<double> test_vector(std::int64_t n) {
+/// The test vector as a plan of precision `p` sees it: fp32 plans get the values rounded to
+/// float, so a host reference over them measures only the kernel's arithmetic.
+inline std::vector<double> test_vector(std::int64_t n, Precision p = Precision::f64) {
   std::vector<double> x(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = test_vector_value(i);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = test_vector_value(i);
+    x[i] = p == Precision::f64 ? v : static_cast<double>(static_cast<float>(v));
+  }
   return x;
 }
 

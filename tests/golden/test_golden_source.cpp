@@ -10,30 +10,11 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
-
 TEST_CASE("generated translation units match the golden files") {
-  const bool update = std::getenv("SPMVC_UPDATE_GOLDEN") != nullptr;
   const fs::path dir = SPMVC_GOLDEN_DIR;
   for (const auto& g : spmvc::test::golden_plans()) {
     CAPTURE(g.name);
-    const spmvc::KernelSource src = spmvc::test::generate_golden(g);
-    const fs::path path = dir / (g.name + ".cu");
-    if (update) {
-      fs::create_directories(dir);
-      std::ofstream(path, std::ios::binary) << src.source;
-    }
-    REQUIRE_MESSAGE(fs::exists(path), "missing golden file; run with SPMVC_UPDATE_GOLDEN=1");
-    CHECK(read_file(path) == src.source);
+    spmvc::test::check_golden(dir / (g.name + ".cu"), spmvc::test::generate_golden(g).source);
   }
 }
 

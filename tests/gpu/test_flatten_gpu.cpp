@@ -22,13 +22,9 @@ std::vector<double> multiply(const CsrMatrix& a, Options o, bool flat, double be
   if (flat) o.transform_source = [](const KernelSource& s) { return tooling::flatten(s); };
   const Operator op = compile(a, o);
   if (flat) REQUIRE(op.source().source.find("template") == std::string::npos);
-  std::vector<double> x = codegen::test_vector(a.ncols);
+  const std::vector<double> x = codegen::test_vector(a.ncols, o.precision);
   std::vector<double> y(static_cast<std::size_t>(a.nrows));
   for (std::size_t i = 0; i < y.size(); ++i) y[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
-  if (o.precision != Precision::f64) {
-    for (double& v : x) v = static_cast<float>(v);
-    for (double& v : y) v = static_cast<float>(v);
-  }
   op.apply_host(x, y, 1.5, beta);
   return y;
 }

@@ -30,13 +30,9 @@ double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 // plan's precision first, so only the kernel's arithmetic is measured).
 double check(const CsrMatrix& a, const Operator& op, double alpha = 1.0, double beta = 0.0) {
   const Precision p = op.plan().precision;
-  std::vector<double> x = codegen::test_vector(a.ncols);
+  const std::vector<double> x = codegen::test_vector(a.ncols, p);
   std::vector<double> y0(static_cast<std::size_t>(a.nrows));
   for (std::size_t i = 0; i < y0.size(); ++i) y0[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
-  if (p != Precision::f64) {
-    for (double& v : x) v = static_cast<float>(v);
-    for (double& v : y0) v = static_cast<float>(v);
-  }
   std::vector<double> y = y0, ref = y0;
   if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
   op.apply_host(x, y, alpha, beta);

@@ -39,13 +39,6 @@ std::string elf_section(const std::vector<char>& elf, const std::string& name) {
   return {};
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("every golden plan flattens to template-free source that NVRTC compiles") {
@@ -122,7 +115,6 @@ TEST_CASE("--inline-helpers: one function, the same machine code as the template
 }
 
 TEST_CASE("flattened source matches the golden files") {
-  const bool update = std::getenv("SPMVC_UPDATE_GOLDEN") != nullptr;
   const fs::path dir = fs::path(SPMVC_GOLDEN_DIR) / "flat";
   for (const auto& g : spmvc::test::golden_plans()) {
     if (g.name != "csr_auto_stencil27_f64" && g.name != "csr_t8_u2_o64_f64" &&
@@ -131,13 +123,7 @@ TEST_CASE("flattened source matches the golden files") {
     }
     CAPTURE(g.name);
     const spmvc::KernelSource flat = spmvc::tooling::flatten(spmvc::test::generate_golden(g));
-    const fs::path path = dir / (g.name + ".cu");
-    if (update) {
-      fs::create_directories(dir);
-      std::ofstream(path, std::ios::binary) << flat.source;
-    }
-    REQUIRE_MESSAGE(fs::exists(path), "missing golden file; run with SPMVC_UPDATE_GOLDEN=1");
-    CHECK(read_file(path) == flat.source);
+    spmvc::test::check_golden(dir / (g.name + ".cu"), flat.source);
   }
 }
 
