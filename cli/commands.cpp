@@ -31,6 +31,7 @@ compiler::PlanOptions plan_options(const Options& o) {
   p.precision = o.precision;
   p.format = o.format;
   p.csr = o.csr;
+  p.params = o.params;
   return p;
 }
 

@@ -19,6 +19,7 @@ struct MatrixArgs {
   int vector_width = 0;     ///< > 0 forces csr V
   int unroll = 0;           ///< > 0 forces csr unroll
   int block_size = 0;       ///< > 0 forces csr block size
+  std::string params;       ///< --param name=value,... for the forced format
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log

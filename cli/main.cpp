@@ -30,8 +30,12 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--precision", args.precision,
                   "f64, f32 or f32acc64 (fp32 storage, fp64 accumulation)")
       ->capture_default_str();
-  cmd->add_option("--format", args.format, "force a format (csr) instead of the planner's choice")
+  cmd->add_option("--format", args.format,
+                  "force a format instead of the planner's choice (`spmvc plan` lists them)")
       ->capture_default_str();
+  cmd->add_option("--param", args.params,
+                  "force parameters of --format: name=value,... (names or short labels as "
+                  "`spmvc plan` prints them; unset ones take their defaults)");
   cmd->add_option("--threads-per-row", args.threads_per_row, "csr: force T (1, 2, 4, 8, 16, 32)");
   cmd->add_option("--vector-width", args.vector_width,
                   "csr: force V, nonzeros per vector load (1, 2, 4)");

@@ -60,6 +60,15 @@ Options make_options(const MatrixArgs& args) {
     if (args.block_size > 0) p.block_size = args.block_size;
     o.csr = p;
   }
+  if (!args.params.empty()) {
+    if (o.format == "auto")
+      throw InputError("--param", 0, "--param needs --format to name the format it is for");
+    FormatParams p = default_params(o.format);
+    if (o.csr) p = *o.csr;
+    set_params(p, args.params);
+    o.params = p;
+    o.csr.reset();
+  }
   return o;
 }
 

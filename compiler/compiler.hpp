@@ -16,7 +16,9 @@ struct PlanOptions {
   Precision precision = Precision::f64;
   std::string format = "auto";   ///< "auto" or a registered format name
   std::optional<CsrParams> csr;  ///< forces csr parameters
-  double read_bandwidth = 0;     ///< bytes/s for the time model; 0: the default in heuristics
+  /// Forces a parameter set of any format (and so the format); csr above is the older spelling.
+  std::optional<FormatParams> params;
+  double read_bandwidth = 0;  ///< bytes/s for the time model; 0: the default in heuristics
 };
 
 /// Ranks every applicable candidate of every (or the forced) format and picks the fastest.

@@ -1,3 +1,6 @@
+#include <charconv>
+#include <type_traits>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -31,32 +34,125 @@ int value_bytes(Precision p) { return p == Precision::f64 ? 8 : 4; }
 
 namespace {
 
-struct Describe {
-  std::string operator()(const CsrParams& p) const {
-    return fmt::format("T={} V={} b={} u={}{}{}", p.threads_per_row, p.vector_width, p.block_size,
-                       p.unroll, p.aligned ? "" : " unaligned", p.offsets64 ? " o64" : "");
-  }
-};
+template <typename P>
+std::string describe_one(const P& p) {
+  static const P defaults{};
+  std::string out;
+  const auto add = [&out](std::string_view text) {
+    if (!out.empty()) out += ' ';
+    out += text;
+  };
+  // Bools print only where they differ from the default ("o64", "no-aligned").
+  P::fields(p, [&](std::string_view, std::string_view label, const auto& value) {
+    using V = std::decay_t<decltype(value)>;
+    if constexpr (std::is_same_v<V, bool>) {
+      bool def = false;
+      P::fields(defaults, [&](std::string_view, std::string_view l2, const auto& d) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(d)>, bool>) {
+          if (l2 == label) def = d;
+        }
+      });
+      if (value != def) add(value ? std::string(label) : "no-" + std::string(label));
+    } else {
+      add(fmt::format("{}={}", label, value));
+    }
+  });
+  return out;
+}
 
-struct ToJson {
-  nlohmann::ordered_json operator()(const CsrParams& p) const {
-    return {{"threads_per_row", p.threads_per_row},
-            {"vector_width", p.vector_width},
-            {"block_size", p.block_size},
-            {"unroll", p.unroll},
-            {"aligned", p.aligned},
-            {"offsets64", p.offsets64}};
+template <typename P>
+nlohmann::ordered_json json_one(const P& p) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  P::fields(p, [&](std::string_view name, std::string_view, const auto& value) {
+    j[std::string(name)] = value;
+  });
+  return j;
+}
+
+nlohmann::ordered_json params_json(const FormatParams& params) {
+  return std::visit([](const auto& p) { return json_one(p); }, params);
+}
+
+template <std::size_t I = 0>
+FormatParams default_for(std::string_view format) {
+  if constexpr (I < std::variant_size_v<FormatParams>) {
+    using P = std::variant_alternative_t<I, FormatParams>;
+    if (P::kFormat == format) return P{};
+    return default_for<I + 1>(format);
+  } else {
+    throw InputError("--format", 0, fmt::format("no parameters are known for format '{}'", format));
   }
-};
+}
+
+bool parse_bool(std::string_view text, bool& out) {
+  if (text == "1" || text == "true" || text == "yes") return out = true, true;
+  if (text == "0" || text == "false" || text == "no") return out = false, true;
+  return false;
+}
 
 }  // namespace
 
-std::string describe(const FormatParams& params) { return std::visit(Describe{}, params); }
+std::string describe(const FormatParams& params) {
+  return std::visit([](const auto& p) { return describe_one(p); }, params);
+}
+
+std::string_view format_of(const FormatParams& params) {
+  return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kFormat; }, params);
+}
+
+FormatParams default_params(std::string_view format) { return default_for(format); }
+
+void set_params(FormatParams& params, std::string_view assignments) {
+  const std::string_view format = format_of(params);
+  std::size_t pos = 0;
+  while (pos < assignments.size()) {
+    std::size_t end = assignments.find(',', pos);
+    if (end == std::string_view::npos) end = assignments.size();
+    const std::string_view item = assignments.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw InputError("--param", 0, fmt::format("'{}' is not name=value", item));
+    const std::string_view key = item.substr(0, eq), text = item.substr(eq + 1);
+    bool found = false;
+    std::string names;
+    std::visit(
+        [&](auto& p) {
+          using P = std::decay_t<decltype(p)>;
+          P::fields(p, [&](std::string_view name, std::string_view label, auto& value) {
+            names += (names.empty() ? "" : ", ") + std::string(name);
+            if (found || (key != name && key != label)) return;
+            found = true;
+            using V = std::decay_t<decltype(value)>;
+            if constexpr (std::is_same_v<V, bool>) {
+              if (!parse_bool(text, value))
+                throw InputError(
+                    "--param", 0,
+                    fmt::format("{}: '{}' is not a bool (0/1/true/false)", name, text));
+            } else {
+              V parsed{};
+              const auto [ptr, ec] =
+                  std::from_chars(text.data(), text.data() + text.size(), parsed);
+              if (ec != std::errc() || ptr != text.data() + text.size())
+                throw InputError("--param", 0,
+                                 fmt::format("{}: '{}' is not an integer", name, text));
+              value = parsed;
+            }
+          });
+        },
+        params);
+    if (!found)
+      throw InputError(
+          "--param", 0,
+          fmt::format("format {} has no parameter '{}' (it has: {})", format, key, names));
+  }
+}
 
 std::string to_json(const Plan& plan) {
   nlohmann::ordered_json j;
   j["format"] = plan.format;
-  j["params"] = std::visit(ToJson{}, plan.params);
+  j["params"] = params_json(plan.params);
   j["precision"] = std::string(to_string(plan.precision));
   j["reorder"] = plan.reorder;
   j["predicted_bytes"] = plan.predicted_bytes;
@@ -66,7 +162,7 @@ std::string to_json(const Plan& plan) {
   for (const Candidate& c : plan.candidates) {
     cands.push_back({{"format", c.format},
                      {"label", c.label},
-                     {"params", std::visit(ToJson{}, c.params)},
+                     {"params", params_json(c.params)},
                      {"applicable", c.applicable},
                      {"reason", c.reason},
                      {"predicted_bytes", c.predicted_bytes},

@@ -45,11 +45,16 @@ struct Operator::Impl {
   CompileTimings timings;
   std::int64_t nrows = 0, ncols = 0, device_bytes = 0;
   std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
-  std::optional<runtime::LoadedKernel> kernel;
   /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
-  static constexpr std::size_t kMaxParams = 16;
-  /// Device pointer of each array parameter, by parameter index (nullptr for the others).
-  std::vector<const void*> array_args;
+  static constexpr std::size_t kMaxParams = 24;
+  /// One per launch of the unit, in launch order.
+  struct Launch {
+    KernelLaunch desc;
+    std::optional<runtime::LoadedKernel> kernel;
+    /// Device pointer of each array parameter, by parameter index (nullptr for the others).
+    std::vector<const void*> array_args;
+  };
+  std::vector<Launch> launches;
 
   const runtime::DeviceBuffer& array(const std::string& name) const {
     for (const auto& [n, buffer] : arrays) {
@@ -76,38 +81,44 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
   // The hot path: no allocation and no lookups. Argument slots live on the stack; device
   // pointers of the encoded arrays were resolved once in compile().
   const Impl& im = *impl_;
-  const std::size_t n = im.source.params.size();
   const bool acc64 = im.plan.precision != Precision::f32;
-  long long rows = im.nrows;
+  long long rows = im.nrows, cols = im.ncols;
   double alpha64 = alpha, beta64 = beta;
   float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
-  std::array<const void*, Impl::kMaxParams> pointers{};
-  std::array<void*, Impl::kMaxParams> args{};
-  for (std::size_t i = 0; i < n; ++i) {
-    switch (im.source.params[i].kind) {
-      case KernelParam::Kind::rows:
-        args[i] = &rows;
-        continue;
-      case KernelParam::Kind::alpha:
-        args[i] = acc64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
-        continue;
-      case KernelParam::Kind::beta:
-        args[i] = acc64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
-        continue;
-      case KernelParam::Kind::array:
-        pointers[i] = im.array_args[i];
-        break;
-      case KernelParam::Kind::x:
-        pointers[i] = x;
-        break;
-      case KernelParam::Kind::y:
-        pointers[i] = y;
-        break;
+  for (const Impl::Launch& launch : im.launches) {
+    const std::size_t n = launch.desc.params.size();
+    std::array<const void*, Impl::kMaxParams> pointers{};
+    std::array<void*, Impl::kMaxParams> args{};
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (launch.desc.params[i].kind) {
+        case KernelParam::Kind::rows:
+          args[i] = &rows;
+          continue;
+        case KernelParam::Kind::cols:
+          args[i] = &cols;
+          continue;
+        case KernelParam::Kind::alpha:
+          args[i] = acc64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
+          continue;
+        case KernelParam::Kind::beta:
+          args[i] = acc64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
+          continue;
+        case KernelParam::Kind::array:
+          pointers[i] = launch.array_args[i];
+          break;
+        case KernelParam::Kind::x:
+          pointers[i] = x;
+          break;
+        case KernelParam::Kind::y:
+          pointers[i] = y;
+          break;
+      }
+      args[i] = &pointers[i];
     }
-    args[i] = &pointers[i];
+    launch.kernel->launch(launch.desc.grid, launch.desc.block, launch.desc.shared_bytes,
+                          args.data(), stream);
+    runtime::check_last_launch(launch.desc.entry);
   }
-  im.kernel->launch(im.source.grid, im.source.block, im.source.shared_bytes, args.data(), stream);
-  runtime::check_last_launch(im.source.kernel_name);
 }
 
 void Operator::apply_host(std::span<const double> x, std::span<double> y, double alpha,
@@ -153,6 +164,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   plan_options.precision = options.precision;
   plan_options.format = options.format;
   plan_options.csr = options.csr;
+  plan_options.params = options.params;
   im->plan = compiler::make_plan(im->profile, plan_options);
   im->timings.plan = seconds_since(t0);
 
@@ -171,15 +183,21 @@ Operator compile(const CsrMatrix& a, const Options& options) {
     dir = options.cache_dir.empty() ? runtime::KernelCache::default_dir()
                                     : std::filesystem::path(options.cache_dir);
   runtime::CachedKernel cached = cache_for(dir).get(im->source, device.arch());
-  im->kernel.emplace(cached.cubin.image, im->source.kernel_name);
+  for (KernelLaunch& desc : im->source.launches()) {
+    Operator::Impl::Launch& launch = im->launches.emplace_back();
+    launch.kernel.emplace(cached.cubin.image, desc.entry);
+    launch.desc = std::move(desc);
+  }
+  // The main kernel's resources stand for the unit's (it does the multiply).
+  const runtime::LoadedKernel& main_kernel = *im->launches[im->source.pre_launches.size()].kernel;
   im->timings.compile = seconds_since(t0);
   im->timings.kernel_origin = std::string(runtime::to_string(cached.origin));
   // The driver's numbers for the loaded image; the ptxas log lacks them when NVRTC served the
   // CUBIN from its own cache (seen on the H100 machines: 15 ms compiles, no resource lines).
   im->timings.registers =
-      cached.cubin.registers >= 0 ? cached.cubin.registers : im->kernel->registers();
+      cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
   im->timings.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
-                                                                : im->kernel->local_bytes();
+                                                                : main_kernel.local_bytes();
   im->timings.compile_log = cached.cubin.log;
 
   t0 = Clock::now();
@@ -191,11 +209,14 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   }
   runtime::synchronize();
   im->timings.upload = seconds_since(t0);
-  if (im->source.params.size() > Operator::Impl::kMaxParams)
-    throw InternalError("generated kernel has more parameters than Operator supports");
-  for (const KernelParam& p : im->source.params)
-    im->array_args.push_back(p.kind == KernelParam::Kind::array ? im->array(p.name).get()
-                                                                : nullptr);
+  for (Operator::Impl::Launch& launch : im->launches) {
+    if (launch.desc.params.size() > Operator::Impl::kMaxParams)
+      throw InternalError("generated kernel " + launch.desc.entry +
+                          " has more parameters than Operator supports");
+    for (const KernelParam& p : launch.desc.params)
+      launch.array_args.push_back(p.kind == KernelParam::Kind::array ? im->array(p.name).get()
+                                                                     : nullptr);
+  }
   return Operator(std::move(im));
 }
 

@@ -31,6 +31,10 @@ std::string c_type(ElemType t) {
       return "float";
     case ElemType::f64:
       return "double";
+    case ElemType::u8:
+      return "unsigned char";
+    case ElemType::u16:
+      return "unsigned short";
   }
   throw InternalError("unknown element type");
 }
@@ -115,7 +119,7 @@ Encoded read_encoded(const fs::path& path) {
     EncodedArray a;
     a.name.assign(name, strnlen(name, kNameBytes));
     const auto type = get<std::uint32_t>(in, path);
-    if (type > static_cast<std::uint32_t>(ElemType::f64))
+    if (type > static_cast<std::uint32_t>(ElemType::u16))
       throw InputError(path.string(), 0, "bad element type");
     a.type = static_cast<ElemType>(type);
     get<std::uint32_t>(in, path);
@@ -130,21 +134,25 @@ Encoded read_encoded(const fs::path& path) {
   return e;
 }
 
-std::string harness_source(const Encoded& e, const KernelSource& k) {
-  const std::string value = value_type(e.precision);
-  const std::string acc = accumulate_type(e.precision);
+namespace {
+
+std::string launch_args(const Encoded& e, const KernelLaunch& launch, const std::string& value,
+                        const std::string& acc) {
   std::string args;
-  for (const KernelParam& p : k.params) {
+  for (const KernelParam& p : launch.params) {
     if (!args.empty()) args += ",\n      ";
     switch (p.kind) {
       case KernelParam::Kind::rows:
         args += "(long long)nrows";
         break;
+      case KernelParam::Kind::cols:
+        args += "(long long)ncols";
+        break;
       case KernelParam::Kind::array: {
         std::size_t index = 0;
         while (e.arrays[index].name != p.name) ++index;
-        args +=
-            fmt::format("(const {}*)dev[{}] /* {} */", c_type(e.arrays[index].type), index, p.name);
+        args += fmt::format("({}{}*)dev[{}] /* {} */", e.arrays[index].scratch ? "" : "const ",
+                            c_type(e.arrays[index].type), index, p.name);
         break;
       }
       case KernelParam::Kind::x:
@@ -160,6 +168,20 @@ std::string harness_source(const Encoded& e, const KernelSource& k) {
         args += fmt::format("({})0", acc);
         break;
     }
+  }
+  return args;
+}
+
+}  // namespace
+
+std::string harness_source(const Encoded& e, const KernelSource& k) {
+  const std::string value = value_type(e.precision);
+  const std::string acc = accumulate_type(e.precision);
+  // Every launch of the unit, in order, as one statement block.
+  std::string launches;
+  for (const KernelLaunch& l : k.launches()) {
+    launches += fmt::format("    {}<<<{}, {}, {}>>>(\n      {});\n", l.entry, l.grid, l.block,
+                            l.shared_bytes, launch_args(e, l, value, acc));
   }
   const double tolerance = e.precision == Precision::f64 ? 1e-12 : 1e-5;
   return fmt::format(
@@ -237,8 +259,8 @@ int main(int argc, char** argv) {{
   HARNESS_CHECK(cudaMemcpy(dx, x.data(), x.size() * sizeof({value}), cudaMemcpyHostToDevice));
   HARNESS_CHECK(cudaMemset(dy, 0xff, y.size() * sizeof({value})));  // NaN poison
 
-  {kernel}<<<{grid}, {block}, {shared}>>>(
-      {args});
+  {{
+{launches}  }}
   HARNESS_CHECK(cudaGetLastError());
   HARNESS_CHECK(cudaDeviceSynchronize());
   HARNESS_CHECK(cudaMemcpy(y.data(), dy, y.size() * sizeof({value}), cudaMemcpyDeviceToHost));
@@ -261,9 +283,7 @@ int main(int argc, char** argv) {{
   const int reps = 100;
   HARNESS_CHECK(cudaEventRecord(t0));
   for (int r = 0; r < reps; ++r) {{
-    {kernel}<<<{grid}, {block}, {shared}>>>(
-      {args});
-  }}
+{launches}  }}
   HARNESS_CHECK(cudaEventRecord(t1));
   HARNESS_CHECK(cudaEventSynchronize(t1));
   float ms = 0;
@@ -285,8 +305,7 @@ int main(int argc, char** argv) {{
 }}
 )",
       fmt::arg("kernel", k.kernel_name), fmt::arg("file", k.file_name), fmt::arg("value", value),
-      fmt::arg("grid", k.grid), fmt::arg("block", k.block), fmt::arg("shared", k.shared_bytes),
-      fmt::arg("args", args), fmt::arg("tol", tolerance));
+      fmt::arg("launches", launches), fmt::arg("tol", tolerance));
 }
 
 std::vector<fs::path> emit(const Plan& plan, const Encoded& encoded, const KernelSource& source,

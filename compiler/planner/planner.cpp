@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,21 +31,29 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   } else {
     units.push_back(&formats::find_format(options.format));
   }
-  if (options.csr && options.format != "auto" && options.format != "csr")
+  std::optional<FormatParams> forced = options.params;
+  if (!forced && options.csr) forced = FormatParams{*options.csr};
+  if (forced && options.format != "auto" && options.format != format_of(*forced))
     throw InputError("--format", 0,
-                     "csr parameters were given but the format is " + options.format);
+                     fmt::format("{} parameters were given but the format is {}",
+                                 format_of(*forced), options.format));
 
   std::vector<Candidate> candidates;
   for (const formats::FormatUnit* unit : units) {
     std::vector<Candidate> proposed;
-    if (options.csr && unit->name() == "csr") {
-      Candidate forced{"csr", *options.csr, describe(*options.csr), true, "forced by the caller", 0,
-                       0};
-      if (auto why = unit->cannot_implement(profile, forced.params, options.precision))
-        throw InputError("csr parameters", 0, *why);
-      proposed.push_back(std::move(forced));
-    } else if (options.csr) {
-      continue;  // parameters were forced for csr: other formats are not candidates
+    if (forced && unit->name() == format_of(*forced)) {
+      Candidate c{std::string(unit->name()),
+                  *forced,
+                  describe(*forced),
+                  true,
+                  "forced by the caller",
+                  0,
+                  0};
+      if (auto why = unit->cannot_implement(profile, c.params, options.precision))
+        throw InputError(fmt::format("{} parameters", unit->name()), 0, *why);
+      proposed.push_back(std::move(c));
+    } else if (forced) {
+      continue;  // parameters were forced for one format: the others are not candidates
     } else {
       proposed = unit->propose(profile, options.precision);
     }
@@ -77,7 +86,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   plan.precision = options.precision;
   plan.predicted_bytes = best.predicted_bytes;
   plan.predicted_seconds = best.predicted_seconds;
-  if (options.csr) {
+  if (forced) {
     plan.why = "parameters forced by the caller";
   } else {
     const std::size_t applicable = static_cast<std::size_t>(std::count_if(

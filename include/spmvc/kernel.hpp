@@ -11,7 +11,8 @@
 
 namespace spmvc {
 
-enum class ElemType { i32, i64, u32, u64, f32, f64 };
+/// Element types of encoded arrays (the order is part of the matrix.bin format: append only).
+enum class ElemType { i32, i64, u32, u64, f32, f64, u8, u16 };
 std::string_view to_string(ElemType t);
 int size_of(ElemType t);
 
@@ -20,6 +21,9 @@ struct EncodedArray {
   std::string name;
   ElemType type = ElemType::i32;
   std::vector<std::byte> bytes;
+  /// Workspace the kernels write (e.g. x gathered into a permuted order): `bytes` are its
+  /// initial contents; not matrix data, so not counted in total_bytes().
+  bool scratch = false;
   std::int64_t count() const { return static_cast<std::int64_t>(bytes.size()) / size_of(type); }
 };
 
@@ -37,6 +41,7 @@ struct Encoded {
 struct KernelParam {
   enum class Kind {
     rows,   ///< int64: number of rows
+    cols,   ///< int64: number of columns
     array,  ///< const pointer to Encoded array `name`
     x,      ///< const pointer to the input vector
     y,      ///< pointer to the output vector
@@ -47,7 +52,19 @@ struct KernelParam {
   std::string name;
 };
 
-/// A generated translation unit and how to launch its entry point.
+/// One further entry point of a unit and how to launch it.
+struct KernelLaunch {
+  std::string entry;  ///< extern "C" name
+  std::vector<KernelParam> params;
+  std::int64_t grid = 1;
+  int block = 256;
+  std::size_t shared_bytes = 0;
+};
+
+/// A generated translation unit and how to launch its entry points: the main one (kernel_name,
+/// params, grid, block), preceded by `pre_launches` and followed by `post_launches`, all on the
+/// caller's stream in that order (hyb's COO part after its ELL part, a gather of x into a
+/// permuted scratch array before the main kernel, ...).
 struct KernelSource {
   std::string kernel_name;  ///< extern "C" entry point, e.g. spmv_csr_t8_b256_u2_f64
   std::string file_name;    ///< e.g. spmv_csr_t8_b256_u2_f64.cu
@@ -58,6 +75,9 @@ struct KernelSource {
   std::int64_t grid = 1;  ///< blocks
   int block = 256;        ///< threads per block
   std::size_t shared_bytes = 0;
+  std::vector<KernelLaunch> pre_launches, post_launches;
+  /// Every launch in order, the main one included.
+  std::vector<KernelLaunch> launches() const;
 };
 
 }  // namespace spmvc

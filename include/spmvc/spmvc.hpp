@@ -28,6 +28,8 @@ struct Options {
   std::string format = "auto";
   /// Forces the csr parameters (format must be "auto" or "csr").
   std::optional<CsrParams> csr;
+  /// Forces a parameter set of any format, and so the format (e.g. spmvc::EllParams{...}).
+  std::optional<FormatParams> params;
   /// Keep compiled kernels on disk ($SPMVC_CACHE_DIR, else $XDG_CACHE_HOME/spmvc, else
   /// ~/.cache/spmvc). The in-memory cache is always on.
   bool disk_cache = true;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
+#include "formats/arrays.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -24,23 +25,6 @@ const CsrParams& params_of(const FormatParams& params) {
 }
 
 bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
-
-// An encoded array of `count` elements of Out: `src` converted element by element, then zeros.
-// One pass from the caller's matrix into the array's bytes (encoding copies once).
-template <typename Out, typename In>
-EncodedArray make_array(std::string name, ElemType type, const std::vector<In>& src,
-                        std::size_t count) {
-  EncodedArray a{std::move(name), type, {}};
-  a.bytes.resize(count * sizeof(Out));  // value-initialised: the padding is zero
-  Out* out = reinterpret_cast<Out*>(a.bytes.data());
-  for (std::size_t i = 0; i < src.size(); ++i) out[i] = static_cast<Out>(src[i]);
-  return a;
-}
-
-template <typename T>
-const T* typed(const EncodedArray& a) {
-  return reinterpret_cast<const T*>(a.bytes.data());
-}
 
 template <typename Offset, typename Value>
 void multiply(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha,
