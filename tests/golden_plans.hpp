@@ -38,6 +38,7 @@ inline std::vector<GoldenPlan> golden_plans() {
   std::vector<GoldenPlan> plans;
   auto add = [&](std::string name, std::string spec, Precision p, std::optional<CsrParams> csr) {
     compiler::PlanOptions o;
+    o.format = "csr";  // these tests are about the csr format
     o.precision = p;
     o.csr = csr;
     plans.push_back({std::move(name), std::move(spec), o});

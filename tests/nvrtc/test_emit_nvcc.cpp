@@ -33,6 +33,7 @@ TEST_CASE("an emitted directory builds with plain nvcc") {
     const CsrMatrix a = gen::from_spec("stencil27:n=6");
     const Profile prof = inspect(a);
     compiler::PlanOptions o;
+    o.format = "csr";  // these tests are about the csr format
     o.precision = p;
     const Plan plan = compiler::make_plan(prof, o);
     const Encoded enc = compiler::encode(a, plan);

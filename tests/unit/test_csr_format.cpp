@@ -37,6 +37,7 @@ std::vector<T> as(const EncodedArray& arr) {
 
 Plan plan_for(const CsrMatrix& a, Precision p, std::optional<CsrParams> csr = std::nullopt) {
   compiler::PlanOptions o;
+  o.format = "csr";  // these tests are about the csr format
   o.precision = p;
   o.csr = csr;
   return compiler::make_plan(inspect(a), o);

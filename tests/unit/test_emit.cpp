@@ -31,6 +31,7 @@ Emitted make(const std::string& spec, Precision p) {
   const CsrMatrix a = gen::from_spec(spec);
   const Profile prof = inspect(a);
   compiler::PlanOptions o;
+  o.format = "csr";  // these tests are about the csr format
   o.precision = p;
   Emitted e{compiler::make_plan(prof, o), {}, {}};
   e.encoded = compiler::encode(a, e.plan);
