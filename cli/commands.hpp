@@ -20,6 +20,7 @@ struct MatrixArgs {
   int unroll = 0;           ///< > 0 forces csr unroll
   int block_size = 0;       ///< > 0 forces csr block size
   std::string params;       ///< --param name=value,... for the forced format
+  bool no_formats = false;  ///< inspect: skip the formats table
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log

@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
   auto* inspect =
       app.add_subcommand("inspect", "report the matrix's structure (the inspector's Profile)");
   add_matrix_options(inspect, margs, false);
+  inspect->add_option("--precision", margs.precision, "value precision of the formats table")
+      ->capture_default_str();
+  inspect->add_flag("--no-formats", margs.no_formats,
+                    "skip the table of every format's encoded size (it encodes the matrix once "
+                    "per format)");
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);

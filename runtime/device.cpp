@@ -184,6 +184,23 @@ LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& ke
   local_bytes_ = static_cast<int>(attributes.localSizeBytes);
 }
 
+void LoadedKernel::set_global(const std::string& symbol, const void* host,
+                              std::size_t bytes) const {
+  void* address = nullptr;
+  std::size_t size = 0;
+  if (const cudaError_t e = cudaLibraryGetGlobal(
+          &address, &size, static_cast<cudaLibrary_t>(library_), symbol.c_str());
+      e != cudaSuccess)
+    throw_cuda(e, fmt::format("cudaLibraryGetGlobal({}, {})", name_, symbol));
+  if (size != bytes)
+    throw DeviceError(
+        "cudaLibraryGetGlobal", 0,
+        fmt::format("{}: __device__ {} has {} bytes, not {}", name_, symbol, size, bytes));
+  if (const cudaError_t e = cudaMemcpy(address, host, bytes, cudaMemcpyHostToDevice);
+      e != cudaSuccess)
+    throw_cuda(e, "cudaMemcpy to " + symbol);
+}
+
 LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
     : library_(std::exchange(o.library_, nullptr)),
       kernel_(std::exchange(o.kernel_, nullptr)),

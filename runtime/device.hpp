@@ -65,6 +65,9 @@ class LoadedKernel {
   void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
               void* stream) const;
   const std::string& name() const { return name_; }
+  /// Writes `bytes` from `host` into the image's __device__ variable `symbol` (extern "C"
+  /// name); DeviceError when the image has no such variable or its size differs.
+  void set_global(const std::string& symbol, const void* host, std::size_t bytes) const;
   /// Registers per thread and local-memory bytes per thread (spills land there), as the driver
   /// reports them for the loaded image. NVRTC can serve a CUBIN from its own cache without
   /// running ptxas, and then its log has no resource lines; these numbers are always there.

@@ -209,6 +209,14 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   }
   runtime::synchronize();
   im->timings.upload = seconds_since(t0);
+  // A reordered unit writes y through spmvc_row_map (templates/common.cuh): point it at the
+  // uploaded map in every loaded image.
+  for (const auto& [name, buffer] : im->arrays) {
+    if (name != "row_map") continue;
+    const void* map = buffer.get();
+    for (Operator::Impl::Launch& launch : im->launches)
+      launch.kernel->set_global("spmvc_row_map", &map, sizeof map);
+  }
   for (Operator::Impl::Launch& launch : im->launches) {
     if (launch.desc.params.size() > Operator::Impl::kMaxParams)
       throw InternalError("generated kernel " + launch.desc.entry +

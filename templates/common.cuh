@@ -1,7 +1,26 @@
 // Device helpers shared by every spmvc kernel template.
 #pragma once
 
+// Row map: a unit generated for a reordered matrix defines SPMVC_ROW_MAP before its includes.
+// Its kernels then compute rows in the reordered order and write each to the caller's row
+// spmvc_row_map[r] (set by the runtime, or by an emitted harness, before the first launch), so y
+// needs no permuting pass. Every write of y goes through spmvc::y_row().
+#ifdef SPMVC_ROW_MAP
+extern "C" {
+__device__ const int* spmvc_row_map;
+}
+#endif
+
 namespace spmvc {
+
+/// The caller's index of the kernel's output row `row`.
+__device__ __forceinline__ long long y_row(long long row) {
+#ifdef SPMVC_ROW_MAP
+  return __ldg(spmvc_row_map + row);
+#else
+  return row;
+#endif
+}
 
 /// Read-only load through the non-coherent (texture) path: x and the matrix never change while
 /// a kernel runs, and this path keeps them out of the way of y's writes.
@@ -27,9 +46,10 @@ __device__ __forceinline__ Acc group_sum(Acc v) {
 /// BLAS allows).
 template <typename Value, typename Acc>
 __device__ __forceinline__ void store_y(Value* y, long long row, Acc sum, Acc alpha, Acc beta) {
+  const long long i = y_row(row);
   Acc out = alpha * sum;
-  if (beta != Acc(0)) out += beta * static_cast<Acc>(y[row]);
-  y[row] = static_cast<Value>(out);
+  if (beta != Acc(0)) out += beta * static_cast<Acc>(y[i]);
+  y[i] = static_cast<Value>(out);
 }
 
 }  // namespace spmvc

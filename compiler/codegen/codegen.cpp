@@ -1,6 +1,7 @@
 #include "codegen/codegen.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -81,6 +82,70 @@ KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& p
   if (encoded.format != plan.format)
     throw InternalError("encoded matrix is " + encoded.format + ", plan is " + plan.format);
   return unit.generate(encoded, plan.params, banner(plan, profile));
+}
+
+void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
+  if (static_cast<std::int64_t>(map.rows.size()) != encoded.nrows)
+    throw InternalError("row map length differs from the matrix's rows");
+  auto add_i32 = [&](const char* name, const std::vector<std::int32_t>& v) {
+    EncodedArray a{name, ElemType::i32, {}};
+    a.bytes.resize(v.size() * sizeof(std::int32_t));
+    std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
+    encoded.arrays.push_back(std::move(a));
+  };
+  add_i32("row_map", map.rows);
+  // The define goes before the unit's first include, so common.cuh sees it.
+  const std::size_t at = source.source.find("#include");
+  if (at == std::string::npos) throw InternalError("generated unit has no #include");
+  source.source.insert(at, "#define SPMVC_ROW_MAP 1  // y rows are written through row_map\n");
+
+  if (map.cols.empty()) return;
+  if (static_cast<std::int64_t>(map.cols.size()) != encoded.ncols)
+    throw InternalError("column map length differs from the matrix's columns");
+  add_i32("col_map", map.cols);
+  EncodedArray x_perm{
+      "x_perm", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};
+  x_perm.bytes.resize(static_cast<std::size_t>(encoded.ncols) *
+                      static_cast<std::size_t>(value_bytes(encoded.precision)));
+  x_perm.scratch = true;
+  encoded.arrays.push_back(std::move(x_perm));
+  auto to_scratch = [](std::vector<KernelParam>& params) {
+    for (KernelParam& p : params) {
+      if (p.kind == KernelParam::Kind::x) p = {KernelParam::Kind::array, "x_perm"};
+    }
+  };
+  to_scratch(source.params);
+  for (KernelLaunch& l : source.pre_launches) to_scratch(l.params);
+  for (KernelLaunch& l : source.post_launches) to_scratch(l.params);
+
+  constexpr int kBlock = 256;
+  const std::string value = value_type(encoded.precision);
+  const std::string entry = "spmvc_gather_x_" + precision_tag(encoded.precision);
+  source.source += fmt::format(R"(
+// Reordered columns: x is gathered into x_perm before the kernels above read it.
+#include "spmvc/permute.cuh"
+
+extern "C" __global__ void __launch_bounds__({B})
+{N}(long long ncols, const int* __restrict__ col_map, const {V}* __restrict__ x,
+    {V}* __restrict__ x_perm) {{
+  spmvc::permute::gather<{B}, {V}>(ncols, col_map, x, x_perm);
+}}
+)",
+                               fmt::arg("B", kBlock), fmt::arg("N", entry), fmt::arg("V", value));
+  for (auto& h : template_headers({"spmvc/permute.cuh"})) {
+    const bool have = std::any_of(source.headers.begin(), source.headers.end(),
+                                  [&](const auto& e) { return e.first == h.first; });
+    if (!have) source.headers.push_back(std::move(h));
+  }
+  KernelLaunch gather;
+  gather.entry = entry;
+  gather.params = {{KernelParam::Kind::cols, "ncols"},
+                   {KernelParam::Kind::array, "col_map"},
+                   {KernelParam::Kind::x, "x"},
+                   {KernelParam::Kind::array, "x_perm"}};
+  gather.grid = std::max<std::int64_t>(1, (encoded.ncols + kBlock - 1) / kBlock);
+  gather.block = kBlock;
+  source.pre_launches.insert(source.pre_launches.begin(), std::move(gather));
 }
 
 }  // namespace spmvc::codegen

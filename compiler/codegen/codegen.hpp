@@ -6,6 +6,7 @@
 // source: no timestamps, addresses or hash-order iteration.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,5 +37,19 @@ std::string constants_block(const std::vector<std::pair<std::string, std::string
 
 /// The kernel translation unit for `plan` over `encoded`.
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile);
+
+/// How a reordered matrix maps back to the caller's numbering.
+struct RowColumnMap {
+  std::vector<std::int32_t> rows;  ///< reordered row i is the caller's row rows[i]
+  /// Reordered column j is the caller's column cols[j]; empty when the columns kept the caller's
+  /// numbering (x is then read in place).
+  std::vector<std::int32_t> cols;
+};
+
+/// Makes `source` (generated for a reordered matrix) take x and give y in the caller's order:
+/// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to
+/// `encoded`; the runtime points spmvc_row_map at it), and, when columns were renumbered, adds a
+/// pre-launch gathering x into a scratch array "x_perm" that every launch then reads for x.
+void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map);
 
 }  // namespace spmvc::codegen

@@ -177,6 +177,13 @@ std::string launch_args(const Encoded& e, const KernelLaunch& launch, const std:
 std::string harness_source(const Encoded& e, const KernelSource& k) {
   const std::string value = value_type(e.precision);
   const std::string acc = accumulate_type(e.precision);
+  // A reordered unit writes y through spmvc_row_map: point it at the uploaded map.
+  std::string row_map;
+  for (std::size_t i = 0; i < e.arrays.size(); ++i) {
+    if (e.arrays[i].name == "row_map")
+      row_map = fmt::format(
+          "  HARNESS_CHECK(cudaMemcpyToSymbol(spmvc_row_map, &dev[{}], sizeof(void*)));\n", i);
+  }
   // Every launch of the unit, in order, as one statement block.
   std::string launches;
   for (const KernelLaunch& l : k.launches()) {
@@ -251,7 +258,7 @@ int main(int argc, char** argv) {{
     off += bytes;
     dev.push_back(d);
   }}
-  std::vector<{value}> x(static_cast<size_t>(ncols)), y(static_cast<size_t>(nrows));
+{row_map}  std::vector<{value}> x(static_cast<size_t>(ncols)), y(static_cast<size_t>(nrows));
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<{value}>(test_vector_value(i));
   void *dx = nullptr, *dy = nullptr;
   HARNESS_CHECK(cudaMalloc(&dx, x.size() * sizeof({value}) + 1));
@@ -305,7 +312,7 @@ int main(int argc, char** argv) {{
 }}
 )",
       fmt::arg("kernel", k.kernel_name), fmt::arg("file", k.file_name), fmt::arg("value", value),
-      fmt::arg("launches", launches), fmt::arg("tol", tolerance));
+      fmt::arg("launches", launches), fmt::arg("row_map", row_map), fmt::arg("tol", tolerance));
 }
 
 std::vector<fs::path> emit(const Plan& plan, const Encoded& encoded, const KernelSource& source,

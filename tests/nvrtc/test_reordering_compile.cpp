@@ -1,0 +1,34 @@
+// Units with a row map, with and without a gather of x, compile to sm_90 CUBINs.
+#include <doctest/doctest.h>
+
+#include "codegen/codegen.hpp"
+#include "compiler.hpp"
+#include "nvrtc_compiler.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+
+TEST_CASE("reordered csr units compile, in every precision, with and without renumbered columns") {
+  const CsrMatrix a = gen::from_spec("stencil7:n=5");
+  const Profile profile = inspect(a);
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    perm[i] = static_cast<std::int32_t>((i * 7) % perm.size());  // 7 is coprime to 125
+  for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+    for (bool renumber : {false, true}) {
+      CAPTURE(to_string(p));
+      CAPTURE(renumber);
+      compiler::PlanOptions o;
+      o.format = "csr";
+      o.precision = p;
+      const Plan plan = compiler::make_plan(profile, o);
+      Encoded e = compiler::encode(a, plan);
+      KernelSource src = codegen::generate(plan, e, profile);
+      codegen::attach_reordering(src, e, {perm, renumber ? perm : std::vector<std::int32_t>{}});
+      const runtime::Cubin cubin = runtime::compile_cubin(src, "sm_90");
+      CHECK(cubin.spill_store_bytes == 0);
+      for (const KernelLaunch& l : src.launches())
+        CHECK(cubin.log.find(l.entry) != std::string::npos);
+    }
+  }
+}
