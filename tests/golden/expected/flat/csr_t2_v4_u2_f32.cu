@@ -38,12 +38,15 @@ __device__ __forceinline__ float group_sum_2_float(float v) {
   return v;
 }
 
+__device__ __forceinline__ long long y_row(long long row) { return row; }
+
 __device__ __forceinline__ void store_y_float_float(float *y, long long row,
                                                     float sum, float alpha,
                                                     float beta) {
+  const long long i = y_row(row);
   float out = alpha * sum;
-  if (beta != float(0)) out += beta * static_cast<float>(y[row]);
-  y[row] = static_cast<float>(out);
+  if (beta != float(0)) out += beta * static_cast<float>(y[i]);
+  y[i] = static_cast<float>(out);
 }
 
 __device__ __forceinline__ void csr_spmv_2_4_256_2_true_int_float_float(

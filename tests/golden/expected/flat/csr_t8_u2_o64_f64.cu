@@ -38,12 +38,15 @@ __device__ __forceinline__ double group_sum_8_double(double v) {
   return v;
 }
 
+__device__ __forceinline__ long long y_row(long long row) { return row; }
+
 __device__ __forceinline__ void store_y_double_double(double *y, long long row,
                                                       double sum, double alpha,
                                                       double beta) {
+  const long long i = y_row(row);
   double out = alpha * sum;
-  if (beta != double(0)) out += beta * static_cast<double>(y[row]);
-  y[row] = static_cast<double>(out);
+  if (beta != double(0)) out += beta * static_cast<double>(y[i]);
+  y[i] = static_cast<double>(out);
 }
 
 __device__ __forceinline__ void csr_spmv_8_1_256_2_true_longlong_double_double(
