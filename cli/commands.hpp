@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "spmvc/spmvc.hpp"
 
@@ -53,5 +54,26 @@ struct BenchArgs {
   bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
+
+/// One matrix of a benchmark suite.
+struct SuiteEntry {
+  std::string name;
+  std::string regime;  ///< "small" (as is, launch-bound) or "bandwidth" (>= 16M nonzeros)
+  std::string source;  ///< a public matrix's name or a generator spec
+  std::int64_t replicate_to = 0;  ///< replicate as I_k ⊗ A to at least this many nonzeros
+};
+/// The entries of suite `version` ("v1"); InputError for an unknown one.
+std::vector<SuiteEntry> suite_entries(const std::string& version);
+
+struct SuiteArgs {
+  std::string version = "v1";
+  std::string formats = "all";  ///< comma-separated, "all" or "none" (planner pick only)
+  std::string only;             ///< regex over entry names and regimes
+  std::int64_t limit = 0;       ///< at most this many entries (0: all)
+  std::string precisions = "f64,f32";
+  std::string out;    ///< JSON path, rewritten after every matrix
+  bool list = false;  ///< print the entries and stop (no GPU needed)
+};
+int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 
 }  // namespace spmvc::cli

@@ -13,11 +13,12 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitNoDevice = 3;
 constexpr int kExitInternal = 4;
 
-void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_format = true) {
+void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_format = true,
+                        bool matrix_required = true) {
   cmd->add_option(
          "matrix", args.matrix,
          "Matrix Market file (.mtx, .mtx.gz, .mtx.xz) or generator spec (e.g. stencil27:n=64)")
-      ->required();
+      ->required(matrix_required);
   cmd->add_option("--replicate", args.replicate,
                   "use I_k ⊗ A: k copies of the matrix on the diagonal")
       ->check(CLI::PositiveNumber);
@@ -87,12 +88,24 @@ int main(int argc, char** argv) {
   add_matrix_options(run, margs);
   spmvc::cli::BenchArgs bargs;
   auto* bench = app.add_subcommand("bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2");
-  add_matrix_options(bench, margs);
+  add_matrix_options(bench, margs, true, false);  // --suite names its own matrices
   bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")
       ->capture_default_str();
   bench->add_option("--min-rep-ms", bargs.min_rep_ms, "minimum duration of one repetition")
       ->capture_default_str();
   bench->add_flag("--sweep", bargs.sweep, "also time every csr thread mapping and unroll depth");
+  spmvc::cli::SuiteArgs sargs;
+  bench->add_option("--suite", sargs.version,
+                    "run the named benchmark suite (v1) instead of one matrix: every format and "
+                    "the planner's pick against cuSPARSE, as JSON");
+  bench->add_option("--formats", sargs.formats, "suite: formats to time (comma list, all, none)")
+      ->capture_default_str();
+  bench->add_option("--only", sargs.only, "suite: entries whose name or regime matches this regex");
+  bench->add_option("--limit", sargs.limit, "suite: at most this many entries");
+  bench->add_option("--precisions", sargs.precisions, "suite: comma list of precisions")
+      ->capture_default_str();
+  bench->add_option("--out", sargs.out, "suite: JSON file, rewritten after every matrix");
+  bench->add_flag("--list", sargs.list, "suite: list its entries and stop");
   bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,
                   "assume 3.06 TB/s instead of measuring");
   std::string spec, gen_out;
@@ -111,7 +124,12 @@ int main(int argc, char** argv) {
     if (emit->parsed()) return spmvc::cli::run_emit(margs, eargs);
     if (explain->parsed()) return spmvc::cli::run_explain(margs, explain_arch);
     if (run->parsed()) return spmvc::cli::run_run(margs);
-    if (bench->parsed()) return spmvc::cli::run_bench(margs, bargs);
+    if (bench->parsed()) {
+      if (bench->count("--suite") > 0) return spmvc::cli::run_suite(sargs, bargs);
+      if (margs.matrix.empty())
+        throw spmvc::InputError("bench", 0, "give a matrix (file or spec) or --suite NAME");
+      return spmvc::cli::run_bench(margs, bargs);
+    }
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);
   } catch (const spmvc::NoDeviceError& e) {
     fmt::print(stderr, "spmvc: {}\n", e.what());

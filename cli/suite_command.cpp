@@ -1,0 +1,316 @@
+// `spmvc bench --suite`: the named, versioned benchmark suite. For every matrix and precision it
+// times every applicable format (each with the planner's parameters for it) and the planner's own
+// pick against cuSPARSE CSR ALG1 (with preprocess) and ALG2, in one process, on one GPU, with the
+// same x (../shared/docs/BENCHMARKING.md). Results are appended to a JSON document after every
+// matrix, so a run cut short keeps what it measured; scripts/bench-plots.py draws the figures.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bandwidth.hpp"
+#include "codegen/test_vector.hpp"
+#include "commands.hpp"
+#include "compiler.hpp"
+#include "cusparse_baseline.hpp"
+#include "device.hpp"
+#include "formats/format.hpp"
+#include "nvrtc_compiler.hpp"
+#include "spmvc/generators.hpp"
+
+namespace spmvc::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr std::int64_t kBandwidthNnz = 16'000'000;
+
+// Version 1 of the suite. Changing an entry changes the version.
+std::vector<SuiteEntry> suite_v1() {
+  // Every public matrix with at least 100k nonzeros (after symmetric expansion; index.csv's
+  // full_nnz), as is (the small, launch-bound regime) and replicated as I_k ⊗ A to at least 16M
+  // nonzeros (the bandwidth regime).
+  static const char* kPublic[] = {
+      "G3_circuit",       "wave",         "landmark",    "Andrews",  "cage11",        "Maragal_6",
+      "MIT8_facebook100", "delaunay_n16", "email-Enron", "ct2010",   "rgg_n_2_15_s0", "EX5",
+      "bcsstk16",         "wing",         "astro-ph",    "nh2010",   "delaunay_n15",  "ca-CondMat",
+      "ego-Facebook",     "vt2010",       "de2010",      "wiki-Vote"};
+  std::vector<SuiteEntry> s;
+  for (const char* m : kPublic) s.push_back({m, "small", m, 0});
+  for (const char* m : kPublic)
+    s.push_back({std::string(m) + " x16M", "bandwidth", m, kBandwidthNnz});
+  // Generated classes at bandwidth scale.
+  s.push_back({"stencil2d 2000^2", "bandwidth", "stencil2d:n=2000", 0});
+  s.push_back({"stencil27 126^3", "bandwidth", "stencil27:nx=126,ny=126,nz=126", 0});
+  s.push_back({"elasticity 60^3", "bandwidth", "elasticity:n=60", 0});
+  s.push_back({"kronecker scale 21", "bandwidth", "rmat:scale=21,ef=16", 0});
+  s.push_back({"random 1M x 16", "bandwidth", "random:n=1000000,per_row=16", 0});
+  s.push_back({"banded 1M hbw 8", "bandwidth", "banded:n=1000000,hbw=8", 0});
+  return s;
+}
+
+double time_ms(const std::function<void()>& fn, const BenchArgs& b) {
+  for (int i = 0; i < 3; ++i) fn();
+  runtime::synchronize();
+  runtime::EventTimer timer;
+  timer.start();
+  fn();
+  const double single = std::max(1e-3, static_cast<double>(timer.stop_ms()));
+  const int calls = static_cast<int>(std::clamp(b.min_rep_ms / single, 2.0, 5000.0));
+  std::vector<double> samples;
+  for (int r = 0; r < b.repetitions; ++r) {
+    timer.start();
+    for (int i = 0; i < calls; ++i) fn();
+    samples.push_back(static_cast<double>(timer.stop_ms()) / calls);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+CsrMatrix load_entry(const SuiteEntry& e, const fs::path& matrix_dir) {
+  CsrMatrix a;
+  if (gen::is_spec(e.source)) {
+    a = gen::from_spec(e.source);
+  } else {
+    const fs::path path = matrix_dir / (e.source + ".mtx.xz");
+    if (!fs::exists(path))
+      throw InputError(path.string(), 0,
+                       "suite matrix not found (set SPMVC_MATRIX_DIR to the public matrices)");
+    a = read_matrix_market(path);
+  }
+  if (e.replicate_to > 0 && a.nnz() > 0) {
+    const std::int64_t k = (e.replicate_to + a.nnz() - 1) / a.nnz();
+    if (k > 1) a = gen::replicate(a, k);
+  }
+  return a;
+}
+
+}  // namespace
+
+std::vector<SuiteEntry> suite_entries(const std::string& version) {
+  if (version == "v1") return suite_v1();
+  throw InputError("--suite", 0, fmt::format("unknown suite '{}' (known: v1)", version));
+}
+
+int run_suite(const SuiteArgs& s, const BenchArgs& b) {
+  std::vector<SuiteEntry> entries = suite_entries(s.version);
+  if (!s.only.empty()) {
+    const std::regex re(s.only);
+    std::erase_if(entries, [&](const SuiteEntry& e) {
+      return !std::regex_search(e.name, re) && !std::regex_search(e.regime, re);
+    });
+  }
+  if (s.limit > 0 && static_cast<std::int64_t>(entries.size()) > s.limit)
+    entries.resize(static_cast<std::size_t>(s.limit));
+  if (s.list) {
+    for (const SuiteEntry& e : entries)
+      fmt::print(
+          "{:<28} {:<10} {}{}\n", e.name, e.regime, e.source,
+          e.replicate_to > 0 ? fmt::format(" replicated to >= {} nonzeros", e.replicate_to) : "");
+    return 0;
+  }
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  std::vector<std::string> formats;
+  if (s.formats == "all") {
+    for (const formats::FormatUnit* u : formats::registry()) formats.emplace_back(u->name());
+  } else if (!s.formats.empty() && s.formats != "none") {
+    std::stringstream ss(s.formats);
+    for (std::string f; std::getline(ss, f, ',');)
+      formats.push_back(std::string(formats::find_format(f).name()));
+  }
+  std::vector<Precision> precisions;
+  {
+    std::stringstream ss(s.precisions);
+    for (std::string p; std::getline(ss, p, ',');) precisions.push_back(parse_precision(p));
+  }
+  const fs::path matrix_dir = [] {
+    if (const char* d = std::getenv("SPMVC_MATRIX_DIR")) return fs::path(d);
+    return fs::path(SPMVC_DEFAULT_MATRIX_DIR);
+  }();
+
+  double read_bw = 3.06e12;
+  if (!b.skip_bandwidth) read_bw = runtime::measure_read_bandwidth();
+
+  json doc;
+  doc["suite"] = "spmvc-" + s.version;
+  doc["gpu"] = device.name;
+  doc["arch"] = device.arch();
+  doc["cuda_runtime"] = device.runtime_version;
+  doc["cuda_driver"] = device.driver_version;
+  doc["nvrtc"] = runtime::nvrtc_version();
+  doc["cusparse"] = runtime::CusparseCsr::version();
+  doc["read_bandwidth"] = read_bw;
+  doc["read_bandwidth_measured"] = !b.skip_bandwidth;
+  doc["repetitions"] = b.repetitions;
+  doc["results"] = json::array();
+  auto save = [&] {
+    if (s.out.empty()) return;
+    std::ofstream(s.out) << doc.dump(1) << "\n";
+  };
+
+  int index = 0;
+  for (const SuiteEntry& entry : entries) {
+    ++index;
+    fmt::print(stderr, "[{}/{}] {} ...\n", index, entries.size(), entry.name);
+    CsrMatrix a;
+    try {
+      a = load_entry(entry, matrix_dir);
+    } catch (const Error& e) {
+      fmt::print(stderr, "  skipped: {}\n", e.what());
+      doc["results"].push_back({{"matrix", entry.name}, {"skipped", e.what()}});
+      save();
+      continue;
+    }
+    const double nnz = static_cast<double>(a.nnz());
+    for (Precision p : precisions) {
+      const double vb = value_bytes(p);
+      const std::size_t xb = static_cast<std::size_t>(a.ncols) * static_cast<std::size_t>(vb);
+      const std::size_t yb = static_cast<std::size_t>(a.nrows) * static_cast<std::size_t>(vb);
+      const std::vector<double> x_host = codegen::test_vector(a.ncols, p);
+      std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+      compiler::csr_reference_spmv(a, x_host, ref);
+      runtime::DeviceBuffer dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
+      if (p == Precision::f64) {
+        dx.upload(x_host.data(), xb);
+      } else {
+        std::vector<float> xf(x_host.begin(), x_host.end());
+        dx.upload(xf.data(), xb);
+      }
+      auto check = [&](const std::function<void()>& fn) {
+        dy.fill_bytes(0xff);
+        fn();
+        runtime::synchronize();
+        std::vector<double> y(static_cast<std::size_t>(a.nrows));
+        if (p == Precision::f64) {
+          dy.download(y.data(), yb);
+        } else {
+          std::vector<float> yf(y.size());
+          dy.download(yf.data(), yb);
+          std::copy(yf.begin(), yf.end(), y.begin());
+        }
+        return compiler::relative_error(y, ref);
+      };
+      const double csr_bytes =
+          static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);
+      const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
+
+      json r;
+      r["matrix"] = entry.name;
+      r["regime"] = entry.regime;
+      r["source"] = entry.source;
+      r["nrows"] = a.nrows;
+      r["ncols"] = a.ncols;
+      r["nnz"] = a.nnz();
+      r["precision"] = std::string(to_string(p));
+      r["csr_bytes"] = csr_bytes;
+
+      // Baselines.
+      double best_cusparse = std::numeric_limits<double>::infinity();
+      {
+        runtime::CusparseCsr cusparse(a, p);
+        for (runtime::CusparseAlg alg :
+             {runtime::CusparseAlg::csr_alg1, runtime::CusparseAlg::csr_alg2}) {
+          cusparse.prepare(alg, dx.get(), dy.get());
+          auto fn = [&] { cusparse.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); };
+          const double err = check(fn);
+          const double ms = time_ms(fn, b);
+          best_cusparse = std::min(best_cusparse, ms);
+          r["cusparse"][std::string(runtime::to_string(alg))] = {{"ms", ms},
+                                                                 {"relative_error", err}};
+        }
+      }
+      r["best_cusparse_ms"] = best_cusparse;
+
+      auto measure = [&](Options o) -> json {
+        o.precision = p;
+        o.disk_cache = true;
+        json m;
+        try {
+          const Operator op = compile(a, o);
+          auto fn = [&] { op.apply(dx.get(), dy.get()); };
+          const double err = check(fn);
+          const double ms = time_ms(fn, b);
+          const double own = static_cast<double>(op.device_bytes()) + static_cast<double>(xb + yb);
+          const CompileTimings& t = op.timings();
+          m = {{"format", op.plan().format},
+               {"params", describe(op.plan().params)},
+               {"ms", ms},
+               {"relative_error", err},
+               {"correct", err <= tol},
+               {"predicted_ms", op.plan().predicted_seconds * 1e3},
+               {"own_bytes", own},
+               {"pct_read_bw", 100 * own / (ms * 1e-3) / read_bw},
+               {"csr_equiv_gbs", csr_bytes / (ms * 1e-3) / 1e9},
+               {"speedup_vs_best_cusparse", best_cusparse / ms},
+               {"one_time",
+                {{"inspect", t.inspect},
+                 {"plan", t.plan},
+                 {"encode", t.encode},
+                 {"codegen", t.codegen},
+                 {"compile", t.compile},
+                 {"kernel_origin", t.kernel_origin},
+                 {"upload", t.upload}}}};
+          const double one_time = t.inspect + t.plan + t.encode + t.codegen + t.upload +
+                                  (t.kernel_origin == "nvrtc" ? 0.0 : t.compile);
+          const double saving = (best_cusparse - ms) * 1e-3;
+          m["one_time_cached_s"] = one_time;
+          m["break_even_multiplies"] =
+              saving > 0 ? json(one_time / saving) : json(nullptr);  // null: never
+        } catch (const InputError& e) {
+          m = {{"format", o.format}, {"applicable", false}, {"reason", e.detail()}};
+        } catch (const Error& e) {
+          m = {{"format", o.format}, {"error", e.what()}};
+        }
+        return m;
+      };
+
+      // The planner's pick. A first compile warms the kernel cache, so the measured one-time
+      // cost is the one a long-running application pays per matrix once its kernel is cached.
+      {
+        Options o;
+        o.precision = p;
+        (void)compile(a, o);
+        r["planner"] = measure(o);
+      }
+      r["formats"] = json::array();
+      for (const std::string& f : formats) {
+        Options o;
+        o.format = f;
+        fmt::print(stderr, "  {} {} ...\n", to_string(p), f);
+        r["formats"].push_back(measure(o));
+      }
+      // The oracle: the fastest correct measured variant.
+      double oracle = r["planner"].value("ms", std::numeric_limits<double>::infinity());
+      std::string oracle_name = r["planner"].value("format", "");
+      for (const json& m : r["formats"]) {
+        if (m.value("correct", false) && m["ms"].get<double>() < oracle) {
+          oracle = m["ms"].get<double>();
+          oracle_name = m["format"].get<std::string>();
+        }
+      }
+      r["oracle"] = {{"format", oracle_name}, {"ms", oracle}};
+      if (r["planner"].contains("ms"))
+        r["planner_gap_pct"] = 100 * (r["planner"]["ms"].get<double>() / oracle - 1);
+      fmt::print(stderr, "  {} planner {} {:.3f}x vs cuSPARSE (oracle {} {:.3f}x)\n", to_string(p),
+                 r["planner"].value("format", "?"),
+                 r["planner"].value("speedup_vs_best_cusparse", 0.0), oracle_name,
+                 best_cusparse / oracle);
+      doc["results"].push_back(std::move(r));
+      save();
+    }
+  }
+  if (s.out.empty()) fmt::print("{}\n", doc.dump(1));
+  return 0;
+}
+
+}  // namespace spmvc::cli

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Prints a short table from a `spmvc bench --suite` JSON: per matrix and precision, the
+planner's pick and each format's speed relative to the best cuSPARSE, then geometric means."""
+import json
+import math
+import sys
+
+
+def main(path):
+    with open(path) as f:
+        doc = json.load(f)
+    print(f"{doc['suite']} on {doc['gpu']} ({doc['arch']}), cuSPARSE {doc['cusparse']}, "
+          f"read bandwidth {doc['read_bandwidth'] / 1e9:.0f} GB/s")
+    rows = [r for r in doc["results"] if "precision" in r]
+    formats = []
+    for r in rows:
+        for m in r.get("formats", []):
+            if m["format"] not in formats:
+                formats.append(m["format"])
+    head = f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'pick':<9} {'x':>6} {'gap%':>5}"
+    print(head + "".join(f" {f[:8]:>8}" for f in formats))
+    logs = {}
+    for r in rows:
+        p = r["planner"]
+        x = p.get("speedup_vs_best_cusparse")
+        line = (f"{r['matrix'][:24]:<24} {r['precision']:<4} {r['best_cusparse_ms'] * 1e3:>8.1f} "
+                f"{p.get('format', '?')[:9]:<9} {x if x else 0:>6.2f} "
+                f"{r.get('planner_gap_pct', float('nan')):>5.1f}")
+        by = {m["format"]: m for m in r.get("formats", [])}
+        for f in formats:
+            m = by.get(f, {})
+            if "ms" in m:
+                bad = "" if m.get("correct") else "!"
+                line += f" {r['best_cusparse_ms'] / m['ms']:>7.2f}{bad or ' '}"
+            else:
+                line += f" {'-':>8}"
+        print(line)
+        if x and p.get("correct"):
+            logs.setdefault((r["regime"], r["precision"]), []).append(math.log(x))
+    for (regime, prec), v in sorted(logs.items()):
+        print(f"geomean planner vs best cuSPARSE, {regime} {prec}: "
+              f"{math.exp(sum(v) / len(v)):.3f}x over {len(v)} matrices, min {math.exp(min(v)):.3f}x")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
