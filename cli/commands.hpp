@@ -16,12 +16,13 @@ struct MatrixArgs {
   std::int64_t replicate_to = 0;  ///< smallest k with k*nnz >= this (0: off)
   std::string precision = "f64";
   std::string format = "auto";
-  int threads_per_row = 0;  ///< > 0 forces csr T
-  int vector_width = 0;     ///< > 0 forces csr V
-  int unroll = 0;           ///< > 0 forces csr unroll
-  int block_size = 0;       ///< > 0 forces csr block size
-  std::string params;       ///< --param name=value,... for the forced format
-  bool no_formats = false;  ///< inspect: skip the formats table
+  int threads_per_row = 0;        ///< > 0 forces csr T
+  int vector_width = 0;           ///< > 0 forces csr V
+  int unroll = 0;                 ///< > 0 forces csr unroll
+  int block_size = 0;             ///< > 0 forces csr block size
+  std::string params;             ///< --param name=value,... for the forced format
+  bool no_formats = false;        ///< inspect: skip the formats table
+  std::string planner = "model";  ///< model or measure
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log

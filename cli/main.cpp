@@ -34,6 +34,10 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--format", args.format,
                   "force a format instead of the planner's choice (`spmvc plan` lists them)")
       ->capture_default_str();
+  cmd->add_option("--planner", args.planner,
+                  "model: the cost model's pick; measure (run, bench): time the model's best "
+                  "few on the GPU, keep the fastest, remember it by matrix fingerprint")
+      ->capture_default_str();
   cmd->add_option("--param", args.params,
                   "force parameters of --format: name=value,... (names or short labels as "
                   "`spmvc plan` prints them; unset ones take their defaults)");

@@ -52,6 +52,12 @@ Options make_options(const MatrixArgs& args) {
   Options o;
   o.precision = parse_precision(args.precision);
   o.format = args.format;
+  if (args.planner == "measure") {
+    o.planner = PlannerMode::measure;
+  } else if (args.planner != "model") {
+    throw InputError("--planner", 0,
+                     fmt::format("unknown planner mode '{}' (model or measure)", args.planner));
+  }
   if (args.threads_per_row > 0 || args.vector_width > 0 || args.unroll > 0 || args.block_size > 0) {
     CsrParams p;
     if (args.threads_per_row > 0) p.threads_per_row = args.threads_per_row;

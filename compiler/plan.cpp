@@ -96,6 +96,19 @@ std::string describe(const FormatParams& params) {
   return std::visit([](const auto& p) { return describe_one(p); }, params);
 }
 
+std::string to_assignments(const FormatParams& params) {
+  std::string out;
+  std::visit(
+      [&](const auto& p) {
+        std::decay_t<decltype(p)>::fields(
+            p, [&](std::string_view name, std::string_view, const auto& value) {
+              out += fmt::format("{}{}={}", out.empty() ? "" : ",", name, static_cast<int>(value));
+            });
+      },
+      params);
+  return out;
+}
+
 std::string_view format_of(const FormatParams& params) {
   return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kFormat; }, params);
 }

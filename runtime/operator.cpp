@@ -1,15 +1,20 @@
 // The public Operator: compiler output + a loaded kernel + the encoded matrix on the device.
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include "codegen/codegen.hpp"
+#include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "device.hpp"
 #include "kernel_cache.hpp"
@@ -148,27 +153,27 @@ void Operator::apply_host(std::span<const double> x, std::span<double> y, double
   runtime::synchronize();
 }
 
-Operator compile(const CsrMatrix& a, const Options& options) {
-  const runtime::DeviceInfo device = runtime::probe_device(options.device);
-  runtime::set_device(options.device);
+namespace {
+
+std::filesystem::path cache_dir_of(const Options& options) {
+  if (!options.disk_cache) return {};
+  return options.cache_dir.empty() ? runtime::KernelCache::default_dir()
+                                   : std::filesystem::path(options.cache_dir);
+}
+
+// Encodes `a` for `plan`, generates, compiles (through the kernel cache), uploads and binds:
+// everything after planning. `timings` arrives with inspect and plan filled in.
+std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profile,
+                                        const Plan& plan, const Options& options,
+                                        const runtime::DeviceInfo& device, CompileTimings timings) {
   auto im = std::make_unique<Operator::Impl>();
   im->nrows = a.nrows;
   im->ncols = a.ncols;
+  im->profile = profile;
+  im->plan = plan;
+  im->timings = std::move(timings);
 
   auto t0 = Clock::now();
-  im->profile = inspect(a, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
-  im->timings.inspect = seconds_since(t0);
-
-  t0 = Clock::now();
-  compiler::PlanOptions plan_options;
-  plan_options.precision = options.precision;
-  plan_options.format = options.format;
-  plan_options.csr = options.csr;
-  plan_options.params = options.params;
-  im->plan = compiler::make_plan(im->profile, plan_options);
-  im->timings.plan = seconds_since(t0);
-
-  t0 = Clock::now();
   const Encoded encoded = compiler::encode(a, im->plan);
   im->timings.encode = seconds_since(t0);
 
@@ -178,11 +183,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   im->timings.codegen = seconds_since(t0);
 
   t0 = Clock::now();
-  std::filesystem::path dir;
-  if (options.disk_cache)
-    dir = options.cache_dir.empty() ? runtime::KernelCache::default_dir()
-                                    : std::filesystem::path(options.cache_dir);
-  runtime::CachedKernel cached = cache_for(dir).get(im->source, device.arch());
+  runtime::CachedKernel cached = cache_for(cache_dir_of(options)).get(im->source, device.arch());
   for (KernelLaunch& desc : im->source.launches()) {
     Operator::Impl::Launch& launch = im->launches.emplace_back();
     launch.kernel.emplace(cached.cubin.image, desc.entry);
@@ -225,7 +226,152 @@ Operator compile(const CsrMatrix& a, const Options& options) {
       launch.array_args.push_back(p.kind == KernelParam::Kind::array ? im->array(p.name).get()
                                                                      : nullptr);
   }
-  return Operator(std::move(im));
+  return im;
+}
+
+// Measure mode's memory: the winner per (matrix contents, precision, forced format, device,
+// spmvc), one small text file per decision under <cache dir>/decisions/.
+std::string decision_key(const CsrMatrix& a, const Options& options,
+                         const runtime::DeviceInfo& device) {
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_128bits_reset(st);
+  auto add = [&](const void* p, std::size_t n) { XXH3_128bits_update(st, p, n); };
+  const std::string tag =
+      fmt::format("spmvc-decision-1|{}|{}|{}|{}|{}", to_string(options.precision), options.format,
+                  device.name, device.arch(), a.nrows);
+  add(tag.data(), tag.size());
+  add(&a.ncols, sizeof a.ncols);
+  add(a.row_ptr.data(), a.row_ptr.size() * sizeof(std::int64_t));
+  add(a.col_idx.data(), a.col_idx.size() * sizeof(std::int32_t));
+  add(a.values.data(), a.values.size() * sizeof(double));
+  const XXH128_hash_t h = XXH3_128bits_digest(st);
+  XXH3_freeState(st);
+  return fmt::format("{:016x}{:016x}", h.high64, h.low64);
+}
+
+std::optional<FormatParams> read_decision(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string format, assignments;
+  if (!in || !std::getline(in, format) || !std::getline(in, assignments)) return std::nullopt;
+  try {
+    FormatParams p = default_params(format);
+    set_params(p, assignments);
+    return p;
+  } catch (const InputError&) {
+    return std::nullopt;  // written by another version: measure again
+  }
+}
+
+void write_decision(const std::filesystem::path& path, const FormatParams& params) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << format_of(params) << "\n" << to_assignments(params) << "\n";
+    if (!out) return;  // a read-only cache only costs a re-measurement next time
+  }
+  std::filesystem::rename(tmp, path, ec);
+}
+
+// Median microseconds of a few multiplies: enough to rank candidates, not a benchmark.
+double quick_time_us(const Operator::Impl& im, const std::function<void()>& run) {
+  (void)im;
+  run();
+  runtime::synchronize();
+  runtime::EventTimer timer;
+  std::vector<double> samples;
+  for (int r = 0; r < 5; ++r) {
+    timer.start();
+    for (int i = 0; i < 4; ++i) run();
+    samples.push_back(1e3 * static_cast<double>(timer.stop_ms()) / 4);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+}  // namespace
+
+Operator compile(const CsrMatrix& a, const Options& options) {
+  const runtime::DeviceInfo device = runtime::probe_device(options.device);
+  runtime::set_device(options.device);
+  CompileTimings timings;
+
+  auto t0 = Clock::now();
+  const Profile profile =
+      inspect(a, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
+  timings.inspect = seconds_since(t0);
+
+  t0 = Clock::now();
+  compiler::PlanOptions plan_options;
+  plan_options.precision = options.precision;
+  plan_options.format = options.format;
+  plan_options.csr = options.csr;
+  plan_options.params = options.params;
+  Plan plan = compiler::make_plan(profile, plan_options);
+  timings.plan = seconds_since(t0);
+
+  const bool forced = options.csr || options.params;
+  if (options.planner != PlannerMode::measure || forced)
+    return Operator(realize(a, profile, plan, options, device, timings));
+
+  // Measure mode: a remembered decision, else the model's best few candidates (the best of each
+  // format, plus csr's, the fallback the planner must never lose to), each compiled and timed.
+  t0 = Clock::now();
+  const std::filesystem::path dir = cache_dir_of(options);
+  const std::filesystem::path decision =
+      dir.empty() ? std::filesystem::path()
+                  : dir / "decisions" / (decision_key(a, options, device) + ".txt");
+  if (!decision.empty()) {
+    if (std::optional<FormatParams> remembered = read_decision(decision)) {
+      plan_options.params = *remembered;
+      Plan chosen = compiler::make_plan(profile, plan_options);
+      chosen.candidates = plan.candidates;
+      chosen.why = fmt::format("measured fastest earlier on this matrix and device (decision {})",
+                               decision.filename().string());
+      timings.plan += seconds_since(t0);
+      return Operator(realize(a, profile, chosen, options, device, timings));
+    }
+  }
+  std::vector<const Candidate*> picks;
+  const int want = std::max(1, options.measure_candidates);
+  for (const Candidate& c : plan.candidates) {
+    if (!c.applicable) continue;
+    const bool new_format = std::none_of(picks.begin(), picks.end(),
+                                         [&](const Candidate* p) { return p->format == c.format; });
+    if (new_format && (static_cast<int>(picks.size()) < want || c.format == "csr"))
+      picks.push_back(&c);
+  }
+  const std::vector<double> x_host = codegen::test_vector(a.ncols, options.precision);
+  const std::size_t vb = static_cast<std::size_t>(value_bytes(options.precision));
+  runtime::DeviceBuffer dx(std::max<std::size_t>(static_cast<std::size_t>(a.ncols) * vb, 1));
+  runtime::DeviceBuffer dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows) * vb, 1));
+  dx.fill_bytes(0);
+  std::unique_ptr<Operator::Impl> best;
+  double best_us = 0;
+  std::string report;
+  for (const Candidate* c : picks) {
+    Plan p = plan;
+    p.format = c->format;
+    p.params = c->params;
+    p.predicted_bytes = c->predicted_bytes;
+    p.predicted_seconds = c->predicted_seconds;
+    std::unique_ptr<Operator::Impl> im = realize(a, profile, p, options, device, timings);
+    const Operator::Impl* raw = im.get();
+    Operator probe(std::move(im));
+    const double us =
+        quick_time_us(*raw, [&] { probe.apply(dx.get(), dy.get(), 1.0, 0.0, nullptr); });
+    report += fmt::format("{}{} [{}] {:.2f} us (model {:.2f})", report.empty() ? "" : ", ",
+                          c->format, c->label, us, c->predicted_seconds * 1e6);
+    if (!best || us < best_us) {
+      best_us = us;
+      best = std::move(probe.impl_);
+    }
+  }
+  best->plan.why = "measured fastest of the model's best candidates: " + report;
+  best->timings.measure = seconds_since(t0);
+  if (!decision.empty()) write_decision(decision, best->plan.params);
+  return Operator(std::move(best));
 }
 
 bool device_available(std::string* why) {

@@ -235,6 +235,8 @@ FormatParams default_params(std::string_view format);
 /// Sets fields of `params` from "name=value,name=value" (names or short labels; bools take
 /// 0/1/true/false). InputError naming the field when a name or value is wrong.
 void set_params(FormatParams& params, std::string_view assignments);
+/// Every field as "name=value,..." (bools as 0/1): set_params' input.
+std::string to_assignments(const FormatParams& params);
 
 /// One plan the planner considered, ranked by predicted time.
 struct Candidate {

@@ -22,6 +22,13 @@
 
 namespace spmvc {
 
+/// How compile() chooses among the planner's candidates.
+enum class PlannerMode {
+  model,    ///< the cost model's lowest predicted time
+  measure,  ///< compile the model's best few, time them on the GPU, keep the fastest, and
+            ///< remember the decision on disk by matrix fingerprint (needs disk_cache for that)
+};
+
 struct Options {
   Precision precision = Precision::f64;
   /// "auto" lets the planner choose; a format name forces it.
@@ -36,6 +43,9 @@ struct Options {
   /// Overrides the cache directory.
   std::string cache_dir;
   int device = 0;
+  PlannerMode planner = PlannerMode::model;
+  /// measure mode: how many formats' best candidates to time (csr's is always among them).
+  int measure_candidates = 3;
   /// Inspect everything (block fill, distinct values, symmetry) rather than only the row scan
   /// the planner uses; Operator::profile() then holds the full Profile. Costs several times the
   /// row scan on large matrices.
@@ -49,6 +59,8 @@ struct Options {
 /// Time spent in each one-time step of compile(), in seconds.
 struct CompileTimings {
   double inspect = 0, plan = 0, encode = 0, codegen = 0, compile = 0, upload = 0;
+  /// measure mode: compiling and timing the candidates (0 when a decision was remembered).
+  double measure = 0;
   /// Where the kernel binary came from: "nvrtc", "memory" or "disk".
   std::string kernel_origin;
   /// Registers per thread (ptxas's log, else the driver's count for the loaded kernel).
