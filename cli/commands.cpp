@@ -16,6 +16,7 @@
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/reorder.hpp"
 #ifdef SPMVC_HAVE_TOOLING
 #include "formats/format.hpp"
 #include "tooling/explain.hpp"
@@ -36,12 +37,61 @@ compiler::PlanOptions plan_options(const Options& o) {
 
 double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 
+std::string with_commas(std::int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+// `inspect --reorder X`: the ordering's cost and what it does to the locality measures.
+nlohmann::ordered_json reorder_comparison(const CsrMatrix& a, const std::string& name, bool json) {
+  const Ordering o = compute_ordering(a, name);
+  const LocalityStats before = locality(a);
+  const LocalityStats after = locality(permute(a, o));
+  const char* kind = o.kind == PermutationKind::symmetric ? "symmetric" : "rows only";
+  if (json) {
+    auto stats = [](const LocalityStats& s) {
+      return nlohmann::ordered_json{{"bandwidth", s.bandwidth},
+                                    {"profile", s.profile},
+                                    {"bro_eta", s.bro_eta},
+                                    {"lines_per_warp", s.lines_per_warp}};
+    };
+    return {{"ordering", o.name},      {"kind", kind},
+            {"seconds", o.seconds},    {"note", o.note},
+            {"before", stats(before)}, {"after", stats(after)}};
+  }
+  fmt::print("Reordering {} ({}): {:.3f} s{}\n", o.name, kind, o.seconds,
+             o.note.empty() ? "" : "; " + o.note);
+  fmt::print("  {:<28} {:>15} {:>15}\n", "", "before", "after");
+  fmt::print("  {:<28} {:>15} {:>15}\n", "bandwidth", with_commas(before.bandwidth),
+             with_commas(after.bandwidth));
+  fmt::print("  {:<28} {:>15} {:>15}\n", "profile", with_commas(before.profile),
+             with_commas(after.profile));
+  fmt::print("  {:<28} {:>14.1f}% {:>14.1f}%\n", "BRO index saving (eta)", 100 * before.bro_eta,
+             100 * after.bro_eta);
+  fmt::print("  {:<28} {:>15.2f} {:>15.2f}\n", "x lines (128 B) per 32 rows", before.lines_per_warp,
+             after.lines_per_warp);
+  return {};
+}
+
 }  // namespace
 
 int run_inspect(const MatrixArgs& args) {
   const CsrMatrix a = load_matrix(args);
   const Profile profile = inspect(a);
-  fmt::print("{}\n", args.json ? to_json(profile) : to_report(profile));
+  if (args.reorder.empty()) {
+    fmt::print("{}\n", args.json ? to_json(profile) : to_report(profile));
+  } else if (args.json) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(to_json(profile));
+    doc["reorder"] = reorder_comparison(a, args.reorder, true);
+    fmt::print("{}\n", doc.dump(2));
+  } else {
+    fmt::print("{}\n", to_report(profile));
+    reorder_comparison(a, args.reorder, false);
+  }
   return 0;
 }
 

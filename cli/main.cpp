@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   auto* inspect =
       app.add_subcommand("inspect", "report the matrix's structure (the inspector's Profile)");
   add_matrix_options(inspect, margs, false);
+  inspect->add_option("--reorder", margs.reorder,
+                      "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort) and "
+                      "compare bandwidth, profile, BRO index saving and x lines per warp");
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
