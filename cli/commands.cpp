@@ -46,35 +46,47 @@ std::string with_commas(std::int64_t v) {
   return v < 0 ? "-" + out : out;
 }
 
-// `inspect --reorder X`: the ordering's cost and what it does to the locality measures.
-nlohmann::ordered_json reorder_comparison(const CsrMatrix& a, const std::string& name, bool json) {
-  const Ordering o = compute_ordering(a, name);
-  const LocalityStats before = locality(a);
-  const LocalityStats after = locality(permute(a, o));
-  const char* kind = o.kind == PermutationKind::symmetric ? "symmetric" : "rows only";
-  if (json) {
-    auto stats = [](const LocalityStats& s) {
-      return nlohmann::ordered_json{{"bandwidth", s.bandwidth},
-                                    {"profile", s.profile},
-                                    {"bro_eta", s.bro_eta},
-                                    {"lines_per_warp", s.lines_per_warp}};
-    };
-    return {{"ordering", o.name},      {"kind", kind},
-            {"seconds", o.seconds},    {"note", o.note},
-            {"before", stats(before)}, {"after", stats(after)}};
-  }
-  fmt::print("Reordering {} ({}): {:.3f} s{}\n", o.name, kind, o.seconds,
+// `inspect --reorder X`: the ordering, and the locality measures before and after it.
+struct ReorderComparison {
+  Ordering ordering;
+  LocalityStats before, after;
+};
+
+ReorderComparison compare_reordering(const CsrMatrix& a, const std::string& name) {
+  ReorderComparison c{compute_ordering(a, name), locality(a), {}};
+  c.after = locality(permute(a, c.ordering));
+  return c;
+}
+
+const char* kind_name(PermutationKind k) {
+  return k == PermutationKind::symmetric ? "symmetric" : "rows_only";
+}
+
+nlohmann::ordered_json comparison_json(const ReorderComparison& c) {
+  auto stats = [](const LocalityStats& s) {
+    return nlohmann::ordered_json{{"bandwidth", s.bandwidth},
+                                  {"profile", s.profile},
+                                  {"bro_eta", s.bro_eta},
+                                  {"lines_per_warp", s.lines_per_warp}};
+  };
+  const Ordering& o = c.ordering;
+  return {{"ordering", o.name}, {"kind", kind_name(o.kind)}, {"seconds", o.seconds},
+          {"note", o.note},     {"before", stats(c.before)}, {"after", stats(c.after)}};
+}
+
+void print_table(const ReorderComparison& c) {
+  const Ordering& o = c.ordering;
+  fmt::print("Reordering {} ({}): {:.3f} s{}\n", o.name, kind_name(o.kind), o.seconds,
              o.note.empty() ? "" : "; " + o.note);
   fmt::print("  {:<28} {:>15} {:>15}\n", "", "before", "after");
-  fmt::print("  {:<28} {:>15} {:>15}\n", "bandwidth", with_commas(before.bandwidth),
-             with_commas(after.bandwidth));
-  fmt::print("  {:<28} {:>15} {:>15}\n", "profile", with_commas(before.profile),
-             with_commas(after.profile));
-  fmt::print("  {:<28} {:>14.1f}% {:>14.1f}%\n", "BRO index saving (eta)", 100 * before.bro_eta,
-             100 * after.bro_eta);
-  fmt::print("  {:<28} {:>15.2f} {:>15.2f}\n", "x lines (128 B) per 32 rows", before.lines_per_warp,
-             after.lines_per_warp);
-  return {};
+  fmt::print("  {:<28} {:>15} {:>15}\n", "bandwidth", with_commas(c.before.bandwidth),
+             with_commas(c.after.bandwidth));
+  fmt::print("  {:<28} {:>15} {:>15}\n", "profile", with_commas(c.before.profile),
+             with_commas(c.after.profile));
+  fmt::print("  {:<28} {:>14.1f}% {:>14.1f}%\n", "BRO index saving (eta)", 100 * c.before.bro_eta,
+             100 * c.after.bro_eta);
+  fmt::print("  {:<28} {:>15.2f} {:>15.2f}\n", "x lines (128 B) per 32 rows",
+             c.before.lines_per_warp, c.after.lines_per_warp);
 }
 
 }  // namespace
@@ -84,13 +96,16 @@ int run_inspect(const MatrixArgs& args) {
   const Profile profile = inspect(a);
   if (args.reorder.empty()) {
     fmt::print("{}\n", args.json ? to_json(profile) : to_report(profile));
-  } else if (args.json) {
+    return 0;
+  }
+  const ReorderComparison c = compare_reordering(a, args.reorder);
+  if (args.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(to_json(profile));
-    doc["reorder"] = reorder_comparison(a, args.reorder, true);
+    doc["reorder"] = comparison_json(c);
     fmt::print("{}\n", doc.dump(2));
   } else {
     fmt::print("{}\n", to_report(profile));
-    reorder_comparison(a, args.reorder, false);
+    print_table(c);
   }
   return 0;
 }
