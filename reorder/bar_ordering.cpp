@@ -23,7 +23,10 @@
 //   similar widths next to each other. The sorted rows are then cut into groups of
 //   `bar_candidate_clusters` x h consecutive rows and Algorithm 2 runs exactly inside each group,
 //   the groups in parallel. Bound: O(nnz x bar_candidate_clusters) in all; 0 candidates means one
-//   group, the paper's full search.
+//   group, the paper's full search. Measured (eta = BRO index saving, slices of 32): the pre-pass
+//   alone (1 candidate) gives most of the gain; 64 candidates came within 2.2 points of the full
+//   search on wave, cage11, delaunay_n16 and email-Enron (better on cage11, where the greedy
+//   full search lost), at 0.08 s instead of 5.1 s on wave.
 #include <algorithm>
 #include <cstdint>
 #include <numeric>

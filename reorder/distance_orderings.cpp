@@ -1,13 +1,16 @@
-// The distance-function orderings D and D_set of Pichel et al. (as evaluated on GPUs in
-// "Optimization of sparse matrix-vector multiplication using reordering techniques on GPUs",
-// Pichel, Rivera, Fernandez, Rodriguez, 2011). Rows whose column sets are alike are placed next to
-// each other, so consecutive rows (one warp) read the same x entries.
+// The distance-function orderings D and D_set (Pichel, Singh, Carretero, HPCC 2008), as
+// "Optimization of sparse matrix-vector multiplication using reordering techniques on GPUs"
+// (Pichel, Rivera, Fernandez, Rodriguez, 2011) describes them: rows whose column sets are alike
+// are placed next to each other, so consecutive rows (one warp) read the same x entries; D moves
+// single rows, D_set sets of consecutive rows, and both permute "rows/columns", so square
+// matrices get the same permutation on their columns. That paper gives no formula; ours:
 //
 // Distance of rows i and j: the number of nonzeros they do not share,
 //   d(i, j) = |C_i| + |C_j| - 2 |C_i ∩ C_j|.
 // The ordering is a greedy path through the rows: start at the first unplaced row, then always
-// move to the unplaced row nearest the current one; when no unplaced row shares a column with the
-// current one, restart at the lowest-numbered unplaced row.
+// move to the unplaced row nearest the current one (ties to the lowest row number); when no
+// unplaced row shares a column with the current one, restart at the lowest-numbered unplaced row.
+// The distance favours short rows, so on a grid the path runs along the boundary first.
 //
 // Bound on the search (the exact nearest neighbour is O(rows) per step, O(rows^2) in all): the
 // candidates of a step are the unplaced rows found in the column lists of the current row, for
