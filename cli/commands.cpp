@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/reorder.hpp"
 #ifdef SPMVC_HAVE_TOOLING
 #include "formats/format.hpp"
 #include "tooling/explain.hpp"
@@ -36,6 +38,58 @@ compiler::PlanOptions plan_options(const Options& o) {
 }
 
 double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+
+std::string with_commas(std::int64_t v) {
+  std::string digits = std::to_string(v < 0 ? -v : v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+// `inspect --reorder X`: the ordering, and the locality measures before and after it.
+struct ReorderComparison {
+  Ordering ordering;
+  LocalityStats before, after;
+};
+
+ReorderComparison compare_reordering(const CsrMatrix& a, const std::string& name) {
+  ReorderComparison c{compute_ordering(a, name), locality(a), {}};
+  c.after = locality(permute(a, c.ordering));
+  return c;
+}
+
+const char* kind_name(PermutationKind k) {
+  return k == PermutationKind::symmetric ? "symmetric" : "rows_only";
+}
+
+nlohmann::ordered_json comparison_json(const ReorderComparison& c) {
+  auto stats = [](const LocalityStats& s) {
+    return nlohmann::ordered_json{{"bandwidth", s.bandwidth},
+                                  {"profile", s.profile},
+                                  {"bro_eta", s.bro_eta},
+                                  {"lines_per_warp", s.lines_per_warp}};
+  };
+  const Ordering& o = c.ordering;
+  return {{"ordering", o.name}, {"kind", kind_name(o.kind)}, {"seconds", o.seconds},
+          {"note", o.note},     {"before", stats(c.before)}, {"after", stats(c.after)}};
+}
+
+void print_table(const ReorderComparison& c) {
+  const Ordering& o = c.ordering;
+  fmt::print("Reordering {} ({}): {:.3f} s{}\n", o.name, kind_name(o.kind), o.seconds,
+             o.note.empty() ? "" : "; " + o.note);
+  fmt::print("  {:<28} {:>15} {:>15}\n", "", "before", "after");
+  fmt::print("  {:<28} {:>15} {:>15}\n", "bandwidth", with_commas(c.before.bandwidth),
+             with_commas(c.after.bandwidth));
+  fmt::print("  {:<28} {:>15} {:>15}\n", "profile", with_commas(c.before.profile),
+             with_commas(c.after.profile));
+  fmt::print("  {:<28} {:>14.1f}% {:>14.1f}%\n", "BRO index saving (eta)", 100 * c.before.bro_eta,
+             100 * c.after.bro_eta);
+  fmt::print("  {:<28} {:>15.2f} {:>15.2f}\n", "x lines (128 B) per 32 rows",
+             c.before.lines_per_warp, c.after.lines_per_warp);
+}
 
 }  // namespace
 
@@ -94,18 +148,22 @@ int run_inspect(const MatrixArgs& args) {
   const CsrMatrix a = load_matrix(args);
   const Profile profile = inspect(a);
   const Precision precision = parse_precision(args.precision);
+  std::optional<ReorderComparison> c;
+  if (!args.reorder.empty()) c = compare_reordering(a, args.reorder);
   if (args.json) {
-    std::string doc = to_json(profile);
-    if (!args.no_formats) {
-      // The profile document with the formats table added as one more key.
-      auto j = nlohmann::ordered_json::parse(doc);
-      j["formats"] =
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(to_json(profile));
+    if (c) doc["reorder"] = comparison_json(*c);
+    // The formats table as one more key.
+    if (!args.no_formats)
+      doc["formats"] =
           nlohmann::ordered_json::parse(format_sizes(a, profile, precision, true, args.quiet));
-      doc = j.dump(2);
-    }
-    fmt::print("{}\n", doc);
+    fmt::print("{}\n", doc.dump(2));
   } else {
     fmt::print("{}", to_report(profile));
+    if (c) {
+      fmt::print("\n");
+      print_table(*c);
+    }
     if (!args.no_formats) fmt::print("{}", format_sizes(a, profile, precision, false, args.quiet));
   }
   return 0;

@@ -26,6 +26,7 @@ struct MatrixArgs {
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log
+  std::string reorder;   ///< inspect: also compare the matrix before and after this ordering
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to

@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
   inspect->add_flag("--no-formats", margs.no_formats,
                     "skip the table of every format's encoded size (it encodes the matrix once "
                     "per format)");
+  inspect->add_option("--reorder", margs.reorder,
+                      "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort) and "
+                      "compare bandwidth, profile, BRO index saving and x lines per warp");
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);

@@ -1,0 +1,119 @@
+// Row and column orderings computed on the host before the first multiply, and the locality
+// measures that say what an ordering bought. Every ordering is a permutation `perm` with
+// "new row i is old row perm[i]"; a symmetric ordering renames the columns the same way.
+//
+//   spmvc::Ordering o = spmvc::compute_ordering(a, "rcm");
+//   spmvc::CsrMatrix b = spmvc::permute(a, o);          // B = P A P^T
+//   spmvc::LocalityStats before = spmvc::locality(a), after = spmvc::locality(b);
+//
+// The orderings (see reorder/README.md for the papers):
+//   none   the identity.
+//   rcm    reverse Cuthill-McKee (Boost.Graph) on the pattern of A + A^T, a pseudo-peripheral
+//          start in every connected component. Square only; symmetric.
+//   amd    approximate minimum degree (SuiteSparse AMD) on the pattern of A + A^T. Square only;
+//          symmetric.
+//   metis  METIS nested dissection (METIS_NodeND) on the graph of A + A^T without its diagonal.
+//          Square only; symmetric.
+//   d      Pichel et al.'s distance ordering: a greedy chain of rows, each followed by the unplaced
+//          row whose column set differs least from it (|C_i| + |C_j| - 2|C_i ∩ C_j|). Symmetric
+//          on square matrices (the paper permutes "rows/columns"), rows_only on rectangular ones.
+//   dset   the same chain over sets of `dset_rows` consecutive rows (a set's columns are the
+//          union of its rows'); sets move whole, rows keep their order inside a set.
+//   bar    BRO-aware reordering (Tang et al., SC13, section 3.4, Algorithm 2): rows gathered into
+//          clusters of `bar_slice_height` rows that minimise the BRO-ELL index size (equation 1).
+//          rows_only.
+//   sort   rows sorted by decreasing length inside windows of `window` rows (stable), as
+//          SELL-C-sigma does. rows_only.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmvc/matrix.hpp"
+
+namespace spmvc {
+
+/// How an ordering's permutation applies to the matrix.
+enum class PermutationKind {
+  symmetric,  ///< B = P A P^T: rows and columns renamed alike (square matrices only)
+  rows_only,  ///< B = P A: rows move, columns keep their numbers
+};
+
+/// A computed ordering. `perm[i]` is the old index of new row i (and, for a symmetric ordering,
+/// of new column i).
+struct Ordering {
+  std::string name;  ///< one of ordering_names()
+  PermutationKind kind = PermutationKind::rows_only;
+  std::vector<std::int32_t> perm;
+  double seconds = 0;  ///< wall time of compute_ordering, graph construction included
+  std::string note;    ///< what was done to the input beyond the plain algorithm, for reports
+};
+
+struct ReorderOptions {
+  /// sort: rows are sorted by length inside consecutive windows of this many rows
+  /// (0: kDefaultSortWindow).
+  int window = 0;
+  /// bar: the BRO-ELL slice height h, which is also the cluster size.
+  int bar_slice_height = 32;
+  /// bar: the BRO symbol length alpha in bits (equation 1 counts whole symbols per row).
+  int bar_symbol_bits = 32;
+  /// bar: how many clusters Algorithm 2 weighs each row against (0: all of them, the paper's
+  /// O(rows x clusters x row length) search). See reorder/bar_ordering.cpp for the grouping.
+  int bar_candidate_clusters = 64;
+  /// dset: rows per set of consecutive rows. 8 is no measured optimum: on wave, cage11 and
+  /// G3_circuit no size from 2 to 32 gave the fewest x lines per warp on all three.
+  int dset_rows = 8;
+  /// Worker threads for the parallel parts (0: std::thread::hardware_concurrency()).
+  int threads = 0;
+};
+
+/// Default window of `sort` (rows): long enough to fill slices of 32 with rows of equal length,
+/// short enough that no row moves more than 1023 places from where the input order put it.
+inline constexpr int kDefaultSortWindow = 1024;
+
+/// The names compute_ordering accepts, in a fixed order.
+std::vector<std::string> ordering_names();
+
+/// Computes the named ordering of `a`. InputError for an unknown name, for a non-square matrix
+/// given to rcm, amd or metis, and for bad options.
+Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
+                          const ReorderOptions& options = {});
+
+/// True when `perm` holds every index 0..n-1 exactly once.
+bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n);
+
+/// The reordered matrix: B = P A P^T (symmetric) or B = P A (rows_only), with row i of B being
+/// row perm[i] of A. Columns stay sorted within rows. InputError when `o.perm` is not a
+/// permutation of the rows, or a symmetric ordering meets a non-square matrix.
+CsrMatrix permute(const CsrMatrix& a, const Ordering& o);
+
+/// Size in bits of the BRO-ELL column-index stream of `a` cut into slices of `slice_height`
+/// consecutive rows (the last slice may be shorter). Within a row the first column is coded as
+/// its delta from 0 and each next one as col[j] - col[j-1]; a delta d takes max(1, bit length of
+/// d) bits. A slice stores, for each position k below its longest row, the widest delta any of
+/// its rows has at k (shorter rows pad at no extra cost); each row's stream is rounded up to
+/// whole symbols of `symbol_bits`. So a slice of r rows costs
+///   r * symbol_bits * ceil(sum_k maxwidth_k / symbol_bits)  bits,
+/// which is the first term of equation 1 of the BRO paper times w * alpha.
+std::int64_t bro_ell_index_bits(const CsrMatrix& a, int slice_height = 32, int symbol_bits = 32);
+
+/// What an ordering does to the matrix's locality.
+struct LocalityStats {
+  std::int64_t bandwidth = 0;  ///< max |i - j| over nonzeros
+  std::int64_t profile = 0;    ///< sum over rows of (i - first column of row i) where positive
+  /// Distinct 128-byte cache lines of x touched by each group of 32 consecutive rows (a warp of
+  /// one-row-per-thread kernels), averaged over the groups.
+  double lines_per_warp = 0;
+  /// BRO index space saving eta = 1 - C/O with O = 32 bits x nnz (plain 32-bit column indices)
+  /// and C = bro_ell_index_bits(a, 32, 32). 0 for an empty matrix; negative when the
+  /// compressed stream would be larger.
+  double bro_eta = 0;
+};
+
+/// Locality measures of `a`, with x entries of `value_bytes` bytes (8 for fp64, 4 for fp32).
+LocalityStats locality(const CsrMatrix& a, int value_bytes = 8);
+
+}  // namespace spmvc

@@ -1,0 +1,217 @@
+// The ordering table, compute_ordering's checks and timing, permute, and the two orderings too
+// small for a file of their own (none, sort).
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "reorder_internal.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/reorder.hpp"
+
+namespace spmvc {
+namespace {
+
+using reorder_detail::parallel_chunks;
+using reorder_detail::worker_count;
+
+// The orderings in the order ordering_names() lists them.
+constexpr std::array<std::string_view, 8> kOrderingNames = {"none", "rcm",  "amd", "metis",
+                                                            "d",    "dset", "bar", "sort"};
+
+void require_square(const CsrMatrix& a, std::string_view name) {
+  if (a.nrows != a.ncols) {
+    throw InputError(std::string(name), 0,
+                     fmt::format("matrix is {}x{}, not square (this ordering renames rows and "
+                                 "columns alike)",
+                                 a.nrows, a.ncols));
+  }
+}
+
+void check_options(const ReorderOptions& o) {
+  auto bad = [](std::string_view what, int value, std::string_view want) {
+    return InputError("reorder options", 0, fmt::format("{} = {}: {}", what, value, want));
+  };
+  if (o.window < 0) throw bad("window", o.window, "must be >= 0 (0: automatic)");
+  if (o.bar_slice_height < 1) throw bad("bar_slice_height", o.bar_slice_height, "must be >= 1");
+  if (o.bar_symbol_bits < 1 || o.bar_symbol_bits > 64) {
+    throw bad("bar_symbol_bits", o.bar_symbol_bits, "must be in 1..64");
+  }
+  if (o.bar_candidate_clusters < 0) {
+    throw bad("bar_candidate_clusters", o.bar_candidate_clusters, "must be >= 0 (0: all)");
+  }
+  if (o.dset_rows < 1) throw bad("dset_rows", o.dset_rows, "must be >= 1");
+  if (o.threads < 0) throw bad("threads", o.threads, "must be >= 0 (0: all cores)");
+}
+
+std::vector<std::int32_t> identity(std::int64_t n) {
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(n));
+  std::iota(perm.begin(), perm.end(), 0);
+  return perm;
+}
+
+std::vector<std::int32_t> sort_ordering(const CsrMatrix& a, std::int64_t window) {
+  std::vector<std::int32_t> perm = identity(a.nrows);
+  for (std::int64_t begin = 0; begin < a.nrows; begin += window) {
+    const std::int64_t end = std::min(a.nrows, begin + window);
+    std::stable_sort(perm.begin() + begin, perm.begin() + end, [&](std::int32_t x, std::int32_t y) {
+      return a.row_length(x) > a.row_length(y);
+    });
+  }
+  return perm;
+}
+
+// rcm, amd and metis: the graph of A + A^T, and a note when that differs from A's own pattern.
+Ordering graph_ordering(const CsrMatrix& a, std::string_view name, int threads) {
+  require_square(a, name);
+  auto sym = reorder_detail::symmetrised_pattern(a, threads);
+  Ordering o;
+  o.kind = PermutationKind::symmetric;
+  if (name == "rcm") o.perm = reorder_detail::rcm_ordering(sym.graph);
+  if (name == "amd") o.perm = reorder_detail::amd_ordering(sym.graph);
+  if (name == "metis") o.perm = reorder_detail::metis_ordering(sym.graph);
+  if (!sym.was_symmetric) {
+    o.note = fmt::format(
+        "the pattern is not structurally symmetric: ordered the graph of A + A^T "
+        "({} edges)",
+        sym.graph.idx.size() / 2);
+  }
+  return o;
+}
+
+}  // namespace
+
+std::vector<std::string> ordering_names() { return {kOrderingNames.begin(), kOrderingNames.end()}; }
+
+Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
+                          const ReorderOptions& options) {
+  if (std::find(kOrderingNames.begin(), kOrderingNames.end(), name) == kOrderingNames.end()) {
+    throw InputError(
+        "reorder", 0,
+        fmt::format("unknown ordering '{}' (known: {})", name, fmt::join(kOrderingNames, ", ")));
+  }
+  check_options(options);
+  if (a.nrows > std::numeric_limits<std::int32_t>::max()) {
+    throw InputError(std::string(name), 0,
+                     fmt::format("matrix has {} rows; orderings hold 32-bit row numbers", a.nrows));
+  }
+  const int threads = worker_count(options.threads);
+  const auto start = std::chrono::steady_clock::now();
+
+  Ordering o;
+  if (name == "rcm" || name == "amd" || name == "metis") {
+    o = graph_ordering(a, name, threads);
+  } else if (name == "d" || name == "dset") {
+    o.perm = name == "d" ? reorder_detail::distance_chain(a.row_ptr, a.col_idx, a.ncols)
+                         : reorder_detail::distance_set_ordering(a, options.dset_rows, threads);
+    if (a.nrows == a.ncols) {
+      o.kind = PermutationKind::symmetric;
+      o.note = "rows and columns permuted alike";
+    } else {
+      o.kind = PermutationKind::rows_only;
+      o.note = "rectangular: rows permuted only";
+    }
+  } else if (name == "bar") {
+    o.perm = reorder_detail::bar_ordering(a, options);
+    // Algorithm 2 is a greedy heuristic and can lose to an order that is already good (a
+    // stencil's); BAR exists to shrink equation 1, so it never returns a larger index stream.
+    const std::int64_t h = options.bar_slice_height, alpha = options.bar_symbol_bits;
+    const std::int64_t before = reorder_detail::bro_ell_index_bits(a, {}, h, alpha, threads);
+    const std::int64_t after = reorder_detail::bro_ell_index_bits(a, o.perm, h, alpha, threads);
+    if (after > before) {
+      o.perm = identity(a.nrows);
+      o.note = fmt::format(
+          "kept the input order: Algorithm 2's clusters need {} index bits, the "
+          "input order {} (slices of {} rows, {}-bit symbols)",
+          after, before, h, alpha);
+    } else {
+      o.note = fmt::format("BRO-ELL index {} -> {} bits (slices of {} rows, {}-bit symbols)",
+                           before, after, h, alpha);
+    }
+  } else if (name == "sort") {
+    const int window = options.window > 0 ? options.window : kDefaultSortWindow;
+    o.perm = sort_ordering(a, window);
+    o.note = fmt::format("window of {} rows", window);
+  } else {
+    o.perm = identity(a.nrows);
+  }
+  o.name = std::string(name);
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!is_permutation(o.perm, a.nrows)) {
+    throw InternalError(fmt::format("ordering '{}' of a {}x{} matrix is not a permutation", name,
+                                    a.nrows, a.ncols));
+  }
+  return o;
+}
+
+bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n) {
+  if (static_cast<std::int64_t>(perm.size()) != n) return false;
+  std::vector<char> seen(static_cast<std::size_t>(n), 0);
+  for (const std::int32_t p : perm) {
+    if (p < 0 || p >= n || seen[static_cast<std::size_t>(p)]) return false;
+    seen[static_cast<std::size_t>(p)] = 1;
+  }
+  return true;
+}
+
+CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
+  const std::string source = "permute (" + o.name + ")";
+  if (!is_permutation(o.perm, a.nrows)) {
+    throw InputError(source, 0,
+                     fmt::format("the ordering ({} entries) is not a permutation of the {} rows",
+                                 o.perm.size(), a.nrows));
+  }
+  const bool symmetric = o.kind == PermutationKind::symmetric;
+  if (symmetric && a.nrows != a.ncols) {
+    throw InputError(
+        source, 0,
+        fmt::format("a symmetric ordering needs a square matrix, not {}x{}", a.nrows, a.ncols));
+  }
+  const int threads = worker_count(0);
+  CsrMatrix b;
+  b.nrows = a.nrows;
+  b.ncols = a.ncols;
+  b.row_ptr.assign(static_cast<std::size_t>(a.nrows) + 1, 0);
+  for (std::int64_t i = 0; i < a.nrows; ++i) {
+    b.row_ptr[static_cast<std::size_t>(i) + 1] = b.row_ptr[i] + a.row_length(o.perm[i]);
+  }
+  b.col_idx.resize(a.col_idx.size());
+  b.values.resize(a.values.size());
+  std::vector<std::int32_t> new_col;  // new number of each old column (symmetric only)
+  if (symmetric) {
+    new_col.resize(static_cast<std::size_t>(a.ncols));
+    for (std::int64_t i = 0; i < a.nrows; ++i) new_col[o.perm[i]] = static_cast<std::int32_t>(i);
+  }
+  parallel_chunks(a.nrows, threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<std::pair<std::int32_t, double>> row;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::int64_t from = a.row_ptr[o.perm[i]];
+      const std::int64_t len = a.row_length(o.perm[i]);
+      const std::int64_t to = b.row_ptr[i];
+      if (!symmetric) {
+        std::copy_n(a.col_idx.begin() + from, len, b.col_idx.begin() + to);
+        std::copy_n(a.values.begin() + from, len, b.values.begin() + to);
+        continue;
+      }
+      row.clear();
+      for (std::int64_t k = from; k < from + len; ++k) {
+        row.emplace_back(new_col[a.col_idx[k]], a.values[k]);
+      }
+      std::sort(row.begin(), row.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (std::int64_t k = 0; k < len; ++k) {
+        b.col_idx[to + k] = row[k].first;
+        b.values[to + k] = row[k].second;
+      }
+    }
+  });
+  return b;
+}
+
+}  // namespace spmvc

@@ -1,0 +1,371 @@
+// reorder/: every ordering is a permutation that keeps y = A x, each ordering does what its paper
+// says on a matrix built to show it, and the locality measures on a matrix checked by hand.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using spmvc::CsrMatrix;
+using spmvc::Ordering;
+using spmvc::PermutationKind;
+
+bool needs_square(const std::string& name) {
+  return name == "rcm" || name == "amd" || name == "metis";
+}
+
+// y = A x by the plain CSR loop, and the row sums of |a_ij x_j| that bound its rounding error.
+std::vector<double> spmv(const CsrMatrix& a, const std::vector<double>& x,
+                         std::vector<double>* magnitude = nullptr) {
+  std::vector<double> y(static_cast<std::size_t>(a.nrows), 0.0);
+  if (magnitude) magnitude->assign(y.size(), 0.0);
+  for (std::int64_t i = 0; i < a.nrows; ++i) {
+    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      y[i] += a.values[k] * x[a.col_idx[k]];
+      if (magnitude) (*magnitude)[i] += std::abs(a.values[k] * x[a.col_idx[k]]);
+    }
+  }
+  return y;
+}
+
+// B = permute(A, o) multiplies like A: B (P x) = P (A x), P x being x in the new column order.
+void check_same_product(const CsrMatrix& a, const Ordering& o) {
+  const CsrMatrix b = spmvc::permute(a, o);
+  REQUIRE_NOTHROW(spmvc::validate(b, "permuted"));
+  REQUIRE(b.nnz() == a.nnz());
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> x(static_cast<std::size_t>(a.ncols));
+  for (double& v : x) v = dist(rng);
+  std::vector<double> bx = x;
+  if (o.kind == PermutationKind::symmetric) {
+    for (std::size_t j = 0; j < bx.size(); ++j) bx[j] = x[o.perm[j]];
+  }
+  std::vector<double> magnitude;
+  const std::vector<double> y = spmv(a, x, &magnitude);
+  const std::vector<double> by = spmv(b, bx);
+  for (std::int64_t i = 0; i < a.nrows; ++i) {
+    const double want = y[o.perm[i]];
+    if (std::abs(by[i] - want) > 1e-12 * magnitude[o.perm[i]] + 1e-300) {
+      FAIL_CHECK(o.name << ": row " << i << " (old row " << o.perm[i] << ") gives " << by[i]
+                        << ", expected " << want);
+      return;
+    }
+  }
+}
+
+void check_every_ordering(const CsrMatrix& a, const std::string& label) {
+  for (const std::string& name : spmvc::ordering_names()) {
+    CAPTURE(label);
+    CAPTURE(name);
+    if (a.nrows != a.ncols && needs_square(name)) {
+      CHECK_THROWS_AS(spmvc::compute_ordering(a, name), spmvc::InputError);
+      continue;
+    }
+    const Ordering o = spmvc::compute_ordering(a, name);
+    CHECK(o.name == name);
+    CHECK(o.seconds >= 0);
+    REQUIRE(spmvc::is_permutation(o.perm, a.nrows));
+    if (a.nrows != a.ncols) CHECK(o.kind == PermutationKind::rows_only);
+    check_same_product(a, o);
+  }
+}
+
+// Relabels rows and columns of `a` by a seeded random permutation.
+CsrMatrix shuffled(const CsrMatrix& a, std::uint64_t seed) {
+  Ordering o;
+  o.name = "shuffle";
+  o.kind = PermutationKind::symmetric;
+  o.perm.resize(static_cast<std::size_t>(a.nrows));
+  std::iota(o.perm.begin(), o.perm.end(), 0);
+  std::shuffle(o.perm.begin(), o.perm.end(), std::mt19937_64(seed));
+  return spmvc::permute(a, o);
+}
+
+// Rows given as column lists (values 1..), columns increasing.
+CsrMatrix from_rows(std::int64_t ncols, const std::vector<std::vector<std::int32_t>>& rows) {
+  CsrMatrix a;
+  a.nrows = static_cast<std::int64_t>(rows.size());
+  a.ncols = ncols;
+  for (const auto& row : rows) {
+    for (const std::int32_t c : row) {
+      a.col_idx.push_back(c);
+      a.values.push_back(static_cast<double>(a.col_idx.size()));
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  return a;
+}
+
+// Connected components of the graph of symmetric `a` without the vertices in `removed`.
+std::vector<std::int64_t> component_sizes(const CsrMatrix& a, const std::vector<char>& removed) {
+  std::vector<char> seen(removed);
+  std::vector<std::int64_t> sizes, stack;
+  for (std::int64_t s = 0; s < a.nrows; ++s) {
+    if (seen[s]) continue;
+    seen[s] = 1;
+    stack.push_back(s);
+    std::int64_t size = 0;
+    while (!stack.empty()) {
+      const std::int64_t v = stack.back();
+      stack.pop_back();
+      ++size;
+      for (std::int64_t k = a.row_ptr[v]; k < a.row_ptr[v + 1]; ++k) {
+        if (!seen[a.col_idx[k]]) {
+          seen[a.col_idx[k]] = 1;
+          stack.push_back(a.col_idx[k]);
+        }
+      }
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+}  // namespace
+
+TEST_CASE("every ordering is a permutation that keeps y = A x (generated matrices)") {
+  for (const char* spec :
+       {"stencil2d:n=50", "rmat:scale=12", "random:nrows=300,ncols=200,per_row=7",
+        "random:nrows=200,ncols=300,per_row=9"}) {
+    check_every_ordering(spmvc::gen::from_spec(spec), spec);
+  }
+}
+
+TEST_CASE("every ordering is a permutation that keeps y = A x (public matrices)") {
+  const auto dir = spmvc::test::shared_matrices();
+  if (dir.empty()) return;  // a clone without ../shared/matrices
+  // Symmetric FEM, unsymmetric square, rectangular LP, and a graph with empty rows.
+  for (const char* name : {"bcsstk08", "west0479", "lp_afiro", "Erdos971"}) {
+    const auto path = dir / (std::string(name) + ".mtx.xz");
+    if (!std::filesystem::exists(path)) continue;
+    check_every_ordering(spmvc::read_matrix_market(path), name);
+  }
+}
+
+TEST_CASE("orderings of the empty and one-row matrices") {
+  for (const CsrMatrix& a : {from_rows(0, {}), from_rows(1, {{0}}), from_rows(1, {{}})}) {
+    for (const std::string& name : spmvc::ordering_names()) {
+      CAPTURE(name);
+      const Ordering o = spmvc::compute_ordering(a, name);
+      CHECK(spmvc::is_permutation(o.perm, a.nrows));
+      CHECK(spmvc::permute(a, o).nnz() == a.nnz());
+    }
+  }
+}
+
+TEST_CASE("is_permutation") {
+  const std::vector<std::int32_t> ok{2, 0, 1}, repeated{0, 0, 1}, out_of_range{0, 1, 3};
+  CHECK(spmvc::is_permutation(ok, 3));
+  CHECK_FALSE(spmvc::is_permutation(ok, 4));
+  CHECK_FALSE(spmvc::is_permutation(repeated, 3));
+  CHECK_FALSE(spmvc::is_permutation(out_of_range, 3));
+  CHECK(spmvc::is_permutation({}, 0));
+}
+
+TEST_CASE("permute: B = P A P^T by hand") {
+  // A = [1 2 0; 0 3 4; 5 0 6], perm = (2, 0, 1): B = A([2 0 1], [2 0 1]).
+  const CsrMatrix a = from_rows(3, {{0, 1}, {1, 2}, {0, 2}});
+  Ordering o;
+  o.kind = PermutationKind::symmetric;
+  o.perm = {2, 0, 1};
+  const CsrMatrix b = spmvc::permute(a, o);
+  CHECK(b.row_ptr == std::vector<std::int64_t>{0, 2, 4, 6});
+  CHECK(b.col_idx == std::vector<std::int32_t>{0, 1, 1, 2, 0, 2});
+  CHECK(b.values == std::vector<double>{6, 5, 1, 2, 4, 3});
+  o.kind = PermutationKind::rows_only;
+  const CsrMatrix c = spmvc::permute(a, o);
+  CHECK(c.col_idx == std::vector<std::int32_t>{0, 2, 0, 1, 1, 2});
+  CHECK(c.values == std::vector<double>{5, 6, 1, 2, 3, 4});
+}
+
+TEST_CASE("rcm brings a shuffled 2D stencil back to a narrow band") {
+  const CsrMatrix grid = spmvc::gen::from_spec("stencil2d:n=50");
+  const CsrMatrix a = shuffled(grid, 3);
+  const std::int64_t shuffled_bandwidth = spmvc::locality(a).bandwidth;
+  REQUIRE(shuffled_bandwidth > 2000);  // the shuffle did scatter it
+  const Ordering o = spmvc::compute_ordering(a, "rcm");
+  CHECK(o.kind == PermutationKind::symmetric);
+  CHECK(o.note.empty());  // the stencil is structurally symmetric
+  const spmvc::LocalityStats after = spmvc::locality(spmvc::permute(a, o));
+  // Level sets of a 50x50 grid from a corner hold at most 50 vertices, so the band is < 100.
+  CHECK(after.bandwidth < 100);
+  CHECK(after.profile < spmvc::locality(a).profile / 10);
+}
+
+TEST_CASE("metis: the last vertices are the top-level separator") {
+  // Nested dissection numbers a separator after the two halves it splits, so dropping the last
+  // 60 vertices of the ordering of a 50x50 grid (its separators are lines of about 50) must cut
+  // the grid in pieces. With the permutation read the wrong way round these 60 are scattered.
+  const CsrMatrix a = spmvc::gen::from_spec("stencil2d:n=50");
+  const Ordering o = spmvc::compute_ordering(a, "metis");
+  CHECK(o.kind == PermutationKind::symmetric);
+  std::vector<char> removed(static_cast<std::size_t>(a.nrows), 0);
+  for (std::int64_t i = a.nrows - 60; i < a.nrows; ++i) removed[o.perm[i]] = 1;
+  const std::vector<std::int64_t> sizes = component_sizes(a, removed);
+  CHECK(sizes.size() >= 2);
+  CHECK(*std::max_element(sizes.begin(), sizes.end()) < a.nrows * 2 / 3);
+}
+
+TEST_CASE("amd eliminates the hub of an arrow matrix last") {
+  // Row and column 0 are full: eliminating the hub first would fill the whole matrix.
+  std::vector<std::vector<std::int32_t>> rows(100);
+  for (std::int32_t i = 0; i < 100; ++i) rows[0].push_back(i);
+  for (std::int32_t i = 1; i < 100; ++i) rows[i] = {0, i};
+  const Ordering o = spmvc::compute_ordering(from_rows(100, rows), "amd");
+  CHECK(o.perm.back() == 0);
+}
+
+TEST_CASE("graph orderings say when they symmetrised the pattern") {
+  // Upper bidiagonal: the pattern of A + A^T is tridiagonal.
+  std::vector<std::vector<std::int32_t>> rows(10);
+  for (std::int32_t i = 0; i < 10; ++i)
+    rows[i] = i + 1 < 10 ? std::vector{i, i + 1} : std::vector{i};
+  for (const char* name : {"rcm", "amd", "metis"}) {
+    CAPTURE(name);
+    const Ordering o = spmvc::compute_ordering(from_rows(10, rows), name);
+    CHECK(o.note.find("not structurally symmetric") != std::string::npos);
+  }
+}
+
+TEST_CASE("d regroups shuffled rows that share their columns") {
+  // 64 groups of 32 rows; the rows of a group share 8 columns spread over x. Shuffled, every
+  // warp of 32 rows reads many groups' lines; grouped again, one group's 8 lines.
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::int32_t> column(0, 4095);
+  std::vector<std::vector<std::int32_t>> rows;
+  for (int g = 0; g < 64; ++g) {
+    std::vector<std::int32_t> cols;
+    while (cols.size() < 8) {
+      const std::int32_t c = column(rng) / 16 * 16;  // one column per 128-byte line
+      if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
+    }
+    std::sort(cols.begin(), cols.end());
+    for (int r = 0; r < 32; ++r) rows.push_back(cols);
+  }
+  std::shuffle(rows.begin(), rows.end(), rng);
+  const CsrMatrix a = from_rows(4096, rows);  // rectangular: rows only
+  const double before = spmvc::locality(a).lines_per_warp;
+  REQUIRE(before > 100);
+  const Ordering o = spmvc::compute_ordering(a, "d");
+  CHECK(o.kind == PermutationKind::rows_only);
+  CHECK(spmvc::locality(spmvc::permute(a, o)).lines_per_warp == doctest::Approx(8.0));
+}
+
+TEST_CASE("dset moves sets of consecutive rows whole") {
+  const CsrMatrix a = shuffled(spmvc::gen::from_spec("stencil2d:n=30"), 5);  // 900 rows
+  spmvc::ReorderOptions options;
+  options.dset_rows = 7;  // 128 sets of 7 and one of 4
+  const Ordering o = spmvc::compute_ordering(a, "dset", options);
+  bool whole = true;
+  for (std::size_t i = 0; i < o.perm.size(); ++i) {
+    // Each set starts at a multiple of 7 and continues with the next rows in order.
+    const bool starts_set = o.perm[i] % 7 == 0;
+    whole &= starts_set || (i > 0 && o.perm[i] == o.perm[i - 1] + 1);
+  }
+  CHECK(whole);
+  CHECK(o.kind == PermutationKind::symmetric);
+}
+
+TEST_CASE("bar gathers rows of alike delta widths and shrinks equation 1") {
+  // Rows alternate between 16 consecutive columns (a first column of up to 12 bits, then 1-bit
+  // deltas) and 16 columns about 1000 apart (10-bit deltas). In the input order every slice of 32
+  // mixes both and pays 12 + 15 x 10 = 162 bits: 6 symbols of 32 bits per row. Gathered, half of
+  // the slices need 27 bits, 1 symbol per row: 3.5 symbols on average.
+  std::vector<std::vector<std::int32_t>> rows;
+  for (std::int32_t r = 0; r < 2048; ++r) {
+    std::vector<std::int32_t> cols;
+    for (std::int32_t k = 0; k < 16; ++k) {
+      cols.push_back(r % 2 == 0 ? (r * 37) % 3000 + k : (r * 11) % 1000 + k * (1000 + r % 13));
+    }
+    rows.push_back(cols);
+  }
+  const CsrMatrix a = from_rows(20000, rows);
+  const std::int64_t before = spmvc::bro_ell_index_bits(a);
+  CHECK(before == 2048 * 6 * 32);
+  for (const int candidates : {0, 4, 64}) {
+    CAPTURE(candidates);
+    spmvc::ReorderOptions options;
+    options.bar_candidate_clusters = candidates;
+    const Ordering o = spmvc::compute_ordering(a, "bar", options);
+    CHECK(o.kind == PermutationKind::rows_only);
+    const std::int64_t after = spmvc::bro_ell_index_bits(spmvc::permute(a, o));
+    CHECK(after <= before * 6 / 10);
+    // eta goes from 1 - 6/16 to about 1 - 3.5/16.
+    CHECK(spmvc::locality(spmvc::permute(a, o)).bro_eta > spmvc::locality(a).bro_eta + 0.15);
+  }
+}
+
+TEST_CASE("bar never returns a larger index stream than the input order") {
+  for (const char* spec : {"stencil2d:n=64", "rmat:scale=11", "banded:n=3000,hbw=3"}) {
+    CAPTURE(spec);
+    const CsrMatrix a = spmvc::gen::from_spec(spec);
+    const Ordering o = spmvc::compute_ordering(a, "bar");
+    CHECK(spmvc::bro_ell_index_bits(spmvc::permute(a, o)) <= spmvc::bro_ell_index_bits(a));
+  }
+}
+
+TEST_CASE("sort puts longer rows first within each window, stably") {
+  const CsrMatrix a = spmvc::gen::from_spec("rmat:scale=12");
+  spmvc::ReorderOptions options;
+  options.window = 100;
+  const Ordering o = spmvc::compute_ordering(a, "sort", options);
+  CHECK(o.kind == PermutationKind::rows_only);
+  bool sorted = true, in_window = true, stable = true;
+  for (std::int64_t i = 0; i < a.nrows; ++i) {
+    in_window &= o.perm[i] / 100 == i / 100;
+    if (i % 100 == 0) continue;
+    const std::int64_t prev = a.row_length(o.perm[i - 1]), cur = a.row_length(o.perm[i]);
+    sorted &= prev >= cur;
+    stable &= prev != cur || o.perm[i - 1] < o.perm[i];
+  }
+  CHECK(sorted);
+  CHECK(in_window);
+  CHECK(stable);
+  // The default window is kDefaultSortWindow.
+  const Ordering d = spmvc::compute_ordering(a, "sort");
+  CHECK(d.note.find(std::to_string(spmvc::kDefaultSortWindow)) != std::string::npos);
+}
+
+TEST_CASE("orderings do not depend on the thread count") {
+  const CsrMatrix a = spmvc::gen::from_spec("rmat:scale=14");
+  for (const std::string& name : spmvc::ordering_names()) {
+    CAPTURE(name);
+    spmvc::ReorderOptions one, four;
+    one.threads = 1;
+    four.threads = 4;
+    CHECK(spmvc::compute_ordering(a, name, one).perm ==
+          spmvc::compute_ordering(a, name, four).perm);
+  }
+}
+
+TEST_CASE("locality and BRO index bits by hand") {
+  // Row 0: columns 0, 15, 16 (deltas 0, 15, 1: widths 1, 4, 1); row 1 empty; row 2: columns 1,
+  // 39 (deltas 1, 38: widths 1, 6).
+  const CsrMatrix a = from_rows(40, {{0, 15, 16}, {}, {1, 39}});
+  const spmvc::LocalityStats s = spmvc::locality(a);
+  CHECK(s.bandwidth == 37);  // row 2, column 39
+  CHECK(s.profile == 1);     // row 2 starts one column left of the diagonal
+  // fp64: columns 0, 15, 1 in line 0, 16 in line 1, 39 in line 2.
+  CHECK(s.lines_per_warp == 3.0);
+  // fp32: 0, 15, 16, 1 in line 0 (bytes < 128), 39 in line 1.
+  CHECK(spmvc::locality(a, 4).lines_per_warp == 2.0);
+  // One slice of 3 rows: widths per position max(1,1), max(4,6), 1 = 8 bits, one 32-bit symbol
+  // per row: C = 96 bits against O = 5 x 32 = 160.
+  CHECK(spmvc::bro_ell_index_bits(a) == 96);
+  CHECK(s.bro_eta == doctest::Approx(1.0 - 96.0 / 160.0));
+  // Slices of one row, 4-bit symbols: row 0 needs 6 bits (2 symbols), row 2 7 bits (2 symbols).
+  CHECK(spmvc::bro_ell_index_bits(a, 1, 4) == 16);
+}
