@@ -26,7 +26,8 @@ struct MatrixArgs {
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log
-  std::string reorder;   ///< inspect: also compare the matrix before and after this ordering
+  std::string reorder;   ///< inspect: compare before/after; others: reorder before encoding
+  bool renumber_columns = false;
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to

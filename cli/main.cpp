@@ -34,6 +34,11 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--format", args.format,
                   "force a format instead of the planner's choice (`spmvc plan` lists them)")
       ->capture_default_str();
+  cmd->add_option("--reorder", args.reorder,
+                  "reorder before encoding (rcm, amd, metis, d, dset, bar, sort); x and y keep "
+                  "their order");
+  cmd->add_flag("--renumber-columns", args.renumber_columns,
+                "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
   cmd->add_option("--planner", args.planner,
                   "model: the cost model's pick; measure (run, bench): time the model's best "
                   "few on the GPU, keep the fastest, remember it by matrix fingerprint")

@@ -52,6 +52,8 @@ Options make_options(const MatrixArgs& args) {
   Options o;
   o.precision = parse_precision(args.precision);
   o.format = args.format;
+  if (!args.reorder.empty()) o.reorder = args.reorder;
+  o.renumber_columns = args.renumber_columns;
   if (args.planner == "measure") {
     o.planner = PlannerMode::measure;
   } else if (args.planner != "model") {

@@ -18,6 +18,7 @@
 #include "compiler.hpp"
 #include "device.hpp"
 #include "kernel_cache.hpp"
+#include "spmvc/reorder.hpp"
 #include "spmvc/spmvc.hpp"
 
 namespace spmvc {
@@ -162,10 +163,12 @@ std::filesystem::path cache_dir_of(const Options& options) {
 }
 
 // Encodes `a` for `plan`, generates, compiles (through the kernel cache), uploads and binds:
-// everything after planning. `timings` arrives with inspect and plan filled in.
+// everything after planning. `timings` arrives with inspect and plan filled in. `map`, when
+// given, says how the reordered `a` maps back to the caller's rows and columns.
 std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profile,
                                         const Plan& plan, const Options& options,
-                                        const runtime::DeviceInfo& device, CompileTimings timings) {
+                                        const runtime::DeviceInfo& device, CompileTimings timings,
+                                        const codegen::RowColumnMap* map) {
   auto im = std::make_unique<Operator::Impl>();
   im->nrows = a.nrows;
   im->ncols = a.ncols;
@@ -174,11 +177,12 @@ std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profi
   im->timings = std::move(timings);
 
   auto t0 = Clock::now();
-  const Encoded encoded = compiler::encode(a, im->plan);
+  Encoded encoded = compiler::encode(a, im->plan);
   im->timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
   im->source = codegen::generate(im->plan, encoded, im->profile);
+  if (map != nullptr) codegen::attach_reordering(im->source, encoded, *map);
   if (options.transform_source) im->source = options.transform_source(im->source);
   im->timings.codegen = seconds_since(t0);
 
@@ -297,9 +301,34 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   runtime::set_device(options.device);
   CompileTimings timings;
 
+  // Reordering: the kernels run on the reordered matrix B and the row map hides it (x in and y
+  // out stay in the caller's order). A symmetric ordering moves the rows, and renumbers the
+  // columns only when asked (x is then gathered once per multiply); otherwise B keeps the
+  // caller's column numbers and x is read in place.
   auto t0 = Clock::now();
+  std::optional<CsrMatrix> reordered;
+  std::optional<codegen::RowColumnMap> map;
+  std::string reorder_label = "none";
+  if (options.reorder != "none" && !options.reorder.empty()) {
+    Ordering ordering = compute_ordering(a, options.reorder, options.reorder_options);
+    const bool renumber = ordering.kind == PermutationKind::symmetric && options.renumber_columns;
+    map.emplace();
+    map->rows = ordering.perm;
+    if (renumber) {
+      map->cols = ordering.perm;
+    } else {
+      ordering.kind = PermutationKind::rows_only;
+    }
+    reordered = permute(a, ordering);
+    reorder_label = ordering.name + (renumber ? " (rows and columns)" : " (rows)");
+    timings.reorder = seconds_since(t0);
+  }
+  const CsrMatrix& b = reordered ? *reordered : a;
+  const codegen::RowColumnMap* map_ptr = map ? &*map : nullptr;
+
+  t0 = Clock::now();
   const Profile profile =
-      inspect(a, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
+      inspect(b, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
   timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
@@ -309,11 +338,12 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   plan_options.csr = options.csr;
   plan_options.params = options.params;
   Plan plan = compiler::make_plan(profile, plan_options);
+  plan.reorder = reorder_label;
   timings.plan = seconds_since(t0);
 
   const bool forced = options.csr || options.params;
   if (options.planner != PlannerMode::measure || forced)
-    return Operator(realize(a, profile, plan, options, device, timings));
+    return Operator(realize(b, profile, plan, options, device, timings, map_ptr));
 
   // Measure mode: a remembered decision, else the model's best few candidates (the best of each
   // format, plus csr's, the fallback the planner must never lose to), each compiled and timed.
@@ -326,11 +356,12 @@ Operator compile(const CsrMatrix& a, const Options& options) {
     if (std::optional<FormatParams> remembered = read_decision(decision)) {
       plan_options.params = *remembered;
       Plan chosen = compiler::make_plan(profile, plan_options);
+      chosen.reorder = reorder_label;
       chosen.candidates = plan.candidates;
       chosen.why = fmt::format("measured fastest earlier on this matrix and device (decision {})",
                                decision.filename().string());
       timings.plan += seconds_since(t0);
-      return Operator(realize(a, profile, chosen, options, device, timings));
+      return Operator(realize(b, profile, chosen, options, device, timings, map_ptr));
     }
   }
   std::vector<const Candidate*> picks;
@@ -342,7 +373,6 @@ Operator compile(const CsrMatrix& a, const Options& options) {
     if (new_format && (static_cast<int>(picks.size()) < want || c.format == "csr"))
       picks.push_back(&c);
   }
-  const std::vector<double> x_host = codegen::test_vector(a.ncols, options.precision);
   const std::size_t vb = static_cast<std::size_t>(value_bytes(options.precision));
   runtime::DeviceBuffer dx(std::max<std::size_t>(static_cast<std::size_t>(a.ncols) * vb, 1));
   runtime::DeviceBuffer dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows) * vb, 1));
@@ -356,7 +386,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
     p.params = c->params;
     p.predicted_bytes = c->predicted_bytes;
     p.predicted_seconds = c->predicted_seconds;
-    std::unique_ptr<Operator::Impl> im = realize(a, profile, p, options, device, timings);
+    std::unique_ptr<Operator::Impl> im = realize(b, profile, p, options, device, timings, map_ptr);
     const Operator::Impl* raw = im.get();
     Operator probe(std::move(im));
     const double us =

@@ -4,10 +4,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace spmvc::test {
 
@@ -18,6 +24,31 @@ inline std::filesystem::path data_dir() { return SPMVC_TEST_DATA; }
 inline std::filesystem::path shared_matrices() {
   std::filesystem::path p = SPMVC_SHARED_MATRICES;
   return std::filesystem::is_directory(p) ? p : std::filesystem::path{};
+}
+
+/// The public matrices (SPMVC_MATRIX_DIR, else shared_matrices()) with at least `min_nnz`
+/// nonzeros after symmetric expansion (index.csv's full_nnz), complex ones left out, as
+/// (name, path) in index order; empty when the matrices are absent.
+inline std::vector<std::pair<std::string, std::filesystem::path>> public_matrices(
+    std::int64_t min_nnz, std::int64_t max_nnz = std::numeric_limits<std::int64_t>::max()) {
+  std::filesystem::path dir = shared_matrices();
+  if (const char* env = std::getenv("SPMVC_MATRIX_DIR")) dir = env;
+  std::vector<std::pair<std::string, std::filesystem::path>> out;
+  if (dir.empty() || !std::filesystem::exists(dir / "index.csv")) return out;
+  std::ifstream index(dir / "index.csv");
+  std::string line;
+  std::getline(index, line);  // header
+  while (std::getline(index, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 7;) f.push_back(cell);
+    if (f.size() < 7 || f[6] == "complex") continue;
+    const std::int64_t nnz = std::stoll(f[5]);
+    if (nnz < min_nnz || nnz > max_nnz) continue;
+    const std::filesystem::path file = dir / (f[0] + ".mtx.xz");
+    if (std::filesystem::exists(file)) out.emplace_back(f[0], file);
+  }
+  return out;
 }
 
 /// A directory unique to this process and use, created empty and removed afterwards.

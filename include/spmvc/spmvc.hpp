@@ -19,6 +19,7 @@
 #include "spmvc/matrix.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
+#include "spmvc/reorder.hpp"
 
 namespace spmvc {
 
@@ -44,6 +45,15 @@ struct Options {
   std::string cache_dir;
   int device = 0;
   PlannerMode planner = PlannerMode::model;
+  /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
+  /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
+  /// caller's order, y written through the row map inside the kernels.
+  std::string reorder = "none";
+  /// With a symmetric ordering (rcm, amd, metis): also renumber the columns, which makes the
+  /// stored indices the reordered ones (what BRO's delta coding sees) at the price of one gather
+  /// of x per multiply. Off: columns keep the caller's numbers and x is read in place.
+  bool renumber_columns = false;
+  ReorderOptions reorder_options;
   /// measure mode: how many formats' best candidates to time (csr's is always among them).
   int measure_candidates = 3;
   /// Inspect everything (block fill, distinct values, symmetry) rather than only the row scan
@@ -61,6 +71,8 @@ struct CompileTimings {
   double inspect = 0, plan = 0, encode = 0, codegen = 0, compile = 0, upload = 0;
   /// measure mode: compiling and timing the candidates (0 when a decision was remembered).
   double measure = 0;
+  /// Computing the ordering and permuting the matrix (0 without reordering).
+  double reorder = 0;
   /// Where the kernel binary came from: "nvrtc", "memory" or "disk".
   std::string kernel_origin;
   /// Registers per thread (ptxas's log, else the driver's count for the loaded kernel).
