@@ -16,10 +16,10 @@
 #include "codegen/emit.hpp"
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
+#include "formats/format.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 #ifdef SPMVC_HAVE_TOOLING
-#include "formats/format.hpp"
 #include "tooling/explain.hpp"
 #include "tooling/flatten.hpp"
 #endif

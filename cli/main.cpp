@@ -118,6 +118,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_option("--out", sargs.out, "suite: JSON file, rewritten after every matrix");
   bench->add_flag("--list", sargs.list, "suite: list its entries and stop");
+  bench->add_option("--orderings", sargs.orderings,
+                    "suite: also time each format under these orderings (comma list), computed "
+                    "on A and repeated over the replicated blocks");
   bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,
                   "assume 3.06 TB/s instead of measuring");
   std::string spec, gen_out;

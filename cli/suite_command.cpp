@@ -12,6 +12,8 @@
 #include <limits>
 #include <regex>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -25,6 +27,7 @@
 #include "formats/format.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/reorder.hpp"
 
 namespace spmvc::cli {
 
@@ -77,7 +80,8 @@ double time_ms(const std::function<void()>& fn, const BenchArgs& b) {
   return samples[samples.size() / 2];
 }
 
-CsrMatrix load_entry(const SuiteEntry& e, const fs::path& matrix_dir) {
+// The entry's matrix before replication, and the replication factor k (I_k ⊗ A).
+std::pair<CsrMatrix, std::int64_t> load_entry(const SuiteEntry& e, const fs::path& matrix_dir) {
   CsrMatrix a;
   if (gen::is_spec(e.source)) {
     a = gen::from_spec(e.source);
@@ -88,11 +92,23 @@ CsrMatrix load_entry(const SuiteEntry& e, const fs::path& matrix_dir) {
                        "suite matrix not found (set SPMVC_MATRIX_DIR to the public matrices)");
     a = read_matrix_market(path);
   }
-  if (e.replicate_to > 0 && a.nnz() > 0) {
-    const std::int64_t k = (e.replicate_to + a.nnz() - 1) / a.nnz();
-    if (k > 1) a = gen::replicate(a, k);
-  }
-  return a;
+  std::int64_t k = 1;
+  if (e.replicate_to > 0 && a.nnz() > 0)
+    k = std::max<std::int64_t>(1, (e.replicate_to + a.nnz() - 1) / a.nnz());
+  return {std::move(a), k};
+}
+
+// An ordering of A repeated on every diagonal block of I_k ⊗ A: the ordering each algorithm
+// gives the block-diagonal matrix up to the order of its components, without running it on k
+// copies.
+Ordering replicate_ordering(const Ordering& o, std::int64_t n, std::int64_t k) {
+  Ordering r = o;
+  r.perm.resize(static_cast<std::size_t>(n * k));
+  for (std::int64_t b = 0; b < k; ++b)
+    for (std::int64_t i = 0; i < n; ++i)
+      r.perm[static_cast<std::size_t>(b * n + i)] =
+          static_cast<std::int32_t>(b * n + o.perm[static_cast<std::size_t>(i)]);
+  return r;
 }
 
 }  // namespace
@@ -128,6 +144,12 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
     for (std::string f; std::getline(ss, f, ',');)
       formats.push_back(std::string(formats::find_format(f).name()));
   }
+  std::vector<std::string> orderings;
+  {
+    std::stringstream ss(s.orderings);
+    for (std::string o; std::getline(ss, o, ',');)
+      if (!o.empty() && o != "none") orderings.push_back(o);
+  }
   std::vector<Precision> precisions;
   {
     std::stringstream ss(s.precisions);
@@ -162,9 +184,11 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   for (const SuiteEntry& entry : entries) {
     ++index;
     fmt::print(stderr, "[{}/{}] {} ...\n", index, entries.size(), entry.name);
-    CsrMatrix a;
+    CsrMatrix base, a;
+    std::int64_t k = 1;
     try {
-      a = load_entry(entry, matrix_dir);
+      std::tie(base, k) = load_entry(entry, matrix_dir);
+      a = k > 1 ? gen::replicate(base, k) : base;
     } catch (const Error& e) {
       fmt::print(stderr, "  skipped: {}\n", e.what());
       doc["results"].push_back({{"matrix", entry.name}, {"skipped", e.what()}});
@@ -299,6 +323,33 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         }
       }
       r["oracle"] = {{"format", oracle_name}, {"ms", oracle}};
+
+      // Orderings (the reordering experiment): each format again on the reordered matrix, the
+      // ordering computed once on A and repeated over the k diagonal blocks.
+      for (const std::string& name : orderings) {
+        if ((name == "rcm" || name == "amd" || name == "metis") && base.nrows != base.ncols)
+          continue;
+        json& oj = r["orderings"][name];
+        try {
+          const Ordering o = compute_ordering(base, name);
+          oj["seconds_on_A"] = o.seconds;
+          oj["note"] = o.note;
+          const Ordering ok = k > 1 ? replicate_ordering(o, base.nrows, k) : o;
+          oj["formats"] = json::array();
+          for (const json& plain : r["formats"]) {
+            if (!plain.contains("ms")) continue;
+            Options ro;
+            ro.format = plain["format"].get<std::string>();
+            ro.ordering = ok;
+            json m = measure(ro);
+            if (m.contains("ms"))
+              m["speedup_vs_original"] = plain["ms"].get<double>() / m["ms"].get<double>();
+            oj["formats"].push_back(std::move(m));
+          }
+        } catch (const Error& e) {
+          oj["error"] = e.what();
+        }
+      }
       if (r["planner"].contains("ms"))
         r["planner_gap_pct"] = 100 * (r["planner"]["ms"].get<double>() / oracle - 1);
       fmt::print(stderr, "  {} planner {} {:.3f}x vs cuSPARSE (oracle {} {:.3f}x)\n", to_string(p),

@@ -309,8 +309,15 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   std::optional<CsrMatrix> reordered;
   std::optional<codegen::RowColumnMap> map;
   std::string reorder_label = "none";
-  if (options.reorder != "none" && !options.reorder.empty()) {
-    Ordering ordering = compute_ordering(a, options.reorder, options.reorder_options);
+  if (options.ordering || (options.reorder != "none" && !options.reorder.empty())) {
+    Ordering ordering = options.ordering
+                            ? *options.ordering
+                            : compute_ordering(a, options.reorder, options.reorder_options);
+    if (!is_permutation(ordering.perm, a.nrows) ||
+        (ordering.kind == PermutationKind::symmetric && a.nrows != a.ncols))
+      throw InputError("ordering", 0,
+                       fmt::format("ordering '{}' is not a permutation of this matrix's {} rows",
+                                   ordering.name, a.nrows));
     const bool renumber = ordering.kind == PermutationKind::symmetric && options.renumber_columns;
     map.emplace();
     map->rows = ordering.perm;

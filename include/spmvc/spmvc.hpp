@@ -54,6 +54,9 @@ struct Options {
   /// of x per multiply. Off: columns keep the caller's numbers and x is read in place.
   bool renumber_columns = false;
   ReorderOptions reorder_options;
+  /// A precomputed ordering (e.g. from compute_ordering on a matrix this one replicates); used
+  /// instead of computing `reorder`.
+  std::optional<Ordering> ordering;
   /// measure mode: how many formats' best candidates to time (csr's is always among them).
   int measure_candidates = 3;
   /// Inspect everything (block fill, distinct values, symmetry) rather than only the row scan
