@@ -167,9 +167,9 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
   }
   k.params = {{K::rows, "nrows"}, {K::array, prefix + "col_ptr"}, {K::array, prefix + "sym_ptr"}};
   const std::string value = codegen::value_type(e.precision);
-  const std::string common_args = fmt::format(
-      "long long nrows, const long long* __restrict__ col_ptr, const long long* __restrict__ "
-      "sym_ptr");
+  const std::string common_args =
+      "long long nrows, const long long* __restrict__ col_ptr,\n    const long long* "
+      "__restrict__ sym_ptr";
   const std::string tail_args = fmt::format(
       "const {W}* __restrict__ symbols, const Value* __restrict__ values,\n    const Value* "
       "__restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta",
@@ -188,8 +188,10 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
     k.definitions = "\n// The bit width of every column position, the same in every slice";
     k.definitions += empty ? " (no slice has a column)" : "";
     k.definitions += ".\nusing Pattern = spmvc::bro::WidthPattern<";
-    for (std::size_t j = 0; j < pattern.size(); ++j)
-      k.definitions += (j ? ", " : "") + std::to_string(pattern[j]);
+    for (std::size_t j = 0; j < pattern.size(); ++j) {
+      if (j > 0) k.definitions += j % 16 == 0 ? ",\n    " : ", ";
+      k.definitions += std::to_string(pattern[j]);
+    }
     k.definitions += ">;\n";
     k.asserts += fmt::format(
         "static_assert(Pattern::kColumns == {} && Pattern::bits() == {}, \"the encoding's width "
