@@ -16,7 +16,11 @@
 // column and value loads are coalesced (entry e of the 32 lanes is 32 consecutive slots).
 #pragma once
 
+// SPMVC_BRO_HOST_TEST: tests/unit/test_bro_host_decode.cpp compiles these templates as host
+// C++ (with stand-ins for the CUDA built-ins) to run the decode loops without a GPU.
+#ifndef SPMVC_BRO_HOST_TEST
 #include "spmvc/bro_ell.cuh"
+#endif
 
 namespace spmvc {
 namespace bro {
@@ -59,7 +63,7 @@ __device__ __forceinline__ void spmv_coo(
   const int valid = left <= 0 ? 0 : (left >= kPerLane ? kPerLane : static_cast<int>(left));
 
   Acc sum = Acc(0);
-#pragma unroll 4
+  SPMVC_BRO_PRAGMA(unroll 4)
   for (int e = 0; e < kPerLane; ++e) {
     if (e > 0 && rest_bits != 0) {  // uniform
       const unsigned int d = reader.take(rest_bits, next);

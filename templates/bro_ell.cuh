@@ -24,7 +24,14 @@
 // arguments (spmv_baked: every shift and symbol index is then a compile-time constant).
 #pragma once
 
+// SPMVC_BRO_HOST_TEST: tests/unit/test_bro_host_decode.cpp compiles these templates as host
+// C++ (with stand-ins for the CUDA built-ins) to run the decode loops without a GPU.
+#ifndef SPMVC_BRO_HOST_TEST
 #include "spmvc/common.cuh"
+#define SPMVC_BRO_PRAGMA(text) _Pragma(#text)
+#else
+#define SPMVC_BRO_PRAGMA(text)
+#endif
 
 namespace spmvc {
 namespace bro {
@@ -156,7 +163,7 @@ __device__ __forceinline__ void spmv(
     for (int j0 = 0; j0 < ncol; j0 += kUnroll) {
       int c[kUnroll];
       bool valid[kUnroll];
-#pragma unroll
+      SPMVC_BRO_PRAGMA(unroll)
       for (int u = 0; u < kUnroll; ++u) {
         c[u] = 0;
         valid[u] = false;
@@ -168,10 +175,10 @@ __device__ __forceinline__ void spmv(
         }
       }
       Value a[kUnroll];
-#pragma unroll
+      SPMVC_BRO_PRAGMA(unroll)
       for (int u = 0; u < kUnroll; ++u)
         a[u] = valid[u] ? load_ro(v + static_cast<long long>(j0 + u) * kLanes) : Value(0);
-#pragma unroll
+      SPMVC_BRO_PRAGMA(unroll)
       for (int u = 0; u < kUnroll; ++u)
         if (valid[u]) sum += static_cast<Acc>(a[u]) * static_cast<Acc>(load_ro(x + c[u]));
     }
@@ -260,7 +267,7 @@ __device__ __forceinline__ void spmv_baked(
     const int ncol = static_cast<int>(col_ptr[slice + 1] - cbase);
     const Word* __restrict__ s = symbols + sym_ptr[slice] * kLanes + local;
     Word sym[kSymbols];
-#pragma unroll
+    SPMVC_BRO_PRAGMA(unroll)
     for (int m = 0; m < kSymbols; ++m) sym[m] = load_ro(s + m * kLanes);
     baked_steps<Pattern, kSymbolBits, kLanes, 0>(sym, ncol, -1, values + cbase * kLanes + local, x,
                                                  sum);
