@@ -95,6 +95,12 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
     variants.push_back({BroEllParams{h, 32, t, 256, 2, true, 0}, "lanes share long rows"});
     variants.push_back({BroEllParams{h, 64, t, 256, 2, true, 0}, "lanes share long rows"});
   }
+  if (t > 2) {
+    // Half as many lanes per row: each lane's deltas span fewer nonzeros (narrower fields) and
+    // its stream fills more of its last symbol.
+    variants.push_back(
+        {BroEllParams{2 * h, 32, t / 2, 256, 2, true, 0}, "fewer lanes per row, narrower deltas"});
+  }
   variants.push_back({BroEllParams{h, 32, t, 256, 1, false, 2}, "one width pattern, baked"});
   std::vector<Candidate> out;
   for (const Variant& v : variants) {
