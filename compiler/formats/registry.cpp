@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "formats/bro_coo/bro_coo_format.hpp"
+#include "formats/bro_ell/bro_ell_format.hpp"
+#include "formats/bro_hyb/bro_hyb_format.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "spmvc/error.hpp"
 
@@ -9,7 +12,10 @@ namespace spmvc::formats {
 
 const std::vector<const FormatUnit*>& registry() {
   static const CsrFormat kCsr;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr};
+  static const BroEllFormat kBroEll;
+  static const BroCooFormat kBroCoo;
+  static const BroHybFormat kBroHyb;
+  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kBroEll, &kBroCoo, &kBroHyb};
   return kFormats;
 }
 

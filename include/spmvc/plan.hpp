@@ -92,17 +92,23 @@ struct HybParams {
   }
 };
 
-/// `bro_ell`: BRO-ELL (Tang et al., SC13): delta-coded column indices bit-packed per slice of
-/// h rows, one bit width per column position per slice, streams multiplexed in symbols.
+/// `bro_ell`: BRO-ELL (Tang et al., SC13, section 3.1): column indices delta-coded within each
+/// row, cut into slices of h rows; per slice one bit width per column position (the widest delta
+/// of the slice there), the rows' bit streams multiplexed in 32- or 64-bit symbols so a slice's
+/// lanes read consecutive symbols. With T > 1, T lanes share a row: lane t takes the row's
+/// nonzeros t, t+T, ... as its own delta-coded stream.
 struct BroEllParams {
   static constexpr std::string_view kFormat = "bro_ell";
-  int slice_height = 32;    ///< h
+  int slice_height = 32;    ///< h: rows per slice (h*T lanes, a multiple of 32)
   int symbol_bits = 32;     ///< 32 or 64
-  int threads_per_row = 1;  ///< 1: the paper's kernel
-  int block_size = 256;
-  int unroll = 1;
-  bool prefetch = false;         ///< load the next symbol before decoding the current one
-  bool constant_tables = false;  ///< bit-width tables in constant memory
+  int threads_per_row = 1;  ///< T: 1 is the paper's kernel; 2..32 lanes share a row
+  int block_size = 256;     ///< threads per block (a multiple of h*T)
+  int unroll = 1;           ///< indices each lane decodes before its x gathers (1, 2, 4, 8)
+  bool prefetch = false;    ///< load the next symbol as soon as the current one is taken
+  /// Where the bit widths live: 0 per-slice tables in global memory, 1 the same tables as
+  /// __constant__ data in the unit (<= 64 KiB), 2 one width pattern for every slice baked into
+  /// the unit as template arguments (the decode schedule becomes compile-time).
+  int tables = 0;
   static void fields(auto& p, auto&& f) {
     f("slice_height", "h", p.slice_height);
     f("symbol_bits", "sym", p.symbol_bits);
@@ -110,14 +116,16 @@ struct BroEllParams {
     f("block_size", "b", p.block_size);
     f("unroll", "u", p.unroll);
     f("prefetch", "pf", p.prefetch);
-    f("constant_tables", "const", p.constant_tables);
+    f("tables", "tab", p.tables);
   }
 };
 
-/// `bro_coo`: BRO-COO: delta-coded, bit-packed row indices in intervals, one warp per interval.
+/// `bro_coo`: BRO-COO (section 3.2): entries sorted by row, cut into intervals of I entries, one
+/// warp per interval, each lane a run of I/32 consecutive entries; row indices delta-coded and
+/// bit-packed (one width for the lanes' first deltas, one for the rest), column indices plain.
 struct BroCooParams {
   static constexpr std::string_view kFormat = "bro_coo";
-  int interval = 1024;  ///< entries per interval (one warp)
+  int interval = 1024;  ///< I: entries per interval (one warp), a multiple of 32
   int symbol_bits = 32;
   int block_size = 256;
   static void fields(auto& p, auto&& f) {
@@ -127,14 +135,18 @@ struct BroCooParams {
   }
 };
 
-/// `bro_hyb`: the hyb split, each part in its BRO form.
+/// `bro_hyb`: BRO-HYB (section 3.3): the hyb split at width K, the first K nonzeros of each row
+/// in BRO-ELL, the rest in BRO-COO.
 struct BroHybParams {
   static constexpr std::string_view kFormat = "bro_hyb";
   int width = 0;  ///< K of the ELL part
   int slice_height = 32;
-  int symbol_bits = 32;
+  int symbol_bits = 32;  ///< both parts
   int threads_per_row = 1;
   int block_size = 256;
+  int unroll = 1;
+  bool prefetch = false;
+  int tables = 0;  ///< as BroEllParams::tables, for the ELL part
   int interval = 1024;
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
@@ -142,6 +154,9 @@ struct BroHybParams {
     f("symbol_bits", "sym", p.symbol_bits);
     f("threads_per_row", "T", p.threads_per_row);
     f("block_size", "b", p.block_size);
+    f("unroll", "u", p.unroll);
+    f("prefetch", "pf", p.prefetch);
+    f("tables", "tab", p.tables);
     f("interval", "I", p.interval);
   }
 };

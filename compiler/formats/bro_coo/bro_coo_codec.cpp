@@ -1,0 +1,251 @@
+#include "formats/bro_coo/bro_coo_codec.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "formats/arrays.hpp"
+#include "formats/bro_ell/bro_ell_codec.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats::bro {
+
+namespace {
+
+constexpr int kWarp = 32;
+
+// The selected entries in order: (row, position in a's arrays).
+struct Entries {
+  std::vector<std::int32_t> row;
+  std::vector<std::int64_t> at;
+};
+
+Entries select(const CsrMatrix& a, std::int64_t skip) {
+  Entries en;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (std::int64_t j = a.row_ptr[r] + skip; j < a.row_ptr[r + 1]; ++j) {
+      en.row.push_back(static_cast<std::int32_t>(r));
+      en.at.push_back(j);
+    }
+  }
+  return en;
+}
+
+// Row of logical entry i (padding repeats the last row).
+std::int32_t row_at(const Entries& en, std::int64_t i) {
+  const auto n = static_cast<std::int64_t>(en.row.size());
+  return en.row[static_cast<std::size_t>(std::min(i, n - 1))];
+}
+
+struct IntervalWidths {
+  int first = 0, rest = 0;
+};
+
+IntervalWidths widths_of(const Entries& en, std::int64_t k, int interval) {
+  const int per_lane = interval / kWarp;
+  const std::int64_t base = k * interval;
+  const std::int32_t base_row = row_at(en, base);
+  IntervalWidths w;
+  for (int l = 0; l < kWarp; ++l) {
+    const std::int64_t first = base + static_cast<std::int64_t>(l) * per_lane;
+    w.first =
+        std::max(w.first, bit_width(static_cast<std::uint64_t>(row_at(en, first) - base_row)));
+    for (int e = 1; e < per_lane; ++e)
+      w.rest = std::max(w.rest, bit_width(static_cast<std::uint64_t>(row_at(en, first + e) -
+                                                                     row_at(en, first + e - 1))));
+  }
+  return w;
+}
+
+CooSizes sizes(const Entries& en, int interval, int symbol_bits,
+               std::vector<IntervalWidths>* widths, std::vector<std::int64_t>* sym_ptr) {
+  CooSizes z;
+  z.entries = static_cast<std::int64_t>(en.row.size());
+  z.intervals = (z.entries + interval - 1) / interval;
+  const int per_lane = interval / kWarp;
+  if (sym_ptr) sym_ptr->assign(1, 0);
+  for (std::int64_t k = 0; k < z.intervals; ++k) {
+    const IntervalWidths w = widths_of(en, k, interval);
+    const std::int64_t bits = w.first + static_cast<std::int64_t>(per_lane - 1) * w.rest;
+    z.stream_bits += bits * kWarp;
+    z.symbols += (bits + symbol_bits - 1) / symbol_bits;
+    if (widths) widths->push_back(w);
+    if (sym_ptr) sym_ptr->push_back(z.symbols);
+  }
+  return z;
+}
+
+}  // namespace
+
+std::int64_t CooSizes::row_index_bytes(int symbol_bits) const {
+  return (symbols + 1) * kWarp * (symbol_bits / 8) + 2 * intervals + 4 * intervals +
+         8 * (intervals + 1) + 8;
+}
+
+CooSizes measure_coo(const CsrMatrix& a, std::int64_t skip, int interval, int symbol_bits) {
+  return sizes(select(a, skip), interval, symbol_bits, nullptr, nullptr);
+}
+
+CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int symbol_bits,
+                    Precision precision, const std::string& prefix,
+                    std::vector<EncodedArray>& out) {
+  const Entries en = select(a, skip);
+  std::vector<IntervalWidths> w;
+  std::vector<std::int64_t> sym_ptr;
+  const CooSizes z = sizes(en, interval, symbol_bits, &w, &sym_ptr);
+  const int per_lane = interval / kWarp;
+  const auto slots = static_cast<std::size_t>(z.intervals * interval);
+  std::vector<std::int32_t> row_base(static_cast<std::size_t>(z.intervals));
+  std::vector<std::uint8_t> width_table;
+  std::vector<std::uint64_t> words(static_cast<std::size_t>((z.symbols + 1) * kWarp), 0);
+  std::vector<std::int32_t> cols(slots, 0);
+  std::vector<double> vals(slots, 0.0);
+  for (std::int64_t k = 0; k < z.intervals; ++k) {
+    const std::int64_t base = k * interval;
+    const IntervalWidths wk = w[static_cast<std::size_t>(k)];
+    row_base[static_cast<std::size_t>(k)] = row_at(en, base);
+    width_table.push_back(static_cast<std::uint8_t>(wk.first));
+    width_table.push_back(static_cast<std::uint8_t>(wk.rest));
+    for (int l = 0; l < kWarp; ++l) {
+      std::uint64_t* stream = words.data() + sym_ptr[static_cast<std::size_t>(k)] * kWarp + l;
+      const std::int64_t first = base + static_cast<std::int64_t>(l) * per_lane;
+      std::int64_t pos = 0;
+      put_bits(
+          stream, kWarp, symbol_bits, pos, wk.first,
+          static_cast<std::uint64_t>(row_at(en, first) - row_base[static_cast<std::size_t>(k)]));
+      pos += wk.first;
+      for (int e = 0; e < per_lane; ++e) {
+        const std::int64_t i = first + e;
+        if (e > 0) {
+          put_bits(stream, kWarp, symbol_bits, pos, wk.rest,
+                   static_cast<std::uint64_t>(row_at(en, i) - row_at(en, i - 1)));
+          pos += wk.rest;
+        }
+        if (i < z.entries) {
+          const auto slot =
+              static_cast<std::size_t>(base + static_cast<std::int64_t>(e) * kWarp + l);
+          const std::int64_t at = en.at[static_cast<std::size_t>(i)];
+          cols[slot] = a.col_idx[static_cast<std::size_t>(at)];
+          vals[slot] = a.values[static_cast<std::size_t>(at)];
+        }
+      }
+    }
+  }
+  out.push_back(make_array<std::int64_t>(prefix + "count", ElemType::i64,
+                                         std::vector<std::int64_t>{z.entries}));
+  out.push_back(make_array<std::int32_t>(prefix + "row_base", ElemType::i32, row_base));
+  out.push_back(make_array<std::uint8_t>(prefix + "widths", ElemType::u8, width_table));
+  out.push_back(make_array<std::int64_t>(prefix + "sym_ptr", ElemType::i64, sym_ptr));
+  if (symbol_bits == 64) {
+    out.push_back(make_array<std::uint64_t>(prefix + "symbols", ElemType::u64, words));
+  } else {
+    out.push_back(make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, words));
+  }
+  out.push_back(make_array<std::int32_t>(prefix + "col_idx", ElemType::i32, cols));
+  out.push_back(value_array(prefix + "values", precision, vals, vals.size()));
+  return z;
+}
+
+namespace {
+
+template <typename Value>
+void accumulate_typed(const Encoded& e, const std::string& prefix, int interval,
+                      std::span<const double> x, std::span<double> acc) {
+  const int per_lane = interval / kWarp;
+  const std::int64_t count = typed<std::int64_t>(e.array(prefix + "count"))[0];
+  const EncodedArray& base_arr = e.array(prefix + "row_base");
+  const std::int32_t* row_base = typed<std::int32_t>(base_arr);
+  const std::uint8_t* widths = typed<std::uint8_t>(e.array(prefix + "widths"));
+  const std::int64_t* sym_ptr = typed<std::int64_t>(e.array(prefix + "sym_ptr"));
+  const EncodedArray& sym_arr = e.array(prefix + "symbols");
+  const bool wide = sym_arr.type == ElemType::u64;
+  const std::int32_t* cols = typed<std::int32_t>(e.array(prefix + "col_idx"));
+  const Value* vals = typed<Value>(e.array(prefix + "values"));
+  const std::int64_t intervals = base_arr.count();
+  if (intervals != (count + interval - 1) / interval)
+    throw InternalError("bro_coo: interval count disagrees with the entry count");
+  for (std::int64_t k = 0; k < intervals; ++k) {
+    const int wf = widths[2 * k], wr = widths[2 * k + 1];
+    const std::int64_t base = k * interval;
+    for (int l = 0; l < kWarp; ++l) {
+      const std::int64_t index0 = sym_ptr[k] * kWarp + l;
+      std::int64_t pos = 0;
+      std::int64_t row = row_base[k] + static_cast<std::int64_t>(get_bits(
+                                           sym_arr.bytes.data(), wide, index0, kWarp, 0, wf));
+      pos += wf;
+      for (int e2 = 0; e2 < per_lane; ++e2) {
+        if (e2 > 0) {
+          row += static_cast<std::int64_t>(
+              get_bits(sym_arr.bytes.data(), wide, index0, kWarp, pos, wr));
+          pos += wr;
+        }
+        if (base + static_cast<std::int64_t>(l) * per_lane + e2 >= count) break;
+        const std::int64_t slot = base + static_cast<std::int64_t>(e2) * kWarp + l;
+        acc[static_cast<std::size_t>(row)] +=
+            static_cast<double>(vals[slot]) * x[static_cast<std::size_t>(cols[slot])];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void accumulate_coo(const Encoded& e, const std::string& prefix, int interval,
+                    std::span<const double> x, std::span<double> acc) {
+  if (e.precision == Precision::f64) {
+    accumulate_typed<double>(e, prefix, interval, x, acc);
+  } else {
+    accumulate_typed<float>(e, prefix, interval, x, acc);
+  }
+}
+
+CooEstimate estimate_coo(const Profile& p, std::int64_t skip, int interval, int symbol_bits,
+                         Precision precision) {
+  CooEstimate est;
+  double rows_with = 0;  // rows holding at least one selected entry
+  for (const HistogramBin& bin : p.row_histogram) {
+    const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
+    if (len > static_cast<double>(skip)) {
+      est.entries += (len - static_cast<double>(skip)) * static_cast<double>(bin.count);
+      rows_with += static_cast<double>(bin.count);
+    }
+  }
+  if (est.entries <= 0) return est;
+  const double intervals = std::ceil(est.entries / interval);
+  const double per_lane = interval / kWarp;
+  // Row steps down a lane: 1 between neighbouring rows; the selected rows are on average
+  // nrows/rows_with apart. The lanes' first deltas span the rows of an interval.
+  const double gap = std::max(1.0, static_cast<double>(p.nrows) / std::max(rows_with, 1.0));
+  const double per_row = std::max(est.entries / std::max(rows_with, 1.0), 1e-9);
+  const double w_rest = std::min(31.0, std::ceil(std::log2(gap + 1.0)) + (gap > 1.0 ? 1.0 : 0.0));
+  const double w_first = std::min(31.0, std::ceil(std::log2(1.0 + interval / per_row * gap)));
+  const double lane_bits = w_first + (per_lane - 1) * w_rest;
+  const double symbols = std::ceil(lane_bits / symbol_bits);
+  const double vb = value_bytes(precision);
+  est.matrix_bytes = intervals * interval * (4.0 + vb) +
+                     (intervals * symbols + 1) * kWarp * (symbol_bits / 8.0) +
+                     intervals * (2 + 4 + 8) + 16;
+  // One atomic per (lane, row) run: a row's entries split over ceil(len/E) + 1 runs at most.
+  est.atomics = rows_with + intervals * kWarp;
+  return est;
+}
+
+double with_extra_launch(double bytes, double efficiency) {
+  const double launch_bytes = heuristics::kLaunchSeconds * heuristics::kDefaultReadBandwidth;
+  const double eff = std::max(efficiency, 1e-3);
+  return bytes > 0 ? bytes / (bytes / eff + launch_bytes) : eff;
+}
+
+std::string check_coo_shape(int interval, int symbol_bits, int block_size) {
+  if (interval < kWarp || interval > 8192 || interval % kWarp != 0)
+    return fmt::format("interval {} is not a multiple of 32 in 32..8192", interval);
+  if (symbol_bits != 32 && symbol_bits != 64)
+    return fmt::format("symbol length {} is not 32 or 64 bits", symbol_bits);
+  if (block_size < 32 || block_size > 1024 || block_size % 32 != 0)
+    return fmt::format("block size {} is not a multiple of 32 in 32..1024", block_size);
+  return {};
+}
+
+}  // namespace spmvc::formats::bro

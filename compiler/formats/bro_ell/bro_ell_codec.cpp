@@ -1,0 +1,446 @@
+#include "formats/bro_ell/bro_ell_codec.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "formats/arrays.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats::bro {
+
+int bit_width(std::uint64_t u) { return static_cast<int>(std::bit_width(u)); }
+
+EllShape shape_of(const BroEllParams& p) {
+  return {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables};
+}
+EllShape shape_of(const BroHybParams& p) {
+  return {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables};
+}
+
+std::int64_t EllSizes::symbol_bytes(int symbol_bits) const {
+  return (symbols + pad_rows) * lanes * (symbol_bits / 8);
+}
+
+std::int64_t EllSizes::index_bytes(int symbol_bits) const {
+  return symbol_bytes(symbol_bits) + columns + 2 * 8 * (nslices + 1);
+}
+
+namespace {
+
+// The first min(length, limit) nonzeros of row r: [begin, begin + len).
+struct RowPart {
+  std::int64_t begin = 0;
+  std::int64_t len = 0;
+};
+RowPart part_of(const CsrMatrix& a, std::int64_t r, std::int64_t limit) {
+  if (r >= a.nrows) return {};
+  return {a.row_ptr[r], std::min(a.row_length(r), limit)};
+}
+
+// Delta of position j (0-based, in the lane's own numbering) of lane t of a row part.
+std::uint32_t lane_delta(const CsrMatrix& a, const RowPart& row, int t, int threads, int j) {
+  const std::int64_t k = t + static_cast<std::int64_t>(j) * threads;
+  const std::int64_t c = a.col_idx[static_cast<std::size_t>(row.begin + k)];
+  const std::int64_t prev =
+      j == 0 ? -1 : a.col_idx[static_cast<std::size_t>(row.begin + k - threads)];
+  return static_cast<std::uint32_t>(c - prev);
+}
+
+int lane_length(const RowPart& row, int t, int threads) {
+  return row.len > t ? static_cast<int>((row.len - t + threads - 1) / threads) : 0;
+}
+
+// Pass 1: numCol and the widths of every slice (before baking), as prefix sums and a table.
+struct Tables {
+  std::vector<std::int64_t> col_ptr{0};
+  std::vector<std::uint8_t> widths;
+  std::vector<int> pattern;
+};
+
+Tables build_tables(const CsrMatrix& a, std::int64_t limit, const EllShape& shape) {
+  const int h = shape.slice_height, T = shape.threads_per_row;
+  const std::int64_t nslices = (a.nrows + h - 1) / h;
+  Tables tb;
+  tb.col_ptr.reserve(static_cast<std::size_t>(nslices) + 1);
+  std::vector<int> w;
+  for (std::int64_t s = 0; s < nslices; ++s) {
+    std::int64_t longest = 0;
+    for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r)
+      longest = std::max(longest, part_of(a, r, limit).len);
+    const int ncol = static_cast<int>((longest + T - 1) / T);
+    w.assign(static_cast<std::size_t>(ncol), 0);
+    for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r) {
+      const RowPart row = part_of(a, r, limit);
+      for (int t = 0; t < T; ++t) {
+        const int n = lane_length(row, t, T);
+        for (int j = 0; j < n; ++j)
+          w[static_cast<std::size_t>(j)] =
+              std::max(w[static_cast<std::size_t>(j)], bit_width(lane_delta(a, row, t, T, j)));
+      }
+    }
+    for (int b : w) tb.widths.push_back(static_cast<std::uint8_t>(b));
+    tb.col_ptr.push_back(tb.col_ptr.back() + ncol);
+    if (shape.tables == 2) {
+      if (tb.pattern.size() < w.size()) tb.pattern.resize(w.size(), 0);
+      for (std::size_t j = 0; j < w.size(); ++j) tb.pattern[j] = std::max(tb.pattern[j], w[j]);
+    }
+  }
+  if (shape.tables == 2) {
+    // One pattern for every slice: slice s keeps its own numCol and takes P's first l_s widths.
+    for (std::int64_t s = 0; s < nslices; ++s) {
+      const auto s0 = static_cast<std::size_t>(tb.col_ptr[static_cast<std::size_t>(s)]);
+      const auto s1 = static_cast<std::size_t>(tb.col_ptr[static_cast<std::size_t>(s) + 1]);
+      for (std::size_t i = s0; i < s1; ++i)
+        tb.widths[i] = static_cast<std::uint8_t>(tb.pattern[i - s0]);
+    }
+  }
+  return tb;
+}
+
+std::int64_t pattern_bits(const std::vector<int>& pattern) {
+  std::int64_t bits = 0;
+  for (int b : pattern) bits += b;
+  return bits;
+}
+
+EllSizes sizes_of(const Tables& tb, const EllShape& shape, std::int64_t entries,
+                  std::vector<std::int64_t>* sym_ptr) {
+  EllSizes z;
+  z.nslices = static_cast<std::int64_t>(tb.col_ptr.size()) - 1;
+  z.columns = tb.col_ptr.back();
+  z.entries = entries;
+  z.pattern = tb.pattern;
+  z.lanes = shape.lanes();
+  const int L = shape.symbol_bits;
+  std::int64_t symbols = 0;
+  if (sym_ptr) sym_ptr->assign(1, 0);
+  for (std::int64_t s = 0; s < z.nslices; ++s) {
+    std::int64_t bits = 0;
+    for (std::int64_t i = tb.col_ptr[static_cast<std::size_t>(s)];
+         i < tb.col_ptr[static_cast<std::size_t>(s) + 1]; ++i)
+      bits += tb.widths[static_cast<std::size_t>(i)];
+    z.stream_bits += bits * shape.lanes();
+    symbols += (bits + L - 1) / L;
+    if (sym_ptr) sym_ptr->push_back(symbols);
+  }
+  z.symbols = symbols;
+  const std::int64_t baked_symbols = (pattern_bits(tb.pattern) + L - 1) / L;
+  z.pad_rows = shape.tables == 2 ? std::max<std::int64_t>(1, baked_symbols) : 1;
+  return z;
+}
+
+std::int64_t count_entries(const CsrMatrix& a, std::int64_t limit) {
+  std::int64_t n = 0;
+  for (std::int64_t r = 0; r < a.nrows; ++r) n += part_of(a, r, limit).len;
+  return n;
+}
+
+}  // namespace
+
+// Writes the low `bits` bits of d at bit `pos` of a stream of L-bit words, MSB first.
+void put_bits(std::uint64_t* words, std::int64_t stride, int L, std::int64_t pos, int bits,
+              std::uint64_t d) {
+  const std::int64_t m = pos / L;
+  const int off = static_cast<int>(pos % L);
+  const std::uint64_t mask = L == 64 ? ~0ull : (1ull << L) - 1;
+  if (off + bits <= L) {
+    words[m * stride] |= (d << (L - off - bits)) & mask;
+  } else {
+    const int low = off + bits - L;
+    words[m * stride] |= d >> low;
+    words[(m + 1) * stride] |= (d & ((1ull << low) - 1)) << (L - low);
+  }
+}
+
+std::uint64_t get_bits(const void* words, bool wide, std::int64_t index0, std::int64_t stride,
+                       std::int64_t pos, int bits) {
+  const int L = wide ? 64 : 32;
+  auto word = [&](std::int64_t m) -> std::uint64_t {
+    const std::int64_t i = index0 + m * stride;
+    return wide ? static_cast<const std::uint64_t*>(words)[i]
+                : static_cast<const std::uint32_t*>(words)[i];
+  };
+  const std::int64_t m = pos / L;
+  const int off = static_cast<int>(pos % L);
+  if (bits == 0) return 0;
+  std::uint64_t out = 0;
+  if (off + bits <= L) {
+    out = (word(m) >> (L - off - bits)) & ((1ull << bits) - 1);
+  } else {
+    const int high = L - off, low = bits - high;
+    out = (word(m) & ((1ull << high) - 1)) << low;
+    out |= word(m + 1) >> (L - low);
+  }
+  return out;
+}
+
+EllSizes measure_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shape) {
+  const Tables tb = build_tables(a, limit, shape);
+  return sizes_of(tb, shape, count_entries(a, limit), nullptr);
+}
+
+EllSizes encode_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shape,
+                    Precision precision, const std::string& prefix,
+                    std::vector<EncodedArray>& out) {
+  const int h = shape.slice_height, T = shape.threads_per_row, S = shape.lanes();
+  const int L = shape.symbol_bits;
+  const Tables tb = build_tables(a, limit, shape);
+  std::vector<std::int64_t> sym_ptr;
+  const EllSizes z = sizes_of(tb, shape, count_entries(a, limit), &sym_ptr);
+
+  std::vector<std::uint64_t> words(static_cast<std::size_t>((z.symbols + z.pad_rows) * S), 0);
+  std::vector<double> vals(static_cast<std::size_t>(z.columns * S), 0.0);
+  for (std::int64_t s = 0; s < z.nslices; ++s) {
+    const std::int64_t cbase = tb.col_ptr[static_cast<std::size_t>(s)];
+    for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r) {
+      const RowPart row = part_of(a, r, limit);
+      for (int t = 0; t < T; ++t) {
+        const std::int64_t v = (r - s * h) * T + t;
+        std::uint64_t* stream = words.data() + sym_ptr[static_cast<std::size_t>(s)] * S + v;
+        std::int64_t pos = 0;
+        const int n = lane_length(row, t, T);
+        for (int j = 0; j < n; ++j) {
+          const int b = tb.widths[static_cast<std::size_t>(cbase + j)];
+          put_bits(stream, S, L, pos, b, lane_delta(a, row, t, T, j));
+          pos += b;
+          vals[static_cast<std::size_t>((cbase + j) * S + v)] =
+              a.values[static_cast<std::size_t>(row.begin + t + static_cast<std::int64_t>(j) * T)];
+        }
+      }
+    }
+  }
+  out.push_back(make_array<std::int64_t>(prefix + "col_ptr", ElemType::i64, tb.col_ptr));
+  out.push_back(make_array<std::int64_t>(prefix + "sym_ptr", ElemType::i64, sym_ptr));
+  out.push_back(make_array<std::uint8_t>(prefix + "widths", ElemType::u8, tb.widths));
+  if (L == 64) {
+    out.push_back(make_array<std::uint64_t>(prefix + "symbols", ElemType::u64, words));
+  } else {
+    out.push_back(make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, words));
+  }
+  out.push_back(value_array(prefix + "values", precision, vals, vals.size()));
+  return z;
+}
+
+namespace {
+
+template <typename Value>
+void accumulate_typed(const Encoded& e, const std::string& prefix, const EllShape& shape,
+                      std::span<const double> x, std::span<double> acc) {
+  const int h = shape.slice_height, T = shape.threads_per_row, S = shape.lanes();
+  const EncodedArray& col_arr = e.array(prefix + "col_ptr");
+  const std::int64_t* col_ptr = typed<std::int64_t>(col_arr);
+  const std::int64_t* sym_ptr = typed<std::int64_t>(e.array(prefix + "sym_ptr"));
+  const std::uint8_t* widths = typed<std::uint8_t>(e.array(prefix + "widths"));
+  const EncodedArray& sym_arr = e.array(prefix + "symbols");
+  const bool wide = sym_arr.type == ElemType::u64;
+  if (wide != (shape.symbol_bits == 64))
+    throw InternalError("bro_ell: symbol array type disagrees with the parameters");
+  const Value* vals = typed<Value>(e.array(prefix + "values"));
+  const std::int64_t nslices = col_arr.count() - 1;
+  if (nslices != (e.nrows + h - 1) / h) throw InternalError("bro_ell: slice count mismatch");
+  for (std::int64_t s = 0; s < nslices; ++s) {
+    const std::int64_t cbase = col_ptr[s];
+    const int ncol = static_cast<int>(col_ptr[s + 1] - cbase);
+    for (int v = 0; v < S; ++v) {
+      const std::int64_t r = s * h + v / T;
+      std::int64_t pos = 0;
+      std::int64_t col = -1;
+      double sum = 0;
+      for (int j = 0; j < ncol; ++j) {
+        const int b = widths[cbase + j];
+        const std::uint64_t d = get_bits(sym_arr.bytes.data(), wide, sym_ptr[s] * S + v, S, pos, b);
+        pos += b;
+        if (d == 0) continue;  // padding: the rest of this lane is padding too
+        col += static_cast<std::int64_t>(d);
+        sum += static_cast<double>(vals[(cbase + j) * S + v]) * x[static_cast<std::size_t>(col)];
+      }
+      if (r < e.nrows) acc[static_cast<std::size_t>(r)] += sum;
+    }
+  }
+}
+
+}  // namespace
+
+void accumulate_ell(const Encoded& e, const std::string& prefix, const EllShape& shape,
+                    std::span<const double> x, std::span<double> acc) {
+  if (e.precision == Precision::f64) {
+    accumulate_typed<double>(e, prefix, shape, x, acc);
+  } else {
+    accumulate_typed<float>(e, prefix, shape, x, acc);
+  }
+}
+
+std::vector<int> baked_pattern(const Encoded& e, const std::string& prefix) {
+  const EncodedArray& col_arr = e.array(prefix + "col_ptr");
+  const std::int64_t* col_ptr = typed<std::int64_t>(col_arr);
+  const std::uint8_t* widths = typed<std::uint8_t>(e.array(prefix + "widths"));
+  const std::int64_t nslices = col_arr.count() - 1;
+  std::int64_t longest = 0;
+  for (std::int64_t s = 0; s < nslices; ++s)
+    if (col_ptr[s + 1] - col_ptr[s] > col_ptr[longest + 1] - col_ptr[longest]) longest = s;
+  std::vector<int> pattern;
+  if (nslices == 0) return pattern;
+  for (std::int64_t i = col_ptr[longest]; i < col_ptr[longest + 1]; ++i)
+    pattern.push_back(widths[i]);
+  for (std::int64_t s = 0; s < nslices; ++s)
+    for (std::int64_t i = col_ptr[s]; i < col_ptr[s + 1]; ++i)
+      if (widths[i] != pattern[static_cast<std::size_t>(i - col_ptr[s])])
+        throw InternalError(fmt::format("bro_ell: slice {} does not follow the baked pattern", s));
+  return pattern;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model from the profile.
+
+namespace {
+
+// Distribution of row lengths min(len, limit), as (length, probability) over the histogram
+// (range bins stand at their midpoint).
+std::vector<std::pair<double, double>> length_distribution(const Profile& p, std::int64_t limit) {
+  std::vector<std::pair<double, double>> d;
+  if (p.nrows <= 0) return d;
+  for (const HistogramBin& bin : p.row_histogram) {
+    const double len =
+        std::min(0.5 * static_cast<double>(bin.lo + bin.hi), static_cast<double>(limit));
+    d.emplace_back(len, static_cast<double>(bin.count) / static_cast<double>(p.nrows));
+  }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+// E[max of k independent draws] of a discrete distribution given as sorted (value, p) pairs.
+double expected_max(const std::vector<std::pair<double, double>>& dist, double k) {
+  double cdf_prev = 0, e = 0;
+  for (const auto& [value, prob] : dist) {
+    const double cdf = std::min(1.0, cdf_prev + prob);
+    e += value * (std::pow(cdf, k) - std::pow(cdf_prev, k));
+    cdf_prev = cdf;
+  }
+  return e;
+}
+
+std::vector<std::pair<double, double>> bits_distribution(const std::array<std::int64_t, 33>& h,
+                                                         int shift) {
+  std::int64_t total = 0;
+  for (std::int64_t n : h) total += n;
+  std::vector<std::pair<double, double>> d;
+  if (total == 0) return d;
+  for (int b = 0; b <= 32; ++b)
+    if (h[static_cast<std::size_t>(b)] > 0)
+      d.emplace_back(std::min(31, b + shift), static_cast<double>(h[static_cast<std::size_t>(b)]) /
+                                                  static_cast<double>(total));
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+int log2_ceil(int t) { return t <= 1 ? 0 : bit_width(static_cast<std::uint64_t>(t - 1)); }
+
+}  // namespace
+
+EllEstimate estimate_ell(const Profile& p, std::int64_t limit, const EllShape& shape) {
+  EllEstimate est;
+  const int h = shape.slice_height, T = shape.threads_per_row, S = shape.lanes();
+  const double nslices = std::ceil(static_cast<double>(p.nrows) / h);
+  const auto lengths = length_distribution(p, limit);
+  // Longest row of a slice: the expected maximum of h rows drawn independently (an upper
+  // estimate for matrices whose neighbouring rows are alike).
+  const double longest = std::min(expected_max(lengths, h), static_cast<double>(p.row_max));
+  const double ncol = std::ceil(longest / T);
+  est.max_columns = std::ceil(static_cast<double>(std::min(p.row_max, limit)) / T);
+  est.padded_entries = nslices * ncol * S;
+  double useful = 0;
+  for (const auto& [len, prob] : lengths) useful += len * prob * static_cast<double>(p.nrows);
+  est.lane_efficiency = est.padded_entries > 0 ? std::min(1.0, useful / est.padded_entries) : 1.0;
+
+  // Widths: the first position holds c0 + 1 (first_col_bits), the others deltas over T
+  // nonzeros (delta_bits, about log2 T bits wider). Per slice the width is the widest of h*T
+  // lanes (the expected maximum of independent draws); baked, the widest of all.
+  const auto first = bits_distribution(p.first_col_bits, 0);
+  const auto rest = bits_distribution(p.delta_bits, log2_ceil(T));
+  // Halfway between the mean width (neighbouring rows alike, as in stencils, whose wide deltas
+  // sit at the same positions in every row) and the widest of h*T independent lanes (random
+  // columns), or of all lanes when baked: the real encodings of both kinds fall between.
+  auto mean = [](const std::vector<std::pair<double, double>>& d) {
+    double m = 0;
+    for (const auto& [v, prob] : d) m += v * prob;
+    return m;
+  };
+  auto widest = [&](const std::vector<std::pair<double, double>>& d) {
+    return shape.tables == 2 ? (d.empty() ? 0.0 : d.back().first) : expected_max(d, S);
+  };
+  const double w0 = 0.5 * (mean(first) + widest(first));
+  const double wr = rest.empty() ? w0 : 0.5 * (mean(rest) + widest(rest));
+  const double bits = ncol > 0 ? std::max(1.0, w0) + (ncol - 1) * std::max(1.0, wr) : 0;
+  const double L = shape.symbol_bits;
+  // Streams round up to whole symbols: at least ceil(bits/L), and half a symbol on average when
+  // the streams' lengths spread over several symbols.
+  const double symbols = ncol > 0 ? std::max(std::ceil(bits / L), bits / L + 0.5) : 0;
+  est.table_bytes = nslices * ncol;
+  est.index_bytes = (nslices * symbols + 1) * S * (L / 8) + est.table_bytes + 16.0 * (nslices + 1);
+  return est;
+}
+
+std::string check_ell_shape(const Profile& p, std::int64_t limit, const EllShape& shape,
+                            int block_size, int unroll, bool prefetch) {
+  const int T = shape.threads_per_row;
+  if (T < 1 || T > 32 || (T & (T - 1)) != 0)
+    return fmt::format("threads per row {} is not a power of two in 1..32", T);
+  if (shape.slice_height < 1 || shape.slice_height > 1024)
+    return fmt::format("slice height {} is outside 1..1024", shape.slice_height);
+  if (shape.lanes() % 32 != 0)
+    return fmt::format(
+        "a slice of h*T = {} lanes is not a whole number of warps (the decode "
+        "branch must be uniform across each warp)",
+        shape.lanes());
+  if (block_size < 32 || block_size > 1024 || block_size % 32 != 0)
+    return fmt::format("block size {} is not a multiple of 32 in 32..1024", block_size);
+  if (block_size % shape.lanes() != 0)
+    return fmt::format("block size {} is not a multiple of the slice's {} lanes", block_size,
+                       shape.lanes());
+  if (shape.symbol_bits != 32 && shape.symbol_bits != 64)
+    return fmt::format("symbol length {} is not 32 or 64 bits", shape.symbol_bits);
+  if (unroll != 1 && unroll != 2 && unroll != 4 && unroll != 8)
+    return fmt::format("unroll {} is not 1, 2, 4 or 8", unroll);
+  if (shape.tables < 0 || shape.tables > 2)
+    return fmt::format("tables {} is not 0 (global), 1 (constant) or 2 (baked)", shape.tables);
+  if (p.ncols > std::numeric_limits<std::int32_t>::max())
+    return fmt::format("{} columns do not fit 32-bit indices", p.ncols);
+  const EllEstimate est = estimate_ell(p, limit, shape);
+  if (est.padded_entries > static_cast<double>(std::numeric_limits<std::int32_t>::max()))
+    return fmt::format("slices pad to about {:.3g} entries (> 2^31)", est.padded_entries);
+  const double nslices = std::ceil(static_cast<double>(p.nrows) / shape.slice_height);
+  if (shape.tables == 1 && nslices * est.max_columns > kConstantTableBytes)
+    return fmt::format(
+        "width tables may need up to {:.0f} bytes ({:.0f} slices x {:.0f} columns), more than "
+        "the 64 KiB of constant memory",
+        nslices * est.max_columns, nslices, est.max_columns);
+  if (shape.tables == 2) {
+    if (unroll != 1 || prefetch)
+      return "baked tables decode on a compile-time schedule: unroll and prefetch do not apply";
+    if (est.max_columns > kBakedMaxColumns)
+      return fmt::format("a baked pattern of {:.0f} columns is longer than {}", est.max_columns,
+                         kBakedMaxColumns);
+    // Widest possible pattern: the widest first column, then the widest delta over T nonzeros.
+    int w0 = 0, wr = 0;
+    for (int b = 0; b <= 32; ++b) {
+      if (p.first_col_bits[static_cast<std::size_t>(b)] > 0) w0 = b + 1;  // c0 + 1 may carry
+      if (p.delta_bits[static_cast<std::size_t>(b)] > 0) wr = b + log2_ceil(T);
+    }
+    const int col_bits = bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(p.ncols, 1)));
+    w0 = std::min(w0, col_bits);
+    wr = std::min(wr, col_bits);
+    const double bound = est.max_columns > 0 ? w0 + (est.max_columns - 1) * wr : 0;
+    if (bound > kBakedMaxBits)
+      return fmt::format(
+          "a baked lane stream may need {:.0f} bits, more than the {} kept in "
+          "registers",
+          bound, kBakedMaxBits);
+  }
+  return {};
+}
+
+}  // namespace spmvc::formats::bro
