@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "formats/amb/amb_format.hpp"
+#include "formats/cci/cci_format.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "spmvc/error.hpp"
 
@@ -9,7 +11,9 @@ namespace spmvc::formats {
 
 const std::vector<const FormatUnit*>& registry() {
   static const CsrFormat kCsr;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr};
+  static const CciFormat kCci;
+  static const AmbFormat kAmb;
+  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kCci, &kAmb};
   return kFormats;
 }
 
