@@ -45,7 +45,10 @@ __device__ __forceinline__ Acc chunk_row_sum(unsigned cl, int start, int r,
   const unsigned short* c = col + start + r;
   const Value* v = values + static_cast<long long>(start) * kColumnBlock + r;
   Acc sum = Acc(0);
-#pragma unroll 4
+  // Several blocks' loads in flight; fewer for wide blocks, whose loads are already many (b = 5
+  // and up at depth 4 spilled in fp64).
+  constexpr int kUnroll = kColumnBlock > 4 ? 2 : 4;
+#pragma unroll kUnroll
   for (int j = 0; j < width; ++j) {
     const int first = base + static_cast<int>(load_ro(c + j * kChunkRows));
     const Value* vj = v + static_cast<long long>(j) * kColumnBlock * kChunkRows;
