@@ -106,8 +106,9 @@ std::string TrafficEstimate::describe() const {
 // The counts from the Profile. Approximations:
 //  - blocks: greedy blocking of a synthetic row per row-length bin (row_blocks: adjacent columns
 //    in equal runs, gaps drawn from the histogram; the right-edge shift is ignored);
-//  - pairs: a non-empty row touches 1 + span/W segments (a span placed at a random offset), span
-//    from the delta histogram (bucket means), capped by its blocks and the segment count;
+//  - pairs: a non-empty row touches one segment plus one for each delta that crosses a segment
+//    boundary (probability min(1, d/W), d the delta bucket's mean), capped by its blocks and the
+//    segment count;
 //  - zero fill of the chunks: an unsorted chunk pads to E[max of C rows]; sorting within windows
 //    of sigma rows removes all but C/sigma of that excess; half a chunk is wasted per (segment,
 //    window) group;
@@ -134,13 +135,15 @@ AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& para
   }
   blocks = std::min(blocks, static_cast<double>(profile.nnz));
 
-  double span = 0;
+  // A delta d crosses into a new segment with probability min(1, d/W) (the row placed at a random
+  // offset); a jump over several segments still adds one touched segment.
+  double crossings = 0;
   for (int k = 1; k <= 32; ++k)
-    span += static_cast<double>(profile.delta_bits[k]) * 0.75 * std::ldexp(1.0, k);
-  const double mean_span = nonempty > 0 ? span / nonempty : 0;
+    crossings += static_cast<double>(profile.delta_bits[k]) *
+                 std::min(1.0, 0.75 * std::ldexp(1.0, k) / width);
   const double blocks_per_row = nonempty > 0 ? blocks / nonempty : 0;
   const double segs_per_row =
-      nonempty > 0 ? std::max(1.0, std::min({nseg, blocks_per_row, 1 + mean_span / width})) : 0;
+      nonempty > 0 ? std::max(1.0, std::min({nseg, blocks_per_row, 1 + crossings / nonempty})) : 0;
   const double pairs = nonempty * segs_per_row;
 
   const double sigma = std::max(params.sigma, c_rows);
