@@ -5,6 +5,8 @@
 #include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
+#include "formats/amb/amb_format.hpp"
+#include "formats/cci/cci_format.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "spmvc/error.hpp"
 
@@ -15,7 +17,9 @@ const std::vector<const FormatUnit*>& registry() {
   static const BroEllFormat kBroEll;
   static const BroCooFormat kBroCoo;
   static const BroHybFormat kBroHyb;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kBroEll, &kBroCoo, &kBroHyb};
+  static const CciFormat kCci;
+  static const AmbFormat kAmb;
+  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kBroEll, &kBroCoo, &kBroHyb, &kCci, &kAmb};
   return kFormats;
 }
 

@@ -205,27 +205,35 @@ struct BcsrParams {
   }
 };
 
-/// `cci`: compressed column indices (opcode + immediate codes, table-driven decode).
+/// `cci`: compressed column indices (Lawlor, IA^3 2013): each row's columns split over T slices
+/// (nonzeros j, j+T, j+2T, ... of the row), each slice's column deltas coded as a variable-length
+/// opcode plus an immediate, decoded branch-free through an 8-entry table baked into the kernel.
 struct CciParams {
   static constexpr std::string_view kFormat = "cci";
-  int threads_per_row = 4;
-  int block_size = 256;
+  int threads_per_row = 4;   ///< T: slices (lanes) per row, a power of two in 1..32
+  int block_size = 256;      ///< threads per block
   bool paper_table = false;  ///< the paper's fixed opcode classes instead of per-matrix ones
+  /// Slice streams of a row interleaved word by word (one code start per row, streams padded to
+  /// the row's longest); false: the paper's layout, one code start per slice.
+  bool interleaved = true;
   static void fields(auto& p, auto&& f) {
     f("threads_per_row", "T", p.threads_per_row);
     f("block_size", "b", p.block_size);
     f("paper_table", "paper", p.paper_table);
+    f("interleaved", "il", p.interleaved);
   }
 };
 
-/// `amb`: adaptive multi-level blocking (column segments, SELL-C-sigma per segment, column
-/// blocking).
+/// `amb`: adaptive multi-level blocking (Nagasaka et al.): column segments of 2^segment_bits
+/// columns, SELL-C-sigma per segment with 16-bit column offsets and row permutation, blocks of
+/// column_block contiguous columns, one thread per chunk row accumulating into y by atomicAdd
+/// (or, deterministic, into per-segment partial sums reduced in a fixed order).
 struct AmbParams {
   static constexpr std::string_view kFormat = "amb";
-  int segment_bits = 16;  ///< column segments of width 2^segment_bits
-  int slice_height = 32;  ///< C
-  int sigma = 32768;
-  int column_block = 1;  ///< b: contiguous columns per block (1..10)
+  int segment_bits = 16;  ///< column segments of width 2^segment_bits (1..16)
+  int slice_height = 32;  ///< C: rows per chunk (8, 16, 32, 64 or 128; divides block_size)
+  int sigma = 32768;      ///< sorting window in rows: a multiple of C, at most 2^15
+  int column_block = 1;   ///< b: contiguous columns per block (1..10)
   int block_size = 256;
   bool deterministic = false;  ///< bit-identical results run to run (no atomics)
   static void fields(auto& p, auto&& f) {

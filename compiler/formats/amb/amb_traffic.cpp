@@ -1,0 +1,216 @@
+#include "formats/amb/amb_traffic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace spmvc::formats {
+
+namespace {
+
+/// L2 capacity the x term assumes one segment's slice of x may occupy: half of the H100's 50 MB
+/// (its L2 is two partitions; data read by SMs of both sides can be held twice). A slice of at
+/// most 2^16 columns (512 KiB in fp64) always fits, so on Hopper level 1 buys x locality only
+/// through fewer concurrent slices; the term matters for the paper's K20X-sized caches.
+constexpr double kAmbL2CacheBytes = 25.0 * 1024 * 1024;
+
+/// L2 traffic of one atomicAdd to y, in units of the value size: the read and the write of the
+/// read-modify-write (the slides count atomics as memory access; not yet calibrated on Hopper).
+constexpr double kAmbAtomicValueFactor = 2.0;
+
+/// Longest synthetic row the blocking estimate lays out; longer rows are scaled from it.
+constexpr std::int64_t kSimulatedRow = 512;
+
+// Blocks that greedy blocking of width b makes of a row of `len` nonzeros, laid out from the
+// Profile's delta histogram: the row's adjacent-column pairs (deltas of one) are gathered into
+// runs of equal length, as stencils and FEM matrices have them (the number of runs is the row's
+// share of deltas above one, plus one), and the gaps between runs are drawn, with a fixed seed,
+// from the histogram's deltas above one (bucket k uniform over [2^(k-1), 2^k - 1]).
+double row_blocks(const Profile& profile, std::int64_t len, int b) {
+  if (len <= 0) return 0;
+  if (b == 1) return static_cast<double>(len);
+  double total = 0, far = 0;
+  for (int k = 1; k <= 32; ++k) total += static_cast<double>(profile.delta_bits[k]);
+  for (int k = 2; k <= 32; ++k) far += static_cast<double>(profile.delta_bits[k]);
+  if (total <= 0) return 1;
+  const std::int64_t n = std::min(len, kSimulatedRow);
+  const double far_share = far / total;
+  const auto runs =
+      std::clamp<std::int64_t>(std::llround(1 + static_cast<double>(n - 1) * far_share), 1, n);
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;  // fixed seed: the estimate is deterministic
+  auto draw_gap = [&]() -> std::int64_t {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double u = static_cast<double>(state >> 11) * 0x1.0p-53 * far;
+    for (int k = 2; k <= 32; ++k) {
+      const double w = static_cast<double>(profile.delta_bits[k]);
+      if (u < w || k == 32) {
+        const double lo = std::ldexp(1.0, k - 1);
+        const double frac = w > 0 ? u / w : 0;
+        return static_cast<std::int64_t>(lo + std::floor(frac * lo));
+      }
+      u -= w;
+    }
+    return 2;
+  };
+  std::int64_t blocks = 0, block_end = -1, col = 0;
+  for (std::int64_t r = 0; r < runs; ++r) {
+    const std::int64_t run_len = n / runs + (r < n % runs ? 1 : 0);
+    if (r > 0) col += draw_gap() - 1;  // the gap replaces the run's unit step
+    for (std::int64_t i = 0; i < run_len; ++i, ++col) {
+      if (col > block_end) {
+        ++blocks;
+        block_end = col + b - 1;
+      }
+    }
+  }
+  return static_cast<double>(blocks) * static_cast<double>(len) / static_cast<double>(n);
+}
+
+// E[max of C rows] / E[row] over the non-empty rows of the histogram (bins above 32 stand for
+// their midpoint): the padding of an unsorted chunk.
+double unsorted_padding(const Profile& profile, int c_rows) {
+  std::vector<std::pair<double, double>> bins;  // (length, probability)
+  double rows = 0, mean = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    if (bin.hi == 0) continue;
+    const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
+    bins.emplace_back(len, static_cast<double>(bin.count));
+    rows += static_cast<double>(bin.count);
+    mean += len * static_cast<double>(bin.count);
+  }
+  if (rows == 0 || mean == 0) return 1.0;
+  mean /= rows;
+  // E[max] = sum over bins of len * (F(len)^C - F(len-)^C); bins are in increasing order.
+  double below = 0, emax = 0;
+  for (const auto& [len, count] : bins) {
+    const double f0 = below / rows, f1 = (below + count) / rows;
+    emax += len * (std::pow(f1, c_rows) - std::pow(f0, c_rows));
+    below += count;
+  }
+  return std::max(1.0, emax / mean);
+}
+
+}  // namespace
+
+std::string TrafficEstimate::describe() const {
+  return fmt::format(
+      "values {:.0f} B, columns {:.0f} B, chunk metadata {:.0f} B, row map {:.0f} B, x {:.0f} B, "
+      "y init {:.0f} B, y updates {:.0f} B, scratch {:.0f} B; total {:.0f} B; {:.0f}% lanes busy, "
+      "{:.2f} steps per lane (longest {:.0f}), {} launches",
+      values, columns, chunk_meta, row_map, x, y_init, y_updates, scratch, total(),
+      100 * busy_lanes, steps_per_lane, max_steps, launches);
+}
+
+// The counts from the Profile. Approximations:
+//  - blocks: greedy blocking of a synthetic row per row-length bin (row_blocks: adjacent columns
+//    in equal runs, gaps drawn from the histogram; the right-edge shift is ignored);
+//  - pairs: a non-empty row touches one segment plus one for each delta that crosses a segment
+//    boundary (probability min(1, d/W), d the delta bucket's mean), capped by its blocks and the
+//    segment count;
+//  - zero fill of the chunks: an unsorted chunk pads to E[max of C rows]; sorting within windows
+//    of sigma rows removes all but C/sigma of that excess; half a chunk is wasted per (segment,
+//    window) group;
+//  - x: every column is read in one segment (segment sectors = ncols / sector), and rows without
+//    reuse read Profile::x_sectors sectors (fp64 sectors for fp32 as well, an upper bound).
+AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params) {
+  AmbLayoutStats s;
+  s.estimated = true;
+  s.nrows = profile.nrows;
+  s.ncols = profile.ncols;
+  s.nnz = profile.nnz;
+  const int b = std::max(1, params.column_block);
+  const int c_rows = std::max(1, params.slice_height);
+  const double nonempty = static_cast<double>(profile.nrows - profile.empty_rows);
+  const double width = std::ldexp(1.0, params.segment_bits);
+  const double nseg = profile.ncols > 0 ? std::ceil(static_cast<double>(profile.ncols) / width) : 0;
+
+  double blocks = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    if (bin.hi == 0) continue;
+    const auto len =
+        static_cast<std::int64_t>(std::llround(0.5 * static_cast<double>(bin.lo + bin.hi)));
+    blocks += static_cast<double>(bin.count) * row_blocks(profile, len, b);
+  }
+  blocks = std::min(blocks, static_cast<double>(profile.nnz));
+
+  // A delta d crosses into a new segment with probability min(1, d/W) (the row placed at a random
+  // offset); a jump over several segments still adds one touched segment.
+  double crossings = 0;
+  for (int k = 1; k <= 32; ++k)
+    crossings += static_cast<double>(profile.delta_bits[k]) *
+                 std::min(1.0, 0.75 * std::ldexp(1.0, k) / width);
+  const double blocks_per_row = nonempty > 0 ? blocks / nonempty : 0;
+  const double segs_per_row =
+      nonempty > 0 ? std::max(1.0, std::min({nseg, blocks_per_row, 1 + crossings / nonempty})) : 0;
+  const double pairs = nonempty * segs_per_row;
+
+  const double sigma = std::max(params.sigma, c_rows);
+  const double windows = std::ceil(static_cast<double>(profile.nrows) / sigma);
+  const double groups = std::min(pairs, windows * nseg);
+  const double padding = 1 + (unsorted_padding(profile, c_rows) - 1) * (c_rows / sigma);
+  const double per_block = static_cast<double>(std::max(1, params.block_size / c_rows));
+  const double chunks =
+      std::max(1.0, std::ceil((pairs / c_rows + 0.5 * groups) / per_block)) * per_block;
+  const double mean_width = pairs > 0 ? blocks / pairs : 0;
+  const double elements = pairs > 0 ? (pairs + 0.5 * groups * c_rows) * mean_width * padding : 0;
+
+  s.segments = static_cast<std::int64_t>(std::min(nseg, pairs));
+  s.blocks = static_cast<std::int64_t>(std::llround(blocks));
+  s.pairs = static_cast<std::int64_t>(std::llround(pairs));
+  s.chunks = static_cast<std::int64_t>(chunks);
+  s.elements = static_cast<std::int64_t>(std::llround(elements));
+  const double nnz_per_block = blocks > 0 ? static_cast<double>(profile.nnz) / blocks : 1;
+  s.max_width = static_cast<std::int64_t>(std::ceil(
+      std::min(static_cast<double>(profile.row_max), width) / std::max(1.0, nnz_per_block)));
+  s.x_segment_sectors64 = std::ceil(static_cast<double>(profile.ncols) / 4);
+  s.x_segment_sectors32 = std::ceil(static_cast<double>(profile.ncols) / 8);
+  s.x_row_sectors64 = static_cast<double>(profile.x_sectors);
+  s.x_row_sectors32 = static_cast<double>(profile.x_sectors);
+  return s;
+}
+
+TrafficEstimate amb_traffic(const AmbLayoutStats& s, const AmbParams& params, Precision precision) {
+  TrafficEstimate t;
+  const double v = value_bytes(precision);
+  const double acc = precision == Precision::f32 ? 4 : 8;
+  const double c_rows = params.slice_height;
+  const double elements = static_cast<double>(s.elements);
+  const double chunks = static_cast<double>(s.chunks);
+  const double pairs = static_cast<double>(s.pairs);
+  const double nrows = static_cast<double>(s.nrows);
+  t.values = elements * params.column_block * v;
+  t.columns = elements * 2;
+  t.chunk_meta = chunks * (4 + 4);
+  t.row_map = params.deterministic ? chunks * c_rows * 4 : chunks * (c_rows * 2 + 2);
+
+  // x: each segment's slice read once while it stays in L2; the share of the slice that does not
+  // fit is read again by every row that gathers it.
+  const bool f64 = precision == Precision::f64;
+  const double seg_sectors = f64 ? s.x_segment_sectors64 : s.x_segment_sectors32;
+  const double row_sectors = f64 ? s.x_row_sectors64 : s.x_row_sectors32;
+  const double slice_bytes =
+      std::min(std::ldexp(1.0, params.segment_bits), static_cast<double>(s.ncols)) * v;
+  const double miss = slice_bytes > 0 ? std::max(0.0, 1 - kAmbL2CacheBytes / slice_bytes) : 0;
+  t.x = 32 * (seg_sectors + miss * std::max(0.0, row_sectors - seg_sectors));
+
+  if (params.deterministic) {
+    t.y_init = nrows * v;                           // the reduction's write of y
+    t.scratch = pairs * acc * 2 + (nrows + 1) * 4;  // partials written, read; red_ptr
+  } else {
+    t.y_init = nrows * v;                             // beta pass (y = beta*y or 0)
+    t.y_updates = pairs * v * kAmbAtomicValueFactor;  // one atomicAdd per (row, segment)
+  }
+  t.busy_lanes = chunks > 0 ? std::min(1.0, pairs / (chunks * c_rows)) : 1;
+  t.steps_per_lane = pairs > 0 ? static_cast<double>(s.blocks) / pairs : 0;
+  t.max_steps = static_cast<double>(s.max_width);
+  t.launches = 2;
+  return t;
+}
+
+TrafficEstimate amb_traffic(const Profile& profile, const AmbParams& params, Precision precision) {
+  return amb_traffic(amb_layout_estimate(profile, params), params, precision);
+}
+
+}  // namespace spmvc::formats

@@ -1,0 +1,81 @@
+// AMB's memory-traffic model (Nagasaka, Nukada, Matsuoka: "Adaptive Multi-level Blocking
+// Optimization for Sparse Matrix Vector Multiplication on GPU", the "Estimation of Total Memory
+// Access in SpMV" slides): the bytes one multiply moves, predicted from the layout's counts
+// (elements with zero fill, chunks, row-segment pairs, x sectors per segment) and the parameters,
+// without running the kernel. The planner's cost() and AMB's propose() use it; other formats may
+// call amb_traffic() to compare a candidate's traffic against AMB's.
+//
+// Two sources for the counts:
+//   amb_layout_stats(matrix, params)   exact: the encoder's own layout, counted
+//   amb_layout_estimate(profile, params) from the inspector's Profile alone (what the planner
+//                                        has); the approximations are listed at its definition
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "spmvc/matrix.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::formats {
+
+/// Counts of an AMB layout: the inputs of the traffic model.
+struct AmbLayoutStats {
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  std::int64_t segments = 0;   ///< column segments that hold at least one chunk
+  std::int64_t chunks = 0;     ///< chunks stored, padding chunks up to whole thread blocks included
+  std::int64_t elements = 0;   ///< block slots stored (sum of chunk width * C): zero fill included
+  std::int64_t blocks = 0;     ///< blocks holding at least one nonzero
+  std::int64_t pairs = 0;      ///< (row, segment) pairs with a block: atomics or partial sums
+  std::int64_t max_width = 0;  ///< blocks in the longest chunk row: the longest dependent chain
+  /// Sum over segments of the distinct 32-byte sectors of x the segment reads (fp64: 4 columns a
+  /// sector; fp32: 8): x traffic when a segment's slice of x stays in cache while it runs.
+  double x_segment_sectors64 = 0, x_segment_sectors32 = 0;
+  /// Sum over (row, segment) pairs of the distinct sectors that row reads in that segment: x
+  /// traffic when nothing is reused across rows.
+  double x_row_sectors64 = 0, x_row_sectors32 = 0;
+  bool estimated = false;  ///< from a Profile (amb_layout_estimate) rather than counted
+};
+
+/// Predicted bytes of one multiply, by kind. matrix() + x + y_* is what Cost reports.
+struct TrafficEstimate {
+  double values = 0;      ///< elements * b * value bytes (zero fill included)
+  double columns = 0;     ///< elements * 2: 16-bit block column offsets
+  double chunk_meta = 0;  ///< chunks * (4 length/segment word + 4 start)
+  double row_map = 0;     ///< permutation (2 per chunk row + 2 offset per chunk) or slots
+  double x = 0;           ///< x gathers, per segment (see AmbLayoutStats)
+  double y_init = 0;      ///< beta pass over y (non-deterministic), or final y write
+  double y_updates = 0;   ///< atomics (pairs * 2 * value bytes: read and write in L2)
+  double scratch = 0;     ///< deterministic: partial sums written and read, reduction offsets
+  double matrix() const { return values + columns + chunk_meta + row_map; }
+  double y() const { return y_init + y_updates + scratch; }
+  double total() const { return matrix() + x + y(); }
+  /// Fraction of a kernel's lanes with a row to work on (padding rows idle).
+  double busy_lanes = 1;
+  /// Mean blocks per (row, segment): the dependent steps of an average lane.
+  double steps_per_lane = 0;
+  /// Blocks in the longest chunk row.
+  double max_steps = 0;
+  /// Kernel launches one multiply needs (2: beta pass + atomics, or partials + reduction).
+  int launches = 2;
+  /// One line per term, for reports.
+  std::string describe() const;
+};
+
+/// The encoder's layout for `a`, counted (builds the layout; O(nnz) time and memory).
+AmbLayoutStats amb_layout_stats(const CsrMatrix& a, const AmbParams& params);
+/// The same counts predicted from the Profile alone.
+AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params);
+
+/// Bytes one multiply moves for layout counts `stats`, parameters `params` (its deterministic
+/// flag picks the y scheme) and `precision`. The L2 capacity behind the x term is
+/// kAmbL2CacheBytes (amb_traffic.cpp).
+TrafficEstimate amb_traffic(const AmbLayoutStats& stats, const AmbParams& params,
+                            Precision precision);
+/// amb_traffic(amb_layout_estimate(profile, params), params, precision).
+TrafficEstimate amb_traffic(const Profile& profile, const AmbParams& params, Precision precision);
+/// amb_traffic(amb_layout_stats(a, params), params, precision).
+TrafficEstimate amb_traffic(const CsrMatrix& a, const AmbParams& params, Precision precision);
+
+}  // namespace spmvc::formats

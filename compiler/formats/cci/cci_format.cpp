@@ -1,0 +1,638 @@
+#include "formats/cci/cci_format.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "formats/arrays.hpp"
+#include "formats/csr/csr_format.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats {
+
+namespace {
+
+const CciParams& params_of(const FormatParams& params) {
+  const auto* p = std::get_if<CciParams>(&params);
+  if (p == nullptr) throw InternalError("cci format given another format's parameters");
+  return *p;
+}
+
+constexpr int kThreadsPerRowChoices[] = {1, 2, 4, 8, 16, 32};
+constexpr std::int64_t kMaxI32 = std::numeric_limits<std::int32_t>::max();
+
+/// Share of the bandwidth-bound time CCI's decode is assumed to keep (the shift/mask/table work
+/// per nonzero competes with the loads for issue slots). Not yet measured on Hopper: the paper's
+/// GTX 570 lost 10-50% to CUSPARSE on matrices whose columns compress under 75%.
+constexpr double kCciDecodeEfficiency = 0.9;
+
+int bits_needed(std::uint64_t v) { return 64 - std::countl_zero(v); }
+
+// Opcode-length shapes of complete prefix codes with opcodes of at most 3 bits.
+const std::vector<std::vector<int>>& shapes() {
+  static const std::vector<std::vector<int>> kShapes = {{0},
+                                                        {1, 1},
+                                                        {1, 2, 2},
+                                                        {2, 2, 2, 2},
+                                                        {1, 2, 3, 3},
+                                                        {1, 3, 3, 3, 3},
+                                                        {2, 2, 2, 3, 3},
+                                                        {2, 2, 3, 3, 3, 3},
+                                                        {2, 3, 3, 3, 3, 3, 3},
+                                                        {3, 3, 3, 3, 3, 3, 3, 3}};
+  return kShapes;
+}
+
+unsigned reverse_bits(unsigned v, int len) {
+  unsigned out = 0;
+  for (int i = 0; i < len; ++i) out |= ((v >> i) & 1u) << (len - 1 - i);
+  return out;
+}
+
+// Canonical prefix code for `lens` (in class order): opcodes read first bit in bit 0.
+std::vector<CciClass> canonical(const std::vector<int>& lens, const std::vector<int>& widths) {
+  std::vector<std::size_t> order(lens.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return lens[a] < lens[b]; });
+  std::vector<CciClass> out(lens.size());
+  unsigned code = 0;
+  int prev = lens[order[0]];
+  for (std::size_t i : order) {
+    code <<= (lens[i] - prev);
+    prev = lens[i];
+    out[i] = {lens[i], reverse_bits(code, lens[i]), widths[i]};
+    ++code;
+  }
+  return out;
+}
+
+// Visits every code the encoder writes, in stream order per slice: f(row, slice, immediate).
+template <typename F>
+void for_each_code(const CsrMatrix& a, int t, F&& f) {
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    const std::int64_t beg = a.row_ptr[r], end = a.row_ptr[r + 1];
+    if (beg == end) continue;
+    const std::int64_t first = a.col_idx[beg];
+    for (int s = 0; s < t && beg + s < end; ++s) {
+      std::int64_t prev = s == 0 ? -t : first + s - t;
+      for (std::int64_t i = beg + s; i < end; i += t) {
+        const std::int64_t c = a.col_idx[i];
+        f(r, s, static_cast<std::uint64_t>(c - prev - t));
+        prev = c;
+      }
+    }
+  }
+}
+
+struct BitWriter {
+  std::vector<std::uint32_t> words;
+  std::uint64_t acc = 0;
+  int nbits = 0;
+  void put(std::uint64_t value, int len) {
+    acc |= value << nbits;
+    nbits += len;
+    while (nbits >= 32) {
+      words.push_back(static_cast<std::uint32_t>(acc));
+      acc >>= 32;
+      nbits -= 32;
+    }
+  }
+  void finish() {
+    if (nbits > 0) words.push_back(static_cast<std::uint32_t>(acc));
+    acc = 0;
+    nbits = 0;
+  }
+  void clear() {
+    words.clear();
+    acc = 0;
+    nbits = 0;
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The table.
+
+CciTable CciTable::from_classes(std::vector<CciClass> classes) {
+  CciTable t;
+  t.classes = std::move(classes);
+  for (unsigned idx = 0; idx < 8; ++idx) {
+    int matches = 0;
+    for (const CciClass& c : t.classes) {
+      if (c.opcode_len < 0 || c.opcode_len > 3 || c.imm_bits < 0 || c.opcode_len + c.imm_bits > 32)
+        throw InternalError(fmt::format("cci: class of {} + {} bits", c.opcode_len, c.imm_bits));
+      if ((idx & ((1u << c.opcode_len) - 1)) == c.opcode) {
+        ++matches;
+        t.op_len[idx] = static_cast<std::uint8_t>(c.opcode_len);
+        t.imm_bits[idx] = static_cast<std::uint8_t>(c.imm_bits);
+      }
+    }
+    if (matches != 1) throw InternalError("cci: opcodes are not a complete prefix code");
+  }
+  return t;
+}
+
+int CciTable::class_for(int bits) const {
+  int best = -1;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const CciClass& c = classes[i];
+    if (c.imm_bits < bits) continue;
+    if (best < 0 ||
+        c.opcode_len + c.imm_bits < classes[static_cast<std::size_t>(best)].opcode_len +
+                                        classes[static_cast<std::size_t>(best)].imm_bits)
+      best = static_cast<int>(i);
+  }
+  return best;
+}
+
+int CciTable::code_bits(int bits) const {
+  const int i = class_for(bits);
+  return i < 0 ? -1
+               : classes[static_cast<std::size_t>(i)].opcode_len +
+                     classes[static_cast<std::size_t>(i)].imm_bits;
+}
+
+int CciTable::max_imm_bits() const {
+  int m = 0;
+  for (const CciClass& c : classes) m = std::max(m, c.imm_bits);
+  return m;
+}
+
+CciTable cci_paper_table() {
+  // Figure 1, read from the low bits: 0 = short jump (here: delta = T), 001, 011, 101, 111.
+  return CciTable::from_classes({{1, 0u, 0}, {3, 1u, 5}, {3, 3u, 15}, {3, 5u, 20}, {3, 7u, 29}});
+}
+
+CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
+  std::vector<int> present;
+  for (int b = 0; b <= 32; ++b)
+    if (hist[static_cast<std::size_t>(b)] > 0) present.push_back(b);
+  if (present.empty()) return cci_paper_table();
+  const int maxb = present.back();
+  present.pop_back();
+  // cum[b] = codes needing <= b bits.
+  std::array<double, 34> cum{};
+  for (int b = 0; b <= 32; ++b)
+    cum[static_cast<std::size_t>(b) + 1] =
+        cum[static_cast<std::size_t>(b)] + static_cast<double>(hist[static_cast<std::size_t>(b)]);
+  auto below = [&](int b) { return b < 0 ? 0.0 : cum[static_cast<std::size_t>(b) + 1]; };
+
+  double best_cost = std::numeric_limits<double>::infinity();
+  std::vector<int> best_lens, best_widths;
+  std::vector<int> widths;
+  std::vector<double> freq;
+  std::vector<std::size_t> order;
+  for (const std::vector<int>& shape : shapes()) {
+    const int n = static_cast<int>(shape.size());
+    if (n - 1 > static_cast<int>(present.size())) continue;
+    // Every (n-1)-subset of the present widths below the largest, plus the largest.
+    std::vector<int> pick(static_cast<std::size_t>(n - 1));
+    std::function<void(int, int)> rec = [&](int from, int depth) {
+      if (depth == n - 1) {
+        widths.assign(pick.begin(), pick.end());
+        widths.push_back(maxb);
+        freq.resize(widths.size());
+        int prev = -1;
+        for (std::size_t i = 0; i < widths.size(); ++i) {
+          freq[i] = below(widths[i]) - below(prev);
+          prev = widths[i];
+        }
+        // Shortest opcodes to the most frequent classes.
+        order.resize(widths.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return freq[a] > freq[b]; });
+        double cost = 0;
+        std::vector<int> lens(widths.size());
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          const std::size_t i = order[k];
+          lens[i] = shape[k];
+          if (lens[i] + widths[i] > 32) return;
+          cost += freq[i] * (lens[i] + widths[i]);
+        }
+        if (cost < best_cost) {
+          best_cost = cost;
+          best_lens = lens;
+          best_widths = widths;
+        }
+        return;
+      }
+      for (int i = from; i < static_cast<int>(present.size()); ++i) {
+        pick[static_cast<std::size_t>(depth)] = present[static_cast<std::size_t>(i)];
+        rec(i + 1, depth + 1);
+      }
+    };
+    rec(0, 0);
+  }
+  if (best_lens.empty()) throw InternalError("cci: no table codes the histogram");
+  return CciTable::from_classes(canonical(best_lens, best_widths));
+}
+
+std::array<std::int64_t, 33> cci_code_histogram(const CsrMatrix& a, int threads_per_row) {
+  std::array<std::int64_t, 33> hist{};
+  for_each_code(a, threads_per_row, [&](std::int64_t, int, std::uint64_t imm) {
+    ++hist[static_cast<std::size_t>(std::min(32, bits_needed(imm)))];
+  });
+  return hist;
+}
+
+CciTable CciFormat::table_of(const Encoded& e) {
+  const EncodedArray& a = e.array("decode_table");
+  if (a.count() != 16) throw InternalError("cci: decode_table has the wrong size");
+  const std::uint8_t* t = typed<std::uint8_t>(a);
+  // Rebuild the classes from the expanded table: entry i belongs to the opcode of its low
+  // op_len bits.
+  std::vector<CciClass> classes;
+  for (unsigned idx = 0; idx < 8; ++idx) {
+    const int len = t[idx];
+    const unsigned opcode = idx & ((1u << len) - 1);
+    const bool seen = std::any_of(classes.begin(), classes.end(), [&](const CciClass& c) {
+      return c.opcode_len == len && c.opcode == opcode;
+    });
+    if (!seen) classes.push_back({len, opcode, t[8 + idx]});
+  }
+  return CciTable::from_classes(std::move(classes));
+}
+
+CciSpace cci_space(const Encoded& e) {
+  CciSpace s;
+  const EncodedArray& codes = e.array("codes");
+  const EncodedArray& cstart = e.array("cstart");
+  // cstart's last entry is where the streams end and the spare tail begins.
+  const std::int32_t* cs = typed<std::int32_t>(cstart);
+  const std::int64_t used = cstart.count() > 0 ? cs[cstart.count() - 1] : 0;
+  s.csr_column_bytes = 4.0 * static_cast<double>(e.nnz);
+  s.code_bytes = 4.0 * static_cast<double>(std::min(used, codes.count()));
+  s.cstart_bytes = static_cast<double>(cstart.bytes.size());
+  if (s.csr_column_bytes > 0) {
+    s.saved_codes_only = 1 - s.code_bytes / s.csr_column_bytes;
+    s.saved_with_starts = 1 - (s.code_bytes + s.cstart_bytes) / s.csr_column_bytes;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The format.
+
+std::optional<std::string> CciFormat::cannot_implement(const Profile& profile,
+                                                       const FormatParams& params,
+                                                       Precision) const {
+  const CciParams& p = params_of(params);
+  const int t = p.threads_per_row;
+  if (t < 1 || t > 32 || (t & (t - 1)) != 0)
+    return fmt::format("threads per row {} is not a power of two in 1..32", t);
+  if (p.block_size < 32 || p.block_size > 1024 || p.block_size % 32 != 0)
+    return fmt::format("block size {} is not a multiple of 32 in 32..1024", p.block_size);
+  if (profile.nnz > kMaxI32) return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
+  // Worst case: every code 32 bits, plus one word of padding per slice.
+  const double words =
+      static_cast<double>(profile.nnz) + static_cast<double>(profile.nrows) * t * 2.0 + t;
+  if (words > static_cast<double>(kMaxI32))
+    return fmt::format("{} nonzeros at T={} may need more than 2^31 code words", profile.nnz, t);
+  if (static_cast<double>(profile.nrows) * t > static_cast<double>(kMaxI32))
+    return fmt::format("{} rows need more than 2^31 threads at T={}", profile.nrows, t);
+  // The widest immediate: the first column (up to ncols - 1) or a jump of up to ncols.
+  if (p.paper_table && profile.ncols > (std::int64_t{1} << 29))
+    return fmt::format("{} columns exceed the paper table's 29-bit jumps", profile.ncols);
+  return std::nullopt;
+}
+
+double CciFormat::estimated_code_bits(const Profile& profile, const CciParams& p) {
+  const int t = p.threads_per_row;
+  const int log2t = std::countr_zero(static_cast<unsigned>(t));
+  std::array<std::int64_t, 33> est{};
+  // Codes that start a slice: one absolute (the first column), min(len, T) - 1 short offsets.
+  std::int64_t starts = 0, first_codes = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
+    if (len <= 0) continue;
+    starts += static_cast<std::int64_t>(std::min<double>(len, t) * static_cast<double>(bin.count));
+    first_codes += bin.count;
+  }
+  for (int b = 0; b <= 32; ++b) est[static_cast<std::size_t>(b)] += profile.first_col_bits[b];
+  est[static_cast<std::size_t>(std::min(32, log2t + 1))] +=
+      std::max<std::int64_t>(0, starts - first_codes);
+  // The rest are jumps between nonzeros T apart. Deltas of one (adjacent columns) stay within a
+  // stride with probability a^T; otherwise a bucket-k delta grows to about k + log2(T) bits.
+  double total = 0;
+  for (int k = 1; k <= 32; ++k) total += static_cast<double>(profile.delta_bits[k]);
+  const double jumps = std::max(0.0, static_cast<double>(profile.nnz - starts));
+  if (total > 0 && jumps > 0) {
+    const double a = static_cast<double>(profile.delta_bits[1]) / total;
+    const double stride = t == 1 ? a : std::pow(a, t);
+    est[0] += static_cast<std::int64_t>(std::llround(jumps * stride));
+    const double rest_scale =
+        (1 - stride) * jumps /
+        std::max(1.0, total - (t == 1 ? static_cast<double>(profile.delta_bits[1]) : 0.0));
+    for (int k = 1; k <= 32; ++k) {
+      if (t == 1 && k == 1) continue;
+      const int b = std::min(32, (k == 1 ? 1 : k) + log2t);
+      est[static_cast<std::size_t>(b)] += static_cast<std::int64_t>(
+          std::llround(static_cast<double>(profile.delta_bits[k]) * rest_scale));
+    }
+  }
+  const CciTable table = p.paper_table ? cci_paper_table() : cci_choose_table(est);
+  double bits = 0;
+  for (int b = 0; b <= 32; ++b) {
+    const int cb = table.code_bits(b);
+    bits += static_cast<double>(est[static_cast<std::size_t>(b)]) * (cb < 0 ? 35 : cb);
+  }
+  return bits;
+}
+
+Cost CciFormat::cost(const Profile& profile, const FormatParams& params,
+                     Precision precision) const {
+  const CciParams& p = params_of(params);
+  const int t = p.threads_per_row;
+  const double vb = value_bytes(precision);
+  const double nonempty = static_cast<double>(profile.nrows - profile.empty_rows);
+  // Each slice stream ends in a partly filled word; interleaving pads every slice of a row to
+  // the longest (about three quarters of a word each, as slices of a row differ little).
+  const double pad_words = nonempty * t * (p.interleaved ? 0.75 : 0.5);
+  const double words = estimated_code_bits(profile, p) / 32 + pad_words + t;
+  const double starts = p.interleaved ? static_cast<double>(profile.nrows + 1)
+                                      : static_cast<double>(profile.nrows) * t + 1;
+  Cost c;
+  c.matrix_bytes = static_cast<double>(profile.nrows + 1) * 4 + starts * 4 + words * 4 +
+                   static_cast<double>(profile.nnz) * vb;
+  c.x_bytes = static_cast<double>(profile.ncols) * vb;
+  c.y_bytes = static_cast<double>(profile.nrows) * vb;
+  const double per_lane = profile.row_mean / t;
+  const double latency =
+      std::min(1.0, CsrFormat::nonzeros_per_lane(precision) / std::max(per_lane, 1e-9));
+  c.lane_efficiency = CsrFormat::lane_efficiency(profile, t) * latency * kCciDecodeEfficiency;
+  c.serial_seconds =
+      std::ceil(static_cast<double>(profile.row_max) / t) * heuristics::kCsrStepSeconds;
+  return c;
+}
+
+std::vector<Candidate> CciFormat::propose(const Profile& profile, Precision precision) const {
+  std::vector<CciParams> sets;
+  for (int t : kThreadsPerRowChoices) {
+    CciParams p;
+    p.threads_per_row = t;
+    sets.push_back(p);
+  }
+  CciParams paper;  // the appendix: 8 slices, the fixed table, a code start per slice
+  paper.threads_per_row = 8;
+  paper.paper_table = true;
+  paper.interleaved = false;
+  sets.push_back(paper);
+  std::vector<Candidate> out;
+  const double nnz = std::max<double>(1.0, static_cast<double>(profile.nnz));
+  for (const CciParams& p : sets) {
+    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
+    if (auto why = cannot_implement(profile, p, precision)) {
+      c.applicable = false;
+      c.reason = *why;
+    } else {
+      const Cost k = cost(profile, p, precision);
+      c.predicted_bytes = k.total();
+      c.reason = fmt::format("{:.1f} code bits per nonzero (estimated), model efficiency {:.0f}%",
+                             estimated_code_bits(profile, p) / nnz, 100 * k.lane_efficiency);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Encoded CciFormat::encode(const CsrMatrix& a, const FormatParams& params,
+                          Precision precision) const {
+  const CciParams& p = params_of(params);
+  const int t = p.threads_per_row;
+  if (a.nnz() > kMaxI32) throw InputError("cci parameters", 0, "more than 2^31 nonzeros");
+  const CciTable table =
+      p.paper_table ? cci_paper_table() : cci_choose_table(cci_code_histogram(a, t));
+  // Class per immediate width, and its code.
+  std::array<int, 33> cls{};
+  for (int b = 0; b <= 32; ++b) cls[static_cast<std::size_t>(b)] = table.class_for(b);
+
+  std::vector<std::int32_t> row_ptr(a.row_ptr.size());
+  for (std::size_t i = 0; i < a.row_ptr.size(); ++i)
+    row_ptr[i] = static_cast<std::int32_t>(a.row_ptr[i]);
+  std::vector<std::int32_t> cstart;
+  cstart.reserve(static_cast<std::size_t>(p.interleaved ? a.nrows + 1 : a.nrows * t + 1));
+  std::vector<std::uint32_t> codes;
+  std::vector<BitWriter> slices(static_cast<std::size_t>(t));
+  auto put = [&](std::uint64_t imm, BitWriter& w) {
+    const int b = std::min(32, bits_needed(imm));
+    const int ci = cls[static_cast<std::size_t>(b)];
+    if (ci < 0)
+      throw InputError("cci parameters", 0,
+                       fmt::format("a column jump of {} bits exceeds the table's widest class", b));
+    const CciClass& c = table.classes[static_cast<std::size_t>(ci)];
+    w.put(c.opcode | (imm << c.opcode_len), c.opcode_len + c.imm_bits);
+  };
+  auto check_size = [&](std::size_t extra) {
+    if (codes.size() + extra + static_cast<std::size_t>(t) > static_cast<std::size_t>(kMaxI32))
+      throw InputError("cci parameters", 0, "more than 2^31 code words");
+  };
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (BitWriter& w : slices) w.clear();
+    const std::int64_t beg = a.row_ptr[r], end = a.row_ptr[r + 1];
+    if (beg < end) {
+      const std::int64_t first = a.col_idx[beg];
+      for (int s = 0; s < t && beg + s < end; ++s) {
+        std::int64_t prev = s == 0 ? -t : first + s - t;
+        BitWriter& w = slices[static_cast<std::size_t>(s)];
+        for (std::int64_t i = beg + s; i < end; i += t) {
+          put(static_cast<std::uint64_t>(a.col_idx[i] - prev - t), w);
+          prev = a.col_idx[i];
+        }
+        w.finish();
+      }
+    }
+    if (p.interleaved) {
+      std::size_t longest = 0;
+      for (const BitWriter& w : slices) longest = std::max(longest, w.words.size());
+      check_size(longest * static_cast<std::size_t>(t));
+      cstart.push_back(static_cast<std::int32_t>(codes.size()));
+      for (std::size_t k = 0; k < longest; ++k)
+        for (const BitWriter& w : slices) codes.push_back(k < w.words.size() ? w.words[k] : 0u);
+    } else {
+      for (const BitWriter& w : slices) {
+        check_size(w.words.size());
+        cstart.push_back(static_cast<std::int32_t>(codes.size()));
+        codes.insert(codes.end(), w.words.begin(), w.words.end());
+      }
+    }
+  }
+  cstart.push_back(static_cast<std::int32_t>(codes.size()));
+  codes.resize(codes.size() + static_cast<std::size_t>(t), 0u);  // a lane may read one word on
+
+  std::vector<std::uint8_t> decode(16);
+  for (int i = 0; i < 8; ++i) {
+    decode[static_cast<std::size_t>(i)] = table.op_len[static_cast<std::size_t>(i)];
+    decode[static_cast<std::size_t>(8 + i)] = table.imm_bits[static_cast<std::size_t>(i)];
+  }
+
+  Encoded e;
+  e.format = std::string(name());
+  e.precision = precision;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz();
+  e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, row_ptr));
+  e.arrays.push_back(make_array<std::int32_t>("cstart", ElemType::i32, cstart));
+  e.arrays.push_back(make_array<std::uint32_t>("codes", ElemType::u32, codes));
+  e.arrays.push_back(value_array("values", precision, a.values, a.values.size()));
+  e.arrays.push_back(make_array<std::uint8_t>("decode_table", ElemType::u8, decode));
+  return e;
+}
+
+namespace {
+
+template <typename Value>
+void cci_multiply(const Encoded& e, const CciParams& p, const CciTable& table,
+                  std::span<const double> x, std::span<double> y, double alpha, double beta) {
+  const int t = p.threads_per_row;
+  const std::int32_t* row_ptr = typed<std::int32_t>(e.array("row_ptr"));
+  const std::int32_t* cstart = typed<std::int32_t>(e.array("cstart"));
+  const EncodedArray& codes_a = e.array("codes");
+  const std::uint32_t* codes = typed<std::uint32_t>(codes_a);
+  const Value* values = typed<Value>(e.array("values"));
+  const std::int64_t nwords = codes_a.count();
+  for (std::int64_t r = 0; r < e.nrows; ++r) {
+    const std::int64_t beg = row_ptr[r], end = row_ptr[r + 1];
+    double sum = 0;
+    std::int64_t first = 0;
+    for (int s = 0; s < t; ++s) {
+      // The lane's decoder, exactly as templates/cci.cuh runs it.
+      std::int64_t w = p.interleaved ? static_cast<std::int64_t>(cstart[r]) + s
+                                     : static_cast<std::int64_t>(cstart[r * t + s]);
+      const std::int64_t stride = p.interleaved ? t : 1;
+      std::uint64_t m = 0;
+      int mbits = 0;
+      std::int64_t col = s == 0 ? -t : first + s - t;
+      for (std::int64_t i = beg + s; i < end; i += t) {
+        if (mbits < 32) {
+          if (w < 0 || w >= nwords) throw InternalError("cci: code read past the array");
+          m |= static_cast<std::uint64_t>(codes[w]) << mbits;
+          w += stride;
+          mbits += 32;
+        }
+        const unsigned idx = static_cast<unsigned>(m & 7u);
+        const int len = table.op_len[idx];
+        const int k = table.imm_bits[idx];
+        const std::uint64_t imm = (m >> len) & ((std::uint64_t{1} << k) - 1);
+        m >>= (len + k);
+        mbits -= len + k;
+        col += t + static_cast<std::int64_t>(imm);
+        if (i == beg) first = col;
+        if (col < 0 || col >= e.ncols) throw InternalError("cci: decoded column out of range");
+        sum += static_cast<double>(values[i]) * x[static_cast<std::size_t>(col)];
+      }
+    }
+    const auto i = static_cast<std::size_t>(r);
+    y[i] = alpha * sum + (beta != 0.0 ? beta * y[i] : 0.0);
+  }
+}
+
+std::string table_tag(const CciParams& p, const CciTable& table) {
+  if (p.paper_table) return "paper";
+  std::vector<CciClass> classes = table.classes;
+  std::stable_sort(classes.begin(), classes.end(),
+                   [](const CciClass& a, const CciClass& b) { return a.imm_bits < b.imm_bits; });
+  std::string tag = "c";
+  for (std::size_t i = 0; i < classes.size(); ++i)
+    tag += fmt::format("{}{}x{}", i == 0 ? "" : "_", classes[i].opcode_len, classes[i].imm_bits);
+  return tag;
+}
+
+}  // namespace
+
+void CciFormat::reference_spmv(const Encoded& e, const FormatParams& params,
+                               std::span<const double> x, std::span<double> y, double alpha,
+                               double beta) const {
+  const CciParams& p = params_of(params);
+  if (static_cast<std::int64_t>(x.size()) != e.ncols ||
+      static_cast<std::int64_t>(y.size()) != e.nrows)
+    throw InputError("reference_spmv", 0, "x or y has the wrong length");
+  const CciTable table = table_of(e);
+  if (e.precision == Precision::f64) {
+    cci_multiply<double>(e, p, table, x, y, alpha, beta);
+  } else {
+    cci_multiply<float>(e, p, table, x, y, alpha, beta);
+  }
+}
+
+std::string CciFormat::kernel_name(const CciParams& p, const CciTable& table, Precision precision) {
+  return fmt::format("spmv_cci_t{}_b{}{}_{}_{}", p.threads_per_row, p.block_size,
+                     p.interleaved ? "" : "_slices", table_tag(p, table),
+                     codegen::precision_tag(precision));
+}
+
+KernelSource CciFormat::generate(const Encoded& e, const FormatParams& params,
+                                 const std::string& banner) const {
+  const CciParams& p = params_of(params);
+  const CciTable table = table_of(e);
+  KernelSource k;
+  k.kernel_name = kernel_name(p, table, e.precision);
+  k.file_name = k.kernel_name + ".cu";
+  k.headers = codegen::template_headers({"spmvc/cci.cuh"});
+  k.options = codegen::base_options();
+  k.block = p.block_size;
+  k.grid = (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size;
+  if (k.grid == 0) k.grid = 1;
+  using K = KernelParam::Kind;
+  k.params = {{K::rows, "nrows"},  {K::array, "row_ptr"}, {K::array, "cstart"},
+              {K::array, "codes"}, {K::array, "values"},  {K::x, "x"},
+              {K::y, "y"},         {K::alpha, "alpha"},   {K::beta, "beta"}};
+
+  std::string rows;
+  for (int i = 0; i < 8; ++i) {
+    const int len = table.op_len[static_cast<std::size_t>(i)];
+    rows += fmt::format(
+        "    {{{}, {}}},  // {:03b}: opcode {:0{}b} ({} bit{}), {} immediate bits\n", len,
+        table.imm_bits[static_cast<std::size_t>(i)], i, i & ((1 << len) - 1), std::max(len, 1), len,
+        len == 1 ? "" : "s", table.imm_bits[static_cast<std::size_t>(i)]);
+  }
+  const std::string value = codegen::value_type(e.precision);
+  const std::string acc = codegen::accumulate_type(e.precision);
+  k.source = banner;
+  k.source += "#include \"spmvc/cci.cuh\"\n\n";
+  k.source += fmt::format(
+      "// Decode table ({}), indexed by the code buffer's low 3 bits (opcode bits as read, first "
+      "bit lowest);\n// each entry: opcode bits, immediate bits. delta = T + immediate.\n"
+      "namespace {{\nconstexpr spmvc::cci::Entry kDecodeTable[8] = {{\n{}}};\n}}  // namespace\n\n",
+      p.paper_table ? "the paper's Figure 1" : "chosen for this matrix", rows);
+  k.source += codegen::constants_block({
+      {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row),
+       "T: slices (lanes) per row"},
+      {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
+      {fmt::format("constexpr bool kInterleaved = {};", p.interleaved ? "true" : "false"),
+       "slice streams interleaved word by word"},
+      {"constexpr unsigned long long kOpLen = spmvc::cci::pack_op_len(kDecodeTable);",
+       "opcode bits, 8 per entry"},
+      {"constexpr unsigned long long kImmBits = spmvc::cci::pack_imm_bits(kDecodeTable);",
+       "immediate bits, 8 per entry"},
+      {fmt::format("using Value = {};", value), "stored values, x and y"},
+      {fmt::format("using Acc = {};", acc), "accumulation"},
+  });
+  k.source += fmt::format(R"(
+static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
+static_assert(spmvc::cci::valid_table(kDecodeTable), "codes are at most 32 bits");
+
+extern "C" __global__ void __launch_bounds__(kBlockSize)
+{N}(long long nrows, const int* __restrict__ row_ptr, const int* __restrict__ cstart,
+    const unsigned* __restrict__ codes, const Value* __restrict__ values,
+    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {{
+  spmvc::cci::spmv<kThreadsPerRow, kBlockSize, kInterleaved, kOpLen, kImmBits, Value, Acc>(
+      nrows, row_ptr, cstart, codes, values, x, y, alpha, beta);
+}}
+)",
+                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+                          fmt::arg("N", k.kernel_name));
+  return k;
+}
+
+}  // namespace spmvc::formats
