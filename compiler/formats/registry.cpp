@@ -3,13 +3,19 @@
 #include <fmt/format.h>
 
 #include "formats/csr/csr_format.hpp"
+#include "formats/ell/ell_format.hpp"
+#include "formats/hyb/hyb_format.hpp"
+#include "formats/sell/sell_format.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats {
 
 const std::vector<const FormatUnit*>& registry() {
   static const CsrFormat kCsr;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr};
+  static const EllFormat kEll;
+  static const SellFormat kSell;
+  static const HybFormat kHyb;
+  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kEll, &kSell, &kHyb};
   return kFormats;
 }
 
