@@ -81,7 +81,7 @@ __device__ __forceinline__ void spmv_atomic(
   const Acc sum = chunk_row_sum<kSegmentBits, kChunkRows, kColumnBlock, Value, Acc>(
       load_ro(chunk_len + chunk), load_ro(chunk_start + chunk), r, col, values, x);
   const long long row = static_cast<long long>(load_ro(perm_offset + chunk)) * kSigma + p;
-  atomicAdd(y + row, static_cast<Value>(alpha * sum));
+  atomicAdd(y + y_row(row), static_cast<Value>(alpha * sum));
 }
 
 /// The deterministic variant, first launch: each chunk row's sum to its slot.

@@ -68,7 +68,7 @@ __device__ __forceinline__ void spmv_coo(
     if (e > 0 && rest_bits != 0) {  // uniform
       const unsigned int d = reader.take(rest_bits, next);
       if (d != 0u) {  // a new row: padding past the last entry has delta 0
-        atomicAdd(y + row, static_cast<Value>(alpha * sum));
+        atomicAdd(y + y_row(row), static_cast<Value>(alpha * sum));
         sum = Acc(0);
         row += static_cast<int>(d);
       }
@@ -79,7 +79,7 @@ __device__ __forceinline__ void spmv_coo(
              static_cast<Acc>(load_ro(x + load_ro(col_idx + i)));
     }
   }
-  if (valid > 0) atomicAdd(y + row, static_cast<Value>(alpha * sum));
+  if (valid > 0) atomicAdd(y + y_row(row), static_cast<Value>(alpha * sum));
 }
 
 }  // namespace bro

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "formats/amb/amb_format.hpp"
 #include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
-#include "formats/amb/amb_format.hpp"
 #include "formats/cci/cci_format.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "formats/ell/ell_format.hpp"
+#include "formats/hyb/hyb_format.hpp"
+#include "formats/sell/sell_format.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats {
@@ -19,7 +22,11 @@ const std::vector<const FormatUnit*>& registry() {
   static const BroHybFormat kBroHyb;
   static const CciFormat kCci;
   static const AmbFormat kAmb;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kBroEll, &kBroCoo, &kBroHyb, &kCci, &kAmb};
+  static const EllFormat kEll;
+  static const SellFormat kSell;
+  static const HybFormat kHyb;
+  static const std::vector<const FormatUnit*> kFormats = {
+      &kCsr, &kEll, &kSell, &kHyb, &kBroEll, &kBroCoo, &kBroHyb, &kCci, &kAmb};
   return kFormats;
 }
 

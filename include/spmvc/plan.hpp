@@ -43,15 +43,17 @@ struct CsrParams {
   }
 };
 
-/// `ell`: column-major ELLPACK padded to the longest row; with row_lengths, ELL-R (each row's
-/// length stored, padding never read).
+/// `ell`: column-major ELLPACK padded to the longest row (Bell & Garland; BRO paper section
+/// 2.1.2); with row_lengths, ELLPACK-R (section 2.1.4: each row's length stored, padding never
+/// read). T lanes share a row, each taking every T-th slot; the slots are interleaved so a warp's
+/// loads stay contiguous (layout in compiler/formats/ell/ell_format.hpp).
 struct EllParams {
   static constexpr std::string_view kFormat = "ell";
-  int width = 0;            ///< K: stored entries per row (the longest row)
-  int threads_per_row = 1;  ///< lanes per row
-  int block_size = 256;
-  int unroll = 1;
-  bool row_lengths = true;  ///< ELL-R
+  int width = 0;            ///< K: slots per row, >= the longest row; 0: the longest row
+  int threads_per_row = 1;  ///< T: lanes per row (1, 2, 4, ..., 32); 1 is the paper's kernel
+  int block_size = 256;     ///< threads per block
+  int unroll = 1;           ///< slots each lane loads before it gathers x (1..8)
+  bool row_lengths = true;  ///< ELL-R: loop to the stored row length instead of a -1 sentinel
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
     f("threads_per_row", "T", p.threads_per_row);
@@ -61,13 +63,14 @@ struct EllParams {
   }
 };
 
-/// `sell`: SELL-C-sigma; slices of C rows, rows sorted by length within windows of sigma rows,
-/// each slice padded to its own longest row.
+/// `sell`: SELL-C-sigma (Kreutzer et al.; the AMB slides' level 2): slices of C rows, rows sorted
+/// by decreasing length within windows of sigma rows, each slice padded to its own longest row
+/// and stored column-major; y is written through the row permutation.
 struct SellParams {
   static constexpr std::string_view kFormat = "sell";
-  int slice_height = 32;  ///< C
-  int sigma = 1;          ///< sorting window in rows (1: no sorting)
-  int threads_per_row = 1;
+  int slice_height = 32;    ///< C: rows per slice, a power of two in 1..256
+  int sigma = 1;            ///< sorting window in rows: 1 (no sorting) or a multiple of C
+  int threads_per_row = 1;  ///< T: lanes per row (1, 2, 4, ..., 32)
   int block_size = 256;
   static void fields(auto& p, auto&& f) {
     f("slice_height", "C", p.slice_height);
@@ -77,18 +80,22 @@ struct SellParams {
   }
 };
 
-/// `hyb`: ELL part of width K plus the remainder in COO (Bell–Garland split).
+/// `hyb`: ELL part of width K plus the remainder in COO (Bell & Garland's split; BRO paper
+/// section 2.1.3): one launch for the ELL part (it also applies beta), one for the COO part
+/// (a warp per interval, segmented reduction, atomic adds into y).
 struct HybParams {
   static constexpr std::string_view kFormat = "hyb";
-  int width = 0;  ///< K of the ELL part
-  int threads_per_row = 1;
-  int block_size = 256;
-  int coo_interval = 256;  ///< COO entries per warp in the segmented reduction
+  int width = 0;             ///< K of the ELL part (formats::hyb_split_width at propose time)
+  int threads_per_row = 1;   ///< T: lanes per row in the ELL part
+  int block_size = 256;      ///< threads per block, both launches
+  int coo_interval = 256;    ///< COO entries per warp, a multiple of 32
+  bool row_lengths = false;  ///< ELL part as ELL-R (stored lengths) instead of -1 sentinels
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
     f("threads_per_row", "T", p.threads_per_row);
     f("block_size", "b", p.block_size);
     f("coo_interval", "I", p.coo_interval);
+    f("row_lengths", "R", p.row_lengths);
   }
 };
 

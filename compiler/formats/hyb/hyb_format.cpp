@@ -1,0 +1,306 @@
+#include "formats/hyb/hyb_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "formats/arrays.hpp"
+#include "formats/ell/ell_format.hpp"
+#include "formats/ell/ell_heuristics.hpp"
+#include "formats/ell/ell_model.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats {
+
+namespace {
+
+const HybParams& params_of(const FormatParams& params) {
+  const auto* p = std::get_if<HybParams>(&params);
+  if (p == nullptr) throw InternalError("hyb format given another format's parameters");
+  return *p;
+}
+
+const std::string kEll = "ell_";
+
+// Nonzeros the ELL part holds and rows that spill into COO, from the histogram.
+struct Split {
+  double ell_nnz = 0, coo_nnz = 0, coo_rows = 0;
+};
+
+Split split(const Profile& profile, std::int64_t width) {
+  Split s;
+  const auto k = static_cast<double>(width);
+  for (const auto& [len, count] : ell_model::lengths(profile).bins) {
+    s.ell_nnz += std::min(len, k) * count;
+    if (len > k) {
+      s.coo_nnz += (len - k) * count;
+      s.coo_rows += count;
+    }
+  }
+  return s;
+}
+
+template <typename Value>
+void add_coo(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha) {
+  const EncodedArray& rows_array = e.array("coo_row");
+  const std::int32_t* rows = typed<std::int32_t>(rows_array);
+  const std::int32_t* cols = typed<std::int32_t>(e.array("coo_col"));
+  const Value* vals = typed<Value>(e.array("coo_values"));
+  const std::int64_t n = rows_array.count();
+  // One sum per run of equal rows, added once: what the kernel does within an interval.
+  for (std::int64_t i = 0; i < n;) {
+    const std::int32_t row = rows[i];
+    if (row < 0 || row >= e.nrows) throw InternalError("hyb: COO row out of range");
+    if (i > 0 && row < rows[i - 1]) throw InternalError("hyb: COO rows are not sorted");
+    double sum = 0;
+    for (; i < n && rows[i] == row; ++i)
+      sum += static_cast<double>(vals[i]) * x[static_cast<std::size_t>(cols[i])];
+    y[static_cast<std::size_t>(row)] += alpha * sum;
+  }
+}
+
+}  // namespace
+
+double HybFormat::coo_nonzeros(const Profile& profile, std::int64_t width) {
+  return split(profile, width).coo_nnz;
+}
+
+Cost HybFormat::cost(const Profile& profile, const FormatParams& params,
+                     Precision precision) const {
+  const HybParams& p = params_of(params);
+  const auto k = static_cast<double>(p.width);
+  const ell_part::PartCost ell = ell_part::cost(
+      profile, [k](double len) { return std::min(len, k); }, p.width, p.threads_per_row,
+      p.row_lengths, precision);
+  const Split s = split(profile, p.width);
+  const double vb = value_bytes(precision);
+  const double coo_bytes = s.coo_nnz * (8.0 + vb);
+  const double coo_y = s.coo_rows * vb;  // one atomic read-modify-write per spilled row
+  Cost c;
+  c.matrix_bytes = ell.matrix_bytes + coo_bytes;
+  c.x_bytes = static_cast<double>(profile.ncols) * vb;
+  c.y_bytes = static_cast<double>(profile.nrows) * vb + coo_y;
+  // The two launches run one after the other, each at its own efficiency: the combined
+  // efficiency is the ratio of bytes to their efficiency-weighted sum.
+  const double ell_time = (ell.matrix_bytes + c.x_bytes + static_cast<double>(profile.nrows) * vb) /
+                          std::max(ell.lane_efficiency, 1e-3);
+  const double coo_time = (coo_bytes + coo_y) / heuristics::kCooLaneEfficiency;
+  c.lane_efficiency = c.total() / std::max(ell_time + coo_time, 1e-30);
+  // The COO launch starts after the ELL one ends: its chain and its launch add to the floor.
+  c.serial_seconds = ell.serial_steps * heuristics::kCsrStepSeconds;
+  if (s.coo_nnz > 0)
+    c.serial_seconds += static_cast<double>(p.coo_interval / 32) * heuristics::kCsrStepSeconds +
+                        heuristics::kLaunchSeconds;
+  return c;
+}
+
+std::optional<std::string> HybFormat::cannot_implement(const Profile& profile,
+                                                       const FormatParams& params,
+                                                       Precision precision) const {
+  const HybParams& p = params_of(params);
+  if (auto why = ell_part::check_mapping(profile, p.threads_per_row, p.block_size, 1)) return why;
+  if (p.coo_interval < 32 || p.coo_interval > 65536 || p.coo_interval % 32 != 0)
+    return fmt::format("COO interval {} is not a multiple of 32 in 32..65536", p.coo_interval);
+  if (p.width < 0) return fmt::format("width {} is negative", p.width);
+  const Split s = split(profile, p.width);
+  return ell_part::check_size(profile, p.width, p.threads_per_row,
+                              static_cast<std::int64_t>(std::llround(s.ell_nnz)), precision);
+}
+
+std::vector<Candidate> HybFormat::propose(const Profile& profile, Precision precision) const {
+  const std::int64_t bell_garland = hyb_split_width(profile);
+  // On matrices with fewer rows than the split's threshold, the split keeps every row in ELL;
+  // where that pads past the ELL limit, the widest width within it is taken instead.
+  const auto capped = [&](std::int64_t width, int t) {
+    width = std::min<std::int64_t>(width, std::numeric_limits<std::int32_t>::max());
+    while (width > 0 &&
+           ell_part::check_size(profile, width, t, std::llround(split(profile, width).ell_nnz),
+                                precision))
+      --width;
+    return static_cast<int>(width);
+  };
+  const int width = capped(bell_garland, 1);
+  const Split s = split(profile, width);
+  const double ell_mean = profile.nrows > 0 ? s.ell_nnz / static_cast<double>(profile.nrows) : 0;
+  const int chosen = ell_model::threads_per_row_for(ell_mean, precision);
+  std::vector<HybParams> sets;
+  for (int t : {1, chosen}) {
+    if (t == 1 && !sets.empty()) continue;  // chosen was 1 as well
+    HybParams p;
+    p.width = capped(width, t);
+    p.threads_per_row = t;
+    sets.push_back(p);
+  }
+  HybParams r = sets.back();
+  r.row_lengths = true;
+  sets.push_back(r);
+
+  std::vector<Candidate> out;
+  for (const HybParams& p : sets) {
+    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
+    if (auto why = cannot_implement(profile, p, precision)) {
+      c.applicable = false;
+      c.reason = *why;
+    } else {
+      const Cost k = cost(profile, p, precision);
+      const Split ps = split(profile, p.width);
+      c.predicted_bytes = k.total();
+      c.reason = fmt::format(
+          "{} K={}: {:.0f}% of nonzeros in ELL, {:.0f} in COO from {:.0f} rows, model "
+          "efficiency {:.0f}%",
+          p.width == bell_garland
+              ? "Bell-Garland split"
+              : fmt::format("Bell-Garland split {} capped by ELL padding at", bell_garland),
+          p.width, 100.0 * ps.ell_nnz / std::max<double>(1.0, static_cast<double>(profile.nnz)),
+          ps.coo_nnz, ps.coo_rows, 100.0 * k.lane_efficiency);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
+                          Precision precision) const {
+  const HybParams& p = params_of(params);
+  if (p.width < 0) throw InternalError("hyb: negative width");
+  Encoded e;
+  e.format = std::string(name());
+  e.precision = precision;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz();
+  ell_part::encode(a, p.width, p.threads_per_row, p.row_lengths, precision, kEll, e);
+
+  std::vector<std::int32_t> rows, cols;
+  std::vector<double> vals;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (std::int64_t j = a.row_ptr[static_cast<std::size_t>(r)] + p.width;
+         j < a.row_ptr[static_cast<std::size_t>(r + 1)]; ++j) {
+      rows.push_back(static_cast<std::int32_t>(r));
+      cols.push_back(a.col_idx[static_cast<std::size_t>(j)]);
+      vals.push_back(a.values[static_cast<std::size_t>(j)]);
+    }
+  }
+  e.arrays.push_back(make_array<std::int32_t>("coo_row", ElemType::i32, rows));
+  e.arrays.push_back(make_array<std::int32_t>("coo_col", ElemType::i32, cols));
+  e.arrays.push_back(value_array("coo_values", precision, vals, vals.size()));
+  return e;
+}
+
+void HybFormat::reference_spmv(const Encoded& e, const FormatParams& params,
+                               std::span<const double> x, std::span<double> y, double alpha,
+                               double beta) const {
+  const HybParams& p = params_of(params);
+  ell_part::multiply(e, p.threads_per_row, p.row_lengths, kEll, x, y, alpha, beta);
+  if (e.precision == Precision::f64) {
+    add_coo<double>(e, x, y, alpha);
+  } else {
+    add_coo<float>(e, x, y, alpha);
+  }
+}
+
+std::string HybFormat::kernel_name(const HybParams& p, std::int64_t padded_width,
+                                   Precision precision) {
+  return fmt::format("spmv_hyb_k{}_t{}_b{}_i{}{}_{}", padded_width, p.threads_per_row, p.block_size,
+                     p.coo_interval, p.row_lengths ? "_r" : "", codegen::precision_tag(precision));
+}
+
+std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_width,
+                                       Precision precision) {
+  return kernel_name(p, padded_width, precision) + "_coo";
+}
+
+KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
+                                 const std::string& banner) const {
+  const HybParams& p = params_of(params);
+  const std::int64_t width = ell_part::stored_width(e, kEll);
+  const std::int64_t coo = e.array("coo_row").count();
+  KernelSource k;
+  k.kernel_name = kernel_name(p, width, e.precision);
+  k.file_name = k.kernel_name + ".cu";
+  k.headers = codegen::template_headers({"spmvc/coo.cuh", "spmvc/ell.cuh"});
+  k.options = codegen::base_options();
+  k.block = p.block_size;
+  k.grid =
+      std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
+  k.params.push_back({KernelParam::Kind::rows, "nrows"});
+  if (p.row_lengths) k.params.push_back({KernelParam::Kind::array, "ell_row_lengths"});
+  k.params.push_back({KernelParam::Kind::array, "ell_col_idx"});
+  k.params.push_back({KernelParam::Kind::array, "ell_values"});
+  k.params.push_back({KernelParam::Kind::x, "x"});
+  k.params.push_back({KernelParam::Kind::y, "y"});
+  k.params.push_back({KernelParam::Kind::alpha, "alpha"});
+  k.params.push_back({KernelParam::Kind::beta, "beta"});
+  const std::string coo_name = coo_kernel_name(p, width, e.precision);
+  if (coo > 0) {
+    KernelLaunch post;
+    post.entry = coo_name;
+    post.params = {{KernelParam::Kind::array, "coo_row"},
+                   {KernelParam::Kind::array, "coo_col"},
+                   {KernelParam::Kind::array, "coo_values"},
+                   {KernelParam::Kind::x, "x"},
+                   {KernelParam::Kind::y, "y"},
+                   {KernelParam::Kind::alpha, "alpha"}};
+    const std::int64_t warps = (coo + p.coo_interval - 1) / p.coo_interval;
+    const std::int64_t warps_per_block = p.block_size / 32;
+    post.grid = (warps + warps_per_block - 1) / warps_per_block;
+    post.block = p.block_size;
+    k.post_launches.push_back(std::move(post));
+  }
+
+  k.source = banner;
+  k.source += "#include \"spmvc/coo.cuh\"\n#include \"spmvc/ell.cuh\"\n\n";
+  k.source += codegen::constants_block({
+      {fmt::format("constexpr int kWidth = {};", width),
+       "K: slots per row of the ELL part (Bell-Garland split, rounded up to T)"},
+      {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row),
+       "T: lanes that share one row of the ELL part"},
+      {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
+      {"constexpr int kUnroll = 1;", "slots each lane loads before its x gathers"},
+      {fmt::format("constexpr bool kRowLengths = {};", p.row_lengths ? "true" : "false"),
+       p.row_lengths ? "ELL-R part: loop to the stored row length"
+                     : "plain ELL part: stop at column -1"},
+      {fmt::format("constexpr int kInterval = {};", p.coo_interval), "COO entries per warp"},
+      {fmt::format("constexpr long long kCooEntries = {};", coo),
+       "nonzeros in the COO part (past column K of their row)"},
+      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
+       "stored values, x and y"},
+      {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
+  });
+  k.source +=
+      fmt::format(R"(
+static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
+static_assert(sizeof(int) == 4, "column and COO row indices were encoded with 4-byte integers");
+static_assert(spmvc::ell::kEllPitchAlign == {PITCH}, "ELL slots were laid out with a pitch of nrows rounded up to {PITCH}");
+static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of T");
+
+// Launch 1: y = alpha * A_ell * x + beta * y on every row.
+extern "C" __global__ void __launch_bounds__(kBlockSize)
+{N}(long long nrows, {LP}const int* __restrict__ ell_col_idx,
+    const Value* __restrict__ ell_values, const Value* __restrict__ x, Value* __restrict__ y,
+    Acc alpha, Acc beta) {{
+  spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
+      nrows, {LA}, ell_col_idx, ell_values, x, y, alpha, beta);
+}}
+
+// Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
+extern "C" __global__ void __launch_bounds__(kBlockSize)
+{C}(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
+    const Value* __restrict__ coo_values, const Value* __restrict__ x, Value* y, Acc alpha) {{
+  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
+                                                          coo_values, x, y, alpha);
+}}
+)",
+                  fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+                  fmt::arg("PITCH", EllFormat::kPitchAlign), fmt::arg("N", k.kernel_name),
+                  fmt::arg("C", coo_name),
+                  fmt::arg("LP", p.row_lengths ? "const int* __restrict__ ell_row_lengths, " : ""),
+                  fmt::arg("LA", p.row_lengths ? "ell_row_lengths" : "nullptr"));
+  return k;
+}
+
+}  // namespace spmvc::formats

@@ -1,0 +1,51 @@
+// hyb: the hybrid ELL + COO format of Bell & Garland (SC09), as the BRO paper describes it
+// (section 2.1.3): the first K nonzeros of every row in an ELL part, the rest in COO. K comes
+// from formats::hyb_split_width at propose time and travels in HybParams, so the plan and the
+// encoding always agree.
+//
+// Encoded arrays, in kernel-parameter order of the two launches:
+//   ell_row_lengths  i32  nrows entries, only with row_lengths (ELL-R part)
+//   ell_col_idx      i32  the ELL part, laid out exactly as the ell format with width K
+//   ell_values       f64 / f32
+//   coo_row          i32  the remaining nonzeros, sorted by row then column
+//   coo_col          i32
+//   coo_values       f64 / f32
+// Launch 1 (main): the ELL kernel writes y = alpha*A_ell*x + beta*y for every row. Launch 2
+// (post, only when the COO part is not empty): the COO kernel adds alpha*A_coo*x with one warp
+// per coo_interval entries, a segmented warp reduction and an atomicAdd per row run.
+// Templates: templates/ell.cuh and templates/coo.cuh.
+#pragma once
+
+#include "formats/format.hpp"
+
+namespace spmvc::formats {
+
+class HybFormat final : public FormatUnit {
+ public:
+  std::string_view name() const override { return "hyb"; }
+  std::string_view summary() const override {
+    return "HYB: ELL part of width K plus a COO remainder with a segmented warp reduction (Bell & "
+           "Garland; BRO 2.1.3)";
+  }
+  std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
+  std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
+                                              Precision precision) const override;
+  Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
+  Encoded encode(const CsrMatrix& a, const FormatParams& params,
+                 Precision precision) const override;
+  void reference_spmv(const Encoded& encoded, const FormatParams& params, std::span<const double> x,
+                      std::span<double> y, double alpha, double beta) const override;
+  KernelSource generate(const Encoded& encoded, const FormatParams& params,
+                        const std::string& banner) const override;
+
+  /// Nonzeros past column K of their row (the COO part), estimated from the histogram (exact
+  /// when every row is at most 32 long).
+  static double coo_nonzeros(const Profile& profile, std::int64_t width);
+  /// Entry point names: the ELL launch (the unit's name) and the COO launch.
+  static std::string kernel_name(const HybParams& p, std::int64_t padded_width,
+                                 Precision precision);
+  static std::string coo_kernel_name(const HybParams& p, std::int64_t padded_width,
+                                     Precision precision);
+};
+
+}  // namespace spmvc::formats

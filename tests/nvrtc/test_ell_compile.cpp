@@ -1,0 +1,98 @@
+// ell, sell and hyb: every golden plan and a grid of parameters compile with NVRTC to an sm_90
+// CUBIN on a machine without a GPU, with no register spills, and every entry point of the unit
+// (hyb's COO launch too) is in the binary.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "golden/ell_golden_plans.hpp"
+#include "nvrtc_compiler.hpp"
+
+namespace {
+
+void check_compiles(const spmvc::KernelSource& src) {
+  CAPTURE(src.kernel_name);
+  const spmvc::runtime::Cubin cubin = spmvc::runtime::compile_cubin(src, "sm_90");
+  REQUIRE(cubin.image.size() > 4);
+  CHECK(std::memcmp(cubin.image.data(),
+                    "\x7f"
+                    "ELF",
+                    4) == 0);
+  CHECK(cubin.registers > 0);
+  CHECK(cubin.spill_store_bytes == 0);
+  CHECK(cubin.spill_load_bytes == 0);
+  for (const spmvc::KernelLaunch& launch : src.launches()) {
+    CAPTURE(launch.entry);
+    CHECK(cubin.log.find(launch.entry) != std::string::npos);
+  }
+}
+
+spmvc::KernelSource generate(const char* spec, const char* format, spmvc::Precision p,
+                             spmvc::FormatParams params) {
+  spmvc::test::GoldenPlan g{"sweep", spec, {}};
+  g.options.format = format;
+  g.options.precision = p;
+  g.options.params = std::move(params);
+  return spmvc::test::generate_golden(g);
+}
+
+constexpr spmvc::Precision kPrecisions[] = {spmvc::Precision::f64, spmvc::Precision::f32,
+                                            spmvc::Precision::f32_acc64};
+
+}  // namespace
+
+TEST_CASE("ell, sell, hyb: every golden plan compiles to an sm_90 CUBIN without spills") {
+  for (const auto& g : spmvc::test::ell_golden_plans()) {
+    CAPTURE(g.name);
+    check_compiles(spmvc::test::generate_golden(g));
+  }
+}
+
+TEST_CASE("ell: lanes, unroll, ELL-R and precision compile without spills") {
+  for (int t : {1, 4, 32}) {
+    for (int u : {1, 4, 8}) {
+      for (bool r : {true, false}) {
+        for (spmvc::Precision p : kPrecisions) {
+          spmvc::EllParams e;
+          e.threads_per_row = t;
+          e.unroll = u;
+          e.row_lengths = r;
+          check_compiles(generate("stencil27:n=4", "ell", p, e));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("sell: slice heights, lanes, sorting and precision compile without spills") {
+  for (int c : {8, 32, 64}) {
+    for (int t : {1, 8}) {
+      for (int sigma : {1, 256}) {
+        for (spmvc::Precision p : kPrecisions) {
+          spmvc::SellParams s;
+          s.slice_height = c;
+          s.sigma = sigma;
+          s.threads_per_row = t;
+          check_compiles(generate("stencil27:n=4", "sell", p, s));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("hyb: lanes, intervals, ELL-R and precision compile without spills") {
+  for (int t : {1, 4}) {
+    for (int interval : {32, 1024}) {
+      for (bool r : {true, false}) {
+        for (spmvc::Precision p : kPrecisions) {
+          spmvc::HybParams h;
+          h.width = 4;
+          h.threads_per_row = t;
+          h.coo_interval = interval;
+          h.row_lengths = r;
+          check_compiles(generate("rmat:scale=7,ef=8", "hyb", p, h));
+        }
+      }
+    }
+  }
+}

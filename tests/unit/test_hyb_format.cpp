@@ -1,0 +1,240 @@
+// The hyb format unit: the BRO paper's worked example, the reference over both parts against
+// plain CSR, the Bell-Garland split carried in the parameters, parameter checks, the cost and
+// the two-launch unit.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "compiler.hpp"
+#include "formats/arrays.hpp"
+#include "formats/ell/ell_format.hpp"
+#include "formats/hyb/hyb_format.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+
+namespace {
+
+template <typename T>
+std::vector<T> as(const EncodedArray& arr) {
+  std::vector<T> out(static_cast<std::size_t>(arr.count()));
+  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
+  return out;
+}
+
+// The BRO paper's example (section 2.1.1), 0-based:
+// [ 3 0 2 0 0 ]
+// [ 2 6 5 4 1 ]
+// [ 0 1 9 0 7 ]
+// [ 0 0 0 8 3 ]
+CsrMatrix paper() {
+  CsrMatrix a;
+  a.nrows = 4;
+  a.ncols = 5;
+  a.row_ptr = {0, 2, 7, 10, 12};
+  a.col_idx = {0, 2, 0, 1, 2, 3, 4, 1, 2, 4, 3, 4};
+  a.values = {3, 2, 2, 6, 5, 4, 1, 1, 9, 7, 8, 3};
+  return a;
+}
+
+HybParams hyb(int width, int t, bool r = false, int interval = 256) {
+  HybParams p;
+  p.width = width;
+  p.threads_per_row = t;
+  p.row_lengths = r;
+  p.coo_interval = interval;
+  return p;
+}
+
+double roundtrip_error(const CsrMatrix& a, const HybParams& params, double alpha = 1.0,
+                       double beta = 0.0, Precision precision = Precision::f64) {
+  const formats::HybFormat f;
+  const Encoded e = f.encode(a, params, precision);
+  std::vector<double> x(static_cast<std::size_t>(a.ncols));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + static_cast<double>(i % 7) * 0.25;
+  std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = ref[i] = 0.5 - static_cast<double>(i % 3);
+  f.reference_spmv(e, params, x, y, alpha, beta);
+  CsrMatrix rounded = a;
+  if (precision != Precision::f64) {
+    for (double& v : rounded.values) v = static_cast<double>(static_cast<float>(v));
+  }
+  compiler::csr_reference_spmv(rounded, x, ref, alpha, beta);
+  return compiler::relative_error(y, ref);
+}
+
+}  // namespace
+
+TEST_CASE("hyb: the paper's example splits at K = 3 into its ELL and COO parts") {
+  const Encoded e = formats::HybFormat().encode(paper(), hyb(3, 1), Precision::f64);
+  std::vector<std::int32_t> cols(3 * 32, -1);
+  const std::int32_t k0[] = {0, 0, 1, 3}, k1[] = {2, 1, 2, 4}, k2[] = {-1, 2, 4, -1};
+  for (int r = 0; r < 4; ++r) {
+    cols[static_cast<std::size_t>(r)] = k0[r];
+    cols[static_cast<std::size_t>(32 + r)] = k1[r];
+    cols[static_cast<std::size_t>(64 + r)] = k2[r];
+  }
+  CHECK(as<std::int32_t>(e.array("ell_col_idx")) == cols);
+  CHECK(as<std::int32_t>(e.array("coo_row")) == std::vector<std::int32_t>{1, 1});
+  CHECK(as<std::int32_t>(e.array("coo_col")) == std::vector<std::int32_t>{3, 4});
+  CHECK(as<double>(e.array("coo_values")) == std::vector<double>{4, 1});
+  CHECK(e.total_bytes() == 96 * (4 + 8) + 2 * (4 + 4 + 8));
+  CHECK_THROWS_AS(e.array("ell_row_lengths"), InternalError);
+  const Encoded r = formats::HybFormat().encode(paper(), hyb(3, 1, true), Precision::f32);
+  CHECK(as<std::int32_t>(r.array("ell_row_lengths")) == std::vector<std::int32_t>{2, 3, 3, 2});
+  CHECK(r.array("coo_values").type == ElemType::f32);
+
+  std::vector<double> y = {1, 1, 1, 1};
+  formats::HybFormat().reference_spmv(e, hyb(3, 1), std::vector<double>{1, 1, 1, 1, 1}, y, 2.0,
+                                      1.0);
+  CHECK(y == std::vector<double>{11, 37, 35, 23});
+}
+
+TEST_CASE("hyb: reference equals plain CSR for every split, lane count and precision") {
+  std::vector<CsrMatrix> matrices;
+  for (const char* spec : {"stencil2d:n=30", "stencil27:n=8", "elasticity:n=4",
+                           "rmat:scale=11,ef=8", "random:n=700,per_row=9", "banded:n=500,hbw=6",
+                           "random:nrows=300,ncols=1000,per_row=7", "rmat:scale=9,ef=4"})
+    matrices.push_back(gen::from_spec(spec));
+  for (const CsrMatrix& a : matrices) {
+    const Profile p = inspect(a);
+    const int split = static_cast<int>(formats::hyb_split_width(p));
+    CAPTURE(a.nrows);
+    CAPTURE(split);
+    for (int k : {0, 1, split, static_cast<int>(p.row_max)}) {
+      for (int t : {1, 4}) {
+        for (bool r : {false, true}) {
+          CAPTURE(k);
+          CAPTURE(t);
+          CAPTURE(r);
+          CHECK(roundtrip_error(a, hyb(k, t, r)) <= 1e-12);
+          CHECK(roundtrip_error(a, hyb(k, t, r), -0.5, 1.5) <= 1e-12);
+          CHECK(roundtrip_error(a, hyb(k, t, r), 1.0, 0.0, Precision::f32) <= 1e-12);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("hyb: the planner carries the Bell-Garland split in the parameters") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=12,ef=16");
+  const Profile p = inspect(a);
+  compiler::PlanOptions o;
+  o.format = "hyb";
+  const Plan plan = compiler::make_plan(p, o);
+  REQUIRE_FALSE(plan.candidates.empty());
+  for (const Candidate& c : plan.candidates) {
+    CHECK(c.applicable);
+    CHECK(std::get<HybParams>(c.params).width == formats::hyb_split_width(p));
+    CHECK(c.reason.find("Bell-Garland split") != std::string::npos);
+  }
+  const Encoded e = compiler::encode(a, plan);
+  CHECK(formats::ell_part::stored_width(e, "ell_") ==
+        formats::EllFormat::padded_width(formats::hyb_split_width(p),
+                                         std::get<HybParams>(plan.params).threads_per_row));
+  // The COO part holds exactly the nonzeros past column K of their rows.
+  std::int64_t spilled = 0;
+  for (std::int64_t r = 0; r < a.nrows; ++r)
+    spilled += std::max<std::int64_t>(0, a.row_length(r) - formats::hyb_split_width(p));
+  CHECK(e.array("coo_row").count() == spilled);
+  CHECK(formats::HybFormat::coo_nonzeros(p, formats::hyb_split_width(p)) ==
+        doctest::Approx(static_cast<double>(spilled)).epsilon(0.15));  // range bins: midpoints
+}
+
+TEST_CASE("hyb: a small matrix with a long row caps the split at the ELL padding limit") {
+  // 300 rows (fewer than the split's 4096-row threshold, so it keeps every row in ELL) with one
+  // row of 3000 nonzeros: K = 3000 would pad to 900k slots; the proposal lowers K instead.
+  CsrMatrix a;
+  a.nrows = 300;
+  a.ncols = 3000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (std::int64_t c = r % 5; c < (r == 7 ? 3000 : 40); c += (r == 7 ? 1 : 5)) {
+      a.col_idx.push_back(static_cast<std::int32_t>(c));
+      a.values.push_back(1.0 + static_cast<double>(c % 3));
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  const Profile p = inspect(a);
+  REQUIRE(formats::hyb_split_width(p) == p.row_max);
+  for (const Candidate& c : formats::HybFormat().propose(p, Precision::f64)) {
+    CHECK(c.applicable);
+    const int k = std::get<HybParams>(c.params).width;
+    CHECK(k < 3000);
+    CHECK(k >= 8);
+    CHECK(c.reason.find("capped by ELL padding") != std::string::npos);
+    CHECK(roundtrip_error(a, std::get<HybParams>(c.params)) <= 1e-12);
+  }
+}
+
+TEST_CASE("hyb: cannot_implement names bad parameters") {
+  const Profile p = inspect(gen::from_spec("rmat:scale=12,ef=16"));
+  const formats::HybFormat f;
+  auto why = [&](const HybParams& h) {
+    return f.cannot_implement(p, h, Precision::f64).value_or("");
+  };
+  CHECK(why(hyb(4, 1)).empty());
+  CHECK(why(hyb(0, 1)).empty());  // all COO
+  CHECK(why(hyb(4, 1, false, 48)).find("COO interval 48") != std::string::npos);
+  CHECK(why(hyb(4, 1, false, 0)).find("COO interval 0") != std::string::npos);
+  CHECK(why(hyb(4, 1, false, 1 << 17)).find("COO interval") != std::string::npos);
+  CHECK(why(hyb(-2, 1)).find("negative") != std::string::npos);
+  CHECK(why(hyb(4, 6)).find("threads per row 6") != std::string::npos);
+  CHECK(why(hyb(static_cast<int>(p.row_max), 1)).find("pads to") != std::string::npos);
+}
+
+TEST_CASE("hyb: cost adds the COO part to the ELL part") {
+  // 1000 rows of 4 nonzeros, 10 of them with 20: K = 4 leaves 160 nonzeros in COO.
+  Profile p;
+  p.nrows = 1000;
+  p.ncols = 1000;
+  p.row_histogram = {{4, 4, 990}, {20, 20, 10}};
+  p.nnz = 4 * 990 + 20 * 10;
+  p.row_mean = static_cast<double>(p.nnz) / 1000;
+  p.row_min = 4;
+  p.row_max = 20;
+  const formats::HybFormat f;
+  CHECK(formats::HybFormat::coo_nonzeros(p, 4) == 160);
+  for (Precision prec : {Precision::f64, Precision::f32}) {
+    const double vb = value_bytes(prec);
+    const formats::Cost c = f.cost(p, hyb(4, 1), prec);
+    CHECK(c.matrix_bytes == doctest::Approx(1000 * 4 * (4 + vb) + 160 * (8 + vb)));
+    CHECK(c.y_bytes == doctest::Approx(1010 * vb));
+    CHECK(c.lane_efficiency < 1.0);
+    CHECK(c.lane_efficiency > 0.7);
+    // Without a COO part there is no second launch.
+    const formats::Cost whole = f.cost(p, hyb(20, 1), prec);
+    CHECK(whole.y_bytes == doctest::Approx(1000 * vb));
+    CHECK(c.serial_seconds > 4e-6);
+  }
+}
+
+TEST_CASE("hyb: two launches, the COO one only when the COO part holds entries") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=10,ef=8");
+  const Profile p = inspect(a);
+  const formats::HybFormat f;
+  const HybParams h = hyb(3, 2, true, 64);
+  const Encoded e = f.encode(a, h, Precision::f32_acc64);
+  const KernelSource k = f.generate(e, h, "");
+  CHECK(k.kernel_name == "spmv_hyb_k4_t2_b256_i64_r_f32acc64");
+  REQUIRE(k.post_launches.size() == 1);
+  const KernelLaunch& coo = k.post_launches[0];
+  CHECK(coo.entry == "spmv_hyb_k4_t2_b256_i64_r_f32acc64_coo");
+  const std::int64_t n = e.array("coo_row").count();
+  REQUIRE(n > 0);
+  CHECK(coo.grid == ((n + 63) / 64 + 7) / 8);
+  CHECK(coo.block == 256);
+  CHECK(coo.params.size() == 6);
+  CHECK(k.source.find(fmt::format("constexpr long long kCooEntries = {};", n)) !=
+        std::string::npos);
+  CHECK(k.source.find(coo.entry + "(") != std::string::npos);
+  CHECK(k.params[1].name == "ell_row_lengths");
+  CHECK(k.launches().size() == 2);
+
+  const HybParams all_ell = hyb(static_cast<int>(p.row_max), 1);
+  const KernelSource whole = f.generate(f.encode(a, all_ell, Precision::f64), all_ell, "");
+  CHECK(whole.post_launches.empty());
+  CHECK(whole.source.find("constexpr long long kCooEntries = 0;") != std::string::npos);
+}
