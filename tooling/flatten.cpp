@@ -47,7 +47,14 @@ constexpr const char* kPrelude = R"(
 struct __attribute__((aligned(8))) uint2 { unsigned int x, y; };
 struct __attribute__((aligned(16))) uint4 { unsigned int x, y, z, w; };
 __device__ void __syncthreads();
+template <class T> __device__ T __shfl_sync(unsigned, T, int, int = 32);
+template <class T> __device__ T __shfl_up_sync(unsigned, T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down_sync(unsigned, T, unsigned, int = 32);
+template <class T> __device__ T __shfl_xor_sync(unsigned, T, int, int = 32);
+__device__ unsigned __ballot_sync(unsigned, int);
+__device__ int __popc(unsigned);
+__device__ int __clz(int);
+__device__ int __clzll(long long);
 template <class T> __device__ T __ldg(const T*);
 template <class T> __device__ T atomicAdd(T*, T);
 extern "C" __device__ void* memcpy(void*, const void*, decltype(sizeof 0));
