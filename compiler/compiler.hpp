@@ -18,6 +18,8 @@ struct PlanOptions {
   std::optional<CsrParams> csr;  ///< forces csr parameters
   /// Forces a parameter set of any format (and so the format); csr above is the older spelling.
   std::optional<FormatParams> params;
+  /// Architecture whose calibration scales the model's times ("sm_90"; "" for none).
+  std::string arch = "sm_90";
   double read_bandwidth = 0;  ///< bytes/s for the time model; 0: the default in heuristics
 };
 

@@ -344,6 +344,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   plan_options.format = options.format;
   plan_options.csr = options.csr;
   plan_options.params = options.params;
+  plan_options.arch = device.arch();
   Plan plan = compiler::make_plan(profile, plan_options);
   plan.reorder = reorder_label;
   timings.plan = seconds_since(t0);

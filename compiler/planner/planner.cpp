@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "calibration.hpp"
 #include "compiler.hpp"
 #include "formats/format.hpp"
 #include "heuristics.hpp"
@@ -61,7 +62,8 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       if (c.applicable) {
         const formats::Cost cost = unit->cost(profile, c.params, options.precision);
         c.predicted_bytes = cost.total();
-        c.predicted_seconds = predict_seconds(cost, bandwidth);
+        c.predicted_seconds = predict_seconds(cost, bandwidth) *
+                              time_factor(options.arch, unit->name(), options.precision);
       }
       candidates.push_back(std::move(c));
     }
