@@ -43,6 +43,7 @@ int run_inspect(const MatrixArgs& args) {
   const CsrMatrix a = load_matrix(args);
   const Profile profile = inspect(a);
   fmt::print("{}\n", args.json ? to_json(profile) : to_report(profile));
+  if (args.blocks) fmt::print("{}", to_report(inspect_blocks(a)));
   return 0;
 }
 

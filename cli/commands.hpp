@@ -23,6 +23,7 @@ struct MatrixArgs {
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log
+  bool blocks = false;   ///< inspect: also print the dense-block report (inspect_blocks)
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to

@@ -54,6 +54,8 @@ int main(int argc, char** argv) {
   auto* inspect =
       app.add_subcommand("inspect", "report the matrix's structure (the inspector's Profile)");
   add_matrix_options(inspect, margs, false);
+  inspect->add_flag("--blocks", margs.blocks,
+                    "also report every dense-block shape (fill, blocks, aligned and unaligned)");
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);

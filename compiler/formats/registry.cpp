@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "formats/bcsr/bcsr_format.hpp"
+#include "formats/bellpack/bellpack_format.hpp"
+#include "formats/blocked/blocked_format.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "spmvc/error.hpp"
 
@@ -9,7 +12,10 @@ namespace spmvc::formats {
 
 const std::vector<const FormatUnit*>& registry() {
   static const CsrFormat kCsr;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr};
+  static const BlockedFormat kBlocked;
+  static const BellpackFormat kBellpack;
+  static const BcsrFormat kBcsr;
+  static const std::vector<const FormatUnit*> kFormats = {&kCsr, &kBlocked, &kBellpack, &kBcsr};
   return kFormats;
 }
 
