@@ -129,7 +129,10 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
     p.block_cols = b.c;
     const double nbrows = std::ceil(static_cast<double>(profile.nrows) / b.r);
     p.threads_per_row = threads_for(nbrows > 0 ? static_cast<double>(b.blocks) / nbrows : 0);
-    options.push_back({p, cost(profile, p, precision).matrix_bytes, b.fill()});
+    const double bytes = cost(profile, p, precision).matrix_bytes;
+    if (bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision)))
+      continue;
+    options.push_back({p, bytes, b.fill()});
   }
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& a, const Option& b) { return a.bytes < b.bytes; });
@@ -154,8 +157,9 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
     out.push_back({std::string(name()), p, describe(p), false,
                    profile.block_shapes.empty()
                        ? std::string("no block shapes inspected")
-                       : fmt::format("no r x c shape reaches fill {:.2f} (best: {}x{} at {:.3f})",
-                                     blocks::kMinProposedFill, best_r, best_c, best_fill),
+                       : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
+                                     "at {:.3f})",
+                                     best_r, best_c, best_fill),
                    0, 0});
   }
   return out;

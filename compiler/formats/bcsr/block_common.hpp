@@ -15,9 +15,17 @@
 
 namespace spmvc::formats::blocks {
 
-/// Fill below which a shape is not proposed: at 0.5 the stored values (with fill) already cost
-/// as much as csr's 12 bytes per fp64 nonzero, so no index saving is left to win.
+/// Fill below which a shape is not proposed at all (whatever its bytes).
 inline constexpr double kMinProposedFill = 0.5;
+/// A shape is proposed only when its matrix bytes are at most this share of csr's (4-byte index
+/// + value per nonzero): with less to save than that, the zero fill and the block bookkeeping
+/// have eaten the index saving.
+inline constexpr double kMaxBytesVsCsr = 0.95;
+
+/// csr's matrix bytes per nonzero (4-byte column index and one value), the yardstick above.
+inline double csr_bytes(const Profile& p, double value_bytes) {
+  return static_cast<double>(p.nnz) * (4.0 + value_bytes);
+}
 /// Shapes each format proposes (the best by predicted bytes).
 inline constexpr int kProposedShapes = 3;
 /// Dependent steps (load a block index, then its x) one lane or warp walks before the model

@@ -126,7 +126,10 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile,
     BellpackParams p;
     p.block_rows = b.r;
     p.block_cols = b.c;
-    options.push_back({p, cost(profile, p, precision).matrix_bytes, b.fill()});
+    const double bytes = cost(profile, p, precision).matrix_bytes;
+    if (bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision)))
+      continue;
+    options.push_back({p, bytes, b.fill()});
   }
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& a, const Option& b) { return a.bytes < b.bytes; });
@@ -151,8 +154,9 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile,
     out.push_back({std::string(name()), p, describe(p), false,
                    profile.block_shapes.empty()
                        ? std::string("no block shapes inspected")
-                       : fmt::format("no r x c shape reaches fill {:.2f} (best: {}x{} at {:.3f})",
-                                     blocks::kMinProposedFill, best_r, best_c, best_fill),
+                       : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
+                                     "at {:.3f})",
+                                     best_r, best_c, best_fill),
                    0, 0});
   }
   return out;

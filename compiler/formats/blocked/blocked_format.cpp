@@ -135,7 +135,10 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
     p.block_rows = b.r;
     p.block_cols = b.c;
     p.col_align = b.col_align;
-    options.push_back({p, cost(profile, p, precision).matrix_bytes, b.row_padded_fill(), false});
+    const double bytes = cost(profile, p, precision).matrix_bytes;
+    if (bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision)))
+      continue;
+    options.push_back({p, bytes, b.row_padded_fill(), false});
   }
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& a, const Option& b) { return a.bytes < b.bytes; });
@@ -184,9 +187,9 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
     out.push_back({std::string(name()), p, describe(p), false,
                    profile.block_shapes.empty()
                        ? std::string("no block shapes inspected")
-                       : fmt::format("no br x bc shape (A={}) reaches fill {:.2f} with its rows "
-                                     "padded (best {:.3f})",
-                                     kHopperAlign, blocks::kMinProposedFill, best_fill),
+                       : fmt::format("no br x bc shape (A={}) stores fewer bytes than csr (best "
+                                     "fill with rows padded: {:.3f})",
+                                     kHopperAlign, best_fill),
                    0, 0});
   }
   return out;
