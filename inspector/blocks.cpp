@@ -212,15 +212,15 @@ BlockReport inspect_blocks(const CsrMatrix& a, const BlockOptions& o) {
   for (const BlockShape& s : rep.shapes) {
     if (s.r * s.c < 2 || s.fill() < BlockReport::kDenseFill) continue;
     const int area = s.r * s.c, best_area = rep.best.r * rep.best.c;
-    const bool better = area > best_area ||
-                        (area == best_area && s.placement == BlockPlacement::aligned &&
-                         rep.best.placement == BlockPlacement::unaligned);
+    const bool better =
+        area > best_area || (area == best_area && s.placement == BlockPlacement::aligned &&
+                             rep.best.placement == BlockPlacement::unaligned);
     if (better) rep.best = s;
   }
   if (rep.best.r > 0) {
-    rep.structure = fmt::format("uniform {}x{}, {}", rep.best.r, rep.best.c,
-                                rep.best.placement == BlockPlacement::aligned ? "aligned"
-                                                                              : "unaligned");
+    rep.structure =
+        fmt::format("uniform {}x{}, {}", rep.best.r, rep.best.c,
+                    rep.best.placement == BlockPlacement::aligned ? "aligned" : "unaligned");
   } else {
     // No single shape packs densely; rows that come in identical groups still mean blocks of
     // varied sizes.
@@ -240,10 +240,11 @@ std::string to_report(const BlockReport& rep) {
   out += fmt::format("Block structure: {}", rep.structure);
   if (rep.best.r > 0) out += fmt::format(" (fill {:.3f})", rep.best.fill());
   out += '\n';
-  out += rep.sampled
-             ? fmt::format("Sampled: {} of {} rows, {} of {} nonzeros (counts scaled by nonzeros)\n",
-                           rep.sampled_rows, rep.nrows, rep.sampled_nnz, rep.nnz)
-             : fmt::format("Exact: every row ({} rows, {} nonzeros)\n", rep.nrows, rep.nnz);
+  out +=
+      rep.sampled
+          ? fmt::format("Sampled: {} of {} rows, {} of {} nonzeros (counts scaled by nonzeros)\n",
+                        rep.sampled_rows, rep.nrows, rep.sampled_nnz, rep.nnz)
+          : fmt::format("Exact: every row ({} rows, {} nonzeros)\n", rep.nrows, rep.nnz);
   out += "Rows in identical-pattern groups of height";
   for (std::size_t h = 1; h <= 8; ++h)
     out += fmt::format(" {}{}:{}", h, h == 8 ? "+" : "", rep.groups.rows_in[h]);
@@ -254,11 +255,11 @@ std::string to_report(const BlockReport& rep) {
                        "align", "blocks", "fill", "row-pad");
     for (const BlockShape& s : rep.shapes) {
       if (!keep(s)) continue;
-      out += fmt::format("  {:>5} {:>9} {:>5} {:>13} {:>7.3f} {:>9}\n", fmt::format("{}x{}", s.r, s.c),
-                         s.placement == BlockPlacement::aligned ? "aligned" : "unaligned",
-                         s.col_align, s.blocks, s.fill(),
-                         s.stored_row_padded > 0 ? fmt::format("{:.3f}", s.row_padded_fill())
-                                                 : std::string("-"));
+      out += fmt::format(
+          "  {:>5} {:>9} {:>5} {:>13} {:>7.3f} {:>9}\n", fmt::format("{}x{}", s.r, s.c),
+          s.placement == BlockPlacement::aligned ? "aligned" : "unaligned", s.col_align, s.blocks,
+          s.fill(),
+          s.stored_row_padded > 0 ? fmt::format("{:.3f}", s.row_padded_fill()) : std::string("-"));
     }
   };
   // Small shapes: the best few by fill (ties: larger area first); wide shapes: all of them.
@@ -270,8 +271,9 @@ std::string to_report(const BlockReport& rep) {
     return x.r * x.c > y.r * y.c;
   });
   if (small.size() > 12) small.resize(12);
-  out += fmt::format("Small shapes, best fill first ({} of {} shown):\n  {:>5} {:>9} {:>13} {:>7}\n",
-                     small.size(), 2 * 64 - 2, "shape", "placement", "blocks", "fill");
+  out +=
+      fmt::format("Small shapes, best fill first ({} of {} shown):\n  {:>5} {:>9} {:>13} {:>7}\n",
+                  small.size(), 2 * 64 - 2, "shape", "placement", "blocks", "fill");
   for (const BlockShape& s : small)
     out += fmt::format("  {:>5} {:>9} {:>13} {:>7.3f}\n", fmt::format("{}x{}", s.r, s.c),
                        s.placement == BlockPlacement::aligned ? "aligned" : "unaligned", s.blocks,

@@ -80,8 +80,8 @@ __device__ __forceinline__ void spmv(long long nrows, long long ncols,
           base = start[i];
         }
       }
-      const Acc prod = static_cast<Acc>(load_ro(values + off + e)) *
-                       static_cast<Acc>(xs[warp][e - base]);
+      const Acc prod =
+          static_cast<Acc>(load_ro(values + off + e)) * static_cast<Acc>(xs[warp][e - base]);
 #pragma unroll
       for (int i = 0; i < kBR; ++i) {
         if (i == row) sum[i] += prod;

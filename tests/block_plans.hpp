@@ -30,9 +30,10 @@ inline BlockedParams blocked_params(int br, int bc, int align, int block_size = 
 /// Golden plans: each format in each precision, the column tail, and the planner's own pick.
 inline std::vector<GoldenPlan> block_golden_plans() {
   std::vector<GoldenPlan> g;
-  g.push_back(block_plan("bcsr_r3_c3_t4_f64", "elasticity:n=3", Precision::f64, bcsr_params(3, 3, 4)));
-  g.push_back(block_plan("bcsr_r2_c4_t1_tail_f32", "stencil2d:n=7", Precision::f32,
-                         bcsr_params(2, 4, 1)));
+  g.push_back(
+      block_plan("bcsr_r3_c3_t4_f64", "elasticity:n=3", Precision::f64, bcsr_params(3, 3, 4)));
+  g.push_back(
+      block_plan("bcsr_r2_c4_t1_tail_f32", "stencil2d:n=7", Precision::f32, bcsr_params(2, 4, 1)));
   g.push_back(block_plan("bellpack_r3_c3_s32_f64", "elasticity:n=3", Precision::f64,
                          bellpack_params(3, 3, 32)));
   g.push_back(block_plan("bellpack_r2_c2_s16_tail_f32acc64", "stencil7:n=5", Precision::f32_acc64,

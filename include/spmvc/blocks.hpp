@@ -32,9 +32,9 @@ struct BlockShape {
   int r = 1;
   int c = 1;
   BlockPlacement placement = BlockPlacement::aligned;
-  int col_align = 1;            ///< unaligned only: block start columns are multiples of this
-  std::int64_t blocks = 0;      ///< blocks holding a nonzero (estimated when sampled)
-  std::int64_t nnz = 0;         ///< nonzeros the counts are relative to (the matrix's nnz)
+  int col_align = 1;        ///< unaligned only: block start columns are multiples of this
+  std::int64_t blocks = 0;  ///< blocks holding a nonzero (estimated when sampled)
+  std::int64_t nnz = 0;     ///< nonzeros the counts are relative to (the matrix's nnz)
   std::int64_t stored_row_padded = 0;  ///< wide shapes: entries with rows padded to col_align
   /// nnz / (blocks·r·c): the share of stored entries that are nonzeros (0 when no blocks).
   double fill() const;

@@ -82,7 +82,7 @@ double round_trip(const CsrMatrix& a, const FormatParams& params,
 }
 
 std::vector<FormatParams> round_trip_params() {
-  return {test::bcsr_params(3, 3, 4),     test::bcsr_params(2, 5, 1),
+  return {test::bcsr_params(3, 3, 4),      test::bcsr_params(2, 5, 1),
           test::bellpack_params(3, 3, 32), test::bellpack_params(4, 2, 7),
           test::blocked_params(4, 64, 16), test::blocked_params(3, 16, 4),
           test::blocked_params(7, 32, 1)};
@@ -180,8 +180,8 @@ TEST_CASE("inspect() carries the block shapes at both depths and stays fast") {
 }
 
 TEST_CASE("bcsr encoding: block rows, block columns and row-major blocks") {
-  const Encoded e = formats::find_format("bcsr").encode(small(), test::bcsr_params(2, 2, 1),
-                                                         Precision::f64);
+  const Encoded e =
+      formats::find_format("bcsr").encode(small(), test::bcsr_params(2, 2, 1), Precision::f64);
   auto i64 = [&](const char* n) {
     const auto& arr = e.array(n);
     std::vector<std::int64_t> v(static_cast<std::size_t>(arr.count()));
@@ -204,8 +204,8 @@ TEST_CASE("bcsr encoding: block rows, block columns and row-major blocks") {
 
 TEST_CASE("bellpack encoding sorts block rows by block count and writes y through perm") {
   // Block rows (r=1, c=1) of small(): counts 2, 3, 0, 2 -> sorted 1, 0, 3, 2.
-  const Encoded e = formats::find_format("bellpack").encode(
-      small(), test::bellpack_params(1, 1, 2), Precision::f64);
+  const Encoded e = formats::find_format("bellpack")
+                        .encode(small(), test::bellpack_params(1, 1, 2), Precision::f64);
   const auto& p = e.array("perm");
   std::vector<std::int32_t> perm(static_cast<std::size_t>(p.count()));
   std::memcpy(perm.data(), p.bytes.data(), p.bytes.size());
@@ -218,8 +218,8 @@ TEST_CASE("bellpack encoding sorts block rows by block count and writes y throug
 }
 
 TEST_CASE("blocked encoding: aligned starts, rows padded to the alignment") {
-  const Encoded e = formats::find_format("blocked").encode(
-      small(), test::blocked_params(2, 16, 4), Precision::f64);
+  const Encoded e = formats::find_format("blocked").encode(small(), test::blocked_params(2, 16, 4),
+                                                           Precision::f64);
   CHECK(e.array("block_col").count() == 2);  // one block per block row, both at column 0
   const auto& l = e.array("block_len");
   std::vector<std::uint8_t> len(l.bytes.size());
@@ -272,9 +272,8 @@ TEST_CASE("block formats: round trips on every public matrix under 2M nonzeros")
   int tested = 0;
   // One parameter set per format, shaped for FEM blocks; graphs get poor fill but must still
   // round-trip. G3_circuit (7.7M) and the other large ones are left to the GPU tests.
-  const std::vector<FormatParams> params = {test::bcsr_params(3, 3, 4),
-                                            test::bellpack_params(2, 2, 32),
-                                            test::blocked_params(4, 32, 4)};
+  const std::vector<FormatParams> params = {
+      test::bcsr_params(3, 3, 4), test::bellpack_params(2, 2, 32), test::blocked_params(4, 32, 4)};
   while (std::getline(index, line)) {
     std::stringstream ss(line);
     std::vector<std::string> f;
@@ -348,8 +347,9 @@ TEST_CASE("block cost models weigh zero fill against index savings") {
   for (const char* f : {"bcsr", "bellpack"}) {
     CAPTURE(f);
     const auto& unit = formats::find_format(f);
-    const FormatParams p33 = std::string(f) == "bcsr" ? FormatParams{test::bcsr_params(3, 3, 4)}
-                                                      : FormatParams{test::bellpack_params(3, 3, 32)};
+    const FormatParams p33 = std::string(f) == "bcsr"
+                                 ? FormatParams{test::bcsr_params(3, 3, 4)}
+                                 : FormatParams{test::bellpack_params(3, 3, 32)};
     // Full 3x3 blocks: 8 bytes per value plus 4/9 of an index, against csr's 12.
     const double el_bytes = unit.cost(el, p33, Precision::f64).matrix_bytes;
     CHECK(el_bytes < 0.75 * csr.cost(el, cp, Precision::f64).matrix_bytes);

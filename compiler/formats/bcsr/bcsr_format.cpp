@@ -22,8 +22,8 @@ const BcsrParams& params_of(const FormatParams& params) {
 }
 
 template <typename Value>
-void multiply(const Encoded& e, const BcsrParams& p, std::span<const double> x,
-              std::span<double> y, double alpha, double beta) {
+void multiply(const Encoded& e, const BcsrParams& p, std::span<const double> x, std::span<double> y,
+              double alpha, double beta) {
   const std::int64_t* ptr = typed<std::int64_t>(e.array("brow_ptr"));
   const std::int32_t* bcol = typed<std::int32_t>(e.array("bcol"));
   const Value* val = typed<Value>(e.array("values"));
@@ -38,7 +38,8 @@ void multiply(const Encoded& e, const BcsrParams& p, std::span<const double> x,
         for (int k = 0; k < c; ++k) {
           const double v = static_cast<double>(val[(j * r + i) * c + k]);
           // Fill past the last column is zero and x is not read there.
-          if (col0 + k < e.ncols) sum[static_cast<std::size_t>(i)] += v * x[static_cast<std::size_t>(col0 + k)];
+          if (col0 + k < e.ncols)
+            sum[static_cast<std::size_t>(i)] += v * x[static_cast<std::size_t>(col0 + k)];
         }
       }
     }
@@ -144,9 +145,10 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
       c.applicable = false;
       c.reason = *why;
     } else {
-      c.reason = fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero",
-                             p.block_rows, p.block_cols, 100.0 * options[i].fill,
-                             options[i].bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
+      c.reason =
+          fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero", p.block_rows,
+                      p.block_cols, 100.0 * options[i].fill,
+                      options[i].bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
     }
     out.push_back(std::move(c));
   }
@@ -211,11 +213,16 @@ KernelSource BcsrFormat::generate(const Encoded& e, const FormatParams& params,
   k.options = codegen::base_options();
   k.block = p.block_size;
   const std::int64_t nbrows = (e.nrows + p.block_rows - 1) / p.block_rows;
-  k.grid = std::max<std::int64_t>(1, (nbrows * p.threads_per_row + p.block_size - 1) / p.block_size);
-  k.params = {{KernelParam::Kind::rows, "nrows"},     {KernelParam::Kind::cols, "ncols"},
-              {KernelParam::Kind::array, "brow_ptr"}, {KernelParam::Kind::array, "bcol"},
-              {KernelParam::Kind::array, "values"},   {KernelParam::Kind::x, "x"},
-              {KernelParam::Kind::y, "y"},            {KernelParam::Kind::alpha, "alpha"},
+  k.grid =
+      std::max<std::int64_t>(1, (nbrows * p.threads_per_row + p.block_size - 1) / p.block_size);
+  k.params = {{KernelParam::Kind::rows, "nrows"},
+              {KernelParam::Kind::cols, "ncols"},
+              {KernelParam::Kind::array, "brow_ptr"},
+              {KernelParam::Kind::array, "bcol"},
+              {KernelParam::Kind::array, "values"},
+              {KernelParam::Kind::x, "x"},
+              {KernelParam::Kind::y, "y"},
+              {KernelParam::Kind::alpha, "alpha"},
               {KernelParam::Kind::beta, "beta"}};
   k.source = banner;
   k.source += "#include \"spmvc/bcsr.cuh\"\n\n";
@@ -226,7 +233,8 @@ KernelSource BcsrFormat::generate(const Encoded& e, const FormatParams& params,
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
       {fmt::format("constexpr bool kColTail = {};", col_tail ? "true" : "false"),
        "the last block column runs past ncols"},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)), "stored values, x and y"},
+      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
+       "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
   k.source += fmt::format(R"(

@@ -72,7 +72,8 @@ inline BlockRows build_block_rows(const CsrMatrix& a, int r, int c) {
     }
     std::sort(cols.begin(), cols.end());
     const std::int64_t base = b.blocks();
-    for (std::size_t i = 0; i < cols.size(); ++i) slot[cols[i]] = base + static_cast<std::int64_t>(i);
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      slot[cols[i]] = base + static_cast<std::int64_t>(i);
     b.col.insert(b.col.end(), cols.begin(), cols.end());
     b.val.resize(static_cast<std::size_t>(b.blocks()) * r * c, 0.0);
     for (std::int64_t row = r0; row < r1; ++row) {
@@ -112,8 +113,8 @@ inline ShapeStats shape_stats(const Profile& p, int r, int c, BlockPlacement pla
       return s;
     }
   }
-  const double room = std::ceil(static_cast<double>(p.nrows) / r) *
-                      std::ceil(static_cast<double>(p.ncols) / c);
+  const double room =
+      std::ceil(static_cast<double>(p.nrows) / r) * std::ceil(static_cast<double>(p.ncols) / c);
   s.blocks = std::min(static_cast<double>(p.nnz), room);
   s.stored_padded = static_cast<double>(p.nnz) * col_align;
   s.fill = s.blocks > 0 ? static_cast<double>(p.nnz) / (s.blocks * r * c) : 0.0;

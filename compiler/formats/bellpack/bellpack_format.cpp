@@ -44,7 +44,8 @@ void multiply(const Encoded& e, const BellpackParams& p, std::span<const double>
           for (int j = 0; j < c; ++j) {
             const std::int64_t col = static_cast<std::int64_t>(bc) * c + j;
             if (col >= e.ncols) continue;
-            const double v = static_cast<double>(val[base * r * c + (k * c + j) * (h * r) + b * r + i]);
+            const double v =
+                static_cast<double>(val[base * r * c + (k * c + j) * (h * r) + b * r + i]);
             sum += v * x[static_cast<std::size_t>(col)];
           }
         }
@@ -70,14 +71,15 @@ Cost BellpackFormat::cost(const Profile& profile, const FormatParams& params,
   // Sorting by block count leaves little padding inside a slice; the model charges none beyond
   // the blocks themselves (a lower bound: Choi's slices are near-uniform after the sort).
   Cost c;
-  c.matrix_bytes = (nslices + 1) * 8.0 + nbrows * 4.0 +
-                   s.blocks * (4.0 + vb * p.block_rows * p.block_cols);
+  c.matrix_bytes =
+      (nslices + 1) * 8.0 + nbrows * 4.0 + s.blocks * (4.0 + vb * p.block_rows * p.block_cols);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   const double m = nbrows > 0 ? s.blocks / nbrows : 0.0;  // blocks each thread walks, mean
   c.lane_efficiency = blocks::latency_factor(m);
   const double per_block = std::max(1.0, s.fill * p.block_cols);
-  c.serial_seconds = std::ceil(static_cast<double>(profile.row_max) / per_block) * blocks::kStepSeconds;
+  c.serial_seconds =
+      std::ceil(static_cast<double>(profile.row_max) / per_block) * blocks::kStepSeconds;
   return c;
 }
 
@@ -105,8 +107,7 @@ std::optional<std::string> BellpackFormat::cannot_implement(const Profile& profi
   return std::nullopt;
 }
 
-std::vector<Candidate> BellpackFormat::propose(const Profile& profile,
-                                               Precision precision) const {
+std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision precision) const {
   struct Option {
     BellpackParams p;
     double bytes;
@@ -141,9 +142,10 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile,
       c.applicable = false;
       c.reason = *why;
     } else {
-      c.reason = fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero",
-                             p.block_rows, p.block_cols, 100.0 * options[i].fill,
-                             options[i].bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
+      c.reason =
+          fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero", p.block_rows,
+                      p.block_cols, 100.0 * options[i].fill,
+                      options[i].bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
     }
     out.push_back(std::move(c));
   }
@@ -247,11 +249,16 @@ KernelSource BellpackFormat::generate(const Encoded& e, const FormatParams& para
   const std::int64_t threads =
       (nbrows + p.slice_height - 1) / p.slice_height * p.slice_height * p.block_rows;
   k.grid = std::max<std::int64_t>(1, (threads + p.block_size - 1) / p.block_size);
-  k.params = {{KernelParam::Kind::rows, "nrows"},      {KernelParam::Kind::cols, "ncols"},
-              {KernelParam::Kind::array, "slice_ptr"}, {KernelParam::Kind::array, "bcol"},
-              {KernelParam::Kind::array, "values"},    {KernelParam::Kind::array, "perm"},
-              {KernelParam::Kind::x, "x"},             {KernelParam::Kind::y, "y"},
-              {KernelParam::Kind::alpha, "alpha"},     {KernelParam::Kind::beta, "beta"}};
+  k.params = {{KernelParam::Kind::rows, "nrows"},
+              {KernelParam::Kind::cols, "ncols"},
+              {KernelParam::Kind::array, "slice_ptr"},
+              {KernelParam::Kind::array, "bcol"},
+              {KernelParam::Kind::array, "values"},
+              {KernelParam::Kind::array, "perm"},
+              {KernelParam::Kind::x, "x"},
+              {KernelParam::Kind::y, "y"},
+              {KernelParam::Kind::alpha, "alpha"},
+              {KernelParam::Kind::beta, "beta"}};
   k.source = banner;
   k.source += "#include \"spmvc/bellpack.cuh\"\n\n";
   k.source += codegen::constants_block({
@@ -261,7 +268,8 @@ KernelSource BellpackFormat::generate(const Encoded& e, const FormatParams& para
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
       {fmt::format("constexpr bool kColTail = {};", col_tail ? "true" : "false"),
        "the last block column runs past ncols"},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)), "stored values, x and y"},
+      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
+       "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
   k.source += fmt::format(R"(

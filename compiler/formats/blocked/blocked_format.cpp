@@ -174,10 +174,10 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
       c.applicable = false;
       c.reason = *why;
     } else {
-      c.reason = fmt::format("{}x{} blocks (A={}), {:.0f}% of stored entries nonzero, {:.2f} "
-                             "matrix bytes per nonzero",
-                             o.p.block_rows, o.p.block_cols, o.p.col_align, 100.0 * o.fill,
-                             o.bytes / nnz);
+      c.reason = fmt::format(
+          "{}x{} blocks (A={}), {:.0f}% of stored entries nonzero, {:.2f} "
+          "matrix bytes per nonzero",
+          o.p.block_rows, o.p.block_cols, o.p.col_align, 100.0 * o.fill, o.bytes / nnz);
     }
     out.push_back(std::move(c));
   }
@@ -283,11 +283,16 @@ KernelSource BlockedFormat::generate(const Encoded& e, const FormatParams& param
   const std::int64_t warps_per_block = p.block_size / 32;
   k.grid = std::max<std::int64_t>(1, (nbrows + warps_per_block - 1) / warps_per_block);
   // xs[warps][bc] is static shared memory in the template: nothing to pass at launch.
-  k.params = {{KernelParam::Kind::rows, "nrows"},       {KernelParam::Kind::cols, "ncols"},
-              {KernelParam::Kind::array, "brow_ptr"},   {KernelParam::Kind::array, "brow_val"},
-              {KernelParam::Kind::array, "block_col"},  {KernelParam::Kind::array, "block_len"},
-              {KernelParam::Kind::array, "values"},     {KernelParam::Kind::x, "x"},
-              {KernelParam::Kind::y, "y"},              {KernelParam::Kind::alpha, "alpha"},
+  k.params = {{KernelParam::Kind::rows, "nrows"},
+              {KernelParam::Kind::cols, "ncols"},
+              {KernelParam::Kind::array, "brow_ptr"},
+              {KernelParam::Kind::array, "brow_val"},
+              {KernelParam::Kind::array, "block_col"},
+              {KernelParam::Kind::array, "block_len"},
+              {KernelParam::Kind::array, "values"},
+              {KernelParam::Kind::x, "x"},
+              {KernelParam::Kind::y, "y"},
+              {KernelParam::Kind::alpha, "alpha"},
               {KernelParam::Kind::beta, "beta"}};
   k.source = banner;
   k.source += "#include \"spmvc/blocked.cuh\"\n\n";
@@ -298,7 +303,8 @@ KernelSource BlockedFormat::generate(const Encoded& e, const FormatParams& param
        "A: start-column alignment and row padding"},
       {fmt::format("constexpr int kBlockSize = {};", p.block_size),
        "threads per block (one warp per block row)"},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)), "stored values, x and y"},
+      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
+       "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
   k.source += fmt::format(R"(
