@@ -27,7 +27,8 @@ std::vector<Window> windows_for(const CsrMatrix& a, const BlockOptions& o, bool&
   const double mean = static_cast<double>(a.nnz()) / static_cast<double>(a.nrows);
   std::int64_t len = static_cast<std::int64_t>(static_cast<double>(o.sample_nnz) /
                                                (static_cast<double>(w) * std::max(mean, 1.0)));
-  len = std::clamp<std::int64_t>(len, 64, a.nrows / w);
+  // At least 24 rows (a whole number of block rows for r = 1, 2, 3, 4, 6, 8).
+  len = std::clamp<std::int64_t>(len, 24, a.nrows / w);
   std::vector<Window> out;
   for (std::int64_t i = 0; i < w; ++i) {
     const std::int64_t begin = i * a.nrows / w;
