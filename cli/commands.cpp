@@ -186,6 +186,7 @@ int run_inspect(const MatrixArgs& args) {
     }
     if (!args.no_formats) fmt::print("{}", format_sizes(a, profile, precision, false, args.quiet));
   }
+  if (args.blocks && !args.json) fmt::print("\n{}", to_report(inspect_blocks(a)));
   return 0;
 }
 

@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
   inspect->add_option("--reorder", margs.reorder,
                       "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort) and "
                       "compare bandwidth, profile, BRO index saving and x lines per warp");
+  inspect->add_flag("--blocks", margs.blocks,
+                    "also report every dense-block shape (fill, blocks, aligned and unaligned)");
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);

@@ -261,6 +261,7 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   p.nnz = a.nnz();
   scan_rows(a, p);
   p.square = a.nrows == a.ncols;
+  p.block_shapes = inspect_blocks(a).shapes;
   if (depth == InspectDepth::rows) {
     p.inspect_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

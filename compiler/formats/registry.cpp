@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include "formats/amb/amb_format.hpp"
+#include "formats/bcsr/bcsr_format.hpp"
+#include "formats/bellpack/bellpack_format.hpp"
+#include "formats/blocked/blocked_format.hpp"
 #include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
@@ -25,8 +28,12 @@ const std::vector<const FormatUnit*>& registry() {
   static const EllFormat kEll;
   static const SellFormat kSell;
   static const HybFormat kHyb;
-  static const std::vector<const FormatUnit*> kFormats = {
-      &kCsr, &kEll, &kSell, &kHyb, &kBroEll, &kBroCoo, &kBroHyb, &kCci, &kAmb};
+  static const BlockedFormat kBlocked;
+  static const BellpackFormat kBellpack;
+  static const BcsrFormat kBcsr;
+  static const std::vector<const FormatUnit*> kFormats = {&kCsr,    &kEll,     &kSell,     &kHyb,
+                                                          &kBroEll, &kBroCoo,  &kBroHyb,   &kCci,
+                                                          &kAmb,    &kBlocked, &kBellpack, &kBcsr};
   return kFormats;
 }
 

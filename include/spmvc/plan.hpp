@@ -168,26 +168,31 @@ struct BroHybParams {
   }
 };
 
-/// `blocked`: Baskaran–Bordawekar's block storage: constant br x bc blocks, x staged in shared
-/// memory per block.
+/// `blocked`: Baskaran–Bordawekar's block storage (section 4.2): constant br x bc blocks whose
+/// start rows are multiples of br and start columns multiples of A; each row of a block stores
+/// the prefix up to its last nonzero, padded to a multiple of A; x of a block is staged in shared
+/// memory once and reused by the block's rows. One warp per block row.
 struct BlockedParams {
   static constexpr std::string_view kFormat = "blocked";
-  int block_rows = 4;   ///< br
-  int block_cols = 64;  ///< bc (a multiple of 16)
+  int block_rows = 4;   ///< br: 1..8
+  int block_cols = 64;  ///< bc: a multiple of col_align, 16..256 (the paper: a multiple of 16)
+  int col_align = 4;    ///< A: start-column alignment and row padding (paper: 16, half a warp)
   int block_size = 256;
   static void fields(auto& p, auto&& f) {
     f("block_rows", "br", p.block_rows);
     f("block_cols", "bc", p.block_cols);
+    f("col_align", "A", p.col_align);
     f("block_size", "b", p.block_size);
   }
 };
 
 /// `bellpack`: r x c dense blocks, block rows sorted by block count and sliced ELL-style (Choi).
+/// One thread per matrix row; y written through the sort's permutation.
 struct BellpackParams {
   static constexpr std::string_view kFormat = "bellpack";
-  int block_rows = 3;  ///< r
-  int block_cols = 3;  ///< c
-  int slice_height = 32;
+  int block_rows = 3;     ///< r: 1..8
+  int block_cols = 3;     ///< c: 1..8
+  int slice_height = 32;  ///< C: block rows per slice (each slice padded to its widest)
   int block_size = 256;
   static void fields(auto& p, auto&& f) {
     f("block_rows", "r", p.block_rows);
@@ -197,12 +202,12 @@ struct BellpackParams {
   }
 };
 
-/// `bcsr`: plain block CSR with r x c dense blocks.
+/// `bcsr`: plain block CSR with aligned r x c dense blocks; T lanes share a block row.
 struct BcsrParams {
   static constexpr std::string_view kFormat = "bcsr";
-  int block_rows = 3;
-  int block_cols = 3;
-  int threads_per_row = 1;  ///< lanes per block row
+  int block_rows = 3;       ///< r: 1..8
+  int block_cols = 3;       ///< c: 1..8
+  int threads_per_row = 1;  ///< T: lanes per block row (power of two, 1..32)
   int block_size = 256;
   static void fields(auto& p, auto&& f) {
     f("block_rows", "r", p.block_rows);

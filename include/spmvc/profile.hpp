@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spmvc/blocks.hpp"
 #include "spmvc/matrix.hpp"
 
 namespace spmvc {
@@ -80,6 +81,11 @@ struct Profile {
 
   double inspect_seconds = 0.0;
   InspectDepth depth = InspectDepth::full;
+
+  /// Every block shape the block formats (blocked, bellpack, bcsr) can use, from
+  /// inspect_blocks() (include/spmvc/blocks.hpp): exact on small matrices, sampled on large ones,
+  /// so it is filled at both depths.
+  std::vector<BlockShape> block_shapes;
 };
 
 /// Analyses `a`. Linear in nnz apart from the symmetry check (a transpose, O(nnz)).

@@ -1,0 +1,135 @@
+// What the dense-block formats (bcsr, bellpack, blocked) share: the aligned block-row builder,
+// the block statistics a cost model reads from the Profile, and their tuning constants.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spmvc/blocks.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::formats::blocks {
+
+/// Fill below which a shape is not proposed at all (whatever its bytes).
+inline constexpr double kMinProposedFill = 0.5;
+/// A shape is proposed only when its matrix bytes are at most this share of csr's (4-byte index
+/// + value per nonzero): with less to save than that, the zero fill and the block bookkeeping
+/// have eaten the index saving.
+inline constexpr double kMaxBytesVsCsr = 0.95;
+
+/// csr's matrix bytes per nonzero (4-byte column index and one value), the yardstick above.
+inline double csr_bytes(const Profile& p, double value_bytes) {
+  return static_cast<double>(p.nnz) * (4.0 + value_bytes);
+}
+/// Shapes each format proposes (the best by predicted bytes).
+inline constexpr int kProposedShapes = 3;
+/// Dependent steps (load a block index, then its x) one lane or warp walks before the model
+/// charges it for lost memory parallelism; csr's 6 nonzeros per lane (heuristics.hpp) are 6 such
+/// steps, and a block step brings r*c independent values with it, so more are tolerated. Not
+/// yet measured on the H100: the same order as csr's constant, by analogy.
+inline constexpr double kStepsPerLane = 8.0;
+/// Seconds per dependent step of one lane (csr's kCsrStepSeconds, heuristics.hpp).
+inline constexpr double kStepSeconds = 0.2e-6;
+/// Stored entries the encoders refuse beyond (64-bit offsets everywhere, but an encoding this
+/// large would not fit a GPU beside anything else): 2^31.
+inline constexpr double kMaxStored = 2147483648.0;
+
+/// Aligned r×c block rows: blocks sorted by column within each block row, values row-major
+/// within each block (fill entries are zeros).
+struct BlockRows {
+  int r = 1, c = 1;
+  std::int64_t nbrows = 0;
+  std::vector<std::int64_t> ptr{0};  ///< nbrows+1 block offsets
+  std::vector<std::int32_t> col;     ///< block column (column / c) of each block
+  std::vector<double> val;           ///< blocks * r * c
+  std::int64_t blocks() const { return static_cast<std::int64_t>(col.size()); }
+};
+
+/// One pass over the rows: slot[bc] is the block of block column bc in the current block row.
+inline BlockRows build_block_rows(const CsrMatrix& a, int r, int c) {
+  BlockRows b;
+  b.r = r;
+  b.c = c;
+  b.nbrows = (a.nrows + r - 1) / r;
+  const std::int64_t nbcols = (a.ncols + c - 1) / c;
+  std::vector<std::int64_t> slot(static_cast<std::size_t>(nbcols), -1);
+  std::vector<std::int32_t> cols;
+  b.ptr.reserve(static_cast<std::size_t>(b.nbrows) + 1);
+  for (std::int64_t br = 0; br < b.nbrows; ++br) {
+    const std::int64_t r0 = br * r, r1 = std::min(r0 + r, a.nrows);
+    cols.clear();
+    for (std::int64_t k = a.row_ptr[r0]; k < a.row_ptr[r1]; ++k) {
+      const std::int32_t bc = a.col_idx[k] / c;
+      if (slot[bc] < 0) {
+        slot[bc] = 0;
+        cols.push_back(bc);
+      }
+    }
+    std::sort(cols.begin(), cols.end());
+    const std::int64_t base = b.blocks();
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      slot[cols[i]] = base + static_cast<std::int64_t>(i);
+    b.col.insert(b.col.end(), cols.begin(), cols.end());
+    b.val.resize(static_cast<std::size_t>(b.blocks()) * r * c, 0.0);
+    for (std::int64_t row = r0; row < r1; ++row) {
+      for (std::int64_t k = a.row_ptr[row]; k < a.row_ptr[row + 1]; ++k) {
+        const std::int32_t col = a.col_idx[k];
+        const std::int64_t blk = slot[col / c];
+        b.val[static_cast<std::size_t>((blk * r + (row - r0)) * c + col % c)] = a.values[k];
+      }
+    }
+    for (const std::int32_t bc : cols) slot[bc] = -1;
+    b.ptr.push_back(b.blocks());
+  }
+  return b;
+}
+
+/// Block statistics of one shape as a cost model uses them.
+struct ShapeStats {
+  bool measured = false;     ///< false: estimated (shape absent from the Profile)
+  double blocks = 0;         ///< blocks holding a nonzero
+  double stored_padded = 0;  ///< blocked: entries with rows padded to the alignment
+  double fill = 0;
+};
+
+/// The shape's statistics from profile.block_shapes; when the inspector did not measure it (a
+/// hand-made Profile, or a forced shape outside the measured set), the pessimistic estimate of
+/// one block per nonzero, capped by the blocks the matrix has room for.
+inline ShapeStats shape_stats(const Profile& p, int r, int c, BlockPlacement placement,
+                              int col_align = 1) {
+  ShapeStats s;
+  for (const BlockShape& b : p.block_shapes) {
+    if (b.r == r && b.c == c && b.placement == placement &&
+        (placement == BlockPlacement::aligned || b.col_align == col_align)) {
+      s.measured = true;
+      s.blocks = static_cast<double>(b.blocks);
+      s.stored_padded = static_cast<double>(b.stored_row_padded);
+      s.fill = b.fill();
+      return s;
+    }
+  }
+  const double room =
+      std::ceil(static_cast<double>(p.nrows) / r) * std::ceil(static_cast<double>(p.ncols) / c);
+  s.blocks = std::min(static_cast<double>(p.nnz), room);
+  s.stored_padded = static_cast<double>(p.nnz) * col_align;
+  s.fill = s.blocks > 0 ? static_cast<double>(p.nnz) / (s.blocks * r * c) : 0.0;
+  return s;
+}
+
+/// Lane efficiency of a lane (or warp) walking `steps` dependent block steps on average.
+inline double latency_factor(double steps) {
+  return std::min(1.0, kStepsPerLane / std::max(steps, 1e-9));
+}
+
+/// Fraction of T lanes busy when a block row of m blocks (the mean) is dealt out T at a time.
+inline double group_efficiency(double m, int t) {
+  if (m <= 0) return 1.0;
+  return m / (t * std::max(1.0, std::ceil(m / t)));
+}
+
+}  // namespace spmvc::formats::blocks

@@ -1,0 +1,214 @@
+// The dense-block formats (blocked, bellpack, bcsr) on the GPU: compile() with the format's
+// parameters forced, apply() against the fp64 CSR reference. Skipped without a GPU.
+// Filter: test_gpu -tc='gpu: blocked*,gpu: bellpack*,gpu: bcsr*'
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "block_plans.hpp"
+#include "codegen/test_vector.hpp"
+#include "compiler.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/spmvc.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace spmvc;
+
+namespace {
+
+bool have_device() {
+  if (device_available()) return true;
+  test::mark_device_missing();
+  return false;
+}
+
+double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+
+// Relative error of op's y = alpha*A*x + beta*y0 against the host reference (x rounded to the
+// plan's precision first). With beta = 0, y starts as NaN: every row must be written.
+double check(const CsrMatrix& a, const Operator& op, double alpha = 1.0, double beta = 0.0) {
+  const Precision p = op.plan().precision;
+  const std::vector<double> x = codegen::test_vector(a.ncols, p);
+  std::vector<double> y0(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < y0.size(); ++i) y0[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+  std::vector<double> y = y0, ref = y0;
+  if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+  op.apply_host(x, y, alpha, beta);
+  compiler::csr_reference_spmv(a, x, ref, alpha, beta);
+  return compiler::relative_error(y, ref);
+}
+
+Options forced(Precision p, const FormatParams& params) {
+  Options o;
+  o.precision = p;
+  o.disk_cache = false;
+  o.format = std::string(format_of(params));
+  o.params = params;
+  return o;
+}
+
+// Rectangular (1000 x 3000): row 0 dense, every third row empty, the rest sparse.
+CsrMatrix ragged() {
+  CsrMatrix a;
+  a.nrows = 1000;
+  a.ncols = 3000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    if (r == 0) {
+      for (int c = 0; c < 3000; ++c) {
+        a.col_idx.push_back(c);
+        a.values.push_back(1.0 / (c + 1));
+      }
+    } else if (r % 3 != 0) {
+      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
+        a.col_idx.push_back(static_cast<std::int32_t>(c));
+        a.values.push_back(static_cast<double>(r - c) * 0.01);
+      }
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  return a;
+}
+
+// One representative parameter set per format: FEM-shaped blocks.
+std::vector<FormatParams> per_format(std::string_view format) {
+  if (format == "bcsr") return {test::bcsr_params(3, 3, 4), test::bcsr_params(2, 4, 1)};
+  if (format == "bellpack")
+    return {test::bellpack_params(3, 3, 32), test::bellpack_params(2, 2, 16)};
+  return {test::blocked_params(3, 16, 4), test::blocked_params(4, 64, 16)};
+}
+
+void generated_classes(std::string_view format) {
+  for (const char* spec :
+       {"stencil2d:n=300", "stencil7:n=40", "stencil27:n=40", "elasticity:n=14",
+        "rmat:scale=14,ef=16", "random:n=50000,per_row=16", "banded:n=60000,hbw=10"}) {
+    const CsrMatrix a = gen::from_spec(spec);
+    for (const FormatParams& params : per_format(format)) {
+      for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+        CAPTURE(spec);
+        CAPTURE(to_string(p));
+        const Operator op = compile(a, forced(p, params));
+        CAPTURE(op.source().kernel_name);
+        CHECK(op.plan().format == format);
+        CHECK(check(a, op) <= tolerance(p));
+        CHECK(op.timings().spill_bytes == 0);
+      }
+    }
+  }
+}
+
+void grid(std::string_view format) {
+  // Skewed rows bigger than a warp with empty rows; 4097 columns so most c leave a column tail.
+  CsrMatrix a = gen::rmat(12, 8, 3);
+  a.ncols += 1;
+  for (const FormatParams& params : test::block_param_grid()) {
+    if (format_of(params) != format) continue;
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      const Operator op = compile(a, forced(p, params));
+      CAPTURE(op.source().kernel_name);
+      CHECK(check(a, op) <= tolerance(p));
+    }
+  }
+}
+
+void alpha_beta_ragged(std::string_view format) {
+  const CsrMatrix el = gen::from_spec("elasticity:n=10");
+  const CsrMatrix rg = ragged();
+  for (const FormatParams& params : per_format(format)) {
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(describe(params));
+      const Operator op = compile(el, forced(p, params));
+      CHECK(check(el, op, 2.5, 0.0) <= tolerance(p));
+      CHECK(check(el, op, -1.0, 0.75) <= tolerance(p));
+      const Operator opr = compile(rg, forced(p, params));
+      CHECK(check(rg, opr) <= tolerance(p));
+      CHECK(check(rg, opr, 0.5, -2.0) <= tolerance(p));
+    }
+  }
+}
+
+void public_matrices(std::string_view format) {
+  fs::path dir = test::shared_matrices();
+  if (const char* env = std::getenv("SPMVC_MATRIX_DIR")) dir = env;
+  if (dir.empty() || !fs::exists(dir / "index.csv")) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  std::ifstream index(dir / "index.csv");
+  std::string line;
+  std::getline(index, line);
+  int tested = 0;
+  while (std::getline(index, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 6;) f.push_back(cell);
+    if (f.size() < 6 || f[0] == "young1c" || std::stoll(f[5]) < 10000) continue;
+    const fs::path file = dir / (f[0] + ".mtx.xz");
+    if (!fs::exists(file)) continue;
+    const CsrMatrix a = read_matrix_market(file);
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(f[0]);
+      CAPTURE(to_string(p));
+      const Operator op = compile(a, forced(p, per_format(format).front()));
+      CHECK(check(a, op) <= tolerance(p));
+    }
+    ++tested;
+  }
+  MESSAGE("public matrices tested: " << tested);
+  CHECK(tested > 0);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: bcsr is correct on every generated class and precision") {
+  if (have_device()) generated_classes("bcsr");
+}
+TEST_CASE("gpu: bcsr: every shape and lane count computes the same product") {
+  if (have_device()) grid("bcsr");
+}
+TEST_CASE("gpu: bcsr: alpha, beta, rectangular, empty rows and a dense row") {
+  if (have_device()) alpha_beta_ragged("bcsr");
+}
+TEST_CASE("gpu: bcsr on every public matrix with at least 10k nonzeros") {
+  if (have_device()) public_matrices("bcsr");
+}
+
+TEST_CASE("gpu: bellpack is correct on every generated class and precision") {
+  if (have_device()) generated_classes("bellpack");
+}
+TEST_CASE("gpu: bellpack: every shape and slice height computes the same product") {
+  if (have_device()) grid("bellpack");
+}
+TEST_CASE("gpu: bellpack: alpha, beta, rectangular, empty rows and a dense row") {
+  if (have_device()) alpha_beta_ragged("bellpack");
+}
+TEST_CASE("gpu: bellpack on every public matrix with at least 10k nonzeros") {
+  if (have_device()) public_matrices("bellpack");
+}
+
+TEST_CASE("gpu: blocked is correct on every generated class and precision") {
+  if (have_device()) generated_classes("blocked");
+}
+TEST_CASE("gpu: blocked: every block shape and alignment computes the same product") {
+  if (have_device()) grid("blocked");
+}
+TEST_CASE("gpu: blocked: alpha, beta, rectangular, empty rows and a dense row") {
+  if (have_device()) alpha_beta_ragged("blocked");
+}
+TEST_CASE("gpu: blocked on every public matrix with at least 10k nonzeros") {
+  if (have_device()) public_matrices("blocked");
+}
+
+TEST_CASE("gpu: bcsr, bellpack and blocked chosen by the planner on elasticity run correctly") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::from_spec("elasticity:n=30");
+  Options o;
+  o.disk_cache = false;
+  const Operator op = compile(a, o);
+  MESSAGE("planner's pick on elasticity n=30: " << op.plan().format << " ["
+                                                << describe(op.plan().params) << "]");
+  CHECK(check(a, op) <= tolerance(Precision::f64));
+}
