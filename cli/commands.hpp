@@ -75,9 +75,10 @@ struct SuiteArgs {
   std::string only;             ///< regex over entry names and regimes
   std::int64_t limit = 0;       ///< at most this many entries (0: all)
   std::string precisions = "f64,f32";
-  std::string out;        ///< JSON path, rewritten after every matrix
-  bool list = false;      ///< print the entries and stop (no GPU needed)
-  std::string orderings;  ///< comma list: also time every format under each ordering
+  std::string out;                ///< JSON path, rewritten after every matrix
+  bool list = false;              ///< print the entries and stop (no GPU needed)
+  std::string orderings;          ///< comma list: also time every format under each ordering
+  bool renumber_columns = false;  ///< orderings: renumber columns of symmetric ones too
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

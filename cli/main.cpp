@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
   bench->add_option("--orderings", sargs.orderings,
                     "suite: also time each format under these orderings (comma list), computed "
                     "on A and repeated over the replicated blocks");
+  bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,
+                  "suite: symmetric orderings renumber the columns too (x gathered per multiply)");
   bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,
                   "assume 3.06 TB/s instead of measuring");
   std::string spec, gen_out;

@@ -333,6 +333,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         try {
           const Ordering o = compute_ordering(base, name);
           oj["seconds_on_A"] = o.seconds;
+          oj["renumber_columns"] = s.renumber_columns;
           oj["note"] = o.note;
           const Ordering ok = k > 1 ? replicate_ordering(o, base.nrows, k) : o;
           oj["formats"] = json::array();
@@ -341,6 +342,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
             Options ro;
             ro.format = plain["format"].get<std::string>();
             ro.ordering = ok;
+            ro.renumber_columns = s.renumber_columns;
             json m = measure(ro);
             if (m.contains("ms"))
               m["speedup_vs_original"] = plain["ms"].get<double>() / m["ms"].get<double>();

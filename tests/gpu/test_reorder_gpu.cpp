@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <optional>
 
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
@@ -68,8 +69,18 @@ TEST_CASE("gpu: reorder: every ordering with the planner's format, columns kept 
 
 TEST_CASE("gpu: reorder: every format under every ordering") {
   if (!have_device()) return;
-  const CsrMatrix a = gen::from_spec("stencil27:n=12");
+  // Elasticity has dense 3x3 blocks, so the block formats apply too; a format that cannot
+  // implement the unordered matrix is left out (its own tests cover why).
+  const CsrMatrix a = gen::from_spec("elasticity:n=8");
   for (const formats::FormatUnit* unit : formats::registry()) {
+    compiler::PlanOptions po;
+    po.format = std::string(unit->name());
+    try {
+      (void)compiler::make_plan(inspect(a), po);
+    } catch (const InputError& e) {
+      MESSAGE(unit->name() << " does not apply: " << e.detail());
+      continue;
+    }
     for (const std::string& name : ordering_names()) {
       for (bool renumber : {false, true}) {
         CAPTURE(unit->name());
@@ -80,9 +91,17 @@ TEST_CASE("gpu: reorder: every format under every ordering") {
         o.disk_cache = false;
         o.reorder = name;
         o.renumber_columns = renumber;
-        const Operator op = compile(a, o);
-        CHECK(error_of(a, op, 0.0) <= 1e-12);
-        CHECK(error_of(a, op, 2.0) <= 1e-12);
+        // An ordering can take a block structure away (rows moved apart): then the format
+        // says so, which is its answer, not a failure.
+        std::optional<Operator> op;
+        try {
+          op.emplace(compile(a, o));
+        } catch (const InputError& e) {
+          MESSAGE(unit->name() << " under " << name << ": " << e.detail());
+          continue;
+        }
+        CHECK(error_of(a, *op, 0.0) <= 1e-12);
+        CHECK(error_of(a, *op, 2.0) <= 1e-12);
       }
     }
   }
