@@ -17,7 +17,8 @@ def main(path):
         for m in r.get("formats", []):
             if m["format"] not in formats:
                 formats.append(m["format"])
-    head = f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'pick':<9} {'x':>6} {'gap%':>5}"
+    head = (f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'pick':<9} {'x':>6} {'gap%':>5} "
+            f"{'measured':<9} {'x':>6} {'gap%':>5}")
     print(head + "".join(f" {f[:8]:>8}" for f in formats))
     logs = {}
     for r in rows:
@@ -26,6 +27,12 @@ def main(path):
         line = (f"{r['matrix'][:24]:<24} {r['precision']:<4} {r['best_cusparse_ms'] * 1e3:>8.1f} "
                 f"{p.get('format', '?')[:9]:<9} {x if x else 0:>6.2f} "
                 f"{r.get('planner_gap_pct', float('nan')):>5.1f}")
+        pm = r.get("planner_measure", {})
+        xm = pm.get("speedup_vs_best_cusparse")
+        line += (f" {pm.get('format', '-')[:9]:<9} {xm if xm else 0:>6.2f} "
+                 f"{r.get('planner_measure_gap_pct', float('nan')):>5.1f}")
+        if xm and pm.get("correct"):
+            logs.setdefault((r["regime"], r["precision"] + " measure"), []).append(math.log(xm))
         by = {m["format"]: m for m in r.get("formats", [])}
         for f in formats:
             m = by.get(f, {})
