@@ -218,9 +218,9 @@ std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profi
   // uploaded map in every loaded image.
   for (const auto& [name, buffer] : im->arrays) {
     if (name != "row_map") continue;
-    const void* map = buffer.get();
+    const void* device_map = buffer.get();
     for (Operator::Impl::Launch& launch : im->launches)
-      launch.kernel->set_global("spmvc_row_map", &map, sizeof map);
+      launch.kernel->set_global("spmvc_row_map", &device_map, sizeof device_map);
   }
   for (Operator::Impl::Launch& launch : im->launches) {
     if (launch.desc.params.size() > Operator::Impl::kMaxParams)
