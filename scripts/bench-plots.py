@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draws the figures of a `spmvc bench --suite` JSON (needs matplotlib: apt install
 python3-matplotlib). Writes, next to the JSON unless --out says otherwise:
 
@@ -39,18 +39,24 @@ def speedup(doc, prec, out, png):
         return
     names = [r["matrix"] for r in rows]
     pick = [r["planner"]["speedup_vs_best_cusparse"] for r in rows]
+    measured = [r.get("planner_measure", {}).get("speedup_vs_best_cusparse", 0) for r in rows]
     best = [r["best_cusparse_ms"] / r["oracle"]["ms"] for r in rows]
-    fig, ax = plt.subplots(figsize=(max(8, 0.32 * len(rows)), 4.5))
+    fig, ax = plt.subplots(figsize=(max(8, 0.4 * len(rows)), 4.5))
     xs = range(len(rows))
-    ax.bar([x - 0.2 for x in xs], pick, width=0.4, label="planner's pick")
-    ax.bar([x + 0.2 for x in xs], best, width=0.4, label="fastest format (oracle)")
+    ax.bar([x - 0.27 for x in xs], pick, width=0.27, label="planner, model mode")
+    ax.bar(list(xs), measured, width=0.27, label="planner, measure mode")
+    ax.bar([x + 0.27 for x in xs], best, width=0.27, label="fastest format (oracle)")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
     ax.set_ylabel("speedup over best cuSPARSE (ALG1, ALG2)")
-    logs = [math.log(p) for p, r in zip(pick, rows) if r["regime"] == "bandwidth"]
-    gm = math.exp(sum(logs) / len(logs)) if logs else float("nan")
-    ax.set_title(f"{doc['suite']}, {prec}, {doc['gpu']}: geomean (bandwidth regime) {gm:.2f}x")
+    def gmean(v):
+        logs = [math.log(p) for p, r in zip(v, rows) if r["regime"] == "bandwidth" and p > 0]
+        return math.exp(sum(logs) / len(logs)) if logs else float("nan")
+
+    ax.set_title(f"{doc['suite']}, {prec}, {doc['gpu']}: geomean over the bandwidth regime "
+                 f"{gmean(pick):.2f}x model, {gmean(measured):.2f}x measure, {gmean(best):.2f}x oracle",
+                 fontsize=10)
     ax.legend(fontsize=8)
     save(fig, out, f"speedup-{prec}", png)
 
