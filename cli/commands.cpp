@@ -192,8 +192,31 @@ int run_inspect(const MatrixArgs& args) {
 
 int run_plan(const MatrixArgs& args) {
   const CsrMatrix a = load_matrix(args);
-  const Profile profile = inspect(a);
-  const Plan plan = compiler::make_plan(profile, plan_options(make_options(args)));
+  const Options options = make_options(args);
+  // The ordering step as compile() runs it: "auto" asks the planner, a name forces one.
+  std::optional<CsrMatrix> reordered;
+  std::string label = "none", why;
+  if (options.reorder == "auto") {
+    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision);
+    why = choice.why;
+    if (choice.ordering) {
+      label = choice.ordering->name + " (rows and columns)";
+      reordered = permute(a, *choice.ordering);
+    }
+  } else if (options.reorder != "none") {
+    Ordering o = compute_ordering(a, options.reorder);
+    const bool renumber = o.kind == PermutationKind::symmetric && options.renumber_columns;
+    if (!renumber) o.kind = PermutationKind::rows_only;
+    label = o.name + (renumber ? " (rows and columns)" : " (rows)");
+    why = "forced by the caller";
+    reordered = permute(a, o);
+  } else {
+    why = "not asked (--reorder auto lets the planner choose)";
+  }
+  const Profile profile = inspect(reordered ? *reordered : a);
+  Plan plan = compiler::make_plan(profile, plan_options(options));
+  plan.reorder = label;
+  plan.reorder_why = why;
   if (args.json) {
     fmt::print("{}\n", to_json(plan));
   } else {

@@ -35,8 +35,8 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
                   "force a format instead of the planner's choice (`spmvc plan` lists them)")
       ->capture_default_str();
   cmd->add_option("--reorder", args.reorder,
-                  "reorder before encoding (rcm, amd, metis, d, dset, bar, sort); x and y keep "
-                  "their order");
+                  "reorder before encoding (rcm, amd, metis, d, dset, bar, sort, or auto: the "
+                  "planner decides and says why); x and y keep their order");
   cmd->add_flag("--renumber-columns", args.renumber_columns,
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
   cmd->add_option("--planner", args.planner,

@@ -9,6 +9,7 @@
 #include "spmvc/matrix.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
+#include "spmvc/reorder.hpp"
 
 namespace spmvc::compiler {
 
@@ -37,6 +38,14 @@ void reference_spmv(const Plan& plan, const Encoded& encoded, std::span<const do
 /// ||y - ref|| / ||ref|| (||y - ref|| when ref is zero); infinity when y holds a NaN, so an
 /// unwritten (NaN-poisoned) output never passes a tolerance check.
 double relative_error(std::span<const double> y, std::span<const double> ref);
+
+/// The planner's ordering decision for Options.reorder = "auto" (planner/ordering_choice.cpp).
+struct OrderingChoice {
+  std::optional<Ordering> ordering;  ///< empty: keep the matrix's order
+  bool renumber_columns = false;
+  std::string why;
+};
+OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision);
 
 /// Plain CSR product on the host, accumulated in fp64: the oracle for every format.
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,

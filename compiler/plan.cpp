@@ -168,6 +168,7 @@ std::string to_json(const Plan& plan) {
   j["params"] = params_json(plan.params);
   j["precision"] = std::string(to_string(plan.precision));
   j["reorder"] = plan.reorder;
+  if (!plan.reorder_why.empty()) j["reorder_why"] = plan.reorder_why;
   j["predicted_bytes"] = plan.predicted_bytes;
   j["predicted_seconds"] = plan.predicted_seconds;
   j["why"] = plan.why;
@@ -188,6 +189,7 @@ std::string to_report(const Plan& plan) {
   std::string out;
   out += fmt::format("plan: {} [{}]  precision {}  reorder {}\n", plan.format,
                      describe(plan.params), to_string(plan.precision), plan.reorder);
+  if (!plan.reorder_why.empty()) out += "  ordering: " + plan.reorder_why + "\n";
   out += fmt::format("  predicted: {:.3f} MB per multiply, {:.2f} us\n", plan.predicted_bytes / 1e6,
                      plan.predicted_seconds * 1e6);
   out += "  why: " + plan.why + "\n";

@@ -309,16 +309,27 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   std::optional<CsrMatrix> reordered;
   std::optional<codegen::RowColumnMap> map;
   std::string reorder_label = "none";
-  if (options.ordering || (options.reorder != "none" && !options.reorder.empty())) {
-    Ordering ordering = options.ordering
-                            ? *options.ordering
-                            : compute_ordering(a, options.reorder, options.reorder_options);
+  std::string reorder_why;
+  std::optional<Ordering> picked;
+  bool renumber_columns = options.renumber_columns;
+  if (!options.ordering && options.reorder == "auto") {
+    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision);
+    reorder_why = choice.why;
+    picked = std::move(choice.ordering);
+    renumber_columns = choice.renumber_columns;
+  } else if (options.ordering) {
+    picked = options.ordering;
+  } else if (options.reorder != "none" && !options.reorder.empty()) {
+    picked = compute_ordering(a, options.reorder, options.reorder_options);
+  }
+  if (picked) {
+    Ordering ordering = std::move(*picked);
     if (!is_permutation(ordering.perm, a.nrows) ||
         (ordering.kind == PermutationKind::symmetric && a.nrows != a.ncols))
       throw InputError("ordering", 0,
                        fmt::format("ordering '{}' is not a permutation of this matrix's {} rows",
                                    ordering.name, a.nrows));
-    const bool renumber = ordering.kind == PermutationKind::symmetric && options.renumber_columns;
+    const bool renumber = ordering.kind == PermutationKind::symmetric && renumber_columns;
     map.emplace();
     map->rows = ordering.perm;
     if (renumber) {
@@ -347,6 +358,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   plan_options.arch = device.arch();
   Plan plan = compiler::make_plan(profile, plan_options);
   plan.reorder = reorder_label;
+  plan.reorder_why = reorder_why;
   timings.plan = seconds_since(t0);
 
   const bool forced = options.csr || options.params;
@@ -365,6 +377,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
       plan_options.params = *remembered;
       Plan chosen = compiler::make_plan(profile, plan_options);
       chosen.reorder = reorder_label;
+      chosen.reorder_why = reorder_why;
       chosen.candidates = plan.candidates;
       chosen.why = fmt::format("measured fastest earlier on this matrix and device (decision {})",
                                decision.filename().string());

@@ -289,6 +289,7 @@ struct Plan {
   FormatParams params;
   Precision precision = Precision::f64;
   std::string reorder = "none";
+  std::string reorder_why;  ///< why an ordering was or was not chosen (reorder "auto")
   double predicted_bytes = 0;
   double predicted_seconds = 0;
   std::string why;                    ///< the reason this candidate won

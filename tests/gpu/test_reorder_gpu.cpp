@@ -129,3 +129,29 @@ TEST_CASE("gpu: reorder: public matrices with at least 10k nonzeros, every order
   }
   MESSAGE("public matrices tested: " << tested);
 }
+
+TEST_CASE("gpu: reorder auto: a scattered grid is reordered behind the operator, a local one not") {
+  if (!have_device()) return;
+  const CsrMatrix grid = gen::from_spec("stencil2d:n=300");
+  Ordering shuffle;
+  shuffle.name = "shuffle";
+  shuffle.kind = PermutationKind::symmetric;
+  shuffle.perm.resize(static_cast<std::size_t>(grid.nrows));
+  for (std::size_t i = 0; i < shuffle.perm.size(); ++i)
+    shuffle.perm[i] = static_cast<std::int32_t>((i * 7919) % shuffle.perm.size());
+  const CsrMatrix scattered = permute(grid, shuffle);
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    Options o;
+    o.precision = p;
+    o.disk_cache = false;
+    o.reorder = "auto";
+    const Operator a = compile(scattered, o);
+    CHECK(a.plan().reorder == "rcm (rows and columns)");
+    CHECK(error_of(scattered, a, 0.0) <= tolerance(p));
+    CHECK(error_of(scattered, a, 0.5) <= tolerance(p));
+    const Operator b = compile(grid, o);
+    CHECK(b.plan().reorder == "none");
+    CHECK(b.plan().reorder_why.find("already local") != std::string::npos);
+    CHECK(error_of(grid, b, 0.0) <= tolerance(p));
+  }
+}

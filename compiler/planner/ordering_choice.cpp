@@ -1,0 +1,62 @@
+// The planner's ordering decision (Options.reorder = "auto"): reorder only a matrix whose x
+// accesses are scattered, with the ordering that makes them local.
+//
+// The rule comes from the H100 ordering runs (bench/results/2026-11-22-h100-suite-v1-formats/
+// suite-orderings*.json, 5 matrices x 6 formats x 7 orderings): on matrices already in a local
+// order (G3_circuit, cage11, wave, delaunay_n16: 0.07-0.15 x lines per nonzero) every ordering
+// slowed every format (rcm with renumbered columns 0.68-0.82x with csr), while on Andrews, stored
+// in a random order (0.85 lines per nonzero), RCM with renumbered columns gave 1.26x with csr
+// (METIS 1.36x, ten times the ordering time).
+#include <fmt/format.h>
+
+#include "compiler.hpp"
+#include "spmvc/reorder.hpp"
+
+namespace spmvc::compiler {
+
+namespace {
+
+/// Above this many distinct 128-byte lines of x per nonzero (over 32 consecutive rows), the
+/// order is scattered enough to reorder.
+constexpr double kScatteredLinesPerNonzero = 0.5;
+/// The ordering must cut the lines per 32 rows at least this much to be used.
+constexpr double kRequiredGain = 2.0;
+
+}  // namespace
+
+OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision) {
+  OrderingChoice c;
+  if (a.nrows != a.ncols || a.nnz() == 0) {
+    c.why = "not reordered: only square matrices get a symmetric ordering";
+    return c;
+  }
+  const int vb = value_bytes(precision);
+  const LocalityStats before = locality(a, vb);
+  const double per_row = static_cast<double>(a.nnz()) / static_cast<double>(a.nrows);
+  const double scatter = before.lines_per_warp / (32.0 * std::max(per_row, 1.0));
+  if (scatter < kScatteredLinesPerNonzero) {
+    c.why = fmt::format(
+        "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, {:.2f} per "
+        "nonzero, below {:.2f}); on such matrices every ordering measured slower on the H100",
+        before.lines_per_warp, scatter, kScatteredLinesPerNonzero);
+    return c;
+  }
+  Ordering rcm = compute_ordering(a, "rcm");
+  const LocalityStats after = locality(permute(a, rcm), vb);
+  if (after.lines_per_warp * kRequiredGain > before.lines_per_warp) {
+    c.why = fmt::format(
+        "not reordered: x accesses are scattered ({:.1f} lines per 32 rows) but RCM only brings "
+        "them to {:.1f}",
+        before.lines_per_warp, after.lines_per_warp);
+    return c;
+  }
+  c.why = fmt::format(
+      "rcm, columns renumbered: x accesses were scattered ({:.1f} lines of x per 32 rows, {:.2f} "
+      "per nonzero); RCM brings them to {:.1f} in {:.2f} s",
+      before.lines_per_warp, scatter, after.lines_per_warp, rcm.seconds);
+  c.renumber_columns = true;
+  c.ordering = std::move(rcm);
+  return c;
+}
+
+}  // namespace spmvc::compiler

@@ -1,0 +1,51 @@
+// The planner's ordering decision: reorder a scattered matrix with RCM, leave a local one alone.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "compiler.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/reorder.hpp"
+
+using namespace spmvc;
+
+namespace {
+
+// The grid with its rows and columns renamed at random: the same matrix, scattered.
+CsrMatrix shuffled(const CsrMatrix& a) {
+  Ordering o;
+  o.name = "shuffle";
+  o.kind = PermutationKind::symmetric;
+  o.perm.resize(static_cast<std::size_t>(a.nrows));
+  std::iota(o.perm.begin(), o.perm.end(), 0);
+  std::mt19937 rng(7);
+  std::shuffle(o.perm.begin(), o.perm.end(), rng);
+  return permute(a, o);
+}
+
+}  // namespace
+
+TEST_CASE("auto ordering: RCM for a scattered matrix, none for a local one or a rectangle") {
+  const CsrMatrix grid = gen::from_spec("stencil2d:n=200");
+  const compiler::OrderingChoice local = compiler::choose_ordering(grid, Precision::f64);
+  CHECK(!local.ordering);
+  CHECK(local.why.find("already local") != std::string::npos);
+
+  const compiler::OrderingChoice scattered =
+      compiler::choose_ordering(shuffled(grid), Precision::f64);
+  REQUIRE(scattered.ordering);
+  CHECK(scattered.ordering->name == "rcm");
+  CHECK(scattered.renumber_columns);
+  CHECK(scattered.why.find("scattered") != std::string::npos);
+  // What it promises: the chosen order is local again.
+  const LocalityStats after =
+      locality(permute(shuffled(grid), *scattered.ordering), value_bytes(Precision::f64));
+  CHECK(after.lines_per_warp < 0.5 * locality(shuffled(grid), 8).lines_per_warp);
+
+  const CsrMatrix rect = gen::from_spec("random:nrows=300,ncols=200,per_row=5");
+  const compiler::OrderingChoice r = compiler::choose_ordering(rect, Precision::f64);
+  CHECK(!r.ordering);
+  CHECK(r.why.find("square") != std::string::npos);
+}
