@@ -3,8 +3,11 @@
 // without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
+#include <random>
 
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
@@ -137,8 +140,9 @@ TEST_CASE("gpu: reorder auto: a scattered grid is reordered behind the operator,
   shuffle.name = "shuffle";
   shuffle.kind = PermutationKind::symmetric;
   shuffle.perm.resize(static_cast<std::size_t>(grid.nrows));
-  for (std::size_t i = 0; i < shuffle.perm.size(); ++i)
-    shuffle.perm[i] = static_cast<std::int32_t>((i * 7919) % shuffle.perm.size());
+  std::iota(shuffle.perm.begin(), shuffle.perm.end(), 0);
+  std::mt19937 rng(7);
+  std::shuffle(shuffle.perm.begin(), shuffle.perm.end(), rng);  // a scattered order
   const CsrMatrix scattered = permute(grid, shuffle);
   for (Precision p : {Precision::f64, Precision::f32}) {
     Options o;

@@ -49,3 +49,19 @@ TEST_CASE("auto ordering: RCM for a scattered matrix, none for a local one or a 
   CHECK(!r.ordering);
   CHECK(r.why.find("square") != std::string::npos);
 }
+
+TEST_CASE("auto ordering: an affine renaming keeps a grid local, so it is not reordered") {
+  // New row i is old row 7919 i mod n: neighbours stay a constant stride apart, so 32
+  // consecutive rows still read a few runs of x. Only a scattered order is worth reordering.
+  const CsrMatrix grid = gen::from_spec("stencil2d:n=300");
+  Ordering stride;
+  stride.name = "stride";
+  stride.kind = PermutationKind::symmetric;
+  stride.perm.resize(static_cast<std::size_t>(grid.nrows));
+  for (std::size_t i = 0; i < stride.perm.size(); ++i)
+    stride.perm[i] = static_cast<std::int32_t>((i * 7919) % stride.perm.size());
+  const compiler::OrderingChoice c =
+      compiler::choose_ordering(permute(grid, stride), Precision::f64);
+  CHECK(!c.ordering);
+  CHECK(c.why.find("already local") != std::string::npos);
+}
