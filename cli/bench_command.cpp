@@ -26,8 +26,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+fs::path fresh_temp_dir() {
+  std::string pattern = (fs::temp_directory_path() / "spmvc-bench-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw InputError(pattern, 0, "cannot create a temporary directory");
+  return pattern;
+}
+
+struct Measured {
+  std::string name;
+  double ms = 0;
+  double rel_error = 0;
+};
+
+}  // namespace
+
 // Median milliseconds per call of `fn` over `reps` repetitions, each long enough to time.
-double time_ms(const std::function<void()>& fn, const BenchArgs& b) {
+double median_ms(const std::function<void()>& fn, const BenchArgs& b) {
   for (int i = 0; i < 5; ++i) fn();  // warm-up: module load, first-touch, clocks
   runtime::synchronize();
   runtime::EventTimer timer;
@@ -44,21 +59,6 @@ double time_ms(const std::function<void()>& fn, const BenchArgs& b) {
   std::sort(samples.begin(), samples.end());
   return samples[samples.size() / 2];
 }
-
-fs::path fresh_temp_dir() {
-  std::string pattern = (fs::temp_directory_path() / "spmvc-bench-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw InputError(pattern, 0, "cannot create a temporary directory");
-  return pattern;
-}
-
-struct Measured {
-  std::string name;
-  double ms = 0;
-  double rel_error = 0;
-};
-
-}  // namespace
 
 int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const runtime::DeviceInfo device = runtime::probe_device(0);
@@ -117,7 +117,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   std::vector<Measured> results;
   auto ours = [&] { op.apply(dx.get(), dy.get()); };
   results.push_back({"spmvc " + op.plan().format, 0, check(ours)});
-  results.back().ms = time_ms(ours, b);
+  results.back().ms = median_ms(ours, b);
 
   // Optional sweep over csr thread mappings and unroll depths: the data the heuristics
   // (compiler/heuristics.hpp) are calibrated from.
@@ -133,7 +133,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
           const Operator variant = compile(a, o);
           auto fn = [&] { variant.apply(dx.get(), dy.get()); };
           sweep.push_back({fmt::format("T={} V={} u={}", t, v, u), 0, check(fn)});
-          sweep.back().ms = time_ms(fn, b);
+          sweep.back().ms = median_ms(fn, b);
         }
       }
     }
@@ -145,7 +145,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     cusparse.prepare(alg, dx.get(), dy.get());
     auto fn = [&] { cusparse.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); };
     results.push_back({fmt::format("cusparse {}", runtime::to_string(alg)), 0, check(fn)});
-    results.back().ms = time_ms(fn, b);
+    results.back().ms = median_ms(fn, b);
   }
 
   const double nnz = static_cast<double>(a.nnz());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct BenchArgs {
   bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
+/// Median milliseconds per call of `fn` over bench.repetitions CUDA-event timings, each of
+/// enough calls to last bench.min_rep_ms, after warm-up calls.
+double median_ms(const std::function<void()>& fn, const BenchArgs& bench);
 
 /// One matrix of a benchmark suite.
 struct SuiteEntry {

@@ -62,24 +62,6 @@ std::vector<SuiteEntry> suite_v1() {
   return s;
 }
 
-double time_ms(const std::function<void()>& fn, const BenchArgs& b) {
-  for (int i = 0; i < 3; ++i) fn();
-  runtime::synchronize();
-  runtime::EventTimer timer;
-  timer.start();
-  fn();
-  const double single = std::max(1e-3, static_cast<double>(timer.stop_ms()));
-  const int calls = static_cast<int>(std::clamp(b.min_rep_ms / single, 2.0, 5000.0));
-  std::vector<double> samples;
-  for (int r = 0; r < b.repetitions; ++r) {
-    timer.start();
-    for (int i = 0; i < calls; ++i) fn();
-    samples.push_back(static_cast<double>(timer.stop_ms()) / calls);
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
 // The entry's matrix before replication, and the replication factor k (I_k ⊗ A).
 std::pair<CsrMatrix, std::int64_t> load_entry(const SuiteEntry& e, const fs::path& matrix_dir) {
   CsrMatrix a;
@@ -247,7 +229,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           cusparse.prepare(alg, dx.get(), dy.get());
           auto fn = [&] { cusparse.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); };
           const double err = check(fn);
-          const double ms = time_ms(fn, b);
+          const double ms = median_ms(fn, b);
           best_cusparse = std::min(best_cusparse, ms);
           r["cusparse"][std::string(runtime::to_string(alg))] = {{"ms", ms},
                                                                  {"relative_error", err}};
@@ -263,7 +245,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           const Operator op = compile(a, o);
           auto fn = [&] { op.apply(dx.get(), dy.get()); };
           const double err = check(fn);
-          const double ms = time_ms(fn, b);
+          const double ms = median_ms(fn, b);
           const double own = static_cast<double>(op.device_bytes()) + static_cast<double>(xb + yb);
           const CompileTimings& t = op.timings();
           m = {{"format", op.plan().format},

@@ -13,6 +13,7 @@
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "formats/arrays.hpp"
+#include "gpu_support.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -21,32 +22,13 @@
 namespace fs = std::filesystem;
 using namespace spmvc;
 
+using test::check;
+using test::have_device;
+using test::tolerance;
+
 namespace {
 
-bool have_device() {
-  if (device_available()) return true;
-  test::mark_device_missing();
-  return false;
-}
-
-double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
-
 constexpr Precision kPrecisions[] = {Precision::f64, Precision::f32, Precision::f32_acc64};
-
-// Relative error of op's y = alpha*A*x + beta*y0 against the host reference (x rounded to the
-// plan's precision first, so only the kernel's arithmetic is measured). With beta = 0, y starts
-// as NaN: a row the kernels never write fails the check.
-double check(const CsrMatrix& a, const Operator& op, double alpha = 1.0, double beta = 0.0) {
-  const Precision p = op.plan().precision;
-  const std::vector<double> x = codegen::test_vector(a.ncols, p);
-  std::vector<double> y0(static_cast<std::size_t>(a.nrows));
-  for (std::size_t i = 0; i < y0.size(); ++i) y0[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
-  std::vector<double> y = y0, ref = y0;
-  if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
-  op.apply_host(x, y, alpha, beta);
-  compiler::csr_reference_spmv(a, x, ref, alpha, beta);
-  return compiler::relative_error(y, ref);
-}
 
 Options with(Precision p, const std::string& format,
              std::optional<FormatParams> params = std::nullopt) {

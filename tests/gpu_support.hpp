@@ -1,0 +1,41 @@
+// What every GPU test file shares: the device check (a test with no device marks the run
+// skipped), the tolerances, and one product on the device against the fp64 host reference.
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "codegen/test_vector.hpp"
+#include "compiler.hpp"
+#include "spmvc/spmvc.hpp"
+#include "test_support.hpp"
+
+namespace spmvc::test {
+
+/// True with a device; otherwise marks the run as skipped (exit 77) and returns false.
+inline bool have_device() {
+  if (device_available()) return true;
+  mark_device_missing();
+  return false;
+}
+
+/// The accuracy every format must reach: fp64 1e-12, fp32 storage 1e-5 (relative, 2-norm).
+inline double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+
+/// Relative error of op's y = alpha*A*x + beta*y0 against the host CSR reference (x rounded to
+/// the plan's precision first, so only the kernel's arithmetic is measured). With beta = 0, y
+/// starts as NaN: the kernels must not read it, and must write every row.
+inline double check(const CsrMatrix& a, const Operator& op, double alpha = 1.0, double beta = 0.0) {
+  const Precision p = op.plan().precision;
+  const std::vector<double> x = codegen::test_vector(a.ncols, p);
+  std::vector<double> y0(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < y0.size(); ++i) y0[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+  std::vector<double> y = y0, ref = y0;
+  if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+  op.apply_host(x, y, alpha, beta);
+  compiler::csr_reference_spmv(a, x, ref, alpha, beta);
+  return compiler::relative_error(y, ref);
+}
+
+}  // namespace spmvc::test
