@@ -5,6 +5,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -172,7 +174,32 @@ CciTable cci_paper_table() {
   return CciTable::from_classes({{1, 0u, 0}, {3, 1u, 5}, {3, 3u, 15}, {3, 5u, 20}, {3, 7u, 29}});
 }
 
+namespace {
+
+CciTable search_table(const std::array<std::int64_t, 33>& hist);
+
+}  // namespace
+
 CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
+  // The search below visits every subset of the present widths (up to C(32, 7) of them): a
+  // tenth of a second on wide histograms. propose() and cost() ask for the same histograms, so
+  // the answers are kept.
+  static std::mutex mutex;
+  static std::map<std::array<std::int64_t, 33>, CciTable> known;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(hist); it != known.end()) return it->second;
+  }
+  CciTable table = search_table(hist);
+  std::lock_guard lock(mutex);
+  if (known.size() > 256) known.clear();
+  known.emplace(hist, table);
+  return table;
+}
+
+namespace {
+
+CciTable search_table(const std::array<std::int64_t, 33>& hist) {
   std::vector<int> present;
   for (int b = 0; b <= 32; ++b)
     if (hist[static_cast<std::size_t>(b)] > 0) present.push_back(b);
@@ -236,6 +263,8 @@ CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
   if (best_lens.empty()) throw InternalError("cci: no table codes the histogram");
   return CciTable::from_classes(canonical(best_lens, best_widths));
 }
+
+}  // namespace
 
 std::array<std::int64_t, 33> cci_code_histogram(const CsrMatrix& a, int threads_per_row) {
   std::array<std::int64_t, 33> hist{};
