@@ -118,7 +118,13 @@ std::string format_sizes(const CsrMatrix& a, const Profile& profile, Precision p
     try {
       plan = compiler::make_plan(profile, o);
     } catch (const InputError& e) {
-      text += fmt::format("  {:<9} does not apply: {}\n", unit->name(), e.detail());
+      // The planner lists every rejected parameter set on its own line: one line per format here.
+      std::string reasons = e.detail();
+      const std::string lead = "no format can implement this matrix:\n  ";
+      if (reasons.rfind(lead, 0) == 0) reasons = reasons.substr(lead.size());
+      for (std::size_t at; (at = reasons.find("\n  ")) != std::string::npos;)
+        reasons.replace(at, 3, "; ");
+      text += fmt::format("  {:<9} does not apply: {}\n", unit->name(), reasons);
       rows.push_back({{"format", unit->name()}, {"applicable", false}, {"reason", e.detail()}});
       continue;
     }
