@@ -38,6 +38,7 @@ compiler::PlanOptions plan_options(const Options& o) {
   p.format = o.format;
   p.csr = o.csr;
   p.params = o.params;
+  p.value_coding = o.value_coding;
   return p;
 }
 

@@ -29,7 +29,8 @@ struct MatrixArgs {
   bool verbose = false;  ///< run: also print NVRTC's log
   std::string reorder;   ///< inspect: compare before/after; others: reorder before encoding
   bool renumber_columns = false;
-  bool blocks = false;  ///< inspect: also print the dense-block report (inspect_blocks)
+  bool no_value_coding = false;  ///< plan plain values only
+  bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to

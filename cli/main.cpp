@@ -39,6 +39,8 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
                   "planner decides and says why); x and y keep their order");
   cmd->add_flag("--renumber-columns", args.renumber_columns,
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
+  cmd->add_flag("--no-value-coding", args.no_value_coding,
+                "keep one stored value per nonzero (no value tables, no implicit ones)");
   cmd->add_option("--planner", args.planner,
                   "model: the cost model's pick; measure (run, bench): time the model's best "
                   "few on the GPU, keep the fastest, remember it by matrix fingerprint")

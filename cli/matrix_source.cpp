@@ -54,6 +54,7 @@ Options make_options(const MatrixArgs& args) {
   o.format = args.format;
   if (!args.reorder.empty()) o.reorder = args.reorder;
   o.renumber_columns = args.renumber_columns;
+  o.value_coding = !args.no_value_coding;
   if (args.planner == "measure") {
     o.planner = PlannerMode::measure;
   } else if (args.planner != "model") {

@@ -22,6 +22,8 @@ struct PlanOptions {
   /// Architecture whose calibration scales the model's times ("sm_90"; "" for none).
   std::string arch = "sm_90";
   double read_bandwidth = 0;  ///< bytes/s for the time model; 0: the default in heuristics
+  /// Consider value-coded candidates (formats/values): false keeps one plain Value per nonzero.
+  bool value_coding = true;
 };
 
 /// Ranks every applicable candidate of every (or the forced) format and picks the fastest.

@@ -41,4 +41,10 @@ inline constexpr double kCsrStepSeconds = 0.2e-6;
 /// csr: threads per block. 256 gives 8 warps per block and full occupancy at <= 32 registers.
 inline constexpr int kCsrBlockSize = 256;
 
+// Value codings (formats/values): their bytes are counted exactly; these are the cost of the
+// table read each value adds, as lane efficiency. First estimates, not yet fitted: an 8-bit
+// table (<= 2 KiB) is an L1 hit beside the x gather, a 16-bit one (<= 512 KiB) an L2 read.
+inline constexpr double kValueTable8Efficiency = 0.95;
+inline constexpr double kValueTable16Efficiency = 0.8;
+
 }  // namespace spmvc::heuristics

@@ -42,8 +42,9 @@ std::string describe_one(const P& p) {
     if (!out.empty()) out += ' ';
     out += text;
   };
-  // Bools print only where they differ from the default ("o64", "no-aligned").
-  P::fields(p, [&](std::string_view, std::string_view label, const auto& value) {
+  // Bools print only where they differ from the default ("o64", "no-aligned"); so does the value
+  // coding ("val=1"), which most plans leave plain.
+  P::fields(p, [&](std::string_view name, std::string_view label, const auto& value) {
     using V = std::decay_t<decltype(value)>;
     if constexpr (std::is_same_v<V, bool>) {
       bool def = false;
@@ -53,7 +54,7 @@ std::string describe_one(const P& p) {
         }
       });
       if (value != def) add(value ? std::string(label) : "no-" + std::string(label));
-    } else {
+    } else if (name != "values" || value != 0) {
       add(fmt::format("{}={}", label, value));
     }
   });

@@ -168,7 +168,9 @@ std::int64_t count_distinct_sorted(const std::vector<double>& values) {
 // Real matrices usually hold few distinct values (stencils: 2), which a hash table that stays in
 // cache counts in one pass. Once the table would outgrow the cache (~8 MiB), random probes cost a
 // miss each and a radix sort of all values is faster, so the count starts over that way.
-std::int64_t count_distinct(const std::vector<double>& values) {
+// With `limit`, gives up once more than `limit` are seen and returns limit + 1.
+std::int64_t count_distinct(const std::vector<double>& values,
+                            std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
   constexpr std::size_t kMaxTable = std::size_t{1} << 20;
   // A NaN payload no arithmetic produces marks free slots; if it does occur, it is counted aside.
   constexpr std::uint64_t kFree = ~std::uint64_t{0};
@@ -196,6 +198,7 @@ std::int64_t count_distinct(const std::vector<double>& values) {
       continue;
     }
     insert(key);
+    if (static_cast<std::int64_t>(used) > limit) return limit + 1;
     if (2 * used > table.size()) {
       if (table.size() == kMaxTable) return count_distinct_sorted(values);
       std::vector<std::uint64_t> old(table.size() * 2, kFree);
@@ -262,7 +265,9 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   scan_rows(a, p);
   p.square = a.nrows == a.ncols;
   p.block_shapes = inspect_blocks(a).shapes;
+  p.unit_values = std::count(a.values.begin(), a.values.end(), 1.0);
   if (depth == InspectDepth::rows) {
+    p.distinct_values = count_distinct(a.values, kDistinctValuesCap);
     p.inspect_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return p;

@@ -122,6 +122,7 @@ std::string to_json(const Profile& p) {
       {"x_sectors", p.x_sectors},
       {"block_fill", blocks},
       {"distinct_values", p.distinct_values},
+      {"unit_values", p.unit_values},
       {"fp32_exact_values", p.fp32_exact_values},
       {"symmetry",
        {{"square", p.square},

@@ -241,8 +241,8 @@ std::string decision_key(const CsrMatrix& a, const Options& options,
   XXH3_128bits_reset(st);
   auto add = [&](const void* p, std::size_t n) { XXH3_128bits_update(st, p, n); };
   const std::string tag =
-      fmt::format("spmvc-decision-1|{}|{}|{}|{}|{}", to_string(options.precision), options.format,
-                  device.name, device.arch(), a.nrows);
+      fmt::format("spmvc-decision-1|{}|{}|{}|{}|{}{}", to_string(options.precision), options.format,
+                  device.name, device.arch(), a.nrows, options.value_coding ? "" : "|plain-values");
   add(tag.data(), tag.size());
   add(&a.ncols, sizeof a.ncols);
   add(a.row_ptr.data(), a.row_ptr.size() * sizeof(std::int64_t));
@@ -356,6 +356,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   plan_options.csr = options.csr;
   plan_options.params = options.params;
   plan_options.arch = device.arch();
+  plan_options.value_coding = options.value_coding;
   Plan plan = compiler::make_plan(profile, plan_options);
   plan.reorder = reorder_label;
   plan.reorder_why = reorder_why;

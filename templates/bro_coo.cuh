@@ -35,12 +35,13 @@ __device__ __forceinline__ void scale_y(long long nrows, Value* __restrict__ y, 
 }
 
 /// y += alpha*A*x over BRO-COO.
-template <int kInterval, int kSymbolBits, int kBlockSize, typename Value, typename Acc>
+template <int kInterval, int kSymbolBits, int kBlockSize, typename Value, typename Acc,
+          typename Values>
 __device__ __forceinline__ void spmv_coo(
     const long long* __restrict__ count, const int* __restrict__ row_base,
     const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
     const typename SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, const Value* __restrict__ values, const Value* __restrict__ x,
+    const int* __restrict__ col_idx, Values values, const Value* __restrict__ x,
     Value* __restrict__ y, Acc alpha) {
   using Word = typename SymbolWord<kSymbolBits>::type;
   constexpr int kPerLane = kInterval / 32;

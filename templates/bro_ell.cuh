@@ -8,6 +8,7 @@
 //   widths[col_ptr[n]]  uchar      bit width of column position j of slice s at col_ptr[s]+j (>= 1)
 //   symbols             Word       symbol m of lane v of slice s at (sym_ptr[s]+m)*kLanes + v
 //   values              Value      position j of lane v of slice s at (col_ptr[s]+j)*kLanes + v
+//                                  (or coded: common.cuh's UnitValues / TableValues)
 // A slice is kSliceRows rows of kThreadsPerRow lanes each (kLanes lanes in all, whole warps);
 // lane t of a row owns the row's nonzeros t, t+T, ... as a delta-coded stream: the first field
 // is column+1, the next ones column differences, 0 marks padding past the lane's last nonzero.
@@ -134,12 +135,11 @@ struct GlobalWidths {
 /// y = alpha*A*x + beta*y over BRO-ELL with run-time width tables (`Widths` maps a position of
 /// the table to its width: GlobalWidths, or a reader of __constant__ data from the unit).
 template <int kSliceRows, int kThreadsPerRow, int kSymbolBits, int kBlockSize, int kUnroll,
-          bool kPrefetch, typename Widths, typename Value, typename Acc>
+          bool kPrefetch, typename Widths, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void spmv(
     long long nrows, const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
     Widths widths, const typename SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
-    Acc beta) {
+    Values values, const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
   using Word = typename SymbolWord<kSymbolBits>::type;
   constexpr int kLanes = kSliceRows * kThreadsPerRow;
   static_assert(kLanes % 32 == 0, "a slice is whole warps (uniform decode branches)");
@@ -156,7 +156,7 @@ __device__ __forceinline__ void spmv(
   if (slice < nslices) {  // uniform per warp
     const long long cbase = col_ptr[slice];
     const int ncol = static_cast<int>(col_ptr[slice + 1] - cbase);
-    const Value* __restrict__ v = values + cbase * kLanes + local;
+    const auto v = values + cbase * kLanes + local;
     SymbolStream<Word, kLanes, kPrefetch> next(symbols + sym_ptr[slice] * kLanes + local);
     BitReader<kSymbolBits> reader;
     int col = -1;
@@ -224,10 +224,9 @@ __device__ __forceinline__ unsigned int baked_field(const Word (&sym)[kSymbols])
 }
 
 template <typename Pattern, int kSymbolBits, int kLanes, int kJ, typename Word, int kSymbols,
-          typename Value, typename Acc>
+          typename Values, typename Value, typename Acc>
 __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int ncol, int col,
-                                            const Value* __restrict__ v,
-                                            const Value* __restrict__ x, Acc& sum) {
+                                            Values v, const Value* __restrict__ x, Acc& sum) {
   if constexpr (kJ < Pattern::kColumns) {
     const unsigned int d = baked_field<Pattern, kSymbolBits, kJ>(sym);
     if (kJ < ncol && d != 0u) {  // kJ < ncol is uniform
@@ -243,12 +242,11 @@ __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int nco
 /// constant shifts. Slices shorter than the pattern stop at their numCol; their over-read
 /// symbols (the next slice's, or the padding after the last) are never used.
 template <int kSliceRows, int kThreadsPerRow, int kSymbolBits, int kBlockSize, typename Pattern,
-          typename Value, typename Acc>
+          typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void spmv_baked(
     long long nrows, const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
-    const typename SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
-    Acc beta) {
+    const typename SymbolWord<kSymbolBits>::type* __restrict__ symbols, Values values,
+    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
   using Word = typename SymbolWord<kSymbolBits>::type;
   constexpr int kLanes = kSliceRows * kThreadsPerRow;
   constexpr int kSymbols = (Pattern::bits() + kSymbolBits - 1) / kSymbolBits;

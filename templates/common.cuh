@@ -29,6 +29,43 @@ __device__ __forceinline__ T load_ro(const T* p) {
   return __ldg(p);
 }
 
+// Value coding. A kernel template takes its stored values as `Values values` and reads value k
+// as load_ro(values + k). Plain units pass `const Value*`; a matrix with few distinct values
+// passes one of these instead, and the template's code is the same:
+//   UnitValues<Value>            every stored value is 1 (pattern matrices): no array, no load
+//   TableValues<Value, Code>     a Code (unsigned char or unsigned short) per stored value, the
+//                                index of its value in a table of the distinct values
+// Padding slots are masked by the templates' index checks, never by a zero value, so their codes
+// may point at any table entry.
+template <typename Value>
+struct UnitValues {
+  template <typename I>
+  __device__ __forceinline__ UnitValues operator+(I) const {
+    return *this;
+  }
+};
+
+template <typename Value, typename Code>
+struct TableValues {
+  const Code* __restrict__ code;
+  const Value* __restrict__ table;
+  template <typename I>
+  __device__ __forceinline__ TableValues operator+(I i) const {
+    return TableValues{code + i, table};
+  }
+};
+
+template <typename Value>
+__device__ __forceinline__ Value load_ro(const UnitValues<Value>&) {
+  return Value(1);
+}
+
+/// The table is a few KiB at most for 8-bit codes: after the first reads it is served by L1.
+template <typename Value, typename Code>
+__device__ __forceinline__ Value load_ro(const TableValues<Value, Code>& p) {
+  return __ldg(p.table + __ldg(p.code));
+}
+
 /// Sums `v` over each aligned group of kGroup lanes (kGroup a power of two <= 32). Every lane of
 /// the warp must call it; lane 0 of each group receives the group's total.
 template <int kGroup, typename Acc>

@@ -26,10 +26,9 @@ __device__ __forceinline__ void add_y(Value* y, long long row, Acc value) {
   atomicAdd(y + y_row(row), static_cast<Value>(value));
 }
 
-template <int kInterval, int kBlockSize, typename Value, typename Acc>
+template <int kInterval, int kBlockSize, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void spmv_add(long long n, const int* __restrict__ rows,
-                                         const int* __restrict__ cols,
-                                         const Value* __restrict__ values,
+                                         const int* __restrict__ cols, Values values,
                                          const Value* __restrict__ x, Value* y, Acc alpha) {
   static_assert(kInterval % 32 == 0, "an interval is whole warp steps");
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");

@@ -4,7 +4,8 @@
 // Layout (0-based CSR):
 //   row_ptr[nrows+1]  Offset (int or long long); row r's nonzeros are [row_ptr[r], row_ptr[r+1])
 //   col_idx[nnz_pad]  int, strictly increasing within a row
-//   values[nnz_pad]   Value (double or float)
+//   values[nnz_pad]   Value (double or float), or coded (common.cuh: a table index per
+//                     nonzero, or no array when every value is 1)
 // col_idx and values are padded with zeros to nnz_pad, a multiple of kCsrPadElements (128), so a
 // lane may load a whole aligned vector that runs past the last row; padded entries are never
 // accumulated.
@@ -32,6 +33,14 @@ constexpr int kCsrPadElements = 128;
 
 template <int kBytes>
 struct VectorWord;
+template <>
+struct VectorWord<1> {
+  using type = unsigned char;
+};
+template <>
+struct VectorWord<2> {
+  using type = unsigned short;
+};
 template <>
 struct VectorWord<4> {
   using type = unsigned int;
@@ -70,12 +79,27 @@ __device__ __forceinline__ void load_vector(const T* __restrict__ p, T (&out)[kV
   }
 }
 
+/// Coded values (common.cuh): kV codes with one narrow vector load, then their table entries;
+/// unit values load nothing.
+template <int kV, typename Value, typename Code>
+__device__ __forceinline__ void load_vector(const TableValues<Value, Code>& p, Value (&out)[kV]) {
+  Code code[kV];
+  load_vector<kV>(p.code, code);
+#pragma unroll
+  for (int i = 0; i < kV; ++i) out[i] = __ldg(p.table + code[i]);
+}
+template <int kV, typename Value>
+__device__ __forceinline__ void load_vector(const UnitValues<Value>&, Value (&out)[kV]) {
+#pragma unroll
+  for (int i = 0; i < kV; ++i) out[i] = Value(1);
+}
+
 template <int kThreadsPerRow, int kVector, int kBlockSize, int kUnroll, bool kAligned,
-          typename Offset, typename Value, typename Acc>
+          typename Offset, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void spmv(long long nrows, const Offset* __restrict__ row_ptr,
-                                     const int* __restrict__ col_idx,
-                                     const Value* __restrict__ values, const Value* __restrict__ x,
-                                     Value* __restrict__ y, Acc alpha, Acc beta) {
+                                     const int* __restrict__ col_idx, Values values,
+                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
+                                     Acc beta) {
   constexpr int kChunk = kThreadsPerRow * kVector;
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kBlockSize % kThreadsPerRow == 0, "a row's lanes stay inside one block");

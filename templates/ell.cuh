@@ -31,9 +31,9 @@ __device__ __forceinline__ long long pitch(long long nrows) {
 }
 
 template <int kWidth, int kThreadsPerRow, int kBlockSize, int kUnroll, bool kRowLengths,
-          typename Value, typename Acc>
+          typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void spmv(long long nrows, const int* __restrict__ row_lengths,
-                                     const int* __restrict__ col, const Value* __restrict__ values,
+                                     const int* __restrict__ col, Values values,
                                      const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
                                      Acc beta) {
   constexpr int kSteps = kWidth / kThreadsPerRow;

@@ -376,6 +376,12 @@ std::string role_of(const clang::ParmVarDecl& p, int index, const Walker& w) {
                        : "values (matrix, read per nonzero)";
   }
   if (w.per_row_loaded.count(index) != 0) return "row pointer (matrix, read per row)";
+  // Coded values (templates/common.cuh) reach the template inside an accessor object, whose
+  // member loads this walk does not follow: named by the generator's convention instead.
+  const bool ends_table = name.size() >= 6 && name.compare(name.size() - 6, 6, "_table") == 0;
+  if (ends_table) return "value table (coded values; reads not traced)";
+  if (element_int && name.find("values") != std::string::npos)
+    return "value codes (table indices, read per nonzero; reads not traced)";
   return "unused";
 }
 

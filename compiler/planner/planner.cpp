@@ -57,6 +57,16 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       continue;  // parameters were forced for one format: the others are not candidates
     } else {
       proposed = unit->propose(profile, options.precision);
+      if (!options.value_coding) {
+        std::erase_if(proposed, [](const Candidate& c) {
+          return std::visit(
+              [](const auto& p) {
+                if constexpr (requires { p.values; }) return p.values != 0;
+                return false;
+              },
+              c.params);
+        });
+      }
     }
     for (Candidate& c : proposed) {
       if (c.applicable) {
@@ -68,11 +78,15 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       candidates.push_back(std::move(c));
     }
   }
-  // Applicable first, by predicted time; ties keep the proposal order (stable).
+  // Applicable first, by predicted time, then by bytes (a value-coded twin that ties on a
+  // latency floor still moves less); remaining ties keep the proposal order (stable).
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) {
                      if (a.applicable != b.applicable) return a.applicable;
-                     return a.applicable && a.predicted_seconds < b.predicted_seconds;
+                     if (!a.applicable) return false;
+                     if (a.predicted_seconds != b.predicted_seconds)
+                       return a.predicted_seconds < b.predicted_seconds;
+                     return a.predicted_bytes < b.predicted_bytes;
                    });
   if (candidates.empty() || !candidates.front().applicable) {
     std::string reasons;

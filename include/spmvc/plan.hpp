@@ -33,6 +33,9 @@ struct CsrParams {
   int unroll = 1;           ///< nonzeros each thread loads before it accumulates (1, 2 or 4)
   bool aligned = true;      ///< start each row's sweep at the T-aligned offset below its start
   bool offsets64 = false;   ///< 64-bit row offsets (needed when nnz >= 2^31)
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
   static void fields(auto& p, auto&& f) {
     f("threads_per_row", "T", p.threads_per_row);
     f("vector_width", "V", p.vector_width);
@@ -40,6 +43,7 @@ struct CsrParams {
     f("unroll", "u", p.unroll);
     f("aligned", "aligned", p.aligned);
     f("offsets64", "o64", p.offsets64);
+    f("values", "val", p.values);
   }
 };
 
@@ -54,12 +58,16 @@ struct EllParams {
   int block_size = 256;     ///< threads per block
   int unroll = 1;           ///< slots each lane loads before it gathers x (1..8)
   bool row_lengths = true;  ///< ELL-R: loop to the stored row length instead of a -1 sentinel
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
     f("threads_per_row", "T", p.threads_per_row);
     f("block_size", "b", p.block_size);
     f("unroll", "u", p.unroll);
     f("row_lengths", "R", p.row_lengths);
+    f("values", "val", p.values);
   }
 };
 
@@ -90,12 +98,16 @@ struct HybParams {
   int block_size = 256;      ///< threads per block, both launches
   int coo_interval = 256;    ///< COO entries per warp, a multiple of 32
   bool row_lengths = false;  ///< ELL part as ELL-R (stored lengths) instead of -1 sentinels
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
     f("threads_per_row", "T", p.threads_per_row);
     f("block_size", "b", p.block_size);
     f("coo_interval", "I", p.coo_interval);
     f("row_lengths", "R", p.row_lengths);
+    f("values", "val", p.values);
   }
 };
 
@@ -116,6 +128,9 @@ struct BroEllParams {
   /// __constant__ data in the unit (<= 64 KiB), 2 one width pattern for every slice baked into
   /// the unit as template arguments (the decode schedule becomes compile-time).
   int tables = 0;
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
   static void fields(auto& p, auto&& f) {
     f("slice_height", "h", p.slice_height);
     f("symbol_bits", "sym", p.symbol_bits);
@@ -124,6 +139,7 @@ struct BroEllParams {
     f("unroll", "u", p.unroll);
     f("prefetch", "pf", p.prefetch);
     f("tables", "tab", p.tables);
+    f("values", "val", p.values);
   }
 };
 
@@ -135,10 +151,14 @@ struct BroCooParams {
   int interval = 1024;  ///< I: entries per interval (one warp), a multiple of 32
   int symbol_bits = 32;
   int block_size = 256;
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
   static void fields(auto& p, auto&& f) {
     f("interval", "I", p.interval);
     f("symbol_bits", "sym", p.symbol_bits);
     f("block_size", "b", p.block_size);
+    f("values", "val", p.values);
   }
 };
 
@@ -155,6 +175,9 @@ struct BroHybParams {
   bool prefetch = false;
   int tables = 0;  ///< as BroEllParams::tables, for the ELL part
   int interval = 1024;
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
     f("slice_height", "h", p.slice_height);
@@ -165,6 +188,7 @@ struct BroHybParams {
     f("prefetch", "pf", p.prefetch);
     f("tables", "tab", p.tables);
     f("interval", "I", p.interval);
+    f("values", "val", p.values);
   }
 };
 

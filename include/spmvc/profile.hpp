@@ -31,9 +31,14 @@ struct BlockFill {
 enum class InspectDepth {
   full,  ///< everything
   rows,  ///< only what the row scan gives (sizes, row lengths, histogram, bandwidth, profile,
-         ///< delta bits, x sectors): what the planner needs, in a fraction of the time. Block
-         ///< fill, distinct values and symmetry are left empty / zero / false.
+         ///< delta bits, x sectors, and the value counts the value codings need): what the
+         ///< planner needs, in a fraction of the time. Block fill, fp32-exact values and
+         ///< symmetry are left empty / zero / false.
 };
+
+/// At InspectDepth::rows distinct values are counted up to this many (the largest value table a
+/// format can use); a matrix with more reads kDistinctValuesCap + 1.
+inline constexpr std::int64_t kDistinctValuesCap = 65536;
 
 struct Profile {
   static constexpr int kSchemaVersion = 1;
@@ -71,6 +76,8 @@ struct Profile {
   /// Distinct values, comparing as doubles (-0.0 counts as 0.0); small counts permit an
   /// index-into-table value encoding.
   std::int64_t distinct_values = 0;
+  /// Values exactly 1 (equal to nnz for a pattern matrix: its values need no storage).
+  std::int64_t unit_values = 0;
   /// Values that survive a round trip through fp32 unchanged; when equal to nnz the values can
   /// be stored as fp32 without loss.
   std::int64_t fp32_exact_values = 0;

@@ -45,6 +45,10 @@ struct Options {
   std::string cache_dir;
   int device = 0;
   PlannerMode planner = PlannerMode::model;
+  /// Let the planner store values as table indices, or not at all for a pattern matrix (every
+  /// value 1), when that moves fewer bytes. The operator then needs a new compile() whenever the
+  /// values change, even with the pattern kept.
+  bool value_coding = true;
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
   /// caller's order, y written through the row map inside the kernels.

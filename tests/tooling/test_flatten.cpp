@@ -39,10 +39,25 @@ std::string elf_section(const std::vector<char>& elf, const std::string& name) {
   return {};
 }
 
+// The golden plans with plain values: flattening does not print value-coding accessors.
+std::vector<spmvc::test::GoldenPlan> plain_golden_plans() {
+  std::vector<spmvc::test::GoldenPlan> plans = spmvc::test::golden_plans();
+  for (auto& g : plans) g.options.value_coding = false;
+  return plans;
+}
+
 }  // namespace
 
+TEST_CASE("a value-coded unit is refused with a message that says how to flatten it") {
+  spmvc::test::GoldenPlan g = spmvc::test::golden_plans()[0];
+  const spmvc::KernelSource src = spmvc::test::generate_golden(g);
+  REQUIRE(src.kernel_name.find("_vt8") != std::string::npos);
+  CHECK_THROWS_WITH_AS(spmvc::tooling::flatten(src), doctest::Contains("--no-value-coding"),
+                       spmvc::InputError);
+}
+
 TEST_CASE("every golden plan flattens to template-free source that NVRTC compiles") {
-  for (const auto& g : spmvc::test::golden_plans()) {
+  for (const auto& g : plain_golden_plans()) {
     CAPTURE(g.name);
     const spmvc::KernelSource src = spmvc::test::generate_golden(g);
     const spmvc::KernelSource flat = spmvc::tooling::flatten(src);
@@ -89,7 +104,7 @@ TEST_CASE("variants outside the golden set flatten to the same machine code") {
 }
 
 TEST_CASE("--inline-helpers: one function, the same machine code as the template kernel") {
-  std::vector<spmvc::test::GoldenPlan> plans = spmvc::test::golden_plans();
+  std::vector<spmvc::test::GoldenPlan> plans = plain_golden_plans();
   spmvc::test::GoldenPlan recursive{"f64_v4", "stencil27:n=5", {}};  // load_vector recursion
   recursive.options.csr = spmvc::test::csr_params(16, 2, true, false, 4);
   plans.push_back(recursive);
@@ -116,7 +131,7 @@ TEST_CASE("--inline-helpers: one function, the same machine code as the template
 
 TEST_CASE("flattened source matches the golden files") {
   const fs::path dir = fs::path(SPMVC_GOLDEN_DIR) / "flat";
-  for (const auto& g : spmvc::test::golden_plans()) {
+  for (const auto& g : plain_golden_plans()) {
     if (g.name != "csr_auto_stencil27_f64" && g.name != "csr_t8_u2_o64_f64" &&
         g.name != "csr_t2_v4_u2_f32") {
       continue;
@@ -128,7 +143,7 @@ TEST_CASE("flattened source matches the golden files") {
 }
 
 TEST_CASE("a source without the named entry point is an internal error") {
-  spmvc::KernelSource src = spmvc::test::generate_golden(spmvc::test::golden_plans()[0]);
+  spmvc::KernelSource src = spmvc::test::generate_golden(plain_golden_plans()[0]);
   src.kernel_name = "no_such_kernel";
   CHECK_THROWS_AS(spmvc::tooling::flatten(src), spmvc::InternalError);
   src.source += "\nthis does not parse;\n";

@@ -89,7 +89,9 @@ TEST_CASE("emit writes the kernel, its templates, the matrix, the reference and 
   const std::string harness = codegen::harness_source(e.encoded, e.source);
   CHECK(harness.find(e.source.kernel_name + "<<<") != std::string::npos);
   CHECK(harness.find("(const int*)dev[0] /* row_ptr */") != std::string::npos);
-  CHECK(harness.find("(const double*)dev[2] /* values */") != std::string::npos);
+  // The stencil's two values are stored as 8-bit indices into a table of doubles.
+  CHECK(harness.find("(const unsigned char*)dev[2] /* values */") != std::string::npos);
+  CHECK(harness.find("(const double*)dev[3] /* values_table */") != std::string::npos);
   CHECK(written.size() >= 8);
   fs::remove_all(dir);
 }

@@ -7,6 +7,7 @@
 
 #include "formats/arrays.hpp"
 #include "formats/bro_ell/bro_ell_codec.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -89,8 +90,8 @@ CooSizes measure_coo(const CsrMatrix& a, std::int64_t skip, int interval, int sy
 }
 
 CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int symbol_bits,
-                    Precision precision, const std::string& prefix,
-                    std::vector<EncodedArray>& out) {
+                    Precision precision, const std::string& prefix, std::vector<EncodedArray>& out,
+                    int values) {
   const Entries en = select(a, skip);
   std::vector<IntervalWidths> w;
   std::vector<std::int64_t> sym_ptr;
@@ -145,6 +146,7 @@ CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int sym
   }
   out.push_back(make_array<std::int32_t>(prefix + "col_idx", ElemType::i32, cols));
   out.push_back(value_array(prefix + "values", precision, vals, vals.size()));
+  code_values(out, prefix + "values", values, a);
   return z;
 }
 
@@ -152,7 +154,7 @@ namespace {
 
 template <typename Value>
 void accumulate_typed(const Encoded& e, const std::string& prefix, int interval,
-                      std::span<const double> x, std::span<double> acc) {
+                      std::span<const double> x, std::span<double> acc, int values) {
   const int per_lane = interval / kWarp;
   const std::int64_t count = typed<std::int64_t>(e.array(prefix + "count"))[0];
   const EncodedArray& base_arr = e.array(prefix + "row_base");
@@ -161,8 +163,11 @@ void accumulate_typed(const Encoded& e, const std::string& prefix, int interval,
   const std::int64_t* sym_ptr = typed<std::int64_t>(e.array(prefix + "sym_ptr"));
   const EncodedArray& sym_arr = e.array(prefix + "symbols");
   const bool wide = sym_arr.type == ElemType::u64;
-  const std::int32_t* cols = typed<std::int32_t>(e.array(prefix + "col_idx"));
-  const Value* vals = typed<Value>(e.array(prefix + "values"));
+  const EncodedArray& col_arr = e.array(prefix + "col_idx");
+  const std::int32_t* cols = typed<std::int32_t>(col_arr);
+  const std::vector<Value> stored =
+      stored_values<Value>(e, prefix + "values", values, col_arr.count());
+  const Value* vals = stored.data();
   const std::int64_t intervals = base_arr.count();
   if (intervals != (count + interval - 1) / interval)
     throw InternalError("bro_coo: interval count disagrees with the entry count");
@@ -193,16 +198,16 @@ void accumulate_typed(const Encoded& e, const std::string& prefix, int interval,
 }  // namespace
 
 void accumulate_coo(const Encoded& e, const std::string& prefix, int interval,
-                    std::span<const double> x, std::span<double> acc) {
+                    std::span<const double> x, std::span<double> acc, int values) {
   if (e.precision == Precision::f64) {
-    accumulate_typed<double>(e, prefix, interval, x, acc);
+    accumulate_typed<double>(e, prefix, interval, x, acc, values);
   } else {
-    accumulate_typed<float>(e, prefix, interval, x, acc);
+    accumulate_typed<float>(e, prefix, interval, x, acc, values);
   }
 }
 
 CooEstimate estimate_coo(const Profile& p, std::int64_t skip, int interval, int symbol_bits,
-                         Precision precision) {
+                         Precision precision, int values) {
   CooEstimate est;
   double rows_with = 0;  // rows holding at least one selected entry
   for (const HistogramBin& bin : p.row_histogram) {
@@ -223,8 +228,8 @@ CooEstimate estimate_coo(const Profile& p, std::int64_t skip, int interval, int 
   const double w_first = std::min(31.0, std::ceil(std::log2(1.0 + interval / per_row * gap)));
   const double lane_bits = w_first + (per_lane - 1) * w_rest;
   const double symbols = std::ceil(lane_bits / symbol_bits);
-  const double vb = value_bytes(precision);
-  est.matrix_bytes = intervals * interval * (4.0 + vb) +
+  const double vb = value_code_bytes(values, precision);
+  est.matrix_bytes = intervals * interval * (4.0 + vb) + value_table_bytes(values, p, precision) +
                      (intervals * symbols + 1) * kWarp * (symbol_bits / 8.0) +
                      intervals * (2 + 4 + 8) + 16;
   // One atomic per (lane, row) run: a row's entries split over ceil(len/E) + 1 runs at most.

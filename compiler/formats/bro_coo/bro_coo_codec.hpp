@@ -44,16 +44,18 @@ struct CooSizes {
 };
 
 /// Encodes the nonzeros of every row of `a` from position `skip` on (0: all of them) in
-/// BRO-COO, appending the seven arrays to `out`.
+/// BRO-COO, appending the seven arrays to `out`, the values coded as `values` says
+/// (formats/values/values.hpp).
 CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int symbol_bits,
-                    Precision precision, const std::string& prefix, std::vector<EncodedArray>& out);
+                    Precision precision, const std::string& prefix, std::vector<EncodedArray>& out,
+                    int values = 0);
 
 /// Sizes of the same encoding without building it.
 CooSizes measure_coo(const CsrMatrix& a, std::int64_t skip, int interval, int symbol_bits);
 
 /// acc[r] += the encoded entries of row r times x, decoding `e`'s arrays named with `prefix`.
 void accumulate_coo(const Encoded& e, const std::string& prefix, int interval,
-                    std::span<const double> x, std::span<double> acc);
+                    std::span<const double> x, std::span<double> acc, int values = 0);
 
 /// Model from the profile: bytes of everything the kernel reads but x and y, and the atomic
 /// updates of y it issues.
@@ -63,7 +65,7 @@ struct CooEstimate {
   double atomics = 0;
 };
 CooEstimate estimate_coo(const Profile& profile, std::int64_t skip, int interval, int symbol_bits,
-                         Precision precision);
+                         Precision precision, int values = 0);
 
 /// The lane efficiency that makes bytes/(bandwidth*efficiency) grow by one more kernel launch
 /// (heuristics::kLaunchSeconds at the default bandwidth): how a second pass is charged.

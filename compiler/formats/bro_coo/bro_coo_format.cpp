@@ -9,6 +9,7 @@
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/bro_ell/bro_model.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -25,14 +26,15 @@ const BroCooParams& params_of(const FormatParams& params) {
 }  // namespace
 
 std::string BroCooFormat::kernel_name(const BroCooParams& p, Precision precision) {
-  return fmt::format("spmv_bro_coo_i{}_s{}_b{}_{}", p.interval, p.symbol_bits, p.block_size,
-                     codegen::precision_tag(precision));
+  return fmt::format("spmv_bro_coo_i{}_s{}_b{}{}_{}", p.interval, p.symbol_bits, p.block_size,
+                     value_coding_tag(p.values), codegen::precision_tag(precision));
 }
 
 Cost BroCooFormat::cost(const Profile& profile, const FormatParams& params,
                         Precision precision) const {
   const BroCooParams& p = params_of(params);
-  const bro::CooEstimate est = bro::estimate_coo(profile, 0, p.interval, p.symbol_bits, precision);
+  const bro::CooEstimate est =
+      bro::estimate_coo(profile, 0, p.interval, p.symbol_bits, precision, p.values);
   const double vb = value_bytes(precision);
   Cost c;
   c.matrix_bytes = est.matrix_bytes;
@@ -45,7 +47,8 @@ Cost BroCooFormat::cost(const Profile& profile, const FormatParams& params,
       (est.entries > 0 ? est.entries / (std::ceil(est.entries / p.interval) * p.interval) : 1.0);
   // The scaling pass's launch: charged as lost efficiency, so the time grows by one launch and
   // the bytes stay the bytes moved.
-  c.lane_efficiency = bro::with_extra_launch(c.total(), efficiency);
+  c.lane_efficiency =
+      bro::with_extra_launch(c.total(), efficiency * value_coding_efficiency(p.values));
   c.serial_seconds = std::ceil(p.interval / 32.0 / bro::model::kCooEntriesPerStep) *
                      heuristics::kCsrStepSeconds * bro::model::kStepFactor;
   return c;
@@ -62,7 +65,7 @@ std::optional<std::string> BroCooFormat::cannot_implement(const Profile& profile
   const double slots = std::ceil(static_cast<double>(profile.nnz) / p.interval) * p.interval;
   if (slots / 32.0 > static_cast<double>(std::numeric_limits<std::int32_t>::max()) * 32.0)
     return fmt::format("{} entries need too many warps", profile.nnz);
-  return std::nullopt;
+  return value_coding_problem(profile, p.values);
 }
 
 std::vector<Candidate> BroCooFormat::propose(const Profile& profile, Precision precision) const {
@@ -83,6 +86,7 @@ std::vector<Candidate> BroCooFormat::propose(const Profile& profile, Precision p
     }
     out.push_back(std::move(c));
   }
+  add_value_coded(out, profile);
   return out;
 }
 
@@ -95,7 +99,7 @@ Encoded BroCooFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  bro::encode_coo(a, 0, p.interval, p.symbol_bits, precision, "", e.arrays);
+  bro::encode_coo(a, 0, p.interval, p.symbol_bits, precision, "", e.arrays, p.values);
   return e;
 }
 
@@ -107,7 +111,7 @@ void BroCooFormat::reference_spmv(const Encoded& e, const FormatParams& params,
       static_cast<std::int64_t>(y.size()) != e.nrows)
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
   std::vector<double> acc(y.size(), 0.0);
-  bro::accumulate_coo(e, "", p.interval, x, acc);
+  bro::accumulate_coo(e, "", p.interval, x, acc, p.values);
   for (std::size_t i = 0; i < y.size(); ++i)
     y[i] = alpha * acc[i] + (beta != 0.0 ? beta * y[i] : 0.0);
 }
@@ -115,7 +119,7 @@ void BroCooFormat::reference_spmv(const Encoded& e, const FormatParams& params,
 namespace bro {
 
 CooKernelText coo_kernel_text(const Encoded& e, const std::string& prefix, int interval,
-                              int block_size, const std::string& entry_name) {
+                              int block_size, const std::string& entry_name, int values) {
   using K = KernelParam::Kind;
   CooKernelText k;
   const std::int64_t count = typed<std::int64_t>(e.array(prefix + "count"))[0];
@@ -125,28 +129,26 @@ CooKernelText coo_kernel_text(const Encoded& e, const std::string& prefix, int i
   k.launch.entry = entry_name;
   k.launch.block = block_size;
   k.launch.grid = std::max<std::int64_t>(1, (intervals * 32 + block_size - 1) / block_size);
-  k.launch.params = {{K::array, prefix + "count"},
-                     {K::array, prefix + "row_base"},
-                     {K::array, prefix + "widths"},
-                     {K::array, prefix + "sym_ptr"},
-                     {K::array, prefix + "symbols"},
-                     {K::array, prefix + "col_idx"},
-                     {K::array, prefix + "values"},
-                     {K::x, "x"},
-                     {K::y, "y"},
-                     {K::alpha, "alpha"}};
+  k.launch.params = {{K::array, prefix + "count"},   {K::array, prefix + "row_base"},
+                     {K::array, prefix + "widths"},  {K::array, prefix + "sym_ptr"},
+                     {K::array, prefix + "symbols"}, {K::array, prefix + "col_idx"}};
+  const ValueArgs vals = value_args(values, "values", prefix + "values");
+  k.launch.params.insert(k.launch.params.end(), vals.params.begin(), vals.params.end());
+  k.launch.params.insert(k.launch.params.end(), {{K::x, "x"}, {K::y, "y"}, {K::alpha, "alpha"}});
   k.entry = fmt::format(R"(
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(const long long* __restrict__ count, const int* __restrict__ row_base,
     const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
     const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, const Value* __restrict__ values,
+    const int* __restrict__ col_idx, {VD}
     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {{
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
-                                                           symbols, col_idx, values, x, y, alpha);
+                                                           symbols, col_idx, {VP}, x, y, alpha);
 }}
 )",
-                        fmt::arg("N", entry_name));
+                        fmt::arg("N", entry_name),
+                        fmt::arg("VD", vals.declare.substr(0, vals.declare.size() - 1)),
+                        fmt::arg("VP", vals.pass));
   return k;
 }
 
@@ -161,7 +163,8 @@ KernelSource BroCooFormat::generate(const Encoded& e, const FormatParams& params
   k.file_name = k.kernel_name + ".cu";
   k.headers = codegen::template_headers({"spmvc/bro_coo.cuh"});
   k.options = codegen::base_options();
-  bro::CooKernelText coo = bro::coo_kernel_text(e, "", p.interval, p.block_size, k.kernel_name);
+  bro::CooKernelText coo =
+      bro::coo_kernel_text(e, "", p.interval, p.block_size, k.kernel_name, p.values);
   k.block = coo.launch.block;
   k.grid = coo.launch.grid;
   k.params = coo.launch.params;

@@ -43,7 +43,7 @@ struct CooKernelText {
   KernelLaunch launch;
 };
 CooKernelText coo_kernel_text(const Encoded& e, const std::string& prefix, int interval,
-                              int block_size, const std::string& entry_name);
+                              int block_size, const std::string& entry_name, int values = 0);
 
 }  // namespace bro
 

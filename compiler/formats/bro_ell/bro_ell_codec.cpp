@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "formats/arrays.hpp"
+#include "formats/values/values.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats::bro {
@@ -15,10 +16,10 @@ namespace spmvc::formats::bro {
 int bit_width(std::uint64_t u) { return static_cast<int>(std::bit_width(u)); }
 
 EllShape shape_of(const BroEllParams& p) {
-  return {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables};
+  return {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values};
 }
 EllShape shape_of(const BroHybParams& p) {
-  return {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables};
+  return {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values};
 }
 
 std::int64_t EllSizes::symbol_bytes(int symbol_bits) const {
@@ -222,6 +223,7 @@ EllSizes encode_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shap
     out.push_back(make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, words));
   }
   out.push_back(value_array(prefix + "values", precision, vals, vals.size()));
+  code_values(out, prefix + "values", shape.values, a);
   return z;
 }
 
@@ -239,8 +241,10 @@ void accumulate_typed(const Encoded& e, const std::string& prefix, const EllShap
   const bool wide = sym_arr.type == ElemType::u64;
   if (wide != (shape.symbol_bits == 64))
     throw InternalError("bro_ell: symbol array type disagrees with the parameters");
-  const Value* vals = typed<Value>(e.array(prefix + "values"));
   const std::int64_t nslices = col_arr.count() - 1;
+  const std::vector<Value> stored =
+      stored_values<Value>(e, prefix + "values", shape.values, col_ptr[nslices] * S);
+  const Value* vals = stored.data();
   if (nslices != (e.nrows + h - 1) / h) throw InternalError("bro_ell: slice count mismatch");
   for (std::int64_t s = 0; s < nslices; ++s) {
     const std::int64_t cbase = col_ptr[s];

@@ -19,6 +19,7 @@
 //                             pad_rows*h*T zero symbols (the prefetching kernel reads one symbol
 //                             past a lane's stream; the baked kernel loads its whole pattern)
 //   values   f64|f32          value of position j of lane v at (col_ptr[s] + j)*h*T + v; 0 pads
+//                             (coded as shape.values says: formats/values/values.hpp)
 // Tables mode 2 ("baked") widens every slice to one pattern P[j] = max_s b_{s,j}, so that
 // b_{s,j} = P[j] for all s and j < l_s; the kernel then has P as compile-time constants.
 #pragma once
@@ -60,6 +61,7 @@ struct EllShape {
   int symbol_bits = 32;
   int threads_per_row = 1;
   int tables = 0;
+  int values = 0;  ///< value coding (formats/values/values.hpp)
   int lanes() const { return slice_height * threads_per_row; }
 };
 EllShape shape_of(const BroEllParams& p);

@@ -10,6 +10,7 @@
 #include "formats/arrays.hpp"
 #include "formats/bro_ell/bro_model.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -30,9 +31,10 @@ const char* tables_tag(int tables) { return tables == 1 ? "_const" : tables == 2
 }  // namespace
 
 std::string BroEllFormat::kernel_name(const BroEllParams& p, Precision precision) {
-  return fmt::format("spmv_bro_ell_h{}_s{}_t{}_b{}_u{}{}{}_{}", p.slice_height, p.symbol_bits,
+  return fmt::format("spmv_bro_ell_h{}_s{}_t{}_b{}_u{}{}{}{}_{}", p.slice_height, p.symbol_bits,
                      p.threads_per_row, p.block_size, p.unroll, p.prefetch ? "_pf" : "",
-                     tables_tag(p.tables), codegen::precision_tag(precision));
+                     tables_tag(p.tables), value_coding_tag(p.values),
+                     codegen::precision_tag(precision));
 }
 
 double BroEllFormat::decode_efficiency(const Profile& profile, const bro::EllShape& shape,
@@ -54,11 +56,14 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
   Cost c;
   // Baked widths are in the code; constant ones are read once per SM, not per lane.
   const double tables = p.tables == 0 ? 0.0 : est.table_bytes;
-  c.matrix_bytes = est.index_bytes - tables + est.padded_entries * vb;
+  c.matrix_bytes = est.index_bytes - tables +
+                   est.padded_entries * value_code_bytes(p.values, precision) +
+                   value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
-  c.lane_efficiency =
-      est.lane_efficiency * decode_efficiency(profile, shape, p.unroll, p.prefetch, precision);
+  c.lane_efficiency = est.lane_efficiency *
+                      decode_efficiency(profile, shape, p.unroll, p.prefetch, precision) *
+                      value_coding_efficiency(p.values);
   c.serial_seconds = est.max_columns * heuristics::kCsrStepSeconds * bro::model::kStepFactor;
   return c;
 }
@@ -70,7 +75,7 @@ std::optional<std::string> BroEllFormat::cannot_implement(const Profile& profile
   std::string why = bro::check_ell_shape(profile, kWholeRow, bro::shape_of(p), p.block_size,
                                          p.unroll, p.prefetch);
   if (!why.empty()) return why;
-  return std::nullopt;
+  return value_coding_problem(profile, p.values);
 }
 
 std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision precision) const {
@@ -117,6 +122,7 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
     }
     out.push_back(std::move(c));
   }
+  add_value_coded(out, profile);
   return out;
 }
 
@@ -176,10 +182,14 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
   const std::string common_args =
       "long long nrows, const long long* __restrict__ col_ptr,\n    const long long* "
       "__restrict__ sym_ptr";
+  const ValueArgs vals = value_args(shape.values, "values", prefix + "values");
+  // The values' declaration ends in ", "; here the line breaks after its comma.
+  const std::string values_decl =
+      vals.declare.empty() ? "" : " " + vals.declare.substr(0, vals.declare.size() - 1);
   const std::string tail_args = fmt::format(
-      "const {W}* __restrict__ symbols, const Value* __restrict__ values,\n    const Value* "
+      "const {W}* __restrict__ symbols,{VD}\n    const Value* "
       "__restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta",
-      fmt::arg("W", word));
+      fmt::arg("W", word), fmt::arg("VD", values_decl));
   k.asserts = fmt::format(
       "static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == {}, \"symbols were "
       "encoded as {}-bit words\");\n",
@@ -204,17 +214,18 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
         "pattern\");\n",
         pattern.size(), bits);
     k.params.push_back({K::array, prefix + "symbols"});
-    k.params.push_back({K::array, prefix + "values"});
+    k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
     k.entry = fmt::format(
         R"(
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}({C},
     {T}) {{
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
-                         Acc>(nrows, col_ptr, sym_ptr, symbols, values, x, y, alpha, beta);
+                         Acc>(nrows, col_ptr, sym_ptr, symbols, {VP}, x, y, alpha, beta);
 }}
 )",
-        fmt::arg("N", entry_name), fmt::arg("C", common_args), fmt::arg("T", tail_args));
+        fmt::arg("N", entry_name), fmt::arg("C", common_args), fmt::arg("T", tail_args),
+        fmt::arg("VP", vals.pass));
   } else {
     std::string widths_arg, widths_value;
     if (shape.tables == 1) {
@@ -244,18 +255,18 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
       k.params.push_back({K::array, prefix + "widths"});
     }
     k.params.push_back({K::array, prefix + "symbols"});
-    k.params.push_back({K::array, prefix + "values"});
+    k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
     k.entry = fmt::format(
         R"(
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}({C},
     {WA}{T}) {{
   spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
-      nrows, col_ptr, sym_ptr, {WV}, symbols, values, x, y, alpha, beta);
+      nrows, col_ptr, sym_ptr, {WV}, symbols, {VP}, x, y, alpha, beta);
 }}
 )",
         fmt::arg("N", entry_name), fmt::arg("C", common_args), fmt::arg("WA", widths_arg),
-        fmt::arg("T", tail_args), fmt::arg("WV", widths_value));
+        fmt::arg("T", tail_args), fmt::arg("WV", widths_value), fmt::arg("VP", vals.pass));
   }
   k.params.push_back({K::x, "x"});
   k.params.push_back({K::y, "y"});

@@ -12,6 +12,7 @@
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_ell/bro_model.hpp"
 #include "formats/bro_hyb/bro_eta.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -60,10 +61,10 @@ double bro_eta(const CsrMatrix& a, const BroHybParams& p) {
 }
 
 std::string BroHybFormat::kernel_name(const BroHybParams& p, Precision precision) {
-  return fmt::format("spmv_bro_hyb_k{}_h{}_s{}_t{}_b{}_u{}{}{}_i{}_{}", p.width, p.slice_height,
+  return fmt::format("spmv_bro_hyb_k{}_h{}_s{}_t{}_b{}_u{}{}{}_i{}{}", p.width, p.slice_height,
                      p.symbol_bits, p.threads_per_row, p.block_size, p.unroll,
                      p.prefetch ? "_pf" : "", tables_tag(p.tables), p.interval,
-                     codegen::precision_tag(precision));
+                     value_coding_tag(p.values) + "_" + codegen::precision_tag(precision));
 }
 
 Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
@@ -72,10 +73,12 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
   const bro::EllShape shape = bro::shape_of(p);
   const bro::EllEstimate ell = bro::estimate_ell(profile, p.width, shape);
   const bro::CooEstimate coo =
-      bro::estimate_coo(profile, p.width, p.interval, p.symbol_bits, precision);
+      bro::estimate_coo(profile, p.width, p.interval, p.symbol_bits, precision, p.values);
   const double vb = value_bytes(precision);
   const double tables = p.tables == 0 ? 0.0 : ell.table_bytes;
-  const double ell_bytes = ell.index_bytes - tables + ell.padded_entries * vb;
+  const double ell_bytes = ell.index_bytes - tables +
+                           ell.padded_entries * value_code_bytes(p.values, precision) +
+                           value_table_bytes(p.values, profile, precision);
   const double coo_bytes = coo.matrix_bytes + coo.atomics * vb * bro::model::kAtomicBytesFactor;
   Cost c;
   c.matrix_bytes = ell_bytes + coo_bytes;
@@ -90,7 +93,8 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
   const double x_y = c.x_bytes + c.y_bytes;
   const double efficiency =
       (ell_bytes + coo_bytes + x_y) / ((ell_bytes + x_y) / ell_eff + coo_bytes / coo_eff);
-  c.lane_efficiency = bro::with_extra_launch(c.total(), efficiency);
+  c.lane_efficiency =
+      bro::with_extra_launch(c.total(), efficiency * value_coding_efficiency(p.values));
   const double coo_steps =
       coo.entries > 0 ? std::ceil(p.interval / 32.0 / bro::model::kCooEntriesPerStep) : 0.0;
   c.serial_seconds =
@@ -109,7 +113,7 @@ std::optional<std::string> BroHybFormat::cannot_implement(const Profile& profile
   if (!why.empty()) return why;
   if (profile.nrows > std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} rows do not fit 32-bit row indices", profile.nrows);
-  return std::nullopt;
+  return value_coding_problem(profile, p.values);
 }
 
 std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision precision) const {
@@ -142,6 +146,7 @@ std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision p
     }
     out.push_back(std::move(c));
   }
+  add_value_coded(out, profile);
   return out;
 }
 
@@ -155,7 +160,7 @@ Encoded BroHybFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.ncols = a.ncols;
   e.nnz = a.nnz();
   bro::encode_ell(a, p.width, bro::shape_of(p), precision, "ell_", e.arrays);
-  bro::encode_coo(a, p.width, p.interval, p.symbol_bits, precision, "coo_", e.arrays);
+  bro::encode_coo(a, p.width, p.interval, p.symbol_bits, precision, "coo_", e.arrays, p.values);
   return e;
 }
 
@@ -168,7 +173,7 @@ void BroHybFormat::reference_spmv(const Encoded& e, const FormatParams& params,
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
   std::vector<double> acc(y.size(), 0.0);
   bro::accumulate_ell(e, "ell_", bro::shape_of(p), x, acc);
-  bro::accumulate_coo(e, "coo_", p.interval, x, acc);
+  bro::accumulate_coo(e, "coo_", p.interval, x, acc, p.values);
   for (std::size_t i = 0; i < y.size(); ++i)
     y[i] = alpha * acc[i] + (beta != 0.0 ? beta * y[i] : 0.0);
 }
@@ -185,7 +190,7 @@ KernelSource BroHybFormat::generate(const Encoded& e, const FormatParams& params
   bro::EllKernelText ell = bro::ell_kernel_text(e, "ell_", bro::shape_of(p), p.block_size, p.unroll,
                                                 p.prefetch, k.kernel_name);
   bro::CooKernelText coo =
-      bro::coo_kernel_text(e, "coo_", p.interval, p.block_size, k.kernel_name + "_coo");
+      bro::coo_kernel_text(e, "coo_", p.interval, p.block_size, k.kernel_name + "_coo", p.values);
   k.grid = ell.grid;
   k.params = ell.params;
   k.post_launches.push_back(coo.launch);

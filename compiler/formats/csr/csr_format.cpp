@@ -9,6 +9,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -27,11 +28,13 @@ const CsrParams& params_of(const FormatParams& params) {
 bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
 
 template <typename Offset, typename Value>
-void multiply(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha,
-              double beta) {
+void multiply(const Encoded& e, int coding, std::span<const double> x, std::span<double> y,
+              double alpha, double beta) {
   const Offset* row_ptr = typed<Offset>(e.array("row_ptr"));
-  const std::int32_t* col = typed<std::int32_t>(e.array("col_idx"));
-  const Value* val = typed<Value>(e.array("values"));
+  const EncodedArray& col_arr = e.array("col_idx");
+  const std::int32_t* col = typed<std::int32_t>(col_arr);
+  const std::vector<Value> values = stored_values<Value>(e, "values", coding, col_arr.count());
+  const Value* val = values.data();
   for (std::int64_t r = 0; r < e.nrows; ++r) {
     double sum = 0;
     for (std::int64_t j = row_ptr[r]; j < static_cast<std::int64_t>(row_ptr[r + 1]); ++j) {
@@ -110,15 +113,18 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   const double vb = value_bytes(precision);
   const double ob = p.offsets64 ? 8.0 : 4.0;
   Cost c;
-  c.matrix_bytes = static_cast<double>(profile.nrows + 1) * ob +
-                   static_cast<double>(padded_nnz(profile.nnz)) * (4.0 + vb);
+  c.matrix_bytes =
+      static_cast<double>(profile.nrows + 1) * ob +
+      static_cast<double>(padded_nnz(profile.nnz)) * (4.0 + value_code_bytes(p.values, precision)) +
+      value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   // Lanes idle at the end of rows, and lanes that must each walk many nonzeros serially (less
   // memory parallelism to cover the dependent col -> x load): the model's two penalties.
   const double per_lane = profile.row_mean / p.threads_per_row;
   const double latency = std::min(1.0, nonzeros_per_lane(precision) / std::max(per_lane, 1e-9));
-  c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency;
+  c.lane_efficiency =
+      lane_efficiency(profile, p.threads_per_row) * latency * value_coding_efficiency(p.values);
   // Per lane, the longest row is row_max / T dependent gathers; vector loads shorten the load
   // side only (R-MAT sweep: T 16 -> 32 cut 20-35%, V 1 -> 4 at T=32 cut 0-15%).
   const double longest_steps = std::ceil(static_cast<double>(profile.row_max) / p.threads_per_row);
@@ -140,6 +146,7 @@ std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
   if (p.vector_width != 1 && p.vector_width != 2 && p.vector_width != 4)
     return fmt::format("vector width {} is not 1, 2 or 4", p.vector_width);
   if (p.vector_width > 1 && !p.aligned) return "vector loads need the aligned start";
+  if (auto why = value_coding_problem(profile, p.values)) return why;
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
   const double blocks =
@@ -172,6 +179,7 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
     }
     out.push_back(std::move(c));
   }
+  add_value_coded(out, profile);
   return out;
 }
 
@@ -200,6 +208,7 @@ Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
   } else {
     e.arrays.push_back(make_array<float>("values", ElemType::f32, a.values, padded));
   }
+  code_values(e.arrays, "values", p.values, a);
   return e;
 }
 
@@ -212,18 +221,19 @@ void CsrFormat::reference_spmv(const Encoded& e, const FormatParams& params,
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
   const bool f64 = e.precision == Precision::f64;
   if (p.offsets64) {
-    f64 ? multiply<std::int64_t, double>(e, x, y, alpha, beta)
-        : multiply<std::int64_t, float>(e, x, y, alpha, beta);
+    f64 ? multiply<std::int64_t, double>(e, p.values, x, y, alpha, beta)
+        : multiply<std::int64_t, float>(e, p.values, x, y, alpha, beta);
   } else {
-    f64 ? multiply<std::int32_t, double>(e, x, y, alpha, beta)
-        : multiply<std::int32_t, float>(e, x, y, alpha, beta);
+    f64 ? multiply<std::int32_t, double>(e, p.values, x, y, alpha, beta)
+        : multiply<std::int32_t, float>(e, p.values, x, y, alpha, beta);
   }
 }
 
 std::string CsrFormat::kernel_name(const CsrParams& p, Precision precision) {
-  return fmt::format("spmv_csr_t{}_v{}_b{}_u{}{}{}_{}", p.threads_per_row, p.vector_width,
+  return fmt::format("spmv_csr_t{}_v{}_b{}_u{}{}{}{}_{}", p.threads_per_row, p.vector_width,
                      p.block_size, p.unroll, p.aligned ? "" : "_unaligned",
-                     p.offsets64 ? "_o64" : "", codegen::precision_tag(precision));
+                     p.offsets64 ? "_o64" : "", value_coding_tag(p.values),
+                     codegen::precision_tag(precision));
 }
 
 KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
@@ -237,10 +247,15 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
   k.block = p.block_size;
   k.grid = (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size;
   if (k.grid == 0) k.grid = 1;
-  k.params = {{KernelParam::Kind::rows, "nrows"},    {KernelParam::Kind::array, "row_ptr"},
-              {KernelParam::Kind::array, "col_idx"}, {KernelParam::Kind::array, "values"},
-              {KernelParam::Kind::x, "x"},           {KernelParam::Kind::y, "y"},
-              {KernelParam::Kind::alpha, "alpha"},   {KernelParam::Kind::beta, "beta"}};
+  const ValueArgs vals = value_args(p.values, "values");
+  k.params = {{KernelParam::Kind::rows, "nrows"},
+              {KernelParam::Kind::array, "row_ptr"},
+              {KernelParam::Kind::array, "col_idx"}};
+  k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
+  k.params.insert(k.params.end(), {{KernelParam::Kind::x, "x"},
+                                   {KernelParam::Kind::y, "y"},
+                                   {KernelParam::Kind::alpha, "alpha"},
+                                   {KernelParam::Kind::beta, "beta"}});
 
   const std::string value = codegen::value_type(e.precision);
   const std::string acc = codegen::accumulate_type(e.precision);
@@ -269,12 +284,13 @@ static_assert(spmvc::csr::kCsrPadElements == {PAD}, "col_idx and values were pad
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
+    {VD}const Value* __restrict__ x, Value* __restrict__ y,
     Acc alpha, Acc beta) {{
   spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
-      nrows, row_ptr, col_idx, values, x, y, alpha, beta);
+      nrows, row_ptr, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
+                          fmt::arg("VD", vals.declare), fmt::arg("VP", vals.pass),
                           fmt::arg("OB", p.offsets64 ? 8 : 4),
                           fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                           fmt::arg("N", k.kernel_name), fmt::arg("PAD", kPadElements));

@@ -10,6 +10,7 @@
 #include "formats/arrays.hpp"
 #include "formats/ell/ell_heuristics.hpp"
 #include "formats/ell/ell_model.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -43,13 +44,17 @@ void fill_part(const CsrMatrix& a, std::int64_t width, int t, std::int32_t* lens
 
 template <typename Value>
 void multiply_part(const Encoded& e, int t, bool row_lengths, const std::string& prefix,
-                   std::span<const double> x, std::span<double> y, double alpha, double beta) {
+                   std::span<const double> x, std::span<double> y, double alpha, double beta,
+                   int values) {
   const std::int64_t width = ell_part::stored_width(e, prefix);
   const std::int64_t step = EllFormat::pitch(e.nrows) * t;
   const std::int32_t* lens =
       row_lengths ? typed<std::int32_t>(e.array(prefix + "row_lengths")) : nullptr;
-  const std::int32_t* col = typed<std::int32_t>(e.array(prefix + "col_idx"));
-  const Value* val = typed<Value>(e.array(prefix + "values"));
+  const EncodedArray& col_arr = e.array(prefix + "col_idx");
+  const std::int32_t* col = typed<std::int32_t>(col_arr);
+  const std::vector<Value> stored =
+      stored_values<Value>(e, prefix + "values", values, col_arr.count());
+  const Value* val = stored.data();
   for (std::int64_t r = 0; r < e.nrows; ++r) {
     const std::int64_t len = row_lengths ? lens[r] : width;
     if (len > width) throw InternalError("ell: a stored row length exceeds the width");
@@ -112,7 +117,7 @@ std::optional<std::string> ell_part::check_size(const Profile& profile, std::int
 }
 
 void ell_part::encode(const CsrMatrix& a, std::int64_t width, int threads_per_row, bool row_lengths,
-                      Precision precision, const std::string& prefix, Encoded& e) {
+                      Precision precision, const std::string& prefix, Encoded& e, int values) {
   const auto slots = static_cast<std::size_t>(EllFormat::padded_width(width, threads_per_row) *
                                               EllFormat::pitch(a.nrows));
   EncodedArray lens = zero_array<std::int32_t>(prefix + "row_lengths", ElemType::i32,
@@ -133,6 +138,7 @@ void ell_part::encode(const CsrMatrix& a, std::int64_t width, int threads_per_ro
   if (row_lengths) e.arrays.push_back(std::move(lens));
   e.arrays.push_back(std::move(col));
   e.arrays.push_back(std::move(val));
+  code_values(e.arrays, prefix + "values", values, a);
 }
 
 std::int64_t ell_part::stored_width(const Encoded& e, const std::string& prefix) {
@@ -145,24 +151,24 @@ std::int64_t ell_part::stored_width(const Encoded& e, const std::string& prefix)
 
 void ell_part::multiply(const Encoded& e, int threads_per_row, bool row_lengths,
                         const std::string& prefix, std::span<const double> x, std::span<double> y,
-                        double alpha, double beta) {
+                        double alpha, double beta, int values) {
   if (static_cast<std::int64_t>(x.size()) != e.ncols ||
       static_cast<std::int64_t>(y.size()) != e.nrows)
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
   if (e.precision == Precision::f64) {
-    multiply_part<double>(e, threads_per_row, row_lengths, prefix, x, y, alpha, beta);
+    multiply_part<double>(e, threads_per_row, row_lengths, prefix, x, y, alpha, beta, values);
   } else {
-    multiply_part<float>(e, threads_per_row, row_lengths, prefix, x, y, alpha, beta);
+    multiply_part<float>(e, threads_per_row, row_lengths, prefix, x, y, alpha, beta, values);
   }
 }
 
 ell_part::PartCost ell_part::cost(const Profile& profile,
                                   const std::function<double(double)>& row_length,
                                   std::int64_t width, int threads_per_row, bool row_lengths,
-                                  Precision precision) {
+                                  Precision precision, int values) {
   namespace m = ell_model;
   const int t = threads_per_row;
-  const double vb = value_bytes(precision);
+  const double vb = value_code_bytes(values, precision);
   const double width_padded = static_cast<double>(EllFormat::padded_width(width, t));
   const m::Lengths stored = m::map(m::lengths(profile), row_length);
   // Slots each lane's loop visits: up to the row length (ELL-R), or one further to find the -1
@@ -172,14 +178,15 @@ ell_part::PartCost ell_part::cost(const Profile& profile,
                   : m::map(stored, [&](double len) { return std::min(len + 1, width_padded); });
   const double rows = static_cast<double>(profile.nrows);
   PartCost c;
-  c.matrix_bytes = rows * (m::fetched_per_row(walked, 4, t) * 4.0 +
-                           m::fetched_per_row(stored, static_cast<int>(vb), t) * vb);
+  c.matrix_bytes =
+      rows * m::fetched_per_row(walked, 4, t) * 4.0 + value_table_bytes(values, profile, precision);
+  if (vb > 0) c.matrix_bytes += rows * m::fetched_per_row(stored, static_cast<int>(vb), t) * vb;
   if (row_lengths) c.matrix_bytes += rows * 4.0;
   // A warp's lanes run until its longest row is done (at least one step, to write y).
   const double issued = m::padded_per_row(walked, 1, 32 / t, t, t);
   const double useful = stored.mean();
   c.lane_efficiency = (issued > 0 ? std::min(1.0, useful / issued) : 1.0) *
-                      m::latency_factor(useful / t, precision);
+                      m::latency_factor(useful / t, precision) * value_coding_efficiency(values);
   c.serial_steps = std::ceil(width_padded / t);
   return c;
 }
@@ -203,7 +210,7 @@ Cost EllFormat::cost(const Profile& profile, const FormatParams& params,
   const EllParams& p = params_of(params);
   const ell_part::PartCost part = ell_part::cost(
       profile, [](double len) { return len; }, width_for(profile, p), p.threads_per_row,
-      p.row_lengths, precision);
+      p.row_lengths, precision, p.values);
   const double vb = value_bytes(precision);
   Cost c;
   c.matrix_bytes = part.matrix_bytes;
@@ -226,6 +233,7 @@ std::optional<std::string> EllFormat::cannot_implement(const Profile& profile,
         "width {} is less than the longest row ({}): ELL stores every nonzero (hyb splits long "
         "rows off)",
         p.width, profile.row_max);
+  if (auto why = value_coding_problem(profile, p.values)) return why;
   return ell_part::check_size(profile, width_for(profile, p), p.threads_per_row, profile.nnz,
                               precision);
 }
@@ -266,6 +274,7 @@ std::vector<Candidate> EllFormat::propose(const Profile& profile, Precision prec
       out.push_back(std::move(c));
     }
   }
+  add_value_coded(out, profile);
   return out;
 }
 
@@ -284,7 +293,7 @@ Encoded EllFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  ell_part::encode(a, width, p.threads_per_row, p.row_lengths, precision, "", e);
+  ell_part::encode(a, width, p.threads_per_row, p.row_lengths, precision, "", e, p.values);
   return e;
 }
 
@@ -292,13 +301,14 @@ void EllFormat::reference_spmv(const Encoded& e, const FormatParams& params,
                                std::span<const double> x, std::span<double> y, double alpha,
                                double beta) const {
   const EllParams& p = params_of(params);
-  ell_part::multiply(e, p.threads_per_row, p.row_lengths, "", x, y, alpha, beta);
+  ell_part::multiply(e, p.threads_per_row, p.row_lengths, "", x, y, alpha, beta, p.values);
 }
 
 std::string EllFormat::kernel_name(const EllParams& p, std::int64_t padded_width,
                                    Precision precision) {
-  return fmt::format("spmv_{}_k{}_t{}_b{}_u{}_{}", p.row_lengths ? "ellr" : "ell", padded_width,
-                     p.threads_per_row, p.block_size, p.unroll, codegen::precision_tag(precision));
+  return fmt::format("spmv_{}_k{}_t{}_b{}_u{}{}_{}", p.row_lengths ? "ellr" : "ell", padded_width,
+                     p.threads_per_row, p.block_size, p.unroll, value_coding_tag(p.values),
+                     codegen::precision_tag(precision));
 }
 
 KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
@@ -316,7 +326,8 @@ KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   if (p.row_lengths) k.params.push_back({KernelParam::Kind::array, "row_lengths"});
   k.params.push_back({KernelParam::Kind::array, "col_idx"});
-  k.params.push_back({KernelParam::Kind::array, "values"});
+  const ValueArgs vals = value_args(p.values, "values");
+  k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
   k.params.push_back({KernelParam::Kind::x, "x"});
   k.params.push_back({KernelParam::Kind::y, "y"});
   k.params.push_back({KernelParam::Kind::alpha, "alpha"});
@@ -347,12 +358,13 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(long long nrows, {LP}const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
+    {VD}const Value* __restrict__ x, Value* __restrict__ y,
     Acc alpha, Acc beta) {{
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
-      nrows, {LA}, col_idx, values, x, y, alpha, beta);
+      nrows, {LA}, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
+                          fmt::arg("VD", vals.declare), fmt::arg("VP", vals.pass),
                           fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                           fmt::arg("PITCH", kPitchAlign), fmt::arg("N", k.kernel_name),
                           fmt::arg("LP", lens_param),

@@ -62,13 +62,15 @@ std::optional<std::string> check_mapping(const Profile& profile, int threads_per
 
 /// Appends the ELL part's arrays to `e` (named prefix + "row_lengths" when row_lengths,
 /// prefix + "col_idx", prefix + "values"): the first min(len, width) nonzeros of each row.
+/// The values are coded as `values` says (formats/values/values.hpp).
 void encode(const CsrMatrix& a, std::int64_t width, int threads_per_row, bool row_lengths,
-            Precision precision, const std::string& prefix, Encoded& e);
+            Precision precision, const std::string& prefix, Encoded& e, int values = 0);
 /// The padded width stored in `e` (derived from the array sizes).
 std::int64_t stored_width(const Encoded& e, const std::string& prefix);
 /// y = alpha * A_ell * x + beta * y over the ELL part in `e` (fp64 accumulation).
 void multiply(const Encoded& e, int threads_per_row, bool row_lengths, const std::string& prefix,
-              std::span<const double> x, std::span<double> y, double alpha, double beta);
+              std::span<const double> x, std::span<double> y, double alpha, double beta,
+              int values = 0);
 
 /// Bytes, lane efficiency and dependent steps of an ELL part whose rows hold `lengths` nonzeros
 /// in `width` slots (y and x not included).
@@ -78,7 +80,8 @@ struct PartCost {
   double serial_steps = 0;
 };
 PartCost cost(const Profile& profile, const std::function<double(double)>& row_length,
-              std::int64_t width, int threads_per_row, bool row_lengths, Precision precision);
+              std::int64_t width, int threads_per_row, bool row_lengths, Precision precision,
+              int values = 0);
 
 }  // namespace ell_part
 

@@ -11,6 +11,7 @@
 #include "formats/ell/ell_format.hpp"
 #include "formats/ell/ell_heuristics.hpp"
 #include "formats/ell/ell_model.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -45,12 +46,14 @@ Split split(const Profile& profile, std::int64_t width) {
 }
 
 template <typename Value>
-void add_coo(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha) {
+void add_coo(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha,
+             int values) {
   const EncodedArray& rows_array = e.array("coo_row");
   const std::int32_t* rows = typed<std::int32_t>(rows_array);
   const std::int32_t* cols = typed<std::int32_t>(e.array("coo_col"));
-  const Value* vals = typed<Value>(e.array("coo_values"));
   const std::int64_t n = rows_array.count();
+  const std::vector<Value> stored = stored_values<Value>(e, "coo_values", values, n);
+  const Value* vals = stored.data();
   // One sum per run of equal rows, added once: what the kernel does within an interval.
   for (std::int64_t i = 0; i < n;) {
     const std::int32_t row = rows[i];
@@ -75,10 +78,10 @@ Cost HybFormat::cost(const Profile& profile, const FormatParams& params,
   const auto k = static_cast<double>(p.width);
   const ell_part::PartCost ell = ell_part::cost(
       profile, [k](double len) { return std::min(len, k); }, p.width, p.threads_per_row,
-      p.row_lengths, precision);
+      p.row_lengths, precision, p.values);
   const Split s = split(profile, p.width);
   const double vb = value_bytes(precision);
-  const double coo_bytes = s.coo_nnz * (8.0 + vb);
+  const double coo_bytes = s.coo_nnz * (8.0 + value_code_bytes(p.values, precision));
   const double coo_y = s.coo_rows * vb;  // one atomic read-modify-write per spilled row
   Cost c;
   c.matrix_bytes = ell.matrix_bytes + coo_bytes;
@@ -106,6 +109,7 @@ std::optional<std::string> HybFormat::cannot_implement(const Profile& profile,
   if (p.coo_interval < 32 || p.coo_interval > 65536 || p.coo_interval % 32 != 0)
     return fmt::format("COO interval {} is not a multiple of 32 in 32..65536", p.coo_interval);
   if (p.width < 0) return fmt::format("width {} is negative", p.width);
+  if (auto why = value_coding_problem(profile, p.values)) return why;
   const Split s = split(profile, p.width);
   return ell_part::check_size(profile, p.width, p.threads_per_row,
                               static_cast<std::int64_t>(std::llround(s.ell_nnz)), precision);
@@ -160,6 +164,7 @@ std::vector<Candidate> HybFormat::propose(const Profile& profile, Precision prec
     }
     out.push_back(std::move(c));
   }
+  add_value_coded(out, profile);
   return out;
 }
 
@@ -173,7 +178,7 @@ Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  ell_part::encode(a, p.width, p.threads_per_row, p.row_lengths, precision, kEll, e);
+  ell_part::encode(a, p.width, p.threads_per_row, p.row_lengths, precision, kEll, e, p.values);
 
   std::vector<std::int32_t> rows, cols;
   std::vector<double> vals;
@@ -188,6 +193,7 @@ Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.arrays.push_back(make_array<std::int32_t>("coo_row", ElemType::i32, rows));
   e.arrays.push_back(make_array<std::int32_t>("coo_col", ElemType::i32, cols));
   e.arrays.push_back(value_array("coo_values", precision, vals, vals.size()));
+  code_values(e.arrays, "coo_values", p.values, a);
   return e;
 }
 
@@ -195,18 +201,19 @@ void HybFormat::reference_spmv(const Encoded& e, const FormatParams& params,
                                std::span<const double> x, std::span<double> y, double alpha,
                                double beta) const {
   const HybParams& p = params_of(params);
-  ell_part::multiply(e, p.threads_per_row, p.row_lengths, kEll, x, y, alpha, beta);
+  ell_part::multiply(e, p.threads_per_row, p.row_lengths, kEll, x, y, alpha, beta, p.values);
   if (e.precision == Precision::f64) {
-    add_coo<double>(e, x, y, alpha);
+    add_coo<double>(e, x, y, alpha, p.values);
   } else {
-    add_coo<float>(e, x, y, alpha);
+    add_coo<float>(e, x, y, alpha, p.values);
   }
 }
 
 std::string HybFormat::kernel_name(const HybParams& p, std::int64_t padded_width,
                                    Precision precision) {
-  return fmt::format("spmv_hyb_k{}_t{}_b{}_i{}{}_{}", padded_width, p.threads_per_row, p.block_size,
-                     p.coo_interval, p.row_lengths ? "_r" : "", codegen::precision_tag(precision));
+  return fmt::format("spmv_hyb_k{}_t{}_b{}_i{}{}{}_{}", padded_width, p.threads_per_row,
+                     p.block_size, p.coo_interval, p.row_lengths ? "_r" : "",
+                     value_coding_tag(p.values), codegen::precision_tag(precision));
 }
 
 std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_width,
@@ -230,7 +237,9 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   if (p.row_lengths) k.params.push_back({KernelParam::Kind::array, "ell_row_lengths"});
   k.params.push_back({KernelParam::Kind::array, "ell_col_idx"});
-  k.params.push_back({KernelParam::Kind::array, "ell_values"});
+  const ValueArgs ell_vals = value_args(p.values, "ell_values");
+  const ValueArgs coo_vals = value_args(p.values, "coo_values");
+  k.params.insert(k.params.end(), ell_vals.params.begin(), ell_vals.params.end());
   k.params.push_back({KernelParam::Kind::x, "x"});
   k.params.push_back({KernelParam::Kind::y, "y"});
   k.params.push_back({KernelParam::Kind::alpha, "alpha"});
@@ -239,12 +248,11 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
   if (coo > 0) {
     KernelLaunch post;
     post.entry = coo_name;
-    post.params = {{KernelParam::Kind::array, "coo_row"},
-                   {KernelParam::Kind::array, "coo_col"},
-                   {KernelParam::Kind::array, "coo_values"},
-                   {KernelParam::Kind::x, "x"},
-                   {KernelParam::Kind::y, "y"},
-                   {KernelParam::Kind::alpha, "alpha"}};
+    post.params = {{KernelParam::Kind::array, "coo_row"}, {KernelParam::Kind::array, "coo_col"}};
+    post.params.insert(post.params.end(), coo_vals.params.begin(), coo_vals.params.end());
+    post.params.insert(post.params.end(), {{KernelParam::Kind::x, "x"},
+                                           {KernelParam::Kind::y, "y"},
+                                           {KernelParam::Kind::alpha, "alpha"}});
     const std::int64_t warps = (coo + p.coo_interval - 1) / p.coo_interval;
     const std::int64_t warps_per_block = p.block_size / 32;
     post.grid = (warps + warps_per_block - 1) / warps_per_block;
@@ -281,20 +289,22 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(long long nrows, {LP}const int* __restrict__ ell_col_idx,
-    const Value* __restrict__ ell_values, const Value* __restrict__ x, Value* __restrict__ y,
+    {EVD}const Value* __restrict__ x, Value* __restrict__ y,
     Acc alpha, Acc beta) {{
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
-      nrows, {LA}, ell_col_idx, ell_values, x, y, alpha, beta);
+      nrows, {LA}, ell_col_idx, {EVP}, x, y, alpha, beta);
 }}
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {C}(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
-    const Value* __restrict__ coo_values, const Value* __restrict__ x, Value* y, Acc alpha) {{
+    {CVD}const Value* __restrict__ x, Value* y, Acc alpha) {{
   spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
-                                                          coo_values, x, y, alpha);
+                                                          {CVP}, x, y, alpha);
 }}
 )",
+                  fmt::arg("EVD", ell_vals.declare), fmt::arg("EVP", ell_vals.pass),
+                  fmt::arg("CVD", coo_vals.declare), fmt::arg("CVP", coo_vals.pass),
                   fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                   fmt::arg("PITCH", EllFormat::kPitchAlign), fmt::arg("N", k.kernel_name),
                   fmt::arg("C", coo_name),

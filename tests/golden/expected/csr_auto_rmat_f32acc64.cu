@@ -2,7 +2,7 @@
 // matrix:  256 x 256, 2587 nonzeros; rows 0..122 (mean 10.11, sd 15.66), 38 empty
 // plan:    csr [T=32 V=1 b=256 u=1], f32acc64, reorder none
 // model:   24580 bytes per multiply, 6.40 us predicted
-// why:     lowest predicted time of 6 applicable candidates (31% of lanes busy, 0.3 nonzeros per lane, model efficiency 31%; 10.1 nonzeros per row on average)
+// why:     lowest predicted time of 12 applicable candidates (31% of lanes busy, 0.3 nonzeros per lane, model efficiency 31%; 10.1 nonzeros per row on average)
 
 #include "spmvc/csr.cuh"
 

@@ -49,9 +49,10 @@ __device__ __forceinline__ void store_y_float_float(float *y, long long row,
   y[i] = static_cast<float>(out);
 }
 
-__device__ __forceinline__ void csr_spmv_2_4_256_2_true_int_float_float(
+__device__ __forceinline__ void
+csr_spmv_2_4_256_2_true_int_float_float_constfloat(
     long long nrows, const int *__restrict row_ptr,
-    const int *__restrict col_idx, const float *__restrict values,
+    const int *__restrict col_idx, const float *values,
     const float *__restrict x, float *__restrict y, float alpha, float beta) {
   static_assert(256 % 32 == 0, "blocks are whole warps");
   static_assert(256 % 2 == 0, "a row's lanes stay inside one block");
@@ -103,6 +104,6 @@ extern "C" __global__ void __launch_bounds__(256)
                                const float *__restrict values,
                                const float *__restrict x, float *__restrict y,
                                float alpha, float beta) {
-  csr_spmv_2_4_256_2_true_int_float_float(nrows, row_ptr, col_idx, values, x, y,
-                                          alpha, beta);
+  csr_spmv_2_4_256_2_true_int_float_float_constfloat(nrows, row_ptr, col_idx,
+                                                     values, x, y, alpha, beta);
 }

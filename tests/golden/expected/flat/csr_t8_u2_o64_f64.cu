@@ -49,9 +49,10 @@ __device__ __forceinline__ void store_y_double_double(double *y, long long row,
   y[i] = static_cast<double>(out);
 }
 
-__device__ __forceinline__ void csr_spmv_8_1_256_2_true_longlong_double_double(
+__device__ __forceinline__ void
+csr_spmv_8_1_256_2_true_longlong_double_double_constdouble(
     long long nrows, const long long *__restrict row_ptr,
-    const int *__restrict col_idx, const double *__restrict values,
+    const int *__restrict col_idx, const double *values,
     const double *__restrict x, double *__restrict y, double alpha,
     double beta) {
   static_assert(256 % 32 == 0, "blocks are whole warps");
@@ -106,6 +107,6 @@ extern "C" __global__ void __launch_bounds__(256)
                                    const double *__restrict x,
                                    double *__restrict y, double alpha,
                                    double beta) {
-  csr_spmv_8_1_256_2_true_longlong_double_double(nrows, row_ptr, col_idx,
-                                                 values, x, y, alpha, beta);
+  csr_spmv_8_1_256_2_true_longlong_double_double_constdouble(
+      nrows, row_ptr, col_idx, values, x, y, alpha, beta);
 }

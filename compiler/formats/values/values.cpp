@@ -1,0 +1,270 @@
+#include "formats/values/values.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "formats/arrays.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats {
+
+namespace {
+
+int code_bytes(int coding) {
+  return coding == kValuesTable8 ? 1 : coding == kValuesTable16 ? 2 : 0;
+}
+
+bool is_table(int coding) { return coding == kValuesTable8 || coding == kValuesTable16; }
+
+std::vector<EncodedArray>::iterator find_array(std::vector<EncodedArray>& arrays,
+                                               const std::string& name) {
+  auto it = std::find_if(arrays.begin(), arrays.end(),
+                         [&](const EncodedArray& a) { return a.name == name; });
+  if (it == arrays.end()) throw InternalError("value coding: no array named " + name);
+  return it;
+}
+
+// Codes the Value elements of `plain` through a table of their distinct bit patterns (so -0.0
+// and 0.0, or two NaNs, stay apart: decoding returns exactly the bytes that were stored).
+template <typename Value, typename Code, typename Bits>
+void code_table(std::vector<EncodedArray>& arrays, std::vector<EncodedArray>::iterator plain,
+                int coding) {
+  const std::int64_t n = plain->count();
+  const Value* v = typed<Value>(*plain);
+  std::unordered_map<Bits, Code> index;
+  std::vector<Value> table;
+  EncodedArray codes =
+      zero_array<Code>(plain->name, coding == kValuesTable8 ? ElemType::u8 : ElemType::u16,
+                       static_cast<std::size_t>(n));
+  Code* out = typed_mut<Code>(codes);
+  const std::int64_t capacity = value_table_capacity(coding);
+  for (std::int64_t i = 0; i < n; ++i) {
+    Bits bits;
+    std::memcpy(&bits, v + i, sizeof(Bits));
+    auto [it, inserted] = index.try_emplace(bits, static_cast<Code>(table.size()));
+    if (inserted) {
+      if (static_cast<std::int64_t>(table.size()) == capacity)
+        throw InputError("values", 0,
+                         fmt::format("more than {} distinct values: a {}-bit value table cannot "
+                                     "hold them (use values=0, or a wider table)",
+                                     capacity, 8 * static_cast<int>(sizeof(Code))));
+      table.push_back(v[i]);
+    }
+    out[i] = it->second;
+  }
+  if (table.empty()) table.push_back(Value(0));  // no stored value: one entry keeps it valid
+  const std::string name = plain->name;
+  const ElemType type = sizeof(Value) == 8 ? ElemType::f64 : ElemType::f32;
+  *plain = std::move(codes);
+  arrays.insert(plain + 1, make_array<Value>(name + "_table", type, table));
+}
+
+}  // namespace
+
+std::int64_t value_table_capacity(int coding) {
+  return coding == kValuesTable8 ? 256 : coding == kValuesTable16 ? 65536 : 0;
+}
+
+double value_code_bytes(int coding, Precision precision) {
+  switch (coding) {
+    case kValuesUnit:
+      return 0;
+    case kValuesTable8:
+    case kValuesTable16:
+      return code_bytes(coding);
+    default:
+      return value_bytes(precision);
+  }
+}
+
+double value_table_bytes(int coding, const Profile& profile, Precision precision) {
+  if (!is_table(coding)) return 0;
+  return static_cast<double>(std::min(profile.distinct_values, value_table_capacity(coding))) *
+         value_bytes(precision);
+}
+
+std::optional<std::string> value_coding_problem(const Profile& profile, int coding) {
+  switch (coding) {
+    case kValuesPlain:
+      return std::nullopt;
+    case kValuesUnit:
+      if (profile.unit_values != profile.nnz)
+        return fmt::format("values=1 needs every value to be 1; {} of {} are not",
+                           profile.nnz - profile.unit_values, profile.nnz);
+      return std::nullopt;
+    case kValuesTable8:
+    case kValuesTable16:
+      // Padding adds one value (0) to the stored ones: a full table leaves no room for it.
+      if (profile.distinct_values + 1 > value_table_capacity(coding))
+        return fmt::format(
+            "values={} holds at most {} distinct values (with padding's 0); the "
+            "matrix has {}{}",
+            coding, value_table_capacity(coding),
+            profile.distinct_values > kDistinctValuesCap ? "more than " : "",
+            std::min(profile.distinct_values, kDistinctValuesCap));
+      return std::nullopt;
+    default:
+      return fmt::format(
+          "values={} is not a value coding (0 plain, 1 all ones, 2 8-bit table, "
+          "3 16-bit table)",
+          coding);
+  }
+}
+
+int best_value_coding(const Profile& profile) {
+  if (profile.nnz == 0) return kValuesPlain;
+  for (int coding : {kValuesUnit, kValuesTable8, kValuesTable16})
+    if (!value_coding_problem(profile, coding)) return coding;
+  return kValuesPlain;
+}
+
+double value_coding_efficiency(int coding) {
+  return coding == kValuesTable8    ? heuristics::kValueTable8Efficiency
+         : coding == kValuesTable16 ? heuristics::kValueTable16Efficiency
+                                    : 1.0;
+}
+
+void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile) {
+  const int coding = best_value_coding(profile);
+  if (coding == kValuesPlain) return;
+  const std::size_t n = candidates.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!candidates[i].applicable) continue;
+    Candidate c = candidates[i];
+    bool coded = false;
+    std::visit(
+        [&](auto& p) {
+          if constexpr (requires { p.values; }) {
+            p.values = coding;
+            coded = true;
+          }
+        },
+        c.params);
+    if (!coded) throw InternalError(c.format + " has no value coding");
+    c.label = describe(c.params);
+    c.reason += "; " + value_coding_summary(coding);
+    candidates.push_back(std::move(c));
+  }
+}
+
+std::string value_coding_tag(int coding) {
+  switch (coding) {
+    case kValuesUnit:
+      return "_ones";
+    case kValuesTable8:
+      return "_vt8";
+    case kValuesTable16:
+      return "_vt16";
+    default:
+      return "";
+  }
+}
+
+std::string value_coding_summary(int coding) {
+  switch (coding) {
+    case kValuesUnit:
+      return "every value is 1: no value array";
+    case kValuesTable8:
+      return "values as 8-bit indices into a table";
+    case kValuesTable16:
+      return "values as 16-bit indices into a table";
+    default:
+      return "";
+  }
+}
+
+void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int coding,
+                 const CsrMatrix& a) {
+  if (coding == kValuesPlain) return;
+  auto plain = find_array(arrays, name);
+  if (plain->type != ElemType::f64 && plain->type != ElemType::f32)
+    throw InternalError("value coding: " + name + " is not a value array");
+  if (coding == kValuesUnit) {
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+      if (a.values[i] != 1.0)
+        throw InputError("values", 0,
+                         fmt::format("values=1 (all ones) but nonzero {} holds {}; use values=0 "
+                                     "or a table",
+                                     i, a.values[i]));
+    }
+    arrays.erase(plain);
+    return;
+  }
+  if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
+  const bool f64 = plain->type == ElemType::f64;
+  if (coding == kValuesTable8) {
+    f64 ? code_table<double, std::uint8_t, std::uint64_t>(arrays, plain, coding)
+        : code_table<float, std::uint8_t, std::uint32_t>(arrays, plain, coding);
+  } else {
+    f64 ? code_table<double, std::uint16_t, std::uint64_t>(arrays, plain, coding)
+        : code_table<float, std::uint16_t, std::uint32_t>(arrays, plain, coding);
+  }
+}
+
+template <typename Value>
+std::vector<Value> stored_values(const Encoded& e, const std::string& name, int coding,
+                                 std::int64_t count) {
+  std::vector<Value> out(static_cast<std::size_t>(std::max<std::int64_t>(count, 0)));
+  if (coding == kValuesUnit) {
+    std::fill(out.begin(), out.end(), Value(1));
+    return out;
+  }
+  const EncodedArray& arr = e.array(name);
+  if (arr.count() < count)
+    throw InternalError(fmt::format("{}: {} stored values, {} expected", name, arr.count(), count));
+  if (coding == kValuesPlain) {
+    std::copy_n(typed<Value>(arr), out.size(), out.begin());
+    return out;
+  }
+  const EncodedArray& table_arr = e.array(name + "_table");
+  const Value* table = typed<Value>(table_arr);
+  const std::int64_t entries = table_arr.count();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int64_t code = coding == kValuesTable8
+                                  ? typed<std::uint8_t>(arr)[i]
+                                  : static_cast<std::int64_t>(typed<std::uint16_t>(arr)[i]);
+    if (code >= entries)
+      throw InternalError(fmt::format("{}: code {} past a table of {}", name, code, entries));
+    out[i] = table[code];
+  }
+  return out;
+}
+
+template std::vector<double> stored_values<double>(const Encoded&, const std::string&, int,
+                                                   std::int64_t);
+template std::vector<float> stored_values<float>(const Encoded&, const std::string&, int,
+                                                 std::int64_t);
+
+ValueArgs value_args(int coding, const std::string& name, const std::string& array) {
+  using K = KernelParam::Kind;
+  ValueArgs v;
+  switch (coding) {
+    case kValuesPlain:
+      v.declare = fmt::format("const Value* __restrict__ {}, ", name);
+      v.pass = name;
+      v.params = {{K::array, array}};
+      break;
+    case kValuesUnit:
+      v.pass = "spmvc::UnitValues<Value>{}";
+      break;
+    case kValuesTable8:
+    case kValuesTable16: {
+      const char* code = coding == kValuesTable8 ? "unsigned char" : "unsigned short";
+      v.declare = fmt::format("const {C}* __restrict__ {N}, const Value* __restrict__ {N}_table, ",
+                              fmt::arg("C", code), fmt::arg("N", name));
+      v.pass = fmt::format("spmvc::TableValues<Value, {C}>{{{N}, {N}_table}}", fmt::arg("C", code),
+                           fmt::arg("N", name));
+      v.params = {{K::array, array}, {K::array, array + "_table"}};
+      break;
+    }
+    default:
+      throw InternalError(fmt::format("value coding {} has no kernel arguments", coding));
+  }
+  return v;
+}
+
+}  // namespace spmvc::formats

@@ -1,0 +1,83 @@
+// Value coding: how a format stores its nonzeros' values. Most formats keep one Value (8 or 4
+// bytes) per stored nonzero; a matrix with few distinct values can keep a small index into a
+// table of them instead, and a pattern matrix (every value 1) needs no values at all. On a
+// bandwidth-bound kernel that is the largest part of the bytes a multiply moves: csr in fp64
+// reads 12 bytes a nonzero, of which 8 are the value.
+//
+// A format that supports coding has an int `values` parameter (ValueCoding) and
+//   - propose(): adds the coded variant of its candidates when the profile allows one;
+//   - cost(): counts value_code_bytes() a stored value plus value_table_bytes();
+//   - encode(): builds its plain Value array, then code_values() rewrites it;
+//   - reference_spmv(): reads stored_values() instead of the Value array;
+//   - generate(): declares and passes the values through value_args().
+// The kernel templates read value k as load_ro(values + k) whatever the coding
+// (templates/common.cuh: UnitValues, TableValues), and mask padding slots by their indices, so a
+// padding slot's code may name any table entry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmvc/kernel.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::formats {
+
+enum ValueCoding : int {
+  kValuesPlain = 0,    ///< one Value per stored nonzero
+  kValuesUnit = 1,     ///< every value is 1: no array; the kernel multiplies by 1
+  kValuesTable8 = 2,   ///< an 8-bit index per stored nonzero into a table of <= 256 values
+  kValuesTable16 = 3,  ///< a 16-bit index into a table of <= 65536 values
+};
+
+/// Distinct values a table of `coding` holds at most.
+std::int64_t value_table_capacity(int coding);
+/// Bytes one stored value takes under `coding` (the table not included).
+double value_code_bytes(int coding, Precision precision);
+/// Bytes of the table the kernel reads (every entry once, at most).
+double value_table_bytes(int coding, const Profile& profile, Precision precision);
+/// Why `coding` cannot store this matrix's values, or nullopt when it can.
+std::optional<std::string> value_coding_problem(const Profile& profile, int coding);
+/// The most compact coding the profile allows: unit, then 8-bit, then 16-bit tables, else plain.
+int best_value_coding(const Profile& profile);
+/// Lane efficiency a coding leaves (1 for plain and unit): a table read per value, in L1 for
+/// 8-bit codes and mostly in L2 for 16-bit ones, adds to each lane's dependent work.
+double value_coding_efficiency(int coding);
+/// Appends the coded twin of every applicable candidate in `candidates` (their `values` set to
+/// best_value_coding(profile)), when the profile allows a coding.
+void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile);
+/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16".
+std::string value_coding_tag(int coding);
+/// One line on what `coding` does, for candidate reasons.
+std::string value_coding_summary(int coding);
+
+/// Rewrites the Value array `name` of `arrays` (f64 or f32) as `coding`: unit removes it (after
+/// checking that every value of `a` is 1), a table replaces it by a u8/u16 code array of the
+/// same name followed by `name + "_table"`. InputError when the values do not fit the coding.
+void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int coding,
+                 const CsrMatrix& a);
+
+/// The `count` stored values of array `name` in `e`, decoded from `coding`, as Value.
+template <typename Value>
+std::vector<Value> stored_values(const Encoded& e, const std::string& name, int coding,
+                                 std::int64_t count);
+
+/// How a generated entry point declares and passes the values of array `array` under the
+/// parameter name `name`: `declare` is the parameter list fragment (empty for unit coding, else
+/// ending in ", "), `pass` the argument expression handed to the template, `params` the launch
+/// parameters, in order (the table array is `array + "_table"`, its parameter `name + "_table"`).
+struct ValueArgs {
+  std::string declare;
+  std::string pass;
+  std::vector<KernelParam> params;
+};
+ValueArgs value_args(int coding, const std::string& name, const std::string& array);
+inline ValueArgs value_args(int coding, const std::string& name) {
+  return value_args(coding, name, name);
+}
+
+}  // namespace spmvc::formats
