@@ -24,6 +24,8 @@ struct MatrixArgs {
   std::string params;             ///< --param name=value,... for the forced format
   bool no_formats = false;        ///< inspect: skip the formats table
   std::string planner = "model";  ///< model or measure
+  /// plan: the bytes the planner ranks by, compulsory or traffic (compiler::CostModel)
+  std::string cost_model = "compulsory";
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log

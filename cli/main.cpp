@@ -77,6 +77,10 @@ int main(int argc, char** argv) {
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
+  plan->add_option("--cost-model", margs.cost_model,
+                   "bytes the planner ranks by: compulsory (every array, x and y once) or "
+                   "traffic (also x gathers and y lines that miss L2)")
+      ->capture_default_str();
   spmvc::cli::EmitArgs eargs;
   auto* emit =
       app.add_subcommand("emit", "write the generated .cu, the encoded matrix and an nvcc harness");
