@@ -221,13 +221,40 @@ int run_plan(const MatrixArgs& args) {
     why = "not asked (--reorder auto lets the planner choose)";
   }
   const Profile profile = inspect(reordered ? *reordered : a);
-  Plan plan = compiler::make_plan(profile, plan_options(options));
+  compiler::PlanOptions popts = plan_options(options);
+  popts.cost_model = compiler::parse_cost_model(args.cost_model);
+  Plan plan = compiler::make_plan(profile, popts);
   plan.reorder = label;
   plan.reorder_why = why;
+  const compiler::Prediction chosen = compiler::predict(profile, plan.params, popts);
   if (args.json) {
-    fmt::print("{}\n", to_json(plan));
+    // Beside the plan: the cost model that ranked, the traffic model's bytes by kind, and each
+    // applicable candidate's time under both models (scripts/traffic-report.py reads them).
+    auto traffic_json = [](const compiler::TrafficBytes& t) {
+      return nlohmann::ordered_json{{"matrix", t.matrix},
+                                    {"x", t.x},
+                                    {"y", t.y},
+                                    {"y_atomic", t.y_atomic},
+                                    {"total", t.total()}};
+    };
+    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(to_json(plan));
+    doc["cost_model"] = std::string(compiler::to_string(popts.cost_model));
+    doc["traffic"] = traffic_json(chosen.traffic);
+    auto& cands = doc["candidates"];
+    for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
+      const Candidate& c = plan.candidates[i];
+      if (!c.applicable) continue;
+      const compiler::Prediction p = compiler::predict(profile, c.params, popts);
+      cands[i]["seconds_by_model"] = {{"compulsory", p.compulsory_seconds},
+                                      {"traffic", p.traffic_seconds}};
+      cands[i]["time_factor"] = p.time_factor;
+      cands[i]["traffic"] = traffic_json(p.traffic);
+    }
+    fmt::print("{}\n", doc.dump(2));
   } else {
     fmt::print("{}", to_report(plan));
+    fmt::print("cost model: {}; traffic model for the plan: {}\n",
+               compiler::to_string(popts.cost_model), chosen.traffic.describe());
   }
   return 0;
 }

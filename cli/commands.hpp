@@ -24,6 +24,8 @@ struct MatrixArgs {
   std::string params;             ///< --param name=value,... for the forced format
   bool no_formats = false;        ///< inspect: skip the formats table
   std::string planner = "model";  ///< model or measure
+  /// plan: the bytes the planner ranks by, compulsory or traffic (compiler::CostModel)
+  std::string cost_model = "compulsory";
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log
@@ -84,6 +86,9 @@ struct SuiteArgs {
   bool list = false;              ///< print the entries and stop (no GPU needed)
   std::string orderings;          ///< comma list: also time every format under each ordering
   bool renumber_columns = false;  ///< orderings: renumber columns of symmetric ones too
+  /// Comma list: these formats are timed again with plain values (--no-value-coding), beside
+  /// their value-coded pick, where the matrix allows a coding.
+  std::string plain_twins;
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
+  plan->add_option("--cost-model", margs.cost_model,
+                   "bytes the planner ranks by: compulsory (every array, x and y once) or "
+                   "traffic (also x gathers and y lines that miss L2)")
+      ->capture_default_str();
   spmvc::cli::EmitArgs eargs;
   auto* emit =
       app.add_subcommand("emit", "write the generated .cu, the encoded matrix and an nvcc harness");
@@ -125,6 +129,9 @@ int main(int argc, char** argv) {
   bench->add_option("--orderings", sargs.orderings,
                     "suite: also time each format under these orderings (comma list), computed "
                     "on A and repeated over the replicated blocks");
+  bench->add_option("--plain-twins", sargs.plain_twins,
+                    "suite: time these formats (comma list) again with plain values where the "
+                    "planner coded them, as formats_plain");
   bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,
                   "suite: symmetric orderings renumber the columns too (x gathered per multiply)");
   bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,

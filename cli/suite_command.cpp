@@ -302,6 +302,25 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         fmt::print(stderr, "  {} {} ...\n", to_string(p), f);
         r["formats"].push_back(measure(o));
       }
+      // Plain twins: the same formats with one stored value per nonzero, where the pick coded
+      // them (what value coding gains, measured in the same run).
+      if (!s.plain_twins.empty()) {
+        r["formats_plain"] = json::array();
+        std::stringstream twins(s.plain_twins);
+        for (std::string f; std::getline(twins, f, ',');) {
+          const auto coded =
+              std::find_if(r["formats"].begin(), r["formats"].end(),
+                           [&](const json& m) { return m.value("format", "") == f; });
+          if (coded == r["formats"].end() ||
+              coded->value("params", "").find("val=") == std::string::npos)
+            continue;
+          Options o;
+          o.format = f;
+          o.value_coding = false;
+          fmt::print(stderr, "  {} {} (plain values) ...\n", to_string(p), f);
+          r["formats_plain"].push_back(measure(o));
+        }
+      }
       // The oracle: the fastest correct measured variant.
       double oracle = r["planner"].value("ms", std::numeric_limits<double>::infinity());
       std::string oracle_name = r["planner"].value("format", "");

@@ -4,14 +4,26 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 #include "spmvc/reorder.hpp"
+#include "traffic.hpp"
 
 namespace spmvc::compiler {
+
+/// What the planner's time model counts as bytes moved.
+enum class CostModel {
+  compulsory,  ///< formats::Cost::total(): every array, x and y once (what calibration fitted)
+  traffic,     ///< the traffic model (traffic.hpp): also x gathers and y lines that miss L2
+};
+
+/// "compulsory" or "traffic"; InputError otherwise.
+CostModel parse_cost_model(std::string_view name);
+std::string_view to_string(CostModel model);
 
 struct PlanOptions {
   Precision precision = Precision::f64;
@@ -24,7 +36,29 @@ struct PlanOptions {
   double read_bandwidth = 0;  ///< bytes/s for the time model; 0: the default in heuristics
   /// Consider value-coded candidates (formats/values): false keeps one plain Value per nonzero.
   bool value_coding = true;
+  /// The bytes candidates are ranked by. Calibration (calibration/<arch>.inc) was fitted to the
+  /// compulsory model and scales both.
+  CostModel cost_model = CostModel::compulsory;
 };
+
+/// One parameter set's predicted bytes and time under both cost models.
+struct Prediction {
+  double compulsory_bytes = 0;
+  double compulsory_seconds = 0;
+  TrafficBytes traffic;
+  double traffic_seconds = 0;
+  double time_factor = 1;  ///< the calibration factor both times include
+  double bytes(CostModel m) const {
+    return m == CostModel::traffic ? traffic.total() : compulsory_bytes;
+  }
+  double seconds(CostModel m) const {
+    return m == CostModel::traffic ? traffic_seconds : compulsory_seconds;
+  }
+};
+
+/// What make_plan predicts for `params` (of any format, applicable to the matrix) with
+/// `options`' precision, bandwidth and architecture.
+Prediction predict(const Profile& profile, const FormatParams& params, const PlanOptions& options);
 
 /// Ranks every applicable candidate of every (or the forced) format and picks the fastest.
 /// InputError when a forced format or parameter set cannot implement the matrix.

@@ -12,6 +12,12 @@ inline constexpr double kDefaultReadBandwidth = 3.06e12;
 /// any predicted time (launch-bound regime of small matrices).
 inline constexpr double kLaunchSeconds = 4.0e-6;
 
+/// L2 capacity that data reused within one multiply (x between gathers; y between its first
+/// write and its atomic updates) can count on: half of the H100's 50 MB, as its L2 is two
+/// partitions and a line read by SMs on both sides can be held twice. AMB's assumption
+/// (formats/amb/amb_traffic.cpp); the traffic model (traffic.cpp) uses it for every format.
+inline constexpr double kL2CacheBytes = 25.0 * 1024 * 1024;
+
 /// csr: nonzeros of a row one lane can walk before the model charges it for lost memory
 /// parallelism (fewer lanes per row, each walking more, hides the col -> x latency worse).
 /// T (threads per row) is the smallest power of two with mean_row_length / T <= this.

@@ -15,17 +15,45 @@ namespace spmvc::compiler {
 
 namespace {
 
-double predict_seconds(const formats::Cost& cost, double bandwidth) {
+// `bytes` moved at the cost's lane efficiency, or its serial chain where that is longer.
+double predict_seconds(const formats::Cost& cost, double bytes, double bandwidth) {
   const double efficiency = std::max(cost.lane_efficiency, 1e-3);
   return heuristics::kLaunchSeconds +
-         std::max(cost.total() / (bandwidth * efficiency), cost.serial_seconds);
+         std::max(bytes / (bandwidth * efficiency), cost.serial_seconds);
+}
+
+Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
+                   const FormatParams& params, const PlanOptions& options) {
+  const double bandwidth =
+      options.read_bandwidth > 0 ? options.read_bandwidth : heuristics::kDefaultReadBandwidth;
+  const formats::Cost cost = unit.cost(profile, params, options.precision);
+  Prediction p;
+  p.time_factor = time_factor(options.arch, unit.name(), options.precision);
+  p.compulsory_bytes = cost.total();
+  p.compulsory_seconds = predict_seconds(cost, p.compulsory_bytes, bandwidth) * p.time_factor;
+  p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));
+  p.traffic_seconds = predict_seconds(cost, p.traffic.total(), bandwidth) * p.time_factor;
+  return p;
 }
 
 }  // namespace
 
+CostModel parse_cost_model(std::string_view name) {
+  if (name == "compulsory") return CostModel::compulsory;
+  if (name == "traffic") return CostModel::traffic;
+  throw InputError("--cost-model", 0,
+                   fmt::format("unknown cost model '{}' (compulsory, traffic)", name));
+}
+
+std::string_view to_string(CostModel model) {
+  return model == CostModel::traffic ? "traffic" : "compulsory";
+}
+
+Prediction predict(const Profile& profile, const FormatParams& params, const PlanOptions& options) {
+  return predict(formats::find_format(format_of(params)), profile, params, options);
+}
+
 Plan make_plan(const Profile& profile, const PlanOptions& options) {
-  const double bandwidth =
-      options.read_bandwidth > 0 ? options.read_bandwidth : heuristics::kDefaultReadBandwidth;
   std::vector<const formats::FormatUnit*> units;
   if (options.format == "auto") {
     units = formats::registry();
@@ -70,10 +98,9 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     }
     for (Candidate& c : proposed) {
       if (c.applicable) {
-        const formats::Cost cost = unit->cost(profile, c.params, options.precision);
-        c.predicted_bytes = cost.total();
-        c.predicted_seconds = predict_seconds(cost, bandwidth) *
-                              time_factor(options.arch, unit->name(), options.precision);
+        const Prediction p = predict(*unit, profile, c.params, options);
+        c.predicted_bytes = p.bytes(options.cost_model);
+        c.predicted_seconds = p.seconds(options.cost_model);
       }
       candidates.push_back(std::move(c));
     }

@@ -303,8 +303,10 @@ struct Candidate {
   FormatParams params;
   std::string label;  ///< short parameter summary, e.g. "T=8 b=256 u=2"
   bool applicable = true;
-  std::string reason;          ///< why rejected, or what recommends it
-  double predicted_bytes = 0;  ///< compulsory bytes moved per multiply
+  std::string reason;  ///< why rejected, or what recommends it
+  /// Bytes moved per multiply under the planner's cost model (compulsory unless
+  /// compiler::PlanOptions::cost_model asks for the traffic model).
+  double predicted_bytes = 0;
   double predicted_seconds = 0;
 };
 

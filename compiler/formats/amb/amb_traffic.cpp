@@ -6,15 +6,18 @@
 
 #include <fmt/format.h>
 
+#include "heuristics.hpp"
+
 namespace spmvc::formats {
 
 namespace {
 
 /// L2 capacity the x term assumes one segment's slice of x may occupy: half of the H100's 50 MB
-/// (its L2 is two partitions; data read by SMs of both sides can be held twice). A slice of at
-/// most 2^16 columns (512 KiB in fp64) always fits, so on Hopper level 1 buys x locality only
-/// through fewer concurrent slices; the term matters for the paper's K20X-sized caches.
-constexpr double kAmbL2CacheBytes = 25.0 * 1024 * 1024;
+/// (heuristics::kL2CacheBytes, which the general traffic model, compiler/traffic.cpp, shares). A
+/// slice of at most 2^16 columns (512 KiB in fp64) always fits, so on Hopper level 1 buys x
+/// locality only through fewer concurrent slices; the term matters for the paper's K20X-sized
+/// caches.
+constexpr double kAmbL2CacheBytes = heuristics::kL2CacheBytes;
 
 /// L2 traffic of one atomicAdd to y, in units of the value size: the read and the write of the
 /// read-modify-write (the slides count atomics as memory access; not yet calibrated on Hopper).
