@@ -48,9 +48,14 @@ inline constexpr double kCsrStepSeconds = 0.2e-6;
 inline constexpr int kCsrBlockSize = 256;
 
 // Value codings (formats/values): their bytes are counted exactly; these are the cost of the
-// table read each value adds, as lane efficiency. First estimates, not yet fitted: an 8-bit
-// table (<= 2 KiB) is an L1 hit beside the x gather, a 16-bit one (<= 512 KiB) an L2 read.
+// table read each value adds, as lane efficiency. An 8-bit table (<= 2 KiB) is an L1 hit beside
+// the x gather. A 16-bit table that stays in L1 (bcsstk16: 15.8k values, 126 KB in fp64) still
+// won (csr 1.07x, bro_ell 1.27x over plain values, H100 suite v2); past it, every value is an L2
+// read (vt2010 and de2010, 37-56k values, 0.30-0.44 MB: csr 0.57-0.64x of plain values): charged
+// as a lane efficiency that loses to plain values.
 inline constexpr double kValueTable8Efficiency = 0.95;
 inline constexpr double kValueTable16Efficiency = 0.8;
+inline constexpr double kValueTableL1Bytes = 128.0 * 1024;
+inline constexpr double kValueTableL2Efficiency = 0.4;
 
 }  // namespace spmvc::heuristics

@@ -6,12 +6,17 @@ For each (format, precision), the factor is the geometric mean over the suite's 
 matrices of measured / predicted time, each format measured with the planner's parameters for it.
 The planner multiplies its cost-model prediction by the factor, so a format whose model is
 optimistic on this GPU (decode work the byte model does not see) ranks where its measurements put
-it. Usage: scripts/calibrate.py --arch sm_90 SUITE.json [SUITE.json ...]
+it. Usage: scripts/calibrate.py --arch sm_90 [--prior FACTORS.inc] SUITE.json [SUITE.json ...]
+
+A suite run by a calibrated build records predictions that already include that build's factors:
+--prior names the factors file it was built with (e.g. the committed one, before refitting), and
+each prediction is divided by its factor first, so the fit is always against the raw model.
 """
 import argparse
 import json
 import math
 import os
+import re
 import statistics
 
 
@@ -19,8 +24,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--out")
+    ap.add_argument("--prior", help="factors file the suites' build used (its predictions include them)")
+    ap.add_argument("--min-matrices", type=int, default=1,
+                    help="fit a factor only from this many matrices; fewer keep the --prior one")
     ap.add_argument("suites", nargs="+")
     a = ap.parse_args()
+    prior, prior_lines = {}, {}
+    if a.prior:
+        with open(a.prior) as f:
+            for line in f:
+                m = re.match(r'\{"(\w+)", "(\w+)", ([0-9.]+)', line)
+                if m:
+                    prior[(m[1], m[2])] = float(m[3])
+                    prior_lines[(m[1], m[2])] = line.rstrip("\n")
     ratios = {}
     sources, gpus = [], set()
     for path in a.suites:
@@ -34,7 +50,8 @@ def main():
             for m in r.get("formats", []):
                 if "ms" in m and m.get("correct") and m.get("predicted_ms", 0) > 0:
                     key = (m["format"], r["precision"])
-                    ratios.setdefault(key, []).append(math.log(m["ms"] / m["predicted_ms"]))
+                    raw = m["predicted_ms"] / prior.get(key, 1.0)
+                    ratios.setdefault(key, []).append(math.log(m["ms"] / raw))
     out = a.out or os.path.join(os.path.dirname(__file__), "..", "compiler", "calibration",
                                 f"{a.arch}.inc")
     lines = [
@@ -44,8 +61,18 @@ def main():
         f"// GPU: {', '.join(sorted(gpus))}",
     ]
     lines += [f"// from: {s}" for s in sources]
+    if a.prior:
+        lines.append("// predictions divided by the factors of the build that ran them (--prior)")
     lines.append("// {format, precision, factor, matrices, log-spread (sd of log ratio)}")
-    for (fmt, prec), v in sorted(ratios.items()):
+    if a.min_matrices > 1:
+        lines.append(f"// factors fitted on fewer than {a.min_matrices} matrices keep the prior value")
+    for key in sorted(set(ratios) | set(prior_lines)):
+        v = ratios.get(key, [])
+        if len(v) < a.min_matrices:
+            if key in prior_lines:
+                lines.append(prior_lines[key])
+            continue
+        fmt, prec = key
         sd = statistics.pstdev(v) if len(v) > 1 else 0.0
         lines.append(f'{{"{fmt}", "{prec}", {math.exp(sum(v) / len(v)):.4f}, {len(v)}, {sd:.3f}}},')
     with open(out, "w") as f:

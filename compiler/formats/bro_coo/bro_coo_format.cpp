@@ -47,8 +47,8 @@ Cost BroCooFormat::cost(const Profile& profile, const FormatParams& params,
       (est.entries > 0 ? est.entries / (std::ceil(est.entries / p.interval) * p.interval) : 1.0);
   // The scaling pass's launch: charged as lost efficiency, so the time grows by one launch and
   // the bytes stay the bytes moved.
-  c.lane_efficiency =
-      bro::with_extra_launch(c.total(), efficiency * value_coding_efficiency(p.values));
+  c.lane_efficiency = bro::with_extra_launch(
+      c.total(), efficiency * value_coding_efficiency(p.values, profile, precision));
   c.serial_seconds = std::ceil(p.interval / 32.0 / bro::model::kCooEntriesPerStep) *
                      heuristics::kCsrStepSeconds * bro::model::kStepFactor;
   return c;

@@ -63,7 +63,7 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   c.lane_efficiency = est.lane_efficiency *
                       decode_efficiency(profile, shape, p.unroll, p.prefetch, precision) *
-                      value_coding_efficiency(p.values);
+                      value_coding_efficiency(p.values, profile, precision);
   c.serial_seconds = est.max_columns * heuristics::kCsrStepSeconds * bro::model::kStepFactor;
   return c;
 }

@@ -93,8 +93,8 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
   const double x_y = c.x_bytes + c.y_bytes;
   const double efficiency =
       (ell_bytes + coo_bytes + x_y) / ((ell_bytes + x_y) / ell_eff + coo_bytes / coo_eff);
-  c.lane_efficiency =
-      bro::with_extra_launch(c.total(), efficiency * value_coding_efficiency(p.values));
+  c.lane_efficiency = bro::with_extra_launch(
+      c.total(), efficiency * value_coding_efficiency(p.values, profile, precision));
   const double coo_steps =
       coo.entries > 0 ? std::ceil(p.interval / 32.0 / bro::model::kCooEntriesPerStep) : 0.0;
   c.serial_seconds =

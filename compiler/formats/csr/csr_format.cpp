@@ -123,8 +123,8 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   // memory parallelism to cover the dependent col -> x load): the model's two penalties.
   const double per_lane = profile.row_mean / p.threads_per_row;
   const double latency = std::min(1.0, nonzeros_per_lane(precision) / std::max(per_lane, 1e-9));
-  c.lane_efficiency =
-      lane_efficiency(profile, p.threads_per_row) * latency * value_coding_efficiency(p.values);
+  c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency *
+                      value_coding_efficiency(p.values, profile, precision);
   // Per lane, the longest row is row_max / T dependent gathers; vector loads shorten the load
   // side only (R-MAT sweep: T 16 -> 32 cut 20-35%, V 1 -> 4 at T=32 cut 0-15%).
   const double longest_steps = std::ceil(static_cast<double>(profile.row_max) / p.threads_per_row);

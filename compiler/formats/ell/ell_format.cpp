@@ -186,7 +186,8 @@ ell_part::PartCost ell_part::cost(const Profile& profile,
   const double issued = m::padded_per_row(walked, 1, 32 / t, t, t);
   const double useful = stored.mean();
   c.lane_efficiency = (issued > 0 ? std::min(1.0, useful / issued) : 1.0) *
-                      m::latency_factor(useful / t, precision) * value_coding_efficiency(values);
+                      m::latency_factor(useful / t, precision) *
+                      value_coding_efficiency(values, profile, precision);
   c.serial_steps = std::ceil(width_padded / t);
   return c;
 }

@@ -44,9 +44,9 @@ double value_table_bytes(int coding, const Profile& profile, Precision precision
 std::optional<std::string> value_coding_problem(const Profile& profile, int coding);
 /// The most compact coding the profile allows: unit, then 8-bit, then 16-bit tables, else plain.
 int best_value_coding(const Profile& profile);
-/// Lane efficiency a coding leaves (1 for plain and unit): a table read per value, in L1 for
-/// 8-bit codes and mostly in L2 for 16-bit ones, adds to each lane's dependent work.
-double value_coding_efficiency(int coding);
+/// Lane efficiency a coding leaves (1 for plain and unit): a table read per value adds to each
+/// lane's dependent work, more when the table outgrows L1.
+double value_coding_efficiency(int coding, const Profile& profile, Precision precision);
 /// Appends the coded twin of every applicable candidate in `candidates` (their `values` set to
 /// best_value_coding(profile)), when the profile allows a coding.
 void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile);
