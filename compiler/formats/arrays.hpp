@@ -4,14 +4,45 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/profile.hpp"
 
 namespace spmvc::formats {
+
+/// Runs fn(begin, end) over [0, n) cut into one contiguous range per core (at least `grain`
+/// items each): host-side encoding of large matrices. fn must only write what its range owns.
+/// The first exception thrown in any range is rethrown here.
+template <typename Fn>
+void parallel_for(std::int64_t n, std::int64_t grain, Fn&& fn) {
+  const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::int64_t parts = std::min(cores, (n + grain - 1) / std::max<std::int64_t>(grain, 1));
+  if (parts <= 1) {
+    fn(std::int64_t{0}, n);
+    return;
+  }
+  std::exception_ptr error;
+  std::mutex guard;
+  std::vector<std::thread> threads;
+  for (std::int64_t p = 0; p < parts; ++p) {
+    threads.emplace_back([&, p] {
+      try {
+        fn(n * p / parts, n * (p + 1) / parts);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(guard);
+        if (!error) error = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
+}
 
 /// An encoded array of `count` elements of Out: `src` converted element by element, then zeros.
 template <typename Out, typename In>

@@ -66,28 +66,41 @@ Tables build_tables(const CsrMatrix& a, std::int64_t limit, const EllShape& shap
   const int h = shape.slice_height, T = shape.threads_per_row;
   const std::int64_t nslices = (a.nrows + h - 1) / h;
   Tables tb;
-  tb.col_ptr.reserve(static_cast<std::size_t>(nslices) + 1);
-  std::vector<int> w;
-  for (std::int64_t s = 0; s < nslices; ++s) {
-    std::int64_t longest = 0;
-    for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r)
-      longest = std::max(longest, part_of(a, r, limit).len);
-    const int ncol = static_cast<int>((longest + T - 1) / T);
-    w.assign(static_cast<std::size_t>(ncol), 0);
-    for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r) {
-      const RowPart row = part_of(a, r, limit);
-      for (int t = 0; t < T; ++t) {
-        const int n = lane_length(row, t, T);
-        for (int j = 0; j < n; ++j)
-          w[static_cast<std::size_t>(j)] =
-              std::max(w[static_cast<std::size_t>(j)], bit_width(lane_delta(a, row, t, T, j)));
+  // Two passes over the slices, each split across the cores: every slice's numCol, then (after
+  // their prefix sums place each slice's widths) its widths.
+  tb.col_ptr.assign(static_cast<std::size_t>(nslices) + 1, 0);
+  parallel_for(nslices, 1024, [&](std::int64_t s0, std::int64_t s1) {
+    for (std::int64_t s = s0; s < s1; ++s) {
+      std::int64_t longest = 0;
+      for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r)
+        longest = std::max(longest, part_of(a, r, limit).len);
+      tb.col_ptr[static_cast<std::size_t>(s) + 1] = (longest + T - 1) / T;
+    }
+  });
+  for (std::int64_t s = 0; s < nslices; ++s)
+    tb.col_ptr[static_cast<std::size_t>(s) + 1] += tb.col_ptr[static_cast<std::size_t>(s)];
+  tb.widths.assign(static_cast<std::size_t>(tb.col_ptr.back()), 0);
+  parallel_for(nslices, 1024, [&](std::int64_t s0, std::int64_t s1) {
+    for (std::int64_t s = s0; s < s1; ++s) {
+      std::uint8_t* w = tb.widths.data() + tb.col_ptr[static_cast<std::size_t>(s)];
+      for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r) {
+        const RowPart row = part_of(a, r, limit);
+        for (int t = 0; t < T; ++t) {
+          const int n = lane_length(row, t, T);
+          for (int j = 0; j < n; ++j)
+            w[j] =
+                std::max(w[j], static_cast<std::uint8_t>(bit_width(lane_delta(a, row, t, T, j))));
+        }
       }
     }
-    for (int b : w) tb.widths.push_back(static_cast<std::uint8_t>(b));
-    tb.col_ptr.push_back(tb.col_ptr.back() + ncol);
-    if (shape.tables == 2) {
-      if (tb.pattern.size() < w.size()) tb.pattern.resize(w.size(), 0);
-      for (std::size_t j = 0; j < w.size(); ++j) tb.pattern[j] = std::max(tb.pattern[j], w[j]);
+  });
+  if (shape.tables == 2) {
+    for (std::int64_t s = 0; s < nslices; ++s) {
+      const auto c0 = static_cast<std::size_t>(tb.col_ptr[static_cast<std::size_t>(s)]);
+      const auto c1 = static_cast<std::size_t>(tb.col_ptr[static_cast<std::size_t>(s) + 1]);
+      if (tb.pattern.size() < c1 - c0) tb.pattern.resize(c1 - c0, 0);
+      for (std::size_t j = 0; j < c1 - c0; ++j)
+        tb.pattern[j] = std::max(tb.pattern[j], static_cast<int>(tb.widths[c0 + j]));
     }
   }
   if (shape.tables == 2) {
@@ -195,25 +208,28 @@ EllSizes encode_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shap
 
   std::vector<std::uint64_t> words(static_cast<std::size_t>((z.symbols + z.pad_rows) * S), 0);
   std::vector<double> vals(static_cast<std::size_t>(z.columns * S), 0.0);
-  for (std::int64_t s = 0; s < z.nslices; ++s) {
-    const std::int64_t cbase = tb.col_ptr[static_cast<std::size_t>(s)];
-    for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r) {
-      const RowPart row = part_of(a, r, limit);
-      for (int t = 0; t < T; ++t) {
-        const std::int64_t v = (r - s * h) * T + t;
-        std::uint64_t* stream = words.data() + sym_ptr[static_cast<std::size_t>(s)] * S + v;
-        std::int64_t pos = 0;
-        const int n = lane_length(row, t, T);
-        for (int j = 0; j < n; ++j) {
-          const int b = tb.widths[static_cast<std::size_t>(cbase + j)];
-          put_bits(stream, S, L, pos, b, lane_delta(a, row, t, T, j));
-          pos += b;
-          vals[static_cast<std::size_t>((cbase + j) * S + v)] =
-              a.values[static_cast<std::size_t>(row.begin + t + static_cast<std::int64_t>(j) * T)];
+  // Slices own disjoint symbols and value slots: split across the cores.
+  parallel_for(z.nslices, 1024, [&](std::int64_t s0, std::int64_t s1) {
+    for (std::int64_t s = s0; s < s1; ++s) {
+      const std::int64_t cbase = tb.col_ptr[static_cast<std::size_t>(s)];
+      for (std::int64_t r = s * h; r < std::min(a.nrows, (s + 1) * h); ++r) {
+        const RowPart row = part_of(a, r, limit);
+        for (int t = 0; t < T; ++t) {
+          const std::int64_t v = (r - s * h) * T + t;
+          std::uint64_t* stream = words.data() + sym_ptr[static_cast<std::size_t>(s)] * S + v;
+          std::int64_t pos = 0;
+          const int n = lane_length(row, t, T);
+          for (int j = 0; j < n; ++j) {
+            const int b = tb.widths[static_cast<std::size_t>(cbase + j)];
+            put_bits(stream, S, L, pos, b, lane_delta(a, row, t, T, j));
+            pos += b;
+            vals[static_cast<std::size_t>((cbase + j) * S + v)] = a.values[static_cast<std::size_t>(
+                row.begin + t + static_cast<std::int64_t>(j) * T)];
+          }
         }
       }
     }
-  }
+  });
   out.push_back(make_array<std::int64_t>(prefix + "col_ptr", ElemType::i64, tb.col_ptr));
   out.push_back(make_array<std::int64_t>(prefix + "sym_ptr", ElemType::i64, sym_ptr));
   out.push_back(make_array<std::uint8_t>(prefix + "widths", ElemType::u8, tb.widths));
