@@ -20,6 +20,16 @@ inline bool have_device() {
   return false;
 }
 
+/// Options that force `params` (and so their format) at precision `p`, without the disk cache.
+inline Options forced(Precision p, const FormatParams& params) {
+  Options o;
+  o.precision = p;
+  o.disk_cache = false;
+  o.format = std::string(format_of(params));
+  o.params = params;
+  return o;
+}
+
 /// The accuracy every format must reach: fp64 1e-12, fp32 storage 1e-5 (relative, 2-norm).
 inline double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 

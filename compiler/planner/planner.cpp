@@ -8,6 +8,7 @@
 #include "calibration.hpp"
 #include "compiler.hpp"
 #include "formats/format.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -87,12 +88,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       proposed = unit->propose(profile, options.precision);
       if (!options.value_coding) {
         std::erase_if(proposed, [](const Candidate& c) {
-          return std::visit(
-              [](const auto& p) {
-                if constexpr (requires { p.values; }) return p.values != 0;
-                return false;
-              },
-              c.params);
+          return formats::value_coding_of(c.params) != formats::kValuesPlain;
         });
       }
     }

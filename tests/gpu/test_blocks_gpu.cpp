@@ -20,19 +20,11 @@ namespace fs = std::filesystem;
 using namespace spmvc;
 
 using test::check;
+using test::forced;
 using test::have_device;
 using test::tolerance;
 
 namespace {
-
-Options forced(Precision p, const FormatParams& params) {
-  Options o;
-  o.precision = p;
-  o.disk_cache = false;
-  o.format = std::string(format_of(params));
-  o.params = params;
-  return o;
-}
 
 // Rectangular (1000 x 3000): row 0 dense, every third row empty, the rest sparse.
 CsrMatrix ragged() {

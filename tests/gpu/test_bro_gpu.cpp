@@ -22,19 +22,11 @@ namespace fs = std::filesystem;
 using namespace spmvc;
 
 using test::check;
+using test::forced;
 using test::have_device;
 using test::tolerance;
 
 namespace {
-
-Options forced(Precision p, FormatParams params) {
-  Options o;
-  o.precision = p;
-  o.disk_cache = false;
-  o.format = std::string(format_of(params));
-  o.params = std::move(params);
-  return o;
-}
 
 Options planned(Precision p, const std::string& format) {
   Options o;

@@ -14,6 +14,7 @@
 
 using namespace spmvc;
 using test::check;
+using test::forced;
 using test::have_device;
 using test::tolerance;
 
@@ -28,26 +29,11 @@ std::optional<FormatParams> coded(const CsrMatrix& a, const char* format, int co
   o.format = format;
   o.precision = p;
   try {
-    const Plan plan = compiler::make_plan(inspect(a, InspectDepth::rows), o);
-    FormatParams params = plan.params;
-    std::visit(
-        [&](auto& q) {
-          if constexpr (requires { q.values; }) q.values = coding;
-        },
-        params);
-    return params;
+    return formats::with_value_coding(compiler::make_plan(inspect(a, InspectDepth::rows), o).params,
+                                      coding);
   } catch (const InputError&) {
     return std::nullopt;
   }
-}
-
-Options forced(Precision p, const FormatParams& params) {
-  Options o;
-  o.precision = p;
-  o.disk_cache = false;
-  o.format = std::string(format_of(params));
-  o.params = params;
-  return o;
 }
 
 // Power-law rows (rmat), long and short rows, with values from `distinct` (0: all ones).

@@ -2,28 +2,14 @@
 // without register spills (no GPU needed).
 #include <doctest/doctest.h>
 
-#include <cstring>
-
 #include "bro_golden_plans.hpp"
-#include "nvrtc_compiler.hpp"
+#include "nvrtc_support.hpp"
 
 using namespace spmvc;
 
-namespace {
+using spmvc::test::check_compiles;
 
-void check_compiles(const KernelSource& src) {
-  CAPTURE(src.kernel_name);
-  const runtime::Cubin cubin = runtime::compile_cubin(src, "sm_90");
-  REQUIRE(cubin.image.size() > 4);
-  CHECK(std::memcmp(cubin.image.data(),
-                    "\x7f"
-                    "ELF",
-                    4) == 0);
-  CHECK(cubin.registers > 0);
-  CHECK(cubin.spill_store_bytes == 0);
-  CHECK(cubin.spill_load_bytes == 0);
-  for (const KernelLaunch& l : src.launches()) CHECK(cubin.log.find(l.entry) != std::string::npos);
-}
+namespace {
 
 KernelSource generate(const char* spec, Precision p, const std::string& format,
                       FormatParams params) {

@@ -3,29 +3,12 @@
 // (hyb's COO launch too) is in the binary.
 #include <doctest/doctest.h>
 
-#include <cstring>
-
 #include "golden/ell_golden_plans.hpp"
-#include "nvrtc_compiler.hpp"
+#include "nvrtc_support.hpp"
+
+using spmvc::test::check_compiles;
 
 namespace {
-
-void check_compiles(const spmvc::KernelSource& src) {
-  CAPTURE(src.kernel_name);
-  const spmvc::runtime::Cubin cubin = spmvc::runtime::compile_cubin(src, "sm_90");
-  REQUIRE(cubin.image.size() > 4);
-  CHECK(std::memcmp(cubin.image.data(),
-                    "\x7f"
-                    "ELF",
-                    4) == 0);
-  CHECK(cubin.registers > 0);
-  CHECK(cubin.spill_store_bytes == 0);
-  CHECK(cubin.spill_load_bytes == 0);
-  for (const spmvc::KernelLaunch& launch : src.launches()) {
-    CAPTURE(launch.entry);
-    CHECK(cubin.log.find(launch.entry) != std::string::npos);
-  }
-}
 
 spmvc::KernelSource generate(const char* spec, const char* format, spmvc::Precision p,
                              spmvc::FormatParams params) {

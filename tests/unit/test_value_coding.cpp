@@ -59,15 +59,6 @@ double round_trip(const CsrMatrix& a, const FormatParams& params, Precision prec
   return compiler::relative_error(y, ref);
 }
 
-FormatParams with_coding(FormatParams p, int coding) {
-  std::visit(
-      [&](auto& q) {
-        if constexpr (requires { q.values; }) q.values = coding;
-      },
-      p);
-  return p;
-}
-
 // Every format that codes its values, with the planner's parameters for `a`.
 std::vector<FormatParams> coded_formats(const CsrMatrix& a, int coding) {
   const Profile profile = inspect(a, InspectDepth::rows);
@@ -76,7 +67,7 @@ std::vector<FormatParams> coded_formats(const CsrMatrix& a, int coding) {
     const FormatUnit& unit = find_format(name);
     for (const Candidate& c : unit.propose(profile, Precision::f64)) {
       if (!c.applicable) continue;
-      out.push_back(with_coding(c.params, coding));
+      out.push_back(with_value_coding(c.params, coding));
       break;
     }
   }
@@ -204,7 +195,7 @@ TEST_CASE("value coding: the encoding shrinks by the bytes the cost model remove
   const Profile profile = inspect(a, InspectDepth::rows);
   for (int coding : {kValuesUnit, kValuesTable8, kValuesTable16}) {
     for (const FormatParams& coded : coded_formats(a, coding)) {
-      const FormatParams plain = with_coding(coded, kValuesPlain);
+      const FormatParams plain = with_value_coding(coded, kValuesPlain);
       const FormatUnit& unit = find_format(format_of(coded));
       CAPTURE(describe(coded));
       const double saved_encoded =

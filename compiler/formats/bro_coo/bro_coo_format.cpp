@@ -140,14 +140,13 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(const long long* __restrict__ count, const int* __restrict__ row_base,
     const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
     const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, {VD}
+    const int* __restrict__ col_idx,{VD}
     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {{
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, {VP}, x, y, alpha);
 }}
 )",
-                        fmt::arg("N", entry_name),
-                        fmt::arg("VD", vals.declare.substr(0, vals.declare.size() - 1)),
+                        fmt::arg("N", entry_name), fmt::arg("VD", vals.declared(" ", ",")),
                         fmt::arg("VP", vals.pass));
   return k;
 }

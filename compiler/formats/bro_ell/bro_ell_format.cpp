@@ -183,13 +183,10 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
       "long long nrows, const long long* __restrict__ col_ptr,\n    const long long* "
       "__restrict__ sym_ptr";
   const ValueArgs vals = value_args(shape.values, "values", prefix + "values");
-  // The values' declaration ends in ", "; here the line breaks after its comma.
-  const std::string values_decl =
-      vals.declare.empty() ? "" : " " + vals.declare.substr(0, vals.declare.size() - 1);
   const std::string tail_args = fmt::format(
       "const {W}* __restrict__ symbols,{VD}\n    const Value* "
       "__restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta",
-      fmt::arg("W", word), fmt::arg("VD", values_decl));
+      fmt::arg("W", word), fmt::arg("VD", vals.declared(" ", ",")));
   k.asserts = fmt::format(
       "static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == {}, \"symbols were "
       "encoded as {}-bit words\");\n",

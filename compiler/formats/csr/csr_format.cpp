@@ -290,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
       nrows, row_ptr, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VD", vals.declare), fmt::arg("VP", vals.pass),
+                          fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
                           fmt::arg("OB", p.offsets64 ? 8 : 4),
                           fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                           fmt::arg("N", k.kernel_name), fmt::arg("PAD", kPadElements));

@@ -365,7 +365,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
       nrows, {LA}, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VD", vals.declare), fmt::arg("VP", vals.pass),
+                          fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
                           fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                           fmt::arg("PITCH", kPitchAlign), fmt::arg("N", k.kernel_name),
                           fmt::arg("LP", lens_param),

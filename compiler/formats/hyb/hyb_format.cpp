@@ -303,8 +303,8 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
                                                           {CVP}, x, y, alpha);
 }}
 )",
-                  fmt::arg("EVD", ell_vals.declare), fmt::arg("EVP", ell_vals.pass),
-                  fmt::arg("CVD", coo_vals.declare), fmt::arg("CVP", coo_vals.pass),
+                  fmt::arg("EVD", ell_vals.declared("", ", ")), fmt::arg("EVP", ell_vals.pass),
+                  fmt::arg("CVD", coo_vals.declared("", ", ")), fmt::arg("CVP", coo_vals.pass),
                   fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
                   fmt::arg("PITCH", EllFormat::kPitchAlign), fmt::arg("N", k.kernel_name),
                   fmt::arg("C", coo_name),

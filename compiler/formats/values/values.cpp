@@ -148,6 +148,29 @@ double value_coding_efficiency(int coding, const Profile& profile, Precision pre
              : heuristics::kValueTableL2Efficiency;
 }
 
+int value_coding_of(const FormatParams& params) {
+  return std::visit(
+      [](const auto& p) {
+        if constexpr (requires { p.values; }) return p.values;
+        return static_cast<int>(kValuesPlain);
+      },
+      params);
+}
+
+FormatParams with_value_coding(FormatParams params, int coding) {
+  const bool coded = std::visit(
+      [&](auto& p) {
+        if constexpr (requires { p.values; }) {
+          p.values = coding;
+          return true;
+        }
+        return false;
+      },
+      params);
+  if (!coded) throw InternalError(std::string(format_of(params)) + " has no value coding");
+  return params;
+}
+
 void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile) {
   const int coding = best_value_coding(profile);
   if (coding == kValuesPlain) return;
@@ -155,16 +178,7 @@ void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile)
   for (std::size_t i = 0; i < n; ++i) {
     if (!candidates[i].applicable) continue;
     Candidate c = candidates[i];
-    bool coded = false;
-    std::visit(
-        [&](auto& p) {
-          if constexpr (requires { p.values; }) {
-            p.values = coding;
-            coded = true;
-          }
-        },
-        c.params);
-    if (!coded) throw InternalError(c.format + " has no value coding");
+    c.params = with_value_coding(std::move(c.params), coding);
     c.label = describe(c.params);
     c.reason += "; " + value_coding_summary(coding);
     candidates.push_back(std::move(c));
@@ -204,13 +218,13 @@ void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int
   if (plain->type != ElemType::f64 && plain->type != ElemType::f32)
     throw InternalError("value coding: " + name + " is not a value array");
   if (coding == kValuesUnit) {
-    for (std::size_t i = 0; i < a.values.size(); ++i) {
-      if (a.values[i] != 1.0)
-        throw InputError("values", 0,
-                         fmt::format("values=1 (all ones) but nonzero {} holds {}; use values=0 "
-                                     "or a table",
-                                     i, a.values[i]));
-    }
+    const auto other =
+        std::find_if(a.values.begin(), a.values.end(), [](double v) { return v != 1.0; });
+    if (other != a.values.end())
+      throw InputError("values", 0,
+                       fmt::format("values=1 (all ones) but nonzero {} holds {}; use values=0 or "
+                                   "a table",
+                                   other - a.values.begin(), *other));
     arrays.erase(plain);
     return;
   }
@@ -264,7 +278,7 @@ ValueArgs value_args(int coding, const std::string& name, const std::string& arr
   ValueArgs v;
   switch (coding) {
     case kValuesPlain:
-      v.declare = fmt::format("const Value* __restrict__ {}, ", name);
+      v.declare = fmt::format("const Value* __restrict__ {}", name);
       v.pass = name;
       v.params = {{K::array, array}};
       break;
@@ -274,7 +288,7 @@ ValueArgs value_args(int coding, const std::string& name, const std::string& arr
     case kValuesTable8:
     case kValuesTable16: {
       const char* code = coding == kValuesTable8 ? "unsigned char" : "unsigned short";
-      v.declare = fmt::format("const {C}* __restrict__ {N}, const Value* __restrict__ {N}_table, ",
+      v.declare = fmt::format("const {C}* __restrict__ {N}, const Value* __restrict__ {N}_table",
                               fmt::arg("C", code), fmt::arg("N", name));
       v.pass = fmt::format("spmvc::TableValues<Value, {C}>{{{N}, {N}_table}}", fmt::arg("C", code),
                            fmt::arg("N", name));

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spmvc/kernel.hpp"
@@ -44,6 +45,11 @@ double value_table_bytes(int coding, const Profile& profile, Precision precision
 std::optional<std::string> value_coding_problem(const Profile& profile, int coding);
 /// The most compact coding the profile allows: unit, then 8-bit, then 16-bit tables, else plain.
 int best_value_coding(const Profile& profile);
+/// The value coding of `params` (kValuesPlain for a format that has none).
+int value_coding_of(const FormatParams& params);
+/// `params` with its value coding set to `coding`; InternalError for a format that has none.
+FormatParams with_value_coding(FormatParams params, int coding);
+
 /// Lane efficiency a coding leaves (1 for plain and unit): a table read per value adds to each
 /// lane's dependent work, more when the table outgrows L1.
 double value_coding_efficiency(int coding, const Profile& profile, Precision precision);
@@ -67,13 +73,18 @@ std::vector<Value> stored_values(const Encoded& e, const std::string& name, int 
                                  std::int64_t count);
 
 /// How a generated entry point declares and passes the values of array `array` under the
-/// parameter name `name`: `declare` is the parameter list fragment (empty for unit coding, else
-/// ending in ", "), `pass` the argument expression handed to the template, `params` the launch
-/// parameters, in order (the table array is `array + "_table"`, its parameter `name + "_table"`).
+/// parameter name `name`: `declare` the parameter declarations (empty for unit coding), `pass`
+/// the argument expression handed to the template, `params` the launch parameters, in order (the
+/// table array is `array + "_table"`, its parameter `name + "_table"`).
 struct ValueArgs {
   std::string declare;
   std::string pass;
   std::vector<KernelParam> params;
+  /// `declare` between `before` and `after`, or nothing when there is nothing to declare: the
+  /// piece a signature splices in where its value parameters go.
+  std::string declared(std::string_view before, std::string_view after) const {
+    return declare.empty() ? std::string() : std::string(before) + declare + std::string(after);
+  }
 };
 ValueArgs value_args(int coding, const std::string& name, const std::string& array);
 inline ValueArgs value_args(int coding, const std::string& name) {
