@@ -26,7 +26,30 @@ void check_sparse(cusparseStatus_t s, const char* call) {
 }
 
 cusparseSpMVAlg_t to_cusparse(CusparseAlg a) {
-  return a == CusparseAlg::csr_alg1 ? CUSPARSE_SPMV_CSR_ALG1 : CUSPARSE_SPMV_CSR_ALG2;
+  switch (a) {
+    case CusparseAlg::csr_alg1:
+      return CUSPARSE_SPMV_CSR_ALG1;
+    case CusparseAlg::csr_alg2:
+      return CUSPARSE_SPMV_CSR_ALG2;
+    case CusparseAlg::sell_alg1:
+      return CUSPARSE_SPMV_SELL_ALG1;
+  }
+  return CUSPARSE_SPMV_ALG_DEFAULT;
+}
+
+// Elements of the Sliced ELL layout: each slice of kCusparseSellSlice rows padded to its longest
+// row.
+std::int64_t sell_elements(const CsrMatrix& a) {
+  std::int64_t total = 0;
+  for (std::int64_t s = 0; s < a.nrows; s += kCusparseSellSlice) {
+    const std::int64_t end = std::min(a.nrows, s + kCusparseSellSlice);
+    std::int64_t width = 0;
+    for (std::int64_t r = s; r < end; ++r)
+      width = std::max(width, a.row_ptr[static_cast<std::size_t>(r) + 1] -
+                                  a.row_ptr[static_cast<std::size_t>(r)]);
+    total += width * kCusparseSellSlice;
+  }
+  return total;
 }
 
 // Uploads `n` elements (at least one, so cuSPARSE never sees a null array for an empty matrix).
@@ -45,6 +68,8 @@ std::string_view to_string(CusparseAlg a) {
       return "csr_alg1";
     case CusparseAlg::csr_alg2:
       return "csr_alg2";
+    case CusparseAlg::sell_alg1:
+      return "sell_alg1";
   }
   return "?";
 }
@@ -68,7 +93,11 @@ struct CusparseCsr::Impl {
   cusparseIndexType_t index_type = CUSPARSE_INDEX_32I;
   cudaDataType value_type = CUDA_R_64F;
   DeviceBuffer row_ptr, col_idx, values;
-  std::array<PerAlg, 2> algs;
+  // Sliced ELL (sell_alg1): uploaded on its first prepare, from the host copy kept until then.
+  const CsrMatrix* host = nullptr;
+  std::int64_t sell_size = -1;  // padded elements; -1 until counted
+  DeviceBuffer sell_offsets, sell_cols, sell_values;
+  std::array<PerAlg, 3> algs;
 
   ~Impl() {
     for (auto& p : algs) destroy_vectors(p);
@@ -78,7 +107,43 @@ struct CusparseCsr::Impl {
     if (handle != nullptr) cusparseDestroy(handle);
   }
 
-  PerAlg& per(CusparseAlg a) { return algs[a == CusparseAlg::csr_alg1 ? 0 : 1]; }
+  PerAlg& per(CusparseAlg a) { return algs[static_cast<std::size_t>(a)]; }
+
+  // Column-major within each slice: row r's j-th entry of slice s sits at
+  // offsets[s] + j * kCusparseSellSlice + (r - s * kCusparseSellSlice); padding has column -1
+  // and value 0 (the layout cusparseCreateSlicedEll documents).
+  void upload_sell() {
+    const CsrMatrix& a = *host;
+    const std::int64_t nslices = (nrows + kCusparseSellSlice - 1) / kCusparseSellSlice;
+    std::vector<std::int32_t> offsets(static_cast<std::size_t>(nslices) + 1, 0);
+    std::vector<std::int32_t> cols(static_cast<std::size_t>(sell_size), -1);
+    std::vector<double> vals(static_cast<std::size_t>(sell_size), 0.0);
+    std::int64_t at = 0;
+    for (std::int64_t s = 0; s < nslices; ++s) {
+      const std::int64_t first = s * kCusparseSellSlice;
+      const std::int64_t end = std::min(nrows, first + kCusparseSellSlice);
+      std::int64_t width = 0;
+      for (std::int64_t r = first; r < end; ++r) {
+        const std::int64_t b = a.row_ptr[static_cast<std::size_t>(r)];
+        const std::int64_t len = a.row_ptr[static_cast<std::size_t>(r) + 1] - b;
+        width = std::max(width, len);
+        for (std::int64_t j = 0; j < len; ++j) {
+          const auto e = static_cast<std::size_t>(at + j * kCusparseSellSlice + (r - first));
+          cols[e] = a.col_idx[static_cast<std::size_t>(b + j)];
+          vals[e] = a.values[static_cast<std::size_t>(b + j)];
+        }
+      }
+      at += width * kCusparseSellSlice;
+      offsets[static_cast<std::size_t>(s) + 1] = static_cast<std::int32_t>(at);
+    }
+    sell_offsets = upload(offsets);
+    sell_cols = upload(cols);
+    if (value_type == CUDA_R_64F) {
+      sell_values = upload(vals);
+    } else {
+      sell_values = upload(std::vector<float>(vals.begin(), vals.end()));
+    }
+  }
 
   static void destroy_vectors(PerAlg& p) {
     if (p.x_vec != nullptr) cusparseDestroyDnVec(p.x_vec);
@@ -87,7 +152,16 @@ struct CusparseCsr::Impl {
     p.y_vec = nullptr;
   }
 
-  void create_matrix(PerAlg& p) {
+  void create_matrix(CusparseAlg alg, PerAlg& p) {
+    if (alg == CusparseAlg::sell_alg1) {
+      if (sell_values.get() == nullptr) upload_sell();
+      check_sparse(cusparseCreateSlicedEll(&p.mat, nrows, ncols, nnz, sell_size, kCusparseSellSlice,
+                                           sell_offsets.get(), sell_cols.get(), sell_values.get(),
+                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                           CUSPARSE_INDEX_BASE_ZERO, value_type),
+                   "cusparseCreateSlicedEll");
+      return;
+    }
     check_sparse(
         cusparseCreateCsr(&p.mat, nrows, ncols, nnz, row_ptr.get(), col_idx.get(), values.get(),
                           index_type, index_type, CUSPARSE_INDEX_BASE_ZERO, value_type),
@@ -105,7 +179,23 @@ struct CusparseCsr::Impl {
     f(static_cast<const void*>(&a), static_cast<const void*>(&b));
   }
 
+  std::optional<std::string> not_applicable(CusparseAlg alg) {
+    if (alg != CusparseAlg::sell_alg1) return std::nullopt;
+    if (index_type != CUSPARSE_INDEX_32I) return "Sliced ELL baseline uses 32-bit indices";
+    if (sell_size < 0) sell_size = sell_elements(*host);
+    // Small matrices always qualify: their padding costs nothing worth guarding.
+    if ((sell_size > nnz * kCusparseSellMaxPadding && sell_size > (std::int64_t{1} << 20)) ||
+        sell_size > INT_MAX) {
+      return fmt::format("Sliced ELL pads {} nonzeros to {} elements (over {}x)", nnz, sell_size,
+                         kCusparseSellMaxPadding);
+    }
+    return std::nullopt;
+  }
+
   void prepare(CusparseAlg alg, const void* x, void* y) {
+    if (const auto why = not_applicable(alg)) {
+      throw InputError("<matrix>", 0, fmt::format("cuSPARSE {}: {}", to_string(alg), *why));
+    }
     PerAlg& p = per(alg);
     // cuSPARSE has no setter for a const vector's pointer, so new pointers mean new descriptors.
     // The matrix descriptor is renewed with them (it holds no data, only pointers) so that
@@ -116,7 +206,7 @@ struct CusparseCsr::Impl {
       if (p.mat != nullptr) cusparseDestroySpMat(p.mat);
       p.mat = nullptr;
       p.prepared = false;
-      create_matrix(p);
+      create_matrix(alg, p);
       check_sparse(cusparseCreateConstDnVec(&p.x_vec, ncols, x, value_type),
                    "cusparseCreateConstDnVec(x)");
       check_sparse(cusparseCreateDnVec(&p.y_vec, nrows, y, value_type), "cusparseCreateDnVec(y)");
@@ -155,6 +245,7 @@ CusparseCsr::CusparseCsr(const CsrMatrix& a, Precision precision)
   // caller NoDeviceError with the reason.
   (void)probe_device();
   Impl& m = *impl_;
+  m.host = &a;
   check_sparse(cusparseCreate(&m.handle), "cusparseCreate");
   m.nrows = a.nrows;
   m.ncols = a.ncols;
@@ -183,6 +274,10 @@ CusparseCsr::CusparseCsr(const CsrMatrix& a, Precision precision)
 }
 
 CusparseCsr::~CusparseCsr() = default;
+
+std::optional<std::string> CusparseCsr::not_applicable(CusparseAlg alg) const {
+  return impl_->not_applicable(alg);
+}
 
 void CusparseCsr::prepare(CusparseAlg alg, const void* x, void* y) { impl_->prepare(alg, x, y); }
 

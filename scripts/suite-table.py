@@ -6,6 +6,13 @@ import math
 import sys
 
 
+def best_cusparse_alg(r):
+    """Which cuSPARSE algorithm set the bar: alg1, alg2 or sell."""
+    timed = [(v["ms"], k) for k, v in r.get("cusparse", {}).items()
+             if "ms" in v and v.get("correct", True)]
+    return min(timed)[1].replace("csr_", "").replace("_alg1", "") if timed else "-"
+
+
 def main(path):
     with open(path) as f:
         doc = json.load(f)
@@ -17,7 +24,7 @@ def main(path):
         for m in r.get("formats", []):
             if m["format"] not in formats:
                 formats.append(m["format"])
-    head = (f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'pick':<9} {'x':>6} {'gap%':>5} "
+    head = (f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'alg':<5} {'pick':<9} {'x':>6} {'gap%':>5} "
             f"{'measured':<9} {'x':>6} {'gap%':>5}")
     print(head + "".join(f" {f[:8]:>8}" for f in formats))
     logs = {}
@@ -25,7 +32,7 @@ def main(path):
         p = r["planner"]
         x = p.get("speedup_vs_best_cusparse")
         line = (f"{r['matrix'][:24]:<24} {r['precision']:<4} {r['best_cusparse_ms'] * 1e3:>8.1f} "
-                f"{p.get('format', '?')[:9]:<9} {x if x else 0:>6.2f} "
+                f"{best_cusparse_alg(r):<5} {p.get('format', '?')[:9]:<9} {x if x else 0:>6.2f} "
                 f"{r.get('planner_gap_pct', float('nan')):>5.1f}")
         pm = r.get("planner_measure", {})
         xm = pm.get("speedup_vs_best_cusparse")

@@ -299,24 +299,70 @@ TEST_CASE("load and launch errors are reported, not crashed on") {
   run_axpy(k, 100);
 }
 
-TEST_CASE("cuSPARSE ALG1 and ALG2 match the CPU on a 5x5 matrix with an empty row") {
+TEST_CASE("cuSPARSE ALG1, ALG2 and SELL match the CPU on a 5x5 matrix with an empty row") {
   SPMVC_REQUIRE_DEVICE();
   for (const Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
-    for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
+    for (const CusparseAlg alg :
+         {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2, CusparseAlg::sell_alg1}) {
       check_cusparse(small_matrix(), p, alg);
     }
   }
 }
 
-TEST_CASE("cuSPARSE ALG1 and ALG2 match the CPU on a skewed 2000x1500 matrix") {
+TEST_CASE("cuSPARSE ALG1, ALG2 and SELL match the CPU on a skewed 2000x1500 matrix") {
   SPMVC_REQUIRE_DEVICE();
   const CsrMatrix a = skewed_matrix();
   REQUIRE(a.nnz() > 20000);
   for (const Precision p : {Precision::f64, Precision::f32}) {
-    for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
+    for (const CusparseAlg alg :
+         {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2, CusparseAlg::sell_alg1}) {
       check_cusparse(a, p, alg);
     }
   }
+}
+
+TEST_CASE("cuSPARSE SELL matches the CPU across slice edges and declines heavy padding") {
+  SPMVC_REQUIRE_DEVICE();
+  // 1000 rows (31 full slices and a partial one) with lengths varying inside each slice.
+  std::vector<std::int64_t> row_ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<double> vals;
+  for (std::int32_t r = 0; r < 1000; ++r) {
+    for (std::int32_t j = 0; j < r % 37; ++j) {
+      cols.push_back((r * 7 + j * 13) % 900);
+      vals.push_back(0.5 + (r + j) % 11);
+    }
+    std::sort(cols.end() - r % 37, cols.end());
+    cols.erase(std::unique(cols.end() - r % 37, cols.end()), cols.end());
+    vals.resize(cols.size());
+    row_ptr.push_back(static_cast<std::int64_t>(cols.size()));
+  }
+  const CsrMatrix a{1000, 900, row_ptr, cols, vals};
+  for (const Precision p : {Precision::f64, Precision::f32}) {
+    check_cusparse(a, p, CusparseAlg::sell_alg1);
+  }
+
+  // One row of 60000 nonzeros among 200000 rows of one: its slice alone pads to 1.9M elements,
+  // far over 4x nnz, so SELL is declined with the reason instead of timed.
+  CsrMatrix heavy;
+  heavy.nrows = 200000;
+  heavy.ncols = 200000;
+  for (std::int32_t r = 0; r < heavy.nrows; ++r) {
+    const std::int32_t len = r == 5 ? 60000 : 1;
+    for (std::int32_t j = 0; j < len; ++j) {
+      heavy.col_idx.push_back(len == 1 ? r : j);
+      heavy.values.push_back(1.0);
+    }
+    heavy.row_ptr.push_back(static_cast<std::int64_t>(heavy.col_idx.size()));
+  }
+  CusparseCsr m(heavy, Precision::f64);
+  const auto why = m.not_applicable(CusparseAlg::sell_alg1);
+  REQUIRE(why.has_value());
+  CHECK(why->find("Sliced ELL pads") != std::string::npos);
+  CHECK_FALSE(m.not_applicable(CusparseAlg::csr_alg2).has_value());
+  DeviceBuffer dx(static_cast<std::size_t>(heavy.ncols) * 8),
+      dy(static_cast<std::size_t>(heavy.nrows) * 8);
+  CHECK_THROWS_AS(m.prepare(CusparseAlg::sell_alg1, dx.get(), dy.get()), InputError);
 }
 
 TEST_CASE("measured bandwidths are positive and finite") {
