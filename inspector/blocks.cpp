@@ -3,13 +3,18 @@
 // and placement is then a linear pass over that list, so the cost is about
 // 8 · (sort + 30 passes) over the nonzeros visited. Above BlockOptions::exact_max_nnz only a
 // fixed set of evenly spaced row windows is visited and the counts are scaled by nonzeros.
+// The (r, window) sweeps run on the host threads (spmvc/parallel.hpp); their counts are integer
+// sums, so the report does not depend on the thread count.
 #include "spmvc/blocks.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "spmvc/parallel.hpp"
 
 namespace spmvc {
 namespace {
@@ -120,12 +125,11 @@ BlockReport inspect_blocks(const CsrMatrix& a, const BlockOptions& o) {
   const std::vector<Window> windows = windows_for(a, o, rep.sampled);
   const int max_small = std::clamp(o.max_small, 1, 8);
 
-  std::vector<std::int32_t> u;
-  std::vector<std::int64_t> starts;
+  // Every r's counters, in a fixed order: small aligned, small unaligned, then per wide width
+  // aligned and one unaligned per alignment.
+  std::vector<std::vector<Counter>> counters(8);
   for (int r = 1; r <= 8; ++r) {
-    // This r's counters, in a fixed order: small aligned, small unaligned, then per wide width
-    // aligned and one unaligned per alignment.
-    std::vector<Counter> cs;
+    std::vector<Counter>& cs = counters[static_cast<std::size_t>(r - 1)];
     if (r <= max_small) {
       for (int c = 1; c <= max_small; ++c)
         cs.push_back({{r, c, BlockPlacement::aligned, c, 0, 0, 0}});
@@ -137,34 +141,66 @@ BlockReport inspect_blocks(const CsrMatrix& a, const BlockOptions& o) {
       for (const int al : o.wide_aligns)
         cs.push_back({{r, c, BlockPlacement::unaligned, std::max(al, 1), 0, 0, 0}});
     }
-    std::int64_t visited = 0;
-    for (const Window& w : windows) {
-      // Block rows lying wholly inside the window (the last block row of the matrix may be short).
-      const std::int64_t first = (w.begin + r - 1) / r;
-      for (std::int64_t br = first;; ++br) {
-        const std::int64_t r0 = br * r;
-        const std::int64_t r1 = std::min(r0 + r, a.nrows);
-        if (r0 >= a.nrows || (r1 > w.end && w.end < a.nrows)) break;
-        const std::int64_t b = a.row_ptr[r0], e = a.row_ptr[r1];
-        if (b == e) continue;
-        visited += e - b;
-        u.assign(a.col_idx.begin() + b, a.col_idx.begin() + e);
-        if (r > 1) {
-          std::sort(u.begin(), u.end());
-          u.erase(std::unique(u.begin(), u.end()), u.end());
-        }
-        for (Counter& cn : cs) {
-          const BlockShape& s = cn.shape;
-          if (s.placement == BlockPlacement::aligned) {
-            cn.blocks += aligned_blocks(u, s.c);
-          } else if (s.c < 16) {
-            cn.blocks += greedy_blocks(u, s.c, s.col_align, nullptr);
-          } else {
-            starts.clear();
-            cn.blocks += greedy_blocks(u, s.c, s.col_align, &starts);
-            cn.padded += row_padded(a, r0, r1, starts, s.c, s.col_align);
+  }
+
+  // One task per (r, window), spread over the host threads; each range of tasks sums into its
+  // own copy of the counters, and the copies add up in task order (integer sums: the same for
+  // any split).
+  struct Partial {
+    std::vector<std::vector<Counter>> counters;
+    std::array<std::int64_t, 8> visited{};
+  };
+  const std::int64_t nwindows = static_cast<std::int64_t>(windows.size());
+  const std::vector<Partial> partials =
+      map_ranges(split_range(8 * nwindows, 1), [&](std::int64_t task0, std::int64_t task1) {
+        Partial part{counters, {}};
+        std::vector<std::int32_t> u;
+        std::vector<std::int64_t> starts;
+        for (std::int64_t t = task0; t < task1; ++t) {
+          const int r = static_cast<int>(t / nwindows) + 1;
+          const Window& w = windows[static_cast<std::size_t>(t % nwindows)];
+          std::vector<Counter>& cs = part.counters[static_cast<std::size_t>(r - 1)];
+          std::int64_t& visited = part.visited[static_cast<std::size_t>(r - 1)];
+          // Block rows lying wholly inside the window (the last block row of the matrix may be
+          // short).
+          const std::int64_t first = (w.begin + r - 1) / r;
+          for (std::int64_t br = first;; ++br) {
+            const std::int64_t r0 = br * r;
+            const std::int64_t r1 = std::min(r0 + r, a.nrows);
+            if (r0 >= a.nrows || (r1 > w.end && w.end < a.nrows)) break;
+            const std::int64_t b = a.row_ptr[r0], e = a.row_ptr[r1];
+            if (b == e) continue;
+            visited += e - b;
+            u.assign(a.col_idx.begin() + b, a.col_idx.begin() + e);
+            if (r > 1) {
+              std::sort(u.begin(), u.end());
+              u.erase(std::unique(u.begin(), u.end()), u.end());
+            }
+            for (Counter& cn : cs) {
+              const BlockShape& s = cn.shape;
+              if (s.placement == BlockPlacement::aligned) {
+                cn.blocks += aligned_blocks(u, s.c);
+              } else if (s.c < 16) {
+                cn.blocks += greedy_blocks(u, s.c, s.col_align, nullptr);
+              } else {
+                starts.clear();
+                cn.blocks += greedy_blocks(u, s.c, s.col_align, &starts);
+                cn.padded += row_padded(a, r0, r1, starts, s.c, s.col_align);
+              }
+            }
           }
         }
+        return part;
+      });
+
+  for (std::size_t ri = 0; ri < counters.size(); ++ri) {
+    std::vector<Counter>& cs = counters[ri];
+    std::int64_t visited = 0;
+    for (const Partial& part : partials) {
+      visited += part.visited[ri];
+      for (std::size_t k = 0; k < cs.size(); ++k) {
+        cs[k].blocks += part.counters[ri][k].blocks;
+        cs[k].padded += part.counters[ri][k].padded;
       }
     }
     // Sampled counts stand for the whole matrix in proportion to nonzeros.

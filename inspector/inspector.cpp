@@ -1,7 +1,11 @@
 // inspect(): every Profile field in a few linear passes over the CSR arrays. The budget is about
 // a second for 8M nonzeros on one core, so nothing here sorts the whole matrix or hashes
-// coordinates: block fill uses a stamp array, symmetry a counting-sort transpose that is compared
-// in place, and distinct values a small hash table that gives way to a radix sort.
+// coordinates: block fill uses a stamp array, symmetry a search of each entry's mirror in its
+// sorted row, and distinct values small hash sets that give way to hash-bucketed counting.
+//
+// Every pass is split into row (or nonzero) ranges on the host threads (spmvc/parallel.hpp);
+// each range fills a partial result and the partials merge by sums, maxima and set unions, so
+// the Profile is the same for any number of threads.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -10,42 +14,70 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "spmvc/parallel.hpp"
 #include "spmvc/profile.hpp"
 
 namespace spmvc {
 namespace {
 
+// Work units (nonzeros plus rows) below which a scan is not worth a thread: about 100 us.
+constexpr std::int64_t kScanGrain = std::int64_t{1} << 16;
+
 int bits_needed(std::uint32_t v) { return 32 - std::countl_zero(v); }
 
-// Row lengths, the envelope, column deltas and x sectors all come from one pass over the rows.
-void scan_rows(const CsrMatrix& a, Profile& p) {
+// Row lengths, the envelope, column deltas and x sectors all come from one pass over the rows,
+// split into row ranges that each fill a RowScan; the partial scans merge by sums and maxima, so
+// the result does not depend on the split.
+struct RowScan {
   std::array<std::int64_t, 33> exact_bins{};  // lengths 0..32
   std::array<std::int64_t, 64> pow2_bins{};   // index k: lengths 2^(k-1)+1 .. 2^k, k >= 6
-  std::int64_t row_min = a.nrows > 0 ? std::numeric_limits<std::int64_t>::max() : 0;
+  std::int64_t row_min = std::numeric_limits<std::int64_t>::max();
   std::int64_t row_max = 0;
-  const std::int32_t* col = a.col_idx.data();
+  std::int64_t bandwidth = 0;
+  std::int64_t profile = 0;
+  std::int64_t x_sectors = 0;
+  std::array<std::int64_t, 33> delta_bits{};
+  std::array<std::int64_t, 33> first_col_bits{};
 
-  for (std::int64_t i = 0; i < a.nrows; ++i) {
+  void merge(const RowScan& o) {
+    for (std::size_t b = 0; b < exact_bins.size(); ++b) exact_bins[b] += o.exact_bins[b];
+    for (std::size_t b = 0; b < pow2_bins.size(); ++b) pow2_bins[b] += o.pow2_bins[b];
+    for (std::size_t b = 0; b < delta_bits.size(); ++b) delta_bits[b] += o.delta_bits[b];
+    for (std::size_t b = 0; b < first_col_bits.size(); ++b)
+      first_col_bits[b] += o.first_col_bits[b];
+    row_min = std::min(row_min, o.row_min);
+    row_max = std::max(row_max, o.row_max);
+    bandwidth = std::max(bandwidth, o.bandwidth);
+    profile += o.profile;
+    x_sectors += o.x_sectors;
+  }
+};
+
+RowScan scan_row_range(const CsrMatrix& a, std::int64_t row0, std::int64_t row1) {
+  RowScan s;
+  const std::int32_t* col = a.col_idx.data();
+  for (std::int64_t i = row0; i < row1; ++i) {
     const std::int64_t begin = a.row_ptr[i];
     const std::int64_t end = a.row_ptr[i + 1];
     const std::int64_t len = end - begin;
-    row_min = std::min(row_min, len);
-    row_max = std::max(row_max, len);
+    s.row_min = std::min(s.row_min, len);
+    s.row_max = std::max(s.row_max, len);
     if (len <= 32) {
-      ++exact_bins[len];
+      ++s.exact_bins[len];
     } else {
-      ++pow2_bins[std::countr_zero(std::bit_ceil(static_cast<std::uint64_t>(len)))];
+      ++s.pow2_bins[std::countr_zero(std::bit_ceil(static_cast<std::uint64_t>(len)))];
     }
     if (len == 0) continue;
 
     const std::int64_t first = col[begin];
     const std::int64_t last = col[end - 1];
-    p.bandwidth = std::max({p.bandwidth, i - first, last - i});
-    p.profile += std::max<std::int64_t>(0, i - first);
-    ++p.first_col_bits[bits_needed(static_cast<std::uint32_t>(first))];
+    s.bandwidth = std::max({s.bandwidth, i - first, last - i});
+    s.profile += std::max<std::int64_t>(0, i - first);
+    ++s.first_col_bits[bits_needed(static_cast<std::uint32_t>(first))];
 
     // 32-byte sectors hold 4 fp64 entries of x; columns are sorted, so a row's distinct
     // sectors are the number of times col/4 changes along it, plus one.
@@ -53,12 +85,30 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
     std::int64_t sectors = 1;
     for (std::int64_t k = begin + 1; k < end; ++k) {
       const std::int32_t c = col[k];
-      ++p.delta_bits[bits_needed(static_cast<std::uint32_t>(c - prev))];
+      ++s.delta_bits[bits_needed(static_cast<std::uint32_t>(c - prev))];
       sectors += (c >> 2) != (prev >> 2);
       prev = c;
     }
-    p.x_sectors += sectors;
+    s.x_sectors += sectors;
   }
+  return s;
+}
+
+void scan_rows(const CsrMatrix& a, Profile& p) {
+  RowScan s;
+  for (const RowScan& part :
+       map_ranges(split_rows(a, kScanGrain),
+                  [&](std::int64_t r0, std::int64_t r1) { return scan_row_range(a, r0, r1); }))
+    s.merge(part);
+  const std::int64_t row_min = a.nrows > 0 ? s.row_min : 0;
+  const std::int64_t row_max = s.row_max;
+  const auto& exact_bins = s.exact_bins;
+  const auto& pow2_bins = s.pow2_bins;
+  p.bandwidth = s.bandwidth;
+  p.profile = s.profile;
+  p.x_sectors = s.x_sectors;
+  p.delta_bits = s.delta_bits;
+  p.first_col_bits = s.first_col_bits;
 
   p.row_min = row_min;
   p.row_max = row_max;
@@ -75,7 +125,8 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
   if (a.nrows > 0) {
     p.row_mean = static_cast<double>(p.nnz) / static_cast<double>(a.nrows);
     // Two passes rather than sum-of-squares: no cancellation, and no int64 overflow on rows of
-    // 2^31 entries.
+    // 2^31 entries. This pass stays on one thread: a floating-point sum split differently would
+    // round differently, and it reads only row_ptr.
     double sum_sq = 0.0;
     for (std::int64_t i = 0; i < a.nrows; ++i) {
       const double d = static_cast<double>(a.row_length(i)) - p.row_mean;
@@ -87,22 +138,36 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
 
 // Counts the aligned R×C tiles that hold a nonzero. stamp[bc] records the last block row that
 // touched block column bc, so the array is never cleared between block rows; R and C are
-// template arguments so the division by C is by a constant.
+// template arguments so the division by C is by a constant. Each row range (cut at block-row
+// boundaries) counts its own tiles with its own stamps: a tile lies in one block row.
 template <int R, int C>
-BlockFill block_fill(const CsrMatrix& a, std::vector<std::int64_t>& stamp) {
+BlockFill block_fill(const CsrMatrix& a, const std::vector<Range>& ranges) {
   const std::int64_t block_cols = (a.ncols + C - 1) / C;
-  std::fill(stamp.begin(), stamp.begin() + block_cols, -1);
-  std::int64_t blocks = 0;
   const std::int32_t* col = a.col_idx.data();
-  for (std::int64_t row0 = 0, br = 0; row0 < a.nrows; row0 += R, ++br) {
-    const std::int64_t begin = a.row_ptr[row0];
-    const std::int64_t end = a.row_ptr[std::min(row0 + R, a.nrows)];
-    for (std::int64_t k = begin; k < end; ++k) {
-      std::int64_t& s = stamp[col[k] / C];
-      blocks += s != br;
-      s = br;
-    }
-  }
+  std::int64_t blocks = 0;
+  for (const std::int64_t part : map_ranges(ranges, [&](std::int64_t r0, std::int64_t r1) {
+         // Round the range's ends down to block-row starts (the matrix's end stays): adjacent
+         // ranges then still meet, and a block row falls in one range.
+         const auto block_start = [&](std::int64_t row) {
+           return row == a.nrows ? row : row / R * R;
+         };
+         const std::int64_t first = block_start(r0);
+         const std::int64_t stop = block_start(r1);
+         std::int64_t count = 0;
+         if (first >= stop) return count;
+         std::vector<std::int64_t> stamp(static_cast<std::size_t>(block_cols), -1);
+         for (std::int64_t row0 = first, br = 0; row0 < stop; row0 += R, ++br) {
+           const std::int64_t begin = a.row_ptr[row0];
+           const std::int64_t end = a.row_ptr[std::min(row0 + R, a.nrows)];
+           for (std::int64_t k = begin; k < end; ++k) {
+             std::int64_t& s = stamp[col[k] / C];
+             count += s != br;
+             s = br;
+           }
+         }
+         return count;
+       }))
+    blocks += part;
   BlockFill f;
   f.r = R;
   f.c = C;
@@ -112,12 +177,13 @@ BlockFill block_fill(const CsrMatrix& a, std::vector<std::int64_t>& stamp) {
 }
 
 void compute_block_fill(const CsrMatrix& a, Profile& p) {
-  std::vector<std::int64_t> stamp(static_cast<std::size_t>(a.ncols));
+  // Each range clears a stamp array as wide as the matrix: ranges get at least that much work.
+  const std::vector<Range> ranges = split_rows(a, std::max(kScanGrain, 4 * a.ncols));
   p.block_fill = {
-      block_fill<1, 2>(a, stamp), block_fill<2, 1>(a, stamp), block_fill<2, 2>(a, stamp),
-      block_fill<3, 3>(a, stamp), block_fill<4, 4>(a, stamp), block_fill<2, 4>(a, stamp),
-      block_fill<4, 2>(a, stamp), block_fill<8, 8>(a, stamp), block_fill<1, 4>(a, stamp),
-      block_fill<4, 1>(a, stamp),
+      block_fill<1, 2>(a, ranges), block_fill<2, 1>(a, ranges), block_fill<2, 2>(a, ranges),
+      block_fill<3, 3>(a, ranges), block_fill<4, 4>(a, ranges), block_fill<2, 4>(a, ranges),
+      block_fill<4, 2>(a, ranges), block_fill<8, 8>(a, ranges), block_fill<1, 4>(a, ranges),
+      block_fill<4, 1>(a, ranges),
   };
 }
 
@@ -135,122 +201,222 @@ std::uint64_t mix(std::uint64_t h) {
   return h;
 }
 
-// LSD radix sort on 11-bit digits. Digits where every key agrees (common: the sign and exponent
-// of values from one scale) are skipped.
-void radix_sort(std::vector<std::uint64_t>& keys) {
-  constexpr int kDigitBits = 11;
-  constexpr int kBuckets = 1 << kDigitBits;
-  constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;
-  std::vector<std::array<std::size_t, kBuckets>> counts(kPasses);
-  for (auto& c : counts) c.fill(0);
-  for (const std::uint64_t k : keys) {
-    for (int d = 0; d < kPasses; ++d) ++counts[d][(k >> (d * kDigitBits)) & (kBuckets - 1)];
+// An open-addressing set of value keys that stays in cache while small. A NaN payload no
+// arithmetic produces marks free slots; if it does occur, it is counted aside.
+class KeySet {
+ public:
+  static constexpr std::uint64_t kFree = ~std::uint64_t{0};
+
+  void insert(std::uint64_t key) {
+    if (key == kFree) {
+      free_key_seen_ = true;
+      return;
+    }
+    put(key);
+    if (2 * used_ > table_.size()) {
+      std::vector<std::uint64_t> old(table_.size() * 2, kFree);
+      old.swap(table_);
+      ++table_bits_;
+      used_ = 0;
+      for (const std::uint64_t k : old) {
+        if (k != kFree) put(k);
+      }
+    }
   }
-  std::vector<std::uint64_t> scratch(keys.size());
-  for (int d = 0; d < kPasses; ++d) {
-    auto& c = counts[d];
-    if (std::any_of(c.begin(), c.end(), [&](std::size_t n) { return n == keys.size(); })) continue;
-    std::size_t sum = 0;
-    for (std::size_t& n : c) sum += std::exchange(n, sum);
-    const int shift = d * kDigitBits;
-    for (const std::uint64_t k : keys) scratch[c[(k >> shift) & (kBuckets - 1)]++] = k;
-    keys.swap(scratch);
+  void insert_all(const KeySet& o) {
+    for (const std::uint64_t k : o.table_) {
+      if (k != kFree) insert(k);
+    }
+    free_key_seen_ = free_key_seen_ || o.free_key_seen_;
   }
-}
+  std::int64_t size() const { return static_cast<std::int64_t>(used_) + (free_key_seen_ ? 1 : 0); }
 
-std::int64_t count_distinct_sorted(const std::vector<double>& values) {
-  std::vector<std::uint64_t> keys(values.size());
-  std::transform(values.begin(), values.end(), keys.begin(), value_key);
-  radix_sort(keys);
-  return std::unique(keys.begin(), keys.end()) - keys.begin();
-}
-
-// Real matrices usually hold few distinct values (stencils: 2), which a hash table that stays in
-// cache counts in one pass. Once the table would outgrow the cache (~8 MiB), random probes cost a
-// miss each and a radix sort of all values is faster, so the count starts over that way.
-// With `limit`, gives up once more than `limit` are seen and returns limit + 1.
-std::int64_t count_distinct(const std::vector<double>& values,
-                            std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
-  constexpr std::size_t kMaxTable = std::size_t{1} << 20;
-  // A NaN payload no arithmetic produces marks free slots; if it does occur, it is counted aside.
-  constexpr std::uint64_t kFree = ~std::uint64_t{0};
-  std::vector<std::uint64_t> table(1024, kFree);
-  int table_bits = 10;
-  std::size_t used = 0;
-  bool free_key_seen = false;
-
-  auto insert = [&](std::uint64_t key) {
-    const std::size_t mask = table.size() - 1;
-    for (std::size_t slot = mix(key) >> (64 - table_bits);; slot = (slot + 1) & mask) {
-      if (table[slot] == key) return;
-      if (table[slot] == kFree) {
-        table[slot] = key;
-        ++used;
+ private:
+  void put(std::uint64_t key) {
+    const std::size_t mask = table_.size() - 1;
+    for (std::size_t slot = mix(key) >> (64 - table_bits_);; slot = (slot + 1) & mask) {
+      if (table_[slot] == key) return;
+      if (table_[slot] == kFree) {
+        table_[slot] = key;
+        ++used_;
         return;
       }
     }
-  };
+  }
 
-  for (const double v : values) {
-    const std::uint64_t key = value_key(v);
+  std::vector<std::uint64_t> table_ = std::vector<std::uint64_t>(1024, kFree);
+  int table_bits_ = 10;
+  std::size_t used_ = 0;
+  bool free_key_seen_ = false;
+};
+
+// min(distinct values, limit + 1): one KeySet per range, each giving up once it holds more than
+// `limit` keys (then so does the union), else the union of the ranges' sets, cut off the same
+// way. A count, not a set, so the order values are met in does not matter: any split gives the
+// serial count. The sets hold at most 2·limit slots, which for the planner's cap (64K values,
+// 1 MiB) stays in cache.
+std::int64_t count_distinct_capped(const std::vector<double>& values, std::int64_t limit) {
+  const std::vector<Range> ranges =
+      split_range(static_cast<std::int64_t>(values.size()), kScanGrain);
+  const std::vector<KeySet> parts = map_ranges(ranges, [&](std::int64_t b, std::int64_t e) {
+    KeySet set;
+    for (std::int64_t i = b; i < e && set.size() <= limit; ++i) {
+      const std::uint64_t key = value_key(values[i]);
+      // Runs of one value are common (stencils).
+      if (i > b && key == value_key(values[i - 1])) continue;
+      set.insert(key);
+    }
+    return set;
+  });
+  KeySet all;
+  for (const KeySet& part : parts) {
+    if (part.size() > limit) return limit + 1;
+    all.insert_all(part);
+    if (all.size() > limit) return limit + 1;
+  }
+  return all.size();
+}
+
+// Distinct keys among `keys`: a table of twice their number, so it stays sparse.
+std::int64_t count_unique(std::span<const std::uint64_t> keys) {
+  constexpr std::uint64_t kFree = KeySet::kFree;
+  const int bits = std::max(4, static_cast<int>(std::bit_width(2 * keys.size())));
+  std::vector<std::uint64_t> table(std::size_t{1} << bits, kFree);
+  const std::size_t mask = table.size() - 1;
+  std::int64_t n = 0;
+  bool free_key_seen = false;
+  for (const std::uint64_t key : keys) {
     if (key == kFree) {
       free_key_seen = true;
       continue;
     }
-    insert(key);
-    if (static_cast<std::int64_t>(used) > limit) return limit + 1;
-    if (2 * used > table.size()) {
-      if (table.size() == kMaxTable) return count_distinct_sorted(values);
-      std::vector<std::uint64_t> old(table.size() * 2, kFree);
-      old.swap(table);
-      ++table_bits;
-      used = 0;
-      for (const std::uint64_t k : old) {
-        if (k != kFree) insert(k);
+    for (std::size_t slot = mix(key) & mask;; slot = (slot + 1) & mask) {
+      if (table[slot] == key) break;
+      if (table[slot] == kFree) {
+        table[slot] = key;
+        ++n;
+        break;
       }
     }
   }
-  return static_cast<std::int64_t>(used) + (free_key_seen ? 1 : 0);
+  return n + (free_key_seen ? 1 : 0);
+}
+
+// Exact distinct values when there are many: the keys are scattered into 256 buckets by the top
+// bits of their hash (equal keys share a bucket), each range writing its own stretch of each
+// bucket, then each bucket's keys are counted in a table of their own (cache-sized for 16M
+// nonzeros), buckets spread over the threads. The sum is the same for any split.
+std::int64_t count_distinct_partitioned(const std::vector<double>& values) {
+  constexpr int kBucketBits = 8;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBucketBits;
+  const auto bucket_of = [](std::uint64_t key) {
+    return static_cast<std::size_t>(mix(key) >> (64 - kBucketBits));
+  };
+  const std::vector<Range> ranges =
+      split_range(static_cast<std::int64_t>(values.size()), kScanGrain);
+  using Counts = std::array<std::size_t, kBuckets>;
+  std::vector<Counts> offsets = map_ranges(ranges, [&](std::int64_t b, std::int64_t e) {
+    Counts c{};
+    for (std::int64_t i = b; i < e; ++i) ++c[bucket_of(value_key(values[i]))];
+    return c;
+  });
+  // offsets[r][k]: where range r starts writing bucket k (buckets in order, ranges within).
+  std::vector<std::size_t> bucket_start(kBuckets + 1, 0);
+  std::size_t sum = 0;
+  for (std::size_t k = 0; k < kBuckets; ++k) {
+    bucket_start[k] = sum;
+    for (Counts& c : offsets) sum += std::exchange(c[k], sum);
+  }
+  bucket_start[kBuckets] = sum;
+  std::vector<std::uint64_t> keys(values.size());
+  run_ranges(ranges, [&](std::size_t r, std::int64_t b, std::int64_t e) {
+    Counts& at = offsets[r];
+    for (std::int64_t i = b; i < e; ++i) {
+      const std::uint64_t key = value_key(values[i]);
+      keys[at[bucket_of(key)]++] = key;
+    }
+  });
+  std::int64_t distinct = 0;
+  for (const std::int64_t part :
+       map_ranges(split_range(kBuckets, 1), [&](std::int64_t k0, std::int64_t k1) {
+         std::int64_t n = 0;
+         for (std::int64_t k = k0; k < k1; ++k) {
+           n += count_unique(std::span<const std::uint64_t>(keys).subspan(
+               bucket_start[k], bucket_start[k + 1] - bucket_start[k]));
+         }
+         return n;
+       }))
+    distinct += part;
+  return distinct;
+}
+
+// Real matrices usually hold few distinct values (stencils: 2), which small hash sets count in
+// one pass. Past kSetLimit the sets would outgrow the cache (random probes cost a miss each) and
+// the hash-bucketed sort counts them instead.
+std::int64_t count_distinct(const std::vector<double>& values) {
+  constexpr std::int64_t kSetLimit = std::int64_t{1} << 16;
+  const std::int64_t n = count_distinct_capped(values, kSetLimit);
+  return n <= kSetLimit ? n : count_distinct_partitioned(values);
 }
 
 std::int64_t count_fp32_exact(const std::vector<double>& values) {
-  std::int64_t n = 0;
-  for (const double v : values) {
+  return parallel_count(static_cast<std::int64_t>(values.size()), kScanGrain, [&](std::int64_t i) {
+    const double v = values[i];
     // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
-    n += std::isinf(v) ||
-         (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v);
-  }
-  return n;
+    return std::isinf(v) ||
+           (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v);
+  });
 }
 
-// Counting-sort transpose without materialising it: for a square matrix whose column counts
-// equal its row lengths, the transpose has the same row_ptr, so entry (i, j) of A lands at the
-// position in row j of A^T that also indexes row j of A. Comparing there checks pattern and
-// values without allocating the transposed arrays.
+// A square matrix is structurally symmetric when every entry (i, j) above the diagonal has its
+// mirror (j, i) and there are as many entries below the diagonal as above: the pattern then
+// holds its transpose, which has as many entries, so equals it. Columns are sorted, so each
+// mirror is a binary search in row j; the rows are checked in ranges, each stopping at its first
+// entry without a mirror. Numerical symmetry compares each entry above the diagonal with its
+// mirror (which covers every pair).
 void check_symmetry(const CsrMatrix& a, Profile& p) {
   p.square = a.nrows == a.ncols;
   if (!p.square) return;
-  const std::int64_t n = a.nrows;
-
-  std::vector<std::int64_t> next(static_cast<std::size_t>(n) + 1, 0);
-  for (const std::int32_t j : a.col_idx) ++next[j + 1];
-  for (std::int64_t j = 0; j < n; ++j) {
-    if (next[j + 1] != a.row_length(j)) return;
-  }
-  std::copy(a.row_ptr.begin(), a.row_ptr.end() - 1, next.begin());
-
-  bool numerical = true;
   const std::int32_t* col = a.col_idx.data();
   const double* val = a.values.data();
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const std::int64_t pos = next[col[k]]++;
-      if (col[pos] != i) return;
-      numerical = numerical && val[pos] == val[k];
-    }
+  struct Mirrors {
+    std::int64_t above = 0, below = 0;
+    bool structural = true, numerical = true;
+  };
+  Mirrors all;
+  for (const Mirrors& m :
+       map_ranges(split_rows(a, kScanGrain), [&](std::int64_t r0, std::int64_t r1) {
+         Mirrors m;
+         for (std::int64_t i = r0; i < r1 && m.structural; ++i) {
+           const std::int32_t* row_end = col + a.row_ptr[i + 1];
+           // Entries before the diagonal, then at it, then the ones above it.
+           const std::int32_t* k =
+               std::lower_bound(col + a.row_ptr[i], row_end, static_cast<std::int32_t>(i));
+           m.below += k - (col + a.row_ptr[i]);
+           if (k != row_end && *k == i) ++k;
+           m.above += row_end - k;
+           for (; k != row_end; ++k) {
+             const std::int64_t j = *k;
+             const std::int32_t* first = col + a.row_ptr[j];
+             const std::int32_t* last = col + a.row_ptr[j + 1];
+             const std::int32_t* at = std::lower_bound(first, last, static_cast<std::int32_t>(i));
+             if (at == last || *at != i) {
+               m.structural = false;
+               break;
+             }
+             m.numerical = m.numerical && val[at - col] == val[k - col];
+           }
+         }
+         return m;
+       })) {
+    all.above += m.above;
+    all.below += m.below;
+    all.structural = all.structural && m.structural;
+    all.numerical = all.numerical && m.numerical;
   }
+  if (!all.structural || all.above != all.below) return;
   p.structurally_symmetric = true;
-  p.numerically_symmetric = numerical;
+  p.numerically_symmetric = all.numerical;
 }
 
 }  // namespace
@@ -265,9 +431,11 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   scan_rows(a, p);
   p.square = a.nrows == a.ncols;
   p.block_shapes = inspect_blocks(a).shapes;
-  p.unit_values = std::count(a.values.begin(), a.values.end(), 1.0);
+  p.unit_values = parallel_count(a.nnz(), kScanGrain, [&](std::int64_t k) {
+    return a.values[static_cast<std::size_t>(k)] == 1.0;
+  });
   if (depth == InspectDepth::rows) {
-    p.distinct_values = count_distinct(a.values, kDistinctValuesCap);
+    p.distinct_values = count_distinct_capped(a.values, kDistinctValuesCap);
     p.inspect_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return p;

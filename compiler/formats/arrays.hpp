@@ -4,44 +4,30 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <exception>
-#include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "spmvc/kernel.hpp"
+#include "spmvc/parallel.hpp"
 #include "spmvc/profile.hpp"
 
 namespace spmvc::formats {
 
-/// Runs fn(begin, end) over [0, n) cut into one contiguous range per core (at least `grain`
-/// items each): host-side encoding of large matrices. fn must only write what its range owns.
-/// The first exception thrown in any range is rethrown here.
-template <typename Fn>
-void parallel_for(std::int64_t n, std::int64_t grain, Fn&& fn) {
-  const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::int64_t parts = std::min(cores, (n + grain - 1) / std::max<std::int64_t>(grain, 1));
-  if (parts <= 1) {
-    fn(std::int64_t{0}, n);
-    return;
-  }
-  std::exception_ptr error;
-  std::mutex guard;
-  std::vector<std::thread> threads;
-  for (std::int64_t p = 0; p < parts; ++p) {
-    threads.emplace_back([&, p] {
-      try {
-        fn(n * p / parts, n * (p + 1) / parts);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(guard);
-        if (!error) error = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+// Host threads for encoding: parallel_for, map_ranges and split_rows (spmvc/parallel.hpp).
+
+/// Elements below which a copy or fill is not worth a thread (about 100 us of memory traffic).
+inline constexpr std::int64_t kCopyGrain = std::int64_t{1} << 18;
+
+/// Work units (nonzeros plus rows, split_rows) below which an encoder's row loop stays on one
+/// thread.
+inline constexpr std::int64_t kRowGrain = std::int64_t{1} << 16;
+
+/// p[0, n) = value, on the host threads.
+template <typename T>
+void parallel_fill(T* p, std::int64_t n, T value) {
+  parallel_for(n, kCopyGrain,
+               [&](std::int64_t begin, std::int64_t end) { std::fill(p + begin, p + end, value); });
 }
 
 /// An encoded array of `count` elements of Out: `src` converted element by element, then zeros.
@@ -51,7 +37,11 @@ EncodedArray make_array(std::string name, ElemType type, std::span<const In> src
   EncodedArray a{std::move(name), type, {}};
   a.bytes.resize(count * sizeof(Out));  // value-initialised: the padding is zero
   Out* out = reinterpret_cast<Out*>(a.bytes.data());
-  for (std::size_t i = 0; i < src.size(); ++i) out[i] = static_cast<Out>(src[i]);
+  const In* in = src.data();
+  parallel_for(static_cast<std::int64_t>(src.size()), kCopyGrain,
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(in[i]);
+               });
   return a;
 }
 template <typename Out, typename In>

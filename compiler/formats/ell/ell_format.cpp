@@ -30,16 +30,19 @@ template <typename Value>
 void fill_part(const CsrMatrix& a, std::int64_t width, int t, std::int32_t* lens, std::int32_t* col,
                Value* val) {
   const std::int64_t step = EllFormat::pitch(a.nrows) * t;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    const std::int64_t start = a.row_ptr[static_cast<std::size_t>(r)];
-    const std::int64_t len = std::min(a.row_length(r), width);
-    if (lens != nullptr) lens[r] = static_cast<std::int32_t>(len);
-    for (std::int64_t k = 0; k < len; ++k) {
-      const std::int64_t pos = (k / t) * step + r * t + k % t;
-      col[pos] = a.col_idx[static_cast<std::size_t>(start + k)];
-      val[pos] = static_cast<Value>(a.values[static_cast<std::size_t>(start + k)]);
+  // Rows own their slots: row ranges fill in parallel.
+  run_ranges(split_rows(a, kRowGrain), [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t start = a.row_ptr[static_cast<std::size_t>(r)];
+      const std::int64_t len = std::min(a.row_length(r), width);
+      if (lens != nullptr) lens[r] = static_cast<std::int32_t>(len);
+      for (std::int64_t k = 0; k < len; ++k) {
+        const std::int64_t pos = (k / t) * step + r * t + k % t;
+        col[pos] = a.col_idx[static_cast<std::size_t>(start + k)];
+        val[pos] = static_cast<Value>(a.values[static_cast<std::size_t>(start + k)]);
+      }
     }
-  }
+  });
 }
 
 template <typename Value>
@@ -123,7 +126,8 @@ void ell_part::encode(const CsrMatrix& a, std::int64_t width, int threads_per_ro
   EncodedArray lens = zero_array<std::int32_t>(prefix + "row_lengths", ElemType::i32,
                                                row_lengths ? static_cast<std::size_t>(a.nrows) : 0);
   EncodedArray col = zero_array<std::int32_t>(prefix + "col_idx", ElemType::i32, slots);
-  std::fill_n(typed_mut<std::int32_t>(col), slots, -1);  // the padding sentinel
+  parallel_fill(typed_mut<std::int32_t>(col), static_cast<std::int64_t>(slots),
+                std::int32_t{-1});  // the padding sentinel
   std::int32_t* lens_out = row_lengths ? typed_mut<std::int32_t>(lens) : nullptr;
   EncodedArray val;
   if (precision == Precision::f64) {

@@ -27,52 +27,121 @@ std::vector<EncodedArray>::iterator find_array(std::vector<EncodedArray>& arrays
   return it;
 }
 
+// An open-addressing index of value bit patterns to codes, sized for a table of `capacity`
+// entries (twice that many slots, a power of two), which stays in cache.
+template <typename Bits>
+class CodeIndex {
+ public:
+  explicit CodeIndex(std::int64_t capacity)
+      : keys_(static_cast<std::size_t>(2 * capacity)),
+        index_(static_cast<std::size_t>(2 * capacity), -1) {}
+  /// The code of `bits`, or -1 when it has none yet (then `slot` is where it goes).
+  std::int32_t find(Bits bits, std::size_t& slot) const {
+    const std::size_t mask = keys_.size() - 1;
+    slot =
+        static_cast<std::size_t>((static_cast<std::uint64_t>(bits) * 0x9E3779B97F4A7C15ull) >> 32) &
+        mask;
+    while (index_[slot] >= 0 && keys_[slot] != bits) slot = (slot + 1) & mask;
+    return index_[slot];
+  }
+  void put(std::size_t slot, Bits bits, std::int32_t code) {
+    keys_[slot] = bits;
+    index_[slot] = code;
+  }
+
+ private:
+  std::vector<Bits> keys_;
+  std::vector<std::int32_t> index_;  // -1: free slot
+};
+
+template <typename Code>
+[[noreturn]] void table_overflow(std::int64_t capacity) {
+  throw InputError("values", 0,
+                   fmt::format("more than {} distinct values: a {}-bit value table cannot "
+                               "hold them (use values=0, or a wider table)",
+                               capacity, 8 * static_cast<int>(sizeof(Code))));
+}
+
 // Codes the Value elements of `plain` through a table of their distinct bit patterns (so -0.0
-// and 0.0, or two NaNs, stay apart: decoding returns exactly the bytes that were stored). One
-// pass with an open-addressing index of twice the table's capacity, which stays in cache: a few
-// ns a value, where encoding a 16M-nonzero matrix is the one-time cost that matters.
+// and 0.0, or two NaNs, stay apart: decoding returns exactly the bytes that were stored), in the
+// order each pattern first occurs. On the host threads: each range of elements codes into its
+// own table (its patterns in the order they first occur in the range), the range tables merge in
+// range order into the global table (which so lists the patterns in the order they first occur
+// in the whole array, as one pass would), then each range maps its codes to the global ones.
+// Each element is hashed once, into an index that stays in cache: a few ns a value, where
+// encoding a 16M-nonzero matrix is the one-time cost that matters.
 template <typename Value, typename Code, typename Bits>
 void code_table(std::vector<EncodedArray>& arrays, std::vector<EncodedArray>::iterator plain,
                 int coding) {
   const std::int64_t n = plain->count();
   const Value* v = typed<Value>(*plain);
   const std::int64_t capacity = value_table_capacity(coding);
-  const std::size_t slots = static_cast<std::size_t>(2 * capacity);  // a power of two
-  std::vector<Bits> keys(slots);
-  std::vector<std::int32_t> index(slots, -1);  // -1: free slot
-  std::vector<Value> table;
   EncodedArray codes =
       zero_array<Code>(plain->name, coding == kValuesTable8 ? ElemType::u8 : ElemType::u16,
                        static_cast<std::size_t>(n));
   Code* out = typed_mut<Code>(codes);
-  Bits last_bits{};
-  Code last_code = 0;
-  bool have_last = false;
-  for (std::int64_t i = 0; i < n; ++i) {
+  const auto bits_of = [&](std::int64_t i) {
     Bits bits;
     std::memcpy(&bits, v + i, sizeof(Bits));
-    if (have_last && bits == last_bits) {  // runs of one value are common (padding, stencils)
-      out[i] = last_code;
-      continue;
+    return bits;
+  };
+
+  // Pass 1: range-local codes, and each range's table of patterns.
+  const std::vector<Range> ranges = split_range(n, std::int64_t{1} << 16);
+  const std::vector<std::vector<Bits>> local =
+      map_ranges(ranges, [&](std::int64_t begin, std::int64_t end) {
+        CodeIndex<Bits> index(capacity);
+        std::vector<Bits> seen;
+        Code last_code = 0;
+        for (std::int64_t i = begin; i < end; ++i) {
+          const Bits bits = bits_of(i);
+          // Runs of one value are common (padding, stencils).
+          if (i > begin && bits == bits_of(i - 1)) {
+            out[i] = last_code;
+            continue;
+          }
+          std::size_t slot = 0;
+          std::int32_t code = index.find(bits, slot);
+          if (code < 0) {
+            // More patterns in one range than the table holds: more in the whole array too.
+            if (static_cast<std::int64_t>(seen.size()) == capacity) table_overflow<Code>(capacity);
+            code = static_cast<std::int32_t>(seen.size());
+            index.put(slot, bits, code);
+            seen.push_back(bits);
+          }
+          last_code = static_cast<Code>(code);
+          out[i] = last_code;
+        }
+        return seen;
+      });
+
+  // The global table, and each range's map from its codes to the global ones.
+  CodeIndex<Bits> index(capacity);
+  std::vector<Value> table;
+  std::vector<std::vector<Code>> remap(local.size());
+  bool identity = true;  // one range, or every range's codes already global
+  for (std::size_t r = 0; r < local.size(); ++r) {
+    for (const Bits bits : local[r]) {
+      std::size_t slot = 0;
+      std::int32_t code = index.find(bits, slot);
+      if (code < 0) {
+        if (static_cast<std::int64_t>(table.size()) == capacity) table_overflow<Code>(capacity);
+        code = static_cast<std::int32_t>(table.size());
+        index.put(slot, bits, code);
+        Value value;
+        std::memcpy(&value, &bits, sizeof(Value));
+        table.push_back(value);
+      }
+      identity = identity && code == static_cast<std::int32_t>(remap[r].size());
+      remap[r].push_back(static_cast<Code>(code));
     }
-    std::size_t slot =
-        static_cast<std::size_t>((static_cast<std::uint64_t>(bits) * 0x9E3779B97F4A7C15ull) >> 32) &
-        (slots - 1);
-    while (index[slot] >= 0 && keys[slot] != bits) slot = (slot + 1) & (slots - 1);
-    if (index[slot] < 0) {
-      if (static_cast<std::int64_t>(table.size()) == capacity)
-        throw InputError("values", 0,
-                         fmt::format("more than {} distinct values: a {}-bit value table cannot "
-                                     "hold them (use values=0, or a wider table)",
-                                     capacity, 8 * static_cast<int>(sizeof(Code))));
-      keys[slot] = bits;
-      index[slot] = static_cast<std::int32_t>(table.size());
-      table.push_back(v[i]);
-    }
-    last_bits = bits;
-    last_code = static_cast<Code>(index[slot]);
-    have_last = true;
-    out[i] = last_code;
+  }
+  // Pass 2: range-local codes to global ones.
+  if (!identity) {
+    run_ranges(ranges, [&](std::size_t r, std::int64_t begin, std::int64_t end) {
+      const Code* map = remap[r].data();
+      for (std::int64_t i = begin; i < end; ++i) out[i] = map[out[i]];
+    });
   }
   if (table.empty()) table.push_back(Value(0));  // no stored value: one entry keeps it valid
   const std::string name = plain->name;
