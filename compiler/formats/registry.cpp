@@ -11,6 +11,7 @@
 #include "formats/bro_hyb/bro_hyb_format.hpp"
 #include "formats/cci/cci_format.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
 #include "formats/sell/sell_format.hpp"
@@ -31,9 +32,10 @@ const std::vector<const FormatUnit*>& registry() {
   static const BlockedFormat kBlocked;
   static const BellpackFormat kBellpack;
   static const BcsrFormat kBcsr;
-  static const std::vector<const FormatUnit*> kFormats = {&kCsr,    &kEll,     &kSell,     &kHyb,
-                                                          &kBroEll, &kBroCoo,  &kBroHyb,   &kCci,
-                                                          &kAmb,    &kBlocked, &kBellpack, &kBcsr};
+  static const CsrStreamFormat kCsrStream;
+  static const std::vector<const FormatUnit*> kFormats = {
+      &kCsr, &kEll, &kSell,    &kHyb,      &kBroEll, &kBroCoo,   &kBroHyb,
+      &kCci, &kAmb, &kBlocked, &kBellpack, &kBcsr,   &kCsrStream};
   return kFormats;
 }
 

@@ -47,6 +47,25 @@ struct CsrParams {
   }
 };
 
+/// `csr_stream`: CSR with row blocks balanced by nonzeros (templates/csr_stream.cuh): a block
+/// streams the products of up to `tile` nonzeros of consecutive rows into shared memory with
+/// coalesced loads, then reduces each row there; a longer row gets a block of its own.
+struct CsrStreamParams {
+  static constexpr std::string_view kFormat = "csr_stream";
+  int block_size = 256;    ///< threads per block (a multiple of 32 in 64..1024)
+  int tile = 1024;         ///< nonzeros staged per block: a multiple of block_size, <= 8 per thread
+  bool offsets64 = false;  ///< 64-bit row offsets (needed when nnz >= 2^31)
+  /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
+  /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
+  int values = 0;
+  static void fields(auto& p, auto&& f) {
+    f("block_size", "b", p.block_size);
+    f("tile", "tile", p.tile);
+    f("offsets64", "o64", p.offsets64);
+    f("values", "val", p.values);
+  }
+};
+
 /// `ell`: column-major ELLPACK padded to the longest row (Bell & Garland; BRO paper section
 /// 2.1.2); with row_lengths, ELLPACK-R (section 2.1.4: each row's length stored, padding never
 /// read). T lanes share a row, each taking every T-th slot; the slots are interleaved so a warp's
@@ -283,9 +302,9 @@ struct AmbParams {
 };
 
 /// One alternative per format.
-using FormatParams =
-    std::variant<CsrParams, EllParams, SellParams, HybParams, BroEllParams, BroCooParams,
-                 BroHybParams, BlockedParams, BellpackParams, BcsrParams, CciParams, AmbParams>;
+using FormatParams = std::variant<CsrParams, EllParams, SellParams, HybParams, BroEllParams,
+                                  BroCooParams, BroHybParams, BlockedParams, BellpackParams,
+                                  BcsrParams, CciParams, AmbParams, CsrStreamParams>;
 
 /// The format a parameter set belongs to ("csr", "ell", ...).
 std::string_view format_of(const FormatParams& params);

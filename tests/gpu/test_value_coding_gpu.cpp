@@ -20,7 +20,8 @@ using test::tolerance;
 
 namespace {
 
-const char* const kCodedFormats[] = {"csr", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb"};
+const char* const kCodedFormats[] = {"csr",     "ell",     "hyb",       "bro_ell",
+                                     "bro_coo", "bro_hyb", "csr_stream"};
 
 // The planner's parameters for `format` with the value coding replaced; nullopt when the format
 // cannot implement the matrix at all (ell on power-law rows).

@@ -15,7 +15,7 @@ TEST_CASE("value coding: every coded format, coding and precision compiles witho
   // through the table widths below regardless of how many distinct ones it holds (the forced
   // parameters are not checked against the profile here, only the code path).
   int compiled = 0;
-  for (const char* format : {"csr", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
+  for (const char* format : {"csr", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb", "csr_stream"}) {
     const char* spec = std::string(format) == "ell" ? "stencil27:n=6" : "rmat:scale=8,ef=16";
     for (int coding : {formats::kValuesUnit, formats::kValuesTable8, formats::kValuesTable16}) {
       for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
@@ -40,5 +40,5 @@ TEST_CASE("value coding: every coded format, coding and precision compiles witho
       }
     }
   }
-  CHECK(compiled == 6 * 3 * 3);
+  CHECK(compiled == 7 * 3 * 3);
 }

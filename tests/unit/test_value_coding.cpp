@@ -63,7 +63,7 @@ double round_trip(const CsrMatrix& a, const FormatParams& params, Precision prec
 std::vector<FormatParams> coded_formats(const CsrMatrix& a, int coding) {
   const Profile profile = inspect(a, InspectDepth::rows);
   std::vector<FormatParams> out;
-  for (const char* name : {"csr", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
+  for (const char* name : {"csr", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb", "csr_stream"}) {
     const FormatUnit& unit = find_format(name);
     for (const Candidate& c : unit.propose(profile, Precision::f64)) {
       if (!c.applicable) continue;
@@ -178,7 +178,7 @@ TEST_CASE("value coding: every coded format's reference equals plain CSR") {
   cases.push_back({"stencil", gen::stencil_2d_5pt(60, 60), kValuesTable8});
   for (const Case& c : cases) {
     const std::vector<FormatParams> grid = coded_formats(c.a, c.coding);
-    REQUIRE(grid.size() == 6);
+    REQUIRE(grid.size() == 7);
     for (const FormatParams& params : grid) {
       for (Precision precision : {Precision::f64, Precision::f32}) {
         CAPTURE(c.what);

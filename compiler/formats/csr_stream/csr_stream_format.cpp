@@ -1,0 +1,269 @@
+#include "formats/csr_stream/csr_stream_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "formats/arrays.hpp"
+#include "formats/values/values.hpp"
+#include "heuristics.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::formats {
+
+namespace {
+
+// (block size, tile) pairs the planner tries: 4 and 8 nonzeros per thread at 256 threads, and a
+// small block for matrices with few rows.
+constexpr std::pair<int, int> kShapes[] = {{256, 1024}, {256, 2048}, {128, 512}};
+
+const CsrStreamParams& params_of(const FormatParams& params) {
+  const auto* p = std::get_if<CsrStreamParams>(&params);
+  if (p == nullptr) throw InternalError("csr_stream format given another format's parameters");
+  return *p;
+}
+
+bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
+
+template <typename Offset, typename Value>
+void multiply(const Encoded& e, int coding, std::span<const double> x, std::span<double> y,
+              double alpha, double beta) {
+  const EncodedArray& blocks_arr = e.array("row_blocks");
+  const std::int32_t* blocks = typed<std::int32_t>(blocks_arr);
+  const Offset* row_ptr = typed<Offset>(e.array("row_ptr"));
+  const EncodedArray& col_arr = e.array("col_idx");
+  const std::int32_t* col = typed<std::int32_t>(col_arr);
+  const std::vector<Value> values = stored_values<Value>(e, "values", coding, col_arr.count());
+  // Walk the rows block by block, as the kernel does: a partition that skipped or repeated a
+  // row would show here as a row never written or written twice.
+  std::vector<char> written(static_cast<std::size_t>(e.nrows), 0);
+  const auto nblocks = static_cast<std::size_t>(blocks_arr.count() - 1);
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    for (std::int64_t r = blocks[b]; r < blocks[b + 1]; ++r) {
+      if (r < 0 || r >= e.nrows || written[static_cast<std::size_t>(r)])
+        throw InternalError(fmt::format("csr_stream: block {} covers row {} wrongly", b, r));
+      written[static_cast<std::size_t>(r)] = 1;
+      double sum = 0;
+      for (std::int64_t j = row_ptr[r]; j < static_cast<std::int64_t>(row_ptr[r + 1]); ++j) {
+        sum += static_cast<double>(values[static_cast<std::size_t>(j)]) *
+               x[static_cast<std::size_t>(col[j])];
+      }
+      const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
+      y[static_cast<std::size_t>(r)] = alpha * sum + prior;
+    }
+  }
+  if (std::find(written.begin(), written.end(), 0) != written.end())
+    throw InternalError("csr_stream: the row blocks miss a row");
+}
+
+}  // namespace
+
+std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int tile,
+                                                      int block_size) {
+  std::vector<std::int32_t> out{0};
+  std::int64_t first = 0;
+  while (first < a.nrows) {
+    std::int64_t last = first + 1;
+    // A row longer than the tile goes alone; otherwise rows join while both limits hold.
+    if (a.row_length(first) <= tile) {
+      const std::int64_t start = a.row_ptr[static_cast<std::size_t>(first)];
+      while (last < a.nrows && last - first < block_size &&
+             a.row_ptr[static_cast<std::size_t>(last) + 1] - start <= tile) {
+        ++last;
+      }
+    }
+    out.push_back(static_cast<std::int32_t>(last));
+    first = last;
+  }
+  if (out.size() == 1) out.push_back(0);  // no rows: one empty block keeps the launch valid
+  return out;
+}
+
+double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStreamParams& p) {
+  // Rows longer than the tile get a block each; the rest are cut by whichever limit binds.
+  // Bins above 32 are ranges: their midpoint stands for every row in them.
+  double long_rows = 0, long_nnz = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    if (bin.lo <= p.tile) continue;
+    long_rows += static_cast<double>(bin.count);
+    long_nnz += 0.5 * static_cast<double>(bin.lo + bin.hi) * static_cast<double>(bin.count);
+  }
+  const double short_rows = std::max(0.0, static_cast<double>(profile.nrows) - long_rows);
+  const double short_nnz = std::max(0.0, static_cast<double>(profile.nnz) - long_nnz);
+  // Greedy cutting leaves each block on average about a row's worth short of full.
+  const double mean = short_rows > 0 ? short_nnz / short_rows : 0;
+  const double fill = std::max(0.5, 1.0 - mean / p.tile);
+  const double by_nnz = short_nnz / (p.tile * fill);
+  const double by_rows = short_rows / p.block_size;
+  return std::max({1.0, by_nnz, by_rows}) + long_rows;
+}
+
+Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
+                           Precision precision) const {
+  const CsrStreamParams& p = params_of(params);
+  const double vb = value_bytes(precision);
+  const double ob = p.offsets64 ? 8.0 : 4.0;
+  const double blocks = estimated_blocks(profile, p);
+  Cost c;
+  c.matrix_bytes =
+      static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
+      static_cast<double>(profile.nnz) * (4.0 + value_code_bytes(p.values, precision)) +
+      value_table_bytes(p.values, profile, precision);
+  c.x_bytes = static_cast<double>(profile.ncols) * vb;
+  c.y_bytes = static_cast<double>(profile.nrows) * vb;
+  // Loads have no idle lanes; what is left is the tail of each block's tile.
+  const double fill =
+      std::min(1.0, static_cast<double>(profile.nnz) / std::max(1.0, blocks * p.tile));
+  c.lane_efficiency = (0.75 + 0.25 * fill) * value_coding_efficiency(p.values, profile, precision);
+  // The longest row is walked by one block: row_max / block_size dependent gathers per thread.
+  c.serial_seconds =
+      std::ceil(static_cast<double>(profile.row_max) / p.block_size) * heuristics::kCsrStepSeconds;
+  return c;
+}
+
+std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& profile,
+                                                             const FormatParams& params,
+                                                             Precision) const {
+  const CsrStreamParams& p = params_of(params);
+  if (p.block_size < 64 || p.block_size > 1024 || p.block_size % 32 != 0)
+    return fmt::format("block size {} is not a multiple of 32 in 64..1024", p.block_size);
+  if (p.tile < p.block_size || p.tile % p.block_size != 0 || p.tile / p.block_size > 8)
+    return fmt::format("tile {} is not 1..8 times the block size {}", p.tile, p.block_size);
+  if (p.tile > 4096)
+    return fmt::format("tile {} exceeds 4096 nonzeros (32 KiB of shared memory)", p.tile);
+  if (auto why = value_coding_problem(profile, p.values)) return why;
+  if (!p.offsets64 && needs_offsets64(profile.nnz))
+    return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
+  if (profile.nrows >= std::numeric_limits<std::int32_t>::max())
+    return fmt::format("{} rows exceed the 32-bit row blocks", profile.nrows);
+  return std::nullopt;
+}
+
+std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precision precision) const {
+  std::vector<Candidate> out;
+  for (const auto& [block, tile] : kShapes) {
+    CsrStreamParams p;
+    p.block_size = block;
+    p.tile = tile;
+    p.offsets64 = needs_offsets64(profile.nnz);
+    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
+    if (auto why = cannot_implement(profile, p, precision)) {
+      c.applicable = false;
+      c.reason = *why;
+    } else {
+      const Cost cost_p = this->cost(profile, p, precision);
+      c.predicted_bytes = cost_p.total();
+      c.reason = fmt::format("about {:.0f} blocks of <= {} nonzeros, model efficiency {:.0f}%",
+                             estimated_blocks(profile, p), tile, 100.0 * cost_p.lane_efficiency);
+    }
+    out.push_back(std::move(c));
+  }
+  add_value_coded(out, profile);
+  return out;
+}
+
+Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
+                                Precision precision) const {
+  const CsrStreamParams& p = params_of(params);
+  Encoded e;
+  e.format = std::string(name());
+  e.precision = precision;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz();
+  e.arrays.push_back(
+      make_array<std::int32_t>("row_blocks", ElemType::i32, row_blocks(a, p.tile, p.block_size)));
+  const std::size_t rows = a.row_ptr.size();
+  if (p.offsets64) {
+    e.arrays.push_back(make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows));
+  } else {
+    if (needs_offsets64(a.nnz()))
+      throw InternalError("csr_stream: 32-bit offsets for a matrix that needs 64");
+    e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows));
+  }
+  const std::size_t nnz = static_cast<std::size_t>(a.nnz());
+  e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, nnz));
+  e.arrays.push_back(value_array("values", precision, a.values, nnz));
+  code_values(e.arrays, "values", p.values, a);
+  return e;
+}
+
+void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& params,
+                                     std::span<const double> x, std::span<double> y, double alpha,
+                                     double beta) const {
+  const CsrStreamParams& p = params_of(params);
+  if (static_cast<std::int64_t>(x.size()) != e.ncols ||
+      static_cast<std::int64_t>(y.size()) != e.nrows)
+    throw InputError("reference_spmv", 0, "x or y has the wrong length");
+  const bool f64 = e.precision == Precision::f64;
+  if (p.offsets64) {
+    f64 ? multiply<std::int64_t, double>(e, p.values, x, y, alpha, beta)
+        : multiply<std::int64_t, float>(e, p.values, x, y, alpha, beta);
+  } else {
+    f64 ? multiply<std::int32_t, double>(e, p.values, x, y, alpha, beta)
+        : multiply<std::int32_t, float>(e, p.values, x, y, alpha, beta);
+  }
+}
+
+std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision precision) {
+  return fmt::format("spmv_csr_stream_b{}_t{}{}{}_{}", p.block_size, p.tile,
+                     p.offsets64 ? "_o64" : "", value_coding_tag(p.values),
+                     codegen::precision_tag(precision));
+}
+
+KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& params,
+                                       const std::string& banner) const {
+  const CsrStreamParams& p = params_of(params);
+  KernelSource k;
+  k.kernel_name = kernel_name(p, e.precision);
+  k.file_name = k.kernel_name + ".cu";
+  k.headers = codegen::template_headers({"spmvc/csr_stream.cuh"});
+  k.options = codegen::base_options();
+  k.block = p.block_size;
+  k.grid = static_cast<std::int64_t>(e.array("row_blocks").count()) - 1;
+  const ValueArgs vals = value_args(p.values, "values");
+  k.params = {{KernelParam::Kind::array, "row_blocks"},
+              {KernelParam::Kind::array, "row_ptr"},
+              {KernelParam::Kind::array, "col_idx"}};
+  k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
+  k.params.insert(k.params.end(), {{KernelParam::Kind::x, "x"},
+                                   {KernelParam::Kind::y, "y"},
+                                   {KernelParam::Kind::alpha, "alpha"},
+                                   {KernelParam::Kind::beta, "beta"}});
+
+  const std::string value = codegen::value_type(e.precision);
+  const std::string acc = codegen::accumulate_type(e.precision);
+  const std::string offset = p.offsets64 ? "long long" : "int";
+  k.source = banner;
+  k.source += "#include \"spmvc/csr_stream.cuh\"\n\n";
+  k.source += codegen::constants_block({
+      {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
+      {fmt::format("constexpr int kTile = {};", p.tile),
+       "nonzeros a block stages in shared memory"},
+      {fmt::format("using Offset = {};", offset), "row_ptr element"},
+      {fmt::format("using Value = {};", value), "stored values, x and y"},
+      {fmt::format("using Acc = {};", acc), "accumulation"},
+  });
+  k.source += fmt::format(R"(
+static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
+static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
+
+extern "C" __global__ void __launch_bounds__(kBlockSize)
+{N}(const int* __restrict__ row_blocks, const Offset* __restrict__ row_ptr,
+    const int* __restrict__ col_idx, {VD}const Value* __restrict__ x,
+    Value* __restrict__ y, Acc alpha, Acc beta) {{
+  spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, col_idx,
+                                                                 {VP}, x, y, alpha, beta);
+}}
+)",
+                          fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
+                          fmt::arg("OB", p.offsets64 ? 8 : 4),
+                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+                          fmt::arg("N", k.kernel_name));
+  return k;
+}
+
+}  // namespace spmvc::formats

@@ -1,0 +1,47 @@
+// csr_stream: CSR with row blocks balanced by nonzeros (templates/csr_stream.cuh).
+//
+// Encoded arrays, in kernel-parameter order:
+//   row_blocks  i32                       nblocks+1 row starts: block b computes rows
+//                                         [row_blocks[b], row_blocks[b+1])
+//   row_ptr     i32 (i64 when offsets64)  nrows+1 offsets
+//   col_idx     i32                       nnz column indices
+//   values      f64 (f32 for f32 and f32_acc64), or coded (values/values.hpp)
+// Blocks are cut greedily from the first row: a block takes consecutive rows while it holds at
+// most `tile` nonzeros and block_size rows; a row longer than `tile` forms a block alone. Empty
+// rows ride along with their neighbours (they count against the block_size rows only).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "formats/format.hpp"
+
+namespace spmvc::formats {
+
+class CsrStreamFormat final : public FormatUnit {
+ public:
+  std::string_view name() const override { return "csr_stream"; }
+  std::string_view summary() const override {
+    return "CSR in row blocks of equal nonzeros, streamed through shared memory (no idle lanes)";
+  }
+  std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
+  std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
+                                              Precision precision) const override;
+  Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
+  Encoded encode(const CsrMatrix& a, const FormatParams& params,
+                 Precision precision) const override;
+  void reference_spmv(const Encoded& encoded, const FormatParams& params, std::span<const double> x,
+                      std::span<double> y, double alpha, double beta) const override;
+  KernelSource generate(const Encoded& encoded, const FormatParams& params,
+                        const std::string& banner) const override;
+
+  /// The block partition: nblocks+1 row starts, ending with a.nrows (just {0} for no rows).
+  static std::vector<std::int32_t> row_blocks(const CsrMatrix& a, int tile, int block_size);
+  /// Blocks the partition will have, estimated from the profile (nnz / tile, rows / block_size
+  /// and one per row longer than the tile, whichever bounds most).
+  static double estimated_blocks(const Profile& profile, const CsrStreamParams& p);
+  /// Entry point name, e.g. spmv_csr_stream_b256_t1024_f64.
+  static std::string kernel_name(const CsrStreamParams& p, Precision precision);
+};
+
+}  // namespace spmvc::formats

@@ -1,0 +1,106 @@
+// csr_stream: CSR with row blocks balanced by nonzeros. Each thread block takes a run of
+// consecutive rows holding at most kTile nonzeros, streams their products into shared memory
+// with fully coalesced loads, then reduces each row from shared memory; a row longer than kTile
+// gets a block of its own that walks it with every thread. The load phase has no idle lanes
+// whatever the row lengths, which is what irregular short-row matrices (road and census graphs,
+// power-law graphs) lose under a fixed number of lanes per row.
+//
+// Layout (0-based CSR plus the block partition):
+//   row_blocks[nblocks+1]  int; block b computes rows [row_blocks[b], row_blocks[b+1]). A block
+//                          holds at most kBlockSize rows and kTile nonzeros, or one longer row.
+//   row_ptr[nrows+1]       Offset (int or long long)
+//   col_idx[nnz]           int
+//   values[nnz]            Value, or coded (common.cuh)
+//
+// Reduction: with R rows in a block, L = the largest power of two <= min(32, kBlockSize / R)
+// lanes share each row; they sum its products cyclically and combine them with warp shuffles.
+// Every row is written once by one lane: no atomics, results are the same run to run.
+#pragma once
+
+#include "spmvc/common.cuh"
+
+namespace spmvc {
+namespace csr_stream {
+
+/// Lanes per row for `rows` rows in a block of kBlockSize threads: a power of two in 1..32.
+template <int kBlockSize>
+__device__ __forceinline__ int lanes_per_row(int rows) {
+  int lanes = 32;
+  while (lanes > 1 && lanes * rows > kBlockSize) lanes >>= 1;
+  return lanes;
+}
+
+template <int kBlockSize, int kTile, typename Offset, typename Value, typename Acc, typename Values>
+__device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
+                                     const Offset* __restrict__ row_ptr,
+                                     const int* __restrict__ col_idx, Values values,
+                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
+                                     Acc beta) {
+  static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
+  static_assert(kTile % kBlockSize == 0, "the tile is a whole number of block-wide steps");
+  constexpr int kSteps = kTile / kBlockSize;
+  __shared__ Acc products[kTile];
+
+  const int first = __ldg(row_blocks + blockIdx.x);
+  const int last = __ldg(row_blocks + blockIdx.x + 1);
+  const Offset start = __ldg(row_ptr + first);
+  const Offset end = __ldg(row_ptr + last);
+  const int t = static_cast<int>(threadIdx.x);
+
+  if (end - start <= static_cast<Offset>(kTile)) {
+    // Stream: every thread loads kSteps (col, value) pairs first, then gathers x.
+    const int n = static_cast<int>(end - start);
+    int c[kSteps];
+    Value v[kSteps];
+#pragma unroll
+    for (int i = 0; i < kSteps; ++i) {
+      const int k = i * kBlockSize + t;
+      if (k < n) {
+        c[i] = __ldg(col_idx + start + k);
+        v[i] = load_ro(values + (start + k));
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kSteps; ++i) {
+      const int k = i * kBlockSize + t;
+      if (k < n) products[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+    }
+    __syncthreads();
+
+    const int rows = last - first;
+    const int lanes = lanes_per_row<kBlockSize>(rows);
+    const int local = t / lanes;
+    const int lane = t % lanes;
+    Acc sum = Acc(0);
+    if (local < rows) {
+      const int b = static_cast<int>(__ldg(row_ptr + first + local) - start);
+      const int e = static_cast<int>(__ldg(row_ptr + first + local + 1) - start);
+      for (int k = b + lane; k < e; k += lanes) sum += products[k];
+    }
+    // `lanes` is the same for the whole block, so every lane of the warp runs these shuffles.
+    for (int offset = lanes / 2; offset > 0; offset /= 2) {
+      sum += __shfl_down_sync(0xffffffffu, sum, offset, lanes);
+    }
+    if (lane == 0 && local < rows) store_y(y, first + local, sum, alpha, beta);
+    return;
+  }
+
+  // One long row: every thread strides over it, then a block-wide sum.
+  Acc sum = Acc(0);
+#pragma unroll 4
+  for (Offset k = start + t; k < end; k += kBlockSize) {
+    sum +=
+        static_cast<Acc>(load_ro(values + k)) * static_cast<Acc>(load_ro(x + __ldg(col_idx + k)));
+  }
+  sum = group_sum<32>(sum);
+  if (t % 32 == 0) products[t / 32] = sum;
+  __syncthreads();
+  if (t < 32) {
+    sum = t < kBlockSize / 32 ? products[t] : Acc(0);
+    sum = group_sum<32>(sum);
+    if (t == 0) store_y(y, first, sum, alpha, beta);
+  }
+}
+
+}  // namespace csr_stream
+}  // namespace spmvc

@@ -1,0 +1,88 @@
+// csr_stream on the device: generated matrices with empty rows, rows longer than a tile and
+// power-law rows, every proposed shape, alpha and beta; then every public matrix.
+#include <doctest/doctest.h>
+
+#include "compiler.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
+#include "gpu_support.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/spmvc.hpp"
+#include "test_support.hpp"
+
+using namespace spmvc;
+using test::check;
+using test::forced;
+using test::have_device;
+using test::tolerance;
+
+namespace {
+
+// A banded matrix with every 7th row emptied and one row in 501 made denser than any tile.
+CsrMatrix empty_and_long_rows() {
+  const CsrMatrix band = gen::banded(30000, 4);
+  CsrMatrix a;
+  a.nrows = band.nrows;
+  a.ncols = band.ncols;
+  for (std::int64_t r = 0; r < band.nrows; ++r) {
+    if (r % 501 == 3) {
+      for (std::int32_t c = 0; c < 6000; ++c) {
+        a.col_idx.push_back(c * 5);
+        a.values.push_back(0.001 * (c % 17) - 0.004);
+      }
+    } else if (r % 7 != 0) {
+      for (std::int64_t j = band.row_ptr[r]; j < band.row_ptr[r + 1]; ++j) {
+        a.col_idx.push_back(band.col_idx[j]);
+        a.values.push_back(band.values[j]);
+      }
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  validate(a);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: csr_stream on empty, long and power-law rows, every shape, alpha and beta") {
+  if (!have_device()) return;
+  const formats::CsrStreamFormat unit;
+  int tested = 0;
+  for (const CsrMatrix& a : {empty_and_long_rows(), gen::rmat(16, 16),
+                             gen::stencil_2d_5pt(300, 200), gen::random_uniform(50000, 40000, 9)}) {
+    for (const Candidate& c : unit.propose(inspect(a, InspectDepth::rows), Precision::f64)) {
+      if (!c.applicable) continue;
+      for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+        CAPTURE(a.nrows);
+        CAPTURE(c.label);
+        CAPTURE(to_string(p));
+        const Operator op = compile(a, forced(p, c.params));
+        CHECK(check(a, op) <= tolerance(p));
+        CHECK(check(a, op, -0.5, 1.25) <= tolerance(p));
+        ++tested;
+      }
+    }
+  }
+  CHECK(tested >= 4 * 3 * 3);
+}
+
+TEST_CASE("gpu: csr_stream on every public matrix") {
+  if (!have_device()) return;
+  const auto matrices = test::public_matrices(10000);
+  if (matrices.empty()) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  for (const auto& [name, path] : matrices) {
+    const CsrMatrix a = read_matrix_market(path);
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(name);
+      CAPTURE(to_string(p));
+      Options o;
+      o.precision = p;
+      o.disk_cache = false;
+      o.format = "csr_stream";
+      const Operator op = compile(a, o);
+      CHECK(check(a, op, 1.0, 0.5) <= tolerance(p));
+    }
+  }
+}

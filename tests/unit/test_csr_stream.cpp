@@ -1,0 +1,146 @@
+// csr_stream (compiler/formats/csr_stream): the row-block partition respects its limits and
+// covers every row once, the host reference equals plain CSR on awkward shapes, the planner's
+// block estimate tracks the real partition, and bad parameters are refused with a reason.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/test_vector.hpp"
+#include "compiler.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/format.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+using namespace spmvc::formats;
+
+namespace {
+
+// Rows of length 0..3 with a few rows far longer than any tile, and runs of empty rows.
+CsrMatrix awkward(std::int64_t n) {
+  CsrMatrix a;
+  a.nrows = n;
+  a.ncols = n;
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int64_t len = r % 4;
+    if (r % 997 == 5) len = 5000;  // longer than every tile
+    if (r % 1500 < 300) len = 0;   // a run of empty rows
+    if (r == n - 1) len = 1030;    // a long last row, just over a 1024 tile
+    for (std::int64_t j = 0; j < len; ++j) {
+      a.col_idx.push_back(static_cast<std::int32_t>((r + j * 3) % n));
+    }
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.col_idx.erase(std::unique(a.col_idx.end() - len, a.col_idx.end()), a.col_idx.end());
+    a.values.resize(a.col_idx.size(), 0.0);
+    a.row_ptr.push_back(a.nnz());
+  }
+  for (std::size_t i = 0; i < a.values.size(); ++i)
+    a.values[i] = 0.5 + static_cast<double>(i % 13) * 0.125;
+  validate(a);
+  return a;
+}
+
+double round_trip(const CsrMatrix& a, const CsrStreamParams& p, Precision precision) {
+  const CsrStreamFormat unit;
+  const Encoded e = unit.encode(a, p, precision);
+  const std::vector<double> x = codegen::test_vector(a.ncols, precision);
+  std::vector<double> y(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+  std::vector<double> ref = y;
+  CsrMatrix rounded = a;
+  if (precision != Precision::f64)
+    for (double& v : rounded.values) v = static_cast<double>(static_cast<float>(v));
+  unit.reference_spmv(e, p, x, y, -1.5, 0.5);
+  compiler::csr_reference_spmv(rounded, x, ref, -1.5, 0.5);
+  return compiler::relative_error(y, ref);
+}
+
+}  // namespace
+
+TEST_CASE("csr_stream: blocks hold at most a tile and block_size rows, or one longer row") {
+  const CsrMatrix a = awkward(20000);
+  for (const auto [block, tile] : {std::pair{256, 1024}, {128, 512}, {64, 64}, {256, 2048}}) {
+    CAPTURE(block);
+    CAPTURE(tile);
+    const std::vector<std::int32_t> rb = CsrStreamFormat::row_blocks(a, tile, block);
+    REQUIRE(rb.front() == 0);
+    REQUIRE(rb.back() == a.nrows);
+    int long_blocks = 0;
+    for (std::size_t b = 0; b + 1 < rb.size(); ++b) {
+      const std::int64_t first = rb[b], last = rb[b + 1];
+      REQUIRE(last > first);
+      const std::int64_t nnz = a.row_ptr[last] - a.row_ptr[first];
+      if (nnz > tile) {
+        // Only a lone row may exceed the tile.
+        CHECK(last - first == 1);
+        ++long_blocks;
+        continue;
+      }
+      CHECK(last - first <= block);
+      // Greedy: the next row would have broken a limit (or is itself too long).
+      if (last < a.nrows) {
+        const bool rows_full = last - first == block;
+        const bool tile_full = a.row_ptr[last + 1] - a.row_ptr[first] > tile;
+        CHECK((rows_full || tile_full));
+      }
+    }
+    std::int64_t expected_long = 0;
+    for (std::int64_t r = 0; r < a.nrows; ++r) expected_long += a.row_length(r) > tile;
+    CHECK(long_blocks == expected_long);
+
+    // The planner's estimate from the profile alone is within 30% of the real count.
+    CsrStreamParams p;
+    p.block_size = block;
+    p.tile = tile;
+    const double estimate = CsrStreamFormat::estimated_blocks(inspect(a, InspectDepth::rows), p);
+    CHECK(estimate == doctest::Approx(static_cast<double>(rb.size() - 1)).epsilon(0.3));
+  }
+}
+
+TEST_CASE("csr_stream: the host reference equals plain CSR, with empty and long rows") {
+  for (const CsrMatrix& a : {awkward(20000), gen::rmat(12, 16), gen::stencil_2d_5pt(50, 70)}) {
+    for (Precision precision : {Precision::f64, Precision::f32}) {
+      for (const auto [block, tile] : {std::pair{256, 1024}, {128, 512}}) {
+        CsrStreamParams p;
+        p.block_size = block;
+        p.tile = tile;
+        CAPTURE(a.nrows);
+        CAPTURE(tile);
+        CHECK(round_trip(a, p, precision) <= (precision == Precision::f64 ? 1e-14 : 1e-6));
+      }
+    }
+  }
+  // No rows at all: one empty block keeps the launch valid.
+  CsrMatrix empty;
+  CHECK(CsrStreamFormat::row_blocks(empty, 1024, 256) == std::vector<std::int32_t>{0, 0});
+}
+
+TEST_CASE("csr_stream: bad parameters are refused with the reason") {
+  const CsrMatrix a = gen::stencil_2d_5pt(20, 20);
+  const Profile profile = inspect(a, InspectDepth::rows);
+  const CsrStreamFormat unit;
+  auto why = [&](int block, int tile) {
+    CsrStreamParams p;
+    p.block_size = block;
+    p.tile = tile;
+    return unit.cannot_implement(profile, p, Precision::f64).value_or("");
+  };
+  CHECK(why(256, 1024).empty());
+  CHECK(why(100, 1000).find("block size 100") != std::string::npos);
+  CHECK(why(256, 1000).find("tile 1000 is not 1..8 times") != std::string::npos);
+  CHECK(why(512, 4096).empty());
+  CHECK(why(256, 4096).find("tile 4096 is not 1..8 times") != std::string::npos);
+  CHECK(why(1024, 8192).find("exceeds 4096") != std::string::npos);
+
+  // The planner proposes it; with --format csr_stream it is the plan and names its shape.
+  compiler::PlanOptions o;
+  o.format = "csr_stream";
+  const Plan plan = compiler::make_plan(profile, o);
+  CHECK(plan.format == "csr_stream");
+  const Encoded e = unit.encode(a, plan.params, Precision::f32);
+  const KernelSource k = unit.generate(e, plan.params, "");
+  CHECK(k.kernel_name.rfind("spmv_csr_stream_b", 0) == 0);
+  CHECK(k.grid == e.array("row_blocks").count() - 1);
+}
