@@ -9,7 +9,9 @@
 //   row_blocks[nblocks+1]  int; block b computes rows [row_blocks[b], row_blocks[b+1]). A block
 //                          holds at most kBlockSize rows and kTile nonzeros, or one longer row.
 //   row_ptr[nrows+1]       Offset (int or long long)
-//   col_idx[nnz]           int
+//   col_idx[nnz]           int; or, with narrow columns (Columns = NarrowColumns), per block a
+//                          base column and an unsigned short offset per nonzero when the block's
+//                          columns span less than 2^16, else int columns in a side array
 //   values[nnz]            Value, or coded (common.cuh)
 //
 // Reduction: with R rows in a block, L = the largest power of two <= min(32, kBlockSize / R)
@@ -22,6 +24,37 @@
 namespace spmvc {
 namespace csr_stream {
 
+/// 32-bit columns: the column of nonzero k is col_idx[k].
+struct WideColumns {
+  const int* __restrict__ col_idx;
+  struct Block {
+    const int* __restrict__ col_idx;
+    __device__ __forceinline__ int operator()(long long k) const { return __ldg(col_idx + k); }
+  };
+  __device__ __forceinline__ Block block(int, long long) const { return Block{col_idx}; }
+};
+
+/// 16-bit columns: block b's nonzeros store column - base[b] as unsigned short when its columns
+/// span less than 2^16 (base[b] >= 0). A wider block has base[b] = -1 - w: its columns sit in
+/// wide[w ...] as int, in nonzero order from the block's first nonzero.
+struct NarrowColumns {
+  const int* __restrict__ base;
+  const unsigned short* __restrict__ narrow;
+  const int* __restrict__ wide;
+  struct Block {
+    const unsigned short* __restrict__ narrow;
+    const int* __restrict__ wide;  // already offset by -start for a wide block
+    int base;
+    __device__ __forceinline__ int operator()(long long k) const {
+      return base >= 0 ? base + static_cast<int>(__ldg(narrow + k)) : __ldg(wide + k);
+    }
+  };
+  __device__ __forceinline__ Block block(int b, long long start) const {
+    const int at = __ldg(base + b);
+    return Block{narrow, at >= 0 ? wide : wide + (-1 - at) - start, at};
+  }
+};
+
 /// Lanes per row for `rows` rows in a block of kBlockSize threads: a power of two in 1..32.
 template <int kBlockSize>
 __device__ __forceinline__ int lanes_per_row(int rows) {
@@ -30,12 +63,12 @@ __device__ __forceinline__ int lanes_per_row(int rows) {
   return lanes;
 }
 
-template <int kBlockSize, int kTile, typename Offset, typename Value, typename Acc, typename Values>
+template <int kBlockSize, int kTile, typename Offset, typename Value, typename Acc,
+          typename Columns, typename Values>
 __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
-                                     const Offset* __restrict__ row_ptr,
-                                     const int* __restrict__ col_idx, Values values,
-                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
-                                     Acc beta) {
+                                     const Offset* __restrict__ row_ptr, Columns columns,
+                                     Values values, const Value* __restrict__ x,
+                                     Value* __restrict__ y, Acc alpha, Acc beta) {
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kTile % kBlockSize == 0, "the tile is a whole number of block-wide steps");
   constexpr int kSteps = kTile / kBlockSize;
@@ -45,6 +78,7 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   const int last = __ldg(row_blocks + blockIdx.x + 1);
   const Offset start = __ldg(row_ptr + first);
   const Offset end = __ldg(row_ptr + last);
+  const auto column = columns.block(static_cast<int>(blockIdx.x), static_cast<long long>(start));
   const int t = static_cast<int>(threadIdx.x);
 
   if (end - start <= static_cast<Offset>(kTile)) {
@@ -56,7 +90,7 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
     for (int i = 0; i < kSteps; ++i) {
       const int k = i * kBlockSize + t;
       if (k < n) {
-        c[i] = __ldg(col_idx + start + k);
+        c[i] = column(start + k);
         v[i] = load_ro(values + (start + k));
       }
     }
@@ -89,8 +123,7 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   Acc sum = Acc(0);
 #pragma unroll 4
   for (Offset k = start + t; k < end; k += kBlockSize) {
-    sum +=
-        static_cast<Acc>(load_ro(values + k)) * static_cast<Acc>(load_ro(x + __ldg(col_idx + k)));
+    sum += static_cast<Acc>(load_ro(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
   }
   sum = group_sum<32>(sum);
   if (t % 32 == 0) products[t / 32] = sum;

@@ -55,6 +55,9 @@ struct CsrStreamParams {
   int block_size = 256;    ///< threads per block (a multiple of 32 in 64..1024)
   int tile = 1024;         ///< nonzeros staged per block: a multiple of block_size, <= 8 per thread
   bool offsets64 = false;  ///< 64-bit row offsets (needed when nnz >= 2^31)
+  /// 16-bit columns: each block stores a base column and column - base per nonzero when its
+  /// columns span less than 2^16 (blocks that span more keep 32-bit columns in a side array)
+  bool narrow_columns = false;
   /// Value coding (compiler/formats/values/values.hpp): 0 plain, 1 every value 1 (no array),
   /// 2 8-bit and 3 16-bit indices into a table of the distinct values.
   int values = 0;
@@ -62,6 +65,7 @@ struct CsrStreamParams {
     f("block_size", "b", p.block_size);
     f("tile", "tile", p.tile);
     f("offsets64", "o64", p.offsets64);
+    f("narrow_columns", "c16", p.narrow_columns);
     f("values", "val", p.values);
   }
 };

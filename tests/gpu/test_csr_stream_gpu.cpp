@@ -65,6 +65,45 @@ TEST_CASE("gpu: csr_stream on empty, long and power-law rows, every shape, alpha
   CHECK(tested >= 4 * 3 * 3);
 }
 
+TEST_CASE("gpu: csr_stream with 16-bit columns, narrow and wide blocks mixed") {
+  if (!have_device()) return;
+  // The first half banded (narrow blocks), the second scattered over 300000 columns (wide).
+  CsrMatrix a;
+  a.nrows = 120000;
+  a.ncols = 300000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    const std::int64_t len = r % 5 == 0 ? 0 : (r % 997 == 1 ? 3000 : 6);
+    std::vector<std::int32_t> cols;
+    for (std::int64_t j = 0; j < len; ++j)
+      cols.push_back(static_cast<std::int32_t>(
+          r < 60000 && len < 100 ? r + j : (r * 7919 + j * 89) % a.ncols));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (std::int32_t c : cols) {
+      a.col_idx.push_back(c);
+      a.values.push_back(0.5 + static_cast<double>(c % 7));
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  validate(a);
+  for (const CsrMatrix& m : {a, gen::banded(300000, 8), gen::stencil_3d_27pt(40, 40, 40)}) {
+    for (int tile : {1024, 2048}) {
+      for (Precision p : {Precision::f64, Precision::f32}) {
+        CsrStreamParams params;
+        params.tile = tile;
+        params.narrow_columns = true;
+        CAPTURE(m.nrows);
+        CAPTURE(tile);
+        CAPTURE(to_string(p));
+        const Operator op = compile(m, forced(p, params));
+        CHECK(op.source().kernel_name.find("_c16") != std::string::npos);
+        CHECK(check(m, op) <= tolerance(p));
+        CHECK(check(m, op, 2.0, -1.0) <= tolerance(p));
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu: csr_stream on every public matrix") {
   if (!have_device()) return;
   const auto matrices = test::public_matrices(10000);

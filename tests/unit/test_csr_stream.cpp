@@ -61,7 +61,7 @@ double round_trip(const CsrMatrix& a, const CsrStreamParams& p, Precision precis
 
 TEST_CASE("csr_stream: blocks hold at most a tile and block_size rows, or one longer row") {
   const CsrMatrix a = awkward(20000);
-  for (const auto [block, tile] : {std::pair{256, 1024}, {128, 512}, {64, 64}, {256, 2048}}) {
+  for (const auto& [block, tile] : {std::pair{256, 1024}, {128, 512}, {64, 64}, {256, 2048}}) {
     CAPTURE(block);
     CAPTURE(tile);
     const std::vector<std::int32_t> rb = CsrStreamFormat::row_blocks(a, tile, block);
@@ -102,7 +102,7 @@ TEST_CASE("csr_stream: blocks hold at most a tile and block_size rows, or one lo
 TEST_CASE("csr_stream: the host reference equals plain CSR, with empty and long rows") {
   for (const CsrMatrix& a : {awkward(20000), gen::rmat(12, 16), gen::stencil_2d_5pt(50, 70)}) {
     for (Precision precision : {Precision::f64, Precision::f32}) {
-      for (const auto [block, tile] : {std::pair{256, 1024}, {128, 512}}) {
+      for (const auto& [block, tile] : {std::pair{256, 1024}, {128, 512}}) {
         CsrStreamParams p;
         p.block_size = block;
         p.tile = tile;
@@ -143,4 +143,63 @@ TEST_CASE("csr_stream: bad parameters are refused with the reason") {
   const KernelSource k = unit.generate(e, plan.params, "");
   CHECK(k.kernel_name.rfind("spmv_csr_stream_b", 0) == 0);
   CHECK(k.grid == e.array("row_blocks").count() - 1);
+}
+
+TEST_CASE("csr_stream: 16-bit columns per block, with wide blocks in the side array") {
+  // Rows 0..59999 banded (their blocks fit 16-bit offsets), the rest scattered over 300000
+  // columns (their blocks do not).
+  CsrMatrix a;
+  a.nrows = 120000;
+  a.ncols = 300000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (std::int64_t j = 0; j < 6; ++j) {
+      const std::int64_t c = r < 60000 ? r + j : (r * 7919 + j * 50021) % a.ncols;
+      a.col_idx.push_back(static_cast<std::int32_t>(c));
+      a.values.push_back(1.0 + static_cast<double>((r + j) % 9));
+    }
+    std::sort(a.col_idx.end() - 6, a.col_idx.end());
+    a.row_ptr.push_back(a.nnz());
+  }
+  validate(a);
+  const CsrStreamFormat unit;
+  CsrStreamParams p;
+  p.narrow_columns = true;
+  const Encoded e = unit.encode(a, p, Precision::f64);
+  const EncodedArray& base = e.array("col_base");
+  const auto* b = reinterpret_cast<const std::int32_t*>(base.bytes.data());
+  const std::int64_t nblocks = base.count();
+  const std::int64_t wide = std::count_if(b, b + nblocks, [](std::int32_t v) { return v < 0; });
+  CHECK(wide > 0);
+  CHECK(wide < nblocks);
+  CHECK(e.array("col16").count() == a.nnz());
+  CHECK(e.array("col_wide").count() < a.nnz());
+  for (Precision precision : {Precision::f64, Precision::f32}) {
+    CHECK(round_trip(a, p, precision) <= (precision == Precision::f64 ? 1e-14 : 1e-6));
+  }
+
+  // All narrow on a band: 2 bytes a nonzero saved against 32-bit columns, as the model says.
+  const CsrMatrix band = gen::banded(200000, 4);
+  const Profile profile = inspect(band, InspectDepth::rows);
+  CsrStreamParams plain;
+  CHECK(CsrStreamFormat::narrow_share(profile, p) == 1.0);
+  const double saved = static_cast<double>(unit.encode(band, plain, Precision::f32).total_bytes() -
+                                           unit.encode(band, p, Precision::f32).total_bytes());
+  const double modelled = unit.cost(profile, plain, Precision::f32).matrix_bytes -
+                          unit.cost(profile, p, Precision::f32).matrix_bytes;
+  CHECK(saved == doctest::Approx(2.0 * static_cast<double>(band.nnz())).epsilon(0.05));
+  CHECK(modelled == doctest::Approx(saved).epsilon(0.1));
+  CHECK(round_trip(band, p, Precision::f64) <= 1e-14);
+
+  // The planner proposes the narrow twin where the profile guarantees it, and not elsewhere.
+  auto has_narrow = [&](const CsrMatrix& m) {
+    for (const Candidate& c : unit.propose(inspect(m, InspectDepth::rows), Precision::f64))
+      if (c.applicable && std::get<CsrStreamParams>(c.params).narrow_columns) return true;
+    return false;
+  };
+  CHECK(has_narrow(band));
+  CHECK_FALSE(has_narrow(gen::random_uniform(100000, 300000, 8)));
+  CsrStreamParams both = p;
+  both.offsets64 = true;
+  CHECK(unit.cannot_implement(profile, both, Precision::f64).value_or("").find("64-bit") !=
+        std::string::npos);
 }

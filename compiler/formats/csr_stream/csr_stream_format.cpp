@@ -28,15 +28,49 @@ const CsrStreamParams& params_of(const FormatParams& params) {
 
 bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
 
+// The column of every nonzero, from col_idx or from the narrow layout (col_base, col16,
+// col_wide): what the kernel reads, decoded independently of the encoder.
+template <typename Offset>
+std::vector<std::int32_t> decoded_columns(const Encoded& e, const std::int32_t* blocks,
+                                          const Offset* row_ptr) {
+  const bool wide_only = std::any_of(e.arrays.begin(), e.arrays.end(),
+                                     [](const EncodedArray& a) { return a.name == "col_idx"; });
+  if (wide_only) {
+    const EncodedArray& a = e.array("col_idx");
+    const std::int32_t* c = typed<std::int32_t>(a);
+    return {c, c + a.count()};
+  }
+  const std::int32_t* base = typed<std::int32_t>(e.array("col_base"));
+  const std::uint16_t* narrow = typed<std::uint16_t>(e.array("col16"));
+  const EncodedArray& wide_arr = e.array("col_wide");
+  const std::int32_t* wide = typed<std::int32_t>(wide_arr);
+  const auto nblocks = static_cast<std::size_t>(e.array("row_blocks").count() - 1);
+  std::vector<std::int32_t> out(static_cast<std::size_t>(e.nnz));
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    const std::int64_t start = row_ptr[blocks[b]], end = row_ptr[blocks[b + 1]];
+    for (std::int64_t k = start; k < end; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      if (base[b] >= 0) {
+        out[i] = base[b] + narrow[i];
+      } else {
+        const std::int64_t w = -1 - static_cast<std::int64_t>(base[b]) + (k - start);
+        if (w >= wide_arr.count()) throw InternalError("csr_stream: wide columns out of range");
+        out[i] = wide[w];
+      }
+    }
+  }
+  return out;
+}
+
 template <typename Offset, typename Value>
 void multiply(const Encoded& e, int coding, std::span<const double> x, std::span<double> y,
               double alpha, double beta) {
   const EncodedArray& blocks_arr = e.array("row_blocks");
   const std::int32_t* blocks = typed<std::int32_t>(blocks_arr);
   const Offset* row_ptr = typed<Offset>(e.array("row_ptr"));
-  const EncodedArray& col_arr = e.array("col_idx");
-  const std::int32_t* col = typed<std::int32_t>(col_arr);
-  const std::vector<Value> values = stored_values<Value>(e, "values", coding, col_arr.count());
+  const std::vector<std::int32_t> col = decoded_columns(e, blocks, row_ptr);
+  const std::vector<Value> values =
+      stored_values<Value>(e, "values", coding, static_cast<std::int64_t>(col.size()));
   // Walk the rows block by block, as the kernel does: a partition that skipped or repeated a
   // row would show here as a row never written or written twice.
   std::vector<char> written(static_cast<std::size_t>(e.nrows), 0);
@@ -49,7 +83,7 @@ void multiply(const Encoded& e, int coding, std::span<const double> x, std::span
       double sum = 0;
       for (std::int64_t j = row_ptr[r]; j < static_cast<std::int64_t>(row_ptr[r + 1]); ++j) {
         sum += static_cast<double>(values[static_cast<std::size_t>(j)]) *
-               x[static_cast<std::size_t>(col[j])];
+               x[static_cast<std::size_t>(col[static_cast<std::size_t>(j)])];
       }
       const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
       y[static_cast<std::size_t>(r)] = alpha * sum + prior;
@@ -57,6 +91,58 @@ void multiply(const Encoded& e, int coding, std::span<const double> x, std::span
   }
   if (std::find(written.begin(), written.end(), 0) != written.end())
     throw InternalError("csr_stream: the row blocks miss a row");
+}
+
+// col_base (a base column per block, or -1 - w for a block whose columns sit at col_wide[w...]),
+// col16 (column - base per nonzero; unused slots of wide blocks stay 0) and col_wide.
+void encode_narrow_columns(const CsrMatrix& a, const std::vector<std::int32_t>& blocks,
+                           std::vector<EncodedArray>& arrays) {
+  const std::size_t nblocks = blocks.size() - 1;
+  std::vector<std::int32_t> base(nblocks);
+  std::vector<std::int64_t> wide_at(nblocks, -1);
+  std::int64_t wide_count = 0;
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    const std::int64_t start = a.row_ptr[static_cast<std::size_t>(blocks[b])];
+    const std::int64_t end = a.row_ptr[static_cast<std::size_t>(blocks[b + 1])];
+    std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = 0;
+    for (std::int64_t k = start; k < end; ++k) {
+      lo = std::min(lo, a.col_idx[static_cast<std::size_t>(k)]);
+      hi = std::max(hi, a.col_idx[static_cast<std::size_t>(k)]);
+    }
+    if (end == start) lo = 0;
+    if (static_cast<std::int64_t>(hi) - lo <= CsrStreamFormat::kNarrowSpan) {
+      base[b] = lo;
+    } else {
+      wide_at[b] = wide_count;
+      wide_count += end - start;
+      if (wide_count > std::numeric_limits<std::int32_t>::max())
+        throw InternalError("csr_stream: too many wide columns for 32-bit positions");
+      base[b] = static_cast<std::int32_t>(-1 - wide_at[b]);
+    }
+  }
+  EncodedArray narrow = zero_array<std::uint16_t>("col16", ElemType::u16, a.col_idx.size());
+  EncodedArray wide = zero_array<std::int32_t>(
+      "col_wide", ElemType::i32, static_cast<std::size_t>(std::max<std::int64_t>(wide_count, 1)));
+  std::uint16_t* n16 = typed_mut<std::uint16_t>(narrow);
+  std::int32_t* w32 = typed_mut<std::int32_t>(wide);
+  parallel_for(static_cast<std::int64_t>(nblocks), 1024, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t b = lo; b < hi; ++b) {
+      const auto bi = static_cast<std::size_t>(b);
+      const std::int64_t start = a.row_ptr[static_cast<std::size_t>(blocks[bi])];
+      const std::int64_t end = a.row_ptr[static_cast<std::size_t>(blocks[bi + 1])];
+      for (std::int64_t k = start; k < end; ++k) {
+        const std::int32_t c = a.col_idx[static_cast<std::size_t>(k)];
+        if (base[bi] >= 0) {
+          n16[k] = static_cast<std::uint16_t>(c - base[bi]);
+        } else {
+          w32[wide_at[bi] + (k - start)] = c;
+        }
+      }
+    }
+  });
+  arrays.push_back(make_array<std::int32_t>("col_base", ElemType::i32, base));
+  arrays.push_back(std::move(narrow));
+  arrays.push_back(std::move(wide));
 }
 
 }  // namespace
@@ -101,16 +187,37 @@ double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStream
   return std::max({1.0, by_nnz, by_rows}) + long_rows;
 }
 
+double CsrStreamFormat::narrow_share(const Profile& profile, const CsrStreamParams& p) {
+  if (profile.ncols - 1 <= kNarrowSpan) return 1.0;
+  if (!profile.square) return 0.0;
+  if (2 * profile.bandwidth + p.block_size - 1 <= kNarrowSpan) return 1.0;
+  // Otherwise an estimate from the envelope: rows reach on average `left` columns left of the
+  // diagonal, so a block's span is typically 2 * left + its rows; the share of blocks that fit
+  // falls linearly as that typical span approaches 2^16 (0 from there on).
+  const double nonempty = std::max(1.0, static_cast<double>(profile.nrows - profile.empty_rows));
+  const double left = static_cast<double>(profile.profile) / nonempty;
+  const double span = 2 * left + p.block_size;
+  return std::clamp(1.0 - span / static_cast<double>(kNarrowSpan), 0.0, 1.0);
+}
+
 Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
                            Precision precision) const {
   const CsrStreamParams& p = params_of(params);
   const double vb = value_bytes(precision);
   const double ob = p.offsets64 ? 8.0 : 4.0;
   const double blocks = estimated_blocks(profile, p);
+  // Narrow columns: 2 bytes a nonzero in the blocks that fit, 4 in the others, plus a base per
+  // block.
+  double column_bytes = 4.0;
+  if (p.narrow_columns) {
+    const double share = narrow_share(profile, p);
+    column_bytes = 2.0 * share + 4.0 * (1 - share) +
+                   4.0 * blocks / std::max(1.0, static_cast<double>(profile.nnz));
+  }
   Cost c;
   c.matrix_bytes =
       static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
-      static_cast<double>(profile.nnz) * (4.0 + value_code_bytes(p.values, precision)) +
+      static_cast<double>(profile.nnz) * (column_bytes + value_code_bytes(p.values, precision)) +
       value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
@@ -137,6 +244,8 @@ std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& prof
   if (auto why = value_coding_problem(profile, p.values)) return why;
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
+  if (p.narrow_columns && p.offsets64)
+    return "narrow columns keep 32-bit positions of the wide blocks: not with 64-bit offsets";
   if (profile.nrows >= std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} rows exceed the 32-bit row blocks", profile.nrows);
   return std::nullopt;
@@ -159,7 +268,19 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       c.reason = fmt::format("about {:.0f} blocks of <= {} nonzeros, model efficiency {:.0f}%",
                              estimated_blocks(profile, p), tile, 100.0 * cost_p.lane_efficiency);
     }
-    out.push_back(std::move(c));
+    out.push_back(c);
+    // The narrow-column twin, where the profile guarantees the blocks fit 16-bit offsets.
+    CsrStreamParams narrow = p;
+    narrow.narrow_columns = true;
+    if (c.applicable && narrow_share(profile, narrow) > 0 &&
+        !cannot_implement(profile, narrow, precision)) {
+      Candidate n = c;
+      n.params = narrow;
+      n.label = describe(narrow);
+      n.predicted_bytes = this->cost(profile, narrow, precision).total();
+      n.reason += "; 16-bit column offsets per block";
+      out.push_back(std::move(n));
+    }
   }
   add_value_coded(out, profile);
   return out;
@@ -174,8 +295,8 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  e.arrays.push_back(
-      make_array<std::int32_t>("row_blocks", ElemType::i32, row_blocks(a, p.tile, p.block_size)));
+  const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, p.block_size);
+  e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
   const std::size_t rows = a.row_ptr.size();
   if (p.offsets64) {
     e.arrays.push_back(make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows));
@@ -185,7 +306,11 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
     e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows));
   }
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());
-  e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, nnz));
+  if (p.narrow_columns) {
+    encode_narrow_columns(a, blocks, e.arrays);
+  } else {
+    e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, nnz));
+  }
   e.arrays.push_back(value_array("values", precision, a.values, nnz));
   code_values(e.arrays, "values", p.values, a);
   return e;
@@ -209,9 +334,9 @@ void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& param
 }
 
 std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision precision) {
-  return fmt::format("spmv_csr_stream_b{}_t{}{}{}_{}", p.block_size, p.tile,
-                     p.offsets64 ? "_o64" : "", value_coding_tag(p.values),
-                     codegen::precision_tag(precision));
+  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}_{}", p.block_size, p.tile,
+                     p.offsets64 ? "_o64" : "", p.narrow_columns ? "_c16" : "",
+                     value_coding_tag(p.values), codegen::precision_tag(precision));
 }
 
 KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& params,
@@ -225,9 +350,14 @@ KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& par
   k.block = p.block_size;
   k.grid = static_cast<std::int64_t>(e.array("row_blocks").count()) - 1;
   const ValueArgs vals = value_args(p.values, "values");
-  k.params = {{KernelParam::Kind::array, "row_blocks"},
-              {KernelParam::Kind::array, "row_ptr"},
-              {KernelParam::Kind::array, "col_idx"}};
+  k.params = {{KernelParam::Kind::array, "row_blocks"}, {KernelParam::Kind::array, "row_ptr"}};
+  if (p.narrow_columns) {
+    k.params.insert(k.params.end(), {{KernelParam::Kind::array, "col_base"},
+                                     {KernelParam::Kind::array, "col16"},
+                                     {KernelParam::Kind::array, "col_wide"}});
+  } else {
+    k.params.push_back({KernelParam::Kind::array, "col_idx"});
+  }
   k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
   k.params.insert(k.params.end(), {{KernelParam::Kind::x, "x"},
                                    {KernelParam::Kind::y, "y"},
@@ -247,22 +377,29 @@ KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& par
       {fmt::format("using Value = {};", value), "stored values, x and y"},
       {fmt::format("using Acc = {};", acc), "accumulation"},
   });
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 {N}(const int* __restrict__ row_blocks, const Offset* __restrict__ row_ptr,
-    const int* __restrict__ col_idx, {VD}const Value* __restrict__ x,
+    {CD}, {VD}const Value* __restrict__ x,
     Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, col_idx,
+  spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, {CP},
                                                                  {VP}, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
-                          fmt::arg("OB", p.offsets64 ? 8 : 4),
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name));
+      fmt::arg("CD", p.narrow_columns ? "const int* __restrict__ col_base, const unsigned "
+                                        "short* __restrict__ col16,\n    const int* "
+                                        "__restrict__ col_wide"
+                                      : "const int* __restrict__ col_idx"),
+      fmt::arg("CP", p.narrow_columns ? "spmvc::csr_stream::NarrowColumns{col_base, col16, "
+                                        "col_wide}"
+                                      : "spmvc::csr_stream::WideColumns{col_idx}"),
+      fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
+      fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("N", k.kernel_name));
   return k;
 }
 

@@ -4,7 +4,11 @@
 //   row_blocks  i32                       nblocks+1 row starts: block b computes rows
 //                                         [row_blocks[b], row_blocks[b+1])
 //   row_ptr     i32 (i64 when offsets64)  nrows+1 offsets
-//   col_idx     i32                       nnz column indices
+//   col_idx     i32                       nnz column indices; with narrow_columns instead:
+//   col_base    i32                       per block its smallest column, or -1 - w when its
+//                                         columns span more than kNarrowSpan
+//   col16       u16                       nnz: column - col_base of the block (0 in wide blocks)
+//   col_wide    i32                       the wide blocks' columns, block after block (>= 1)
 //   values      f64 (f32 for f32 and f32_acc64), or coded (values/values.hpp)
 // Blocks are cut greedily from the first row: a block takes consecutive rows while it holds at
 // most `tile` nonzeros and block_size rows; a row longer than `tile` forms a block alone. Empty
@@ -40,6 +44,13 @@ class CsrStreamFormat final : public FormatUnit {
   /// Blocks the partition will have, estimated from the profile (nnz / tile, rows / block_size
   /// and one per row longer than the tile, whichever bounds most).
   static double estimated_blocks(const Profile& profile, const CsrStreamParams& p);
+  /// Largest column - base a 16-bit column offset holds.
+  static constexpr std::int64_t kNarrowSpan = 65535;
+  /// Share of the nonzeros whose blocks fit 16-bit columns, from the profile: 1 when every
+  /// column fits (ncols <= 2^16) or every block's rows reach at most kNarrowSpan columns
+  /// (square, 2 * bandwidth + block_size - 1 <= kNarrowSpan); else an estimate from the
+  /// envelope's mean left reach (0 for rectangular matrices).
+  static double narrow_share(const Profile& profile, const CsrStreamParams& p);
   /// Entry point name, e.g. spmv_csr_stream_b256_t1024_f64.
   static std::string kernel_name(const CsrStreamParams& p, Precision precision);
 };
