@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spmvc/kernel.hpp"
+#include "spmvc/matrix.hpp"
 #include "spmvc/parallel.hpp"
 #include "spmvc/profile.hpp"
 
@@ -28,6 +29,32 @@ template <typename T>
 void parallel_fill(T* p, std::int64_t n, T value) {
   parallel_for(n, kCopyGrain,
                [&](std::int64_t begin, std::int64_t end) { std::fill(p + begin, p + end, value); });
+}
+
+/// Where each row's entries past its first `skip` land when the rows' tails are listed one after
+/// another (a COO part): offsets[r] for row r, offsets[nrows] the total. Two passes over row
+/// ranges (count, then running sums from each range's start), so the same for any thread count.
+inline std::vector<std::int64_t> tail_offsets(const CsrMatrix& a, std::int64_t skip) {
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(a.nrows) + 1, 0);
+  const auto tail = [&](std::int64_t r) {
+    return std::max<std::int64_t>(0, a.row_length(r) - skip);
+  };
+  const std::vector<Range> ranges = split_rows(a, kRowGrain);
+  const std::vector<std::int64_t> sums = map_ranges(ranges, [&](std::int64_t r0, std::int64_t r1) {
+    std::int64_t n = 0;
+    for (std::int64_t r = r0; r < r1; ++r) n += tail(r);
+    return n;
+  });
+  run_ranges(ranges, [&](std::size_t i, std::int64_t r0, std::int64_t r1) {
+    std::int64_t at = 0;
+    for (std::size_t j = 0; j < i; ++j) at += sums[j];
+    for (std::int64_t r = r0; r < r1; ++r) {
+      offsets[static_cast<std::size_t>(r)] = at;
+      at += tail(r);
+    }
+  });
+  for (const std::int64_t n : sums) offsets.back() += n;
+  return offsets;
 }
 
 /// An encoded array of `count` elements of Out: `src` converted element by element, then zeros.

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
-#include <mutex>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -53,7 +52,8 @@ std::vector<Range> split_range(std::int64_t n, std::int64_t grain);
 std::vector<Range> split_rows(const CsrMatrix& a, std::int64_t grain);
 
 /// Runs fn(range_index, begin, end) for every range, one thread per range (the caller's thread
-/// takes the first). The first exception thrown in any range is rethrown here once all finish.
+/// takes the first). Once all finish, the exception of the first range (in range order) that
+/// threw is rethrown: a loop that throws at its first bad item throws what one thread would.
 template <typename Fn>
 void run_ranges(const std::vector<Range>& ranges, Fn&& fn) {
   if (ranges.empty()) return;
@@ -61,14 +61,12 @@ void run_ranges(const std::vector<Range>& ranges, Fn&& fn) {
     fn(std::size_t{0}, ranges[0].begin, ranges[0].end);
     return;
   }
-  std::exception_ptr error;
-  std::mutex guard;
+  std::vector<std::exception_ptr> errors(ranges.size());
   auto run = [&](std::size_t p) {
     try {
       fn(p, ranges[p].begin, ranges[p].end);
     } catch (...) {
-      const std::lock_guard<std::mutex> lock(guard);
-      if (!error) error = std::current_exception();
+      errors[p] = std::current_exception();
     }
   };
   std::vector<std::thread> threads;
@@ -76,7 +74,9 @@ void run_ranges(const std::vector<Range>& ranges, Fn&& fn) {
   for (std::size_t p = 1; p < ranges.size(); ++p) threads.emplace_back(run, p);
   run(0);
   for (std::thread& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 /// Runs fn(begin, end) over [0, n) cut by split_range(n, grain). fn must only write what its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -23,14 +24,21 @@ struct Entries {
   std::vector<std::int64_t> at;
 };
 
+// Row ranges write their own stretches of the entry list.
 Entries select(const CsrMatrix& a, std::int64_t skip) {
+  const std::vector<std::int64_t> offsets = tail_offsets(a, skip);
   Entries en;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    for (std::int64_t j = a.row_ptr[r] + skip; j < a.row_ptr[r + 1]; ++j) {
-      en.row.push_back(static_cast<std::int32_t>(r));
-      en.at.push_back(j);
+  en.row.resize(static_cast<std::size_t>(offsets.back()));
+  en.at.resize(static_cast<std::size_t>(offsets.back()));
+  run_ranges(split_rows(a, kRowGrain), [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      auto i = static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]);
+      for (std::int64_t j = a.row_ptr[r] + skip; j < a.row_ptr[r + 1]; ++j, ++i) {
+        en.row[i] = static_cast<std::int32_t>(r);
+        en.at[i] = j;
+      }
     }
-  }
+  });
   return en;
 }
 
@@ -60,21 +68,34 @@ IntervalWidths widths_of(const Entries& en, std::int64_t k, int interval) {
   return w;
 }
 
+// Intervals in ranges per thread: each interval's widths and symbols in parallel, then their
+// running sums in order.
 CooSizes sizes(const Entries& en, int interval, int symbol_bits,
                std::vector<IntervalWidths>* widths, std::vector<std::int64_t>* sym_ptr) {
   CooSizes z;
   z.entries = static_cast<std::int64_t>(en.row.size());
   z.intervals = (z.entries + interval - 1) / interval;
   const int per_lane = interval / kWarp;
-  if (sym_ptr) sym_ptr->assign(1, 0);
-  for (std::int64_t k = 0; k < z.intervals; ++k) {
-    const IntervalWidths w = widths_of(en, k, interval);
-    const std::int64_t bits = w.first + static_cast<std::int64_t>(per_lane - 1) * w.rest;
-    z.stream_bits += bits * kWarp;
-    z.symbols += (bits + symbol_bits - 1) / symbol_bits;
-    if (widths) widths->push_back(w);
-    if (sym_ptr) sym_ptr->push_back(z.symbols);
-  }
+  std::vector<IntervalWidths> w(static_cast<std::size_t>(z.intervals));
+  std::vector<std::int64_t> symbols(static_cast<std::size_t>(z.intervals) + 1, 0);
+  const std::vector<Range> ranges = split_range(z.intervals, std::max(1, 4096 / interval));
+  const std::vector<std::int64_t> stream_bits =
+      map_ranges(ranges, [&](std::int64_t k0, std::int64_t k1) {
+        std::int64_t total = 0;
+        for (std::int64_t k = k0; k < k1; ++k) {
+          const IntervalWidths wk = widths_of(en, k, interval);
+          const std::int64_t bits = wk.first + static_cast<std::int64_t>(per_lane - 1) * wk.rest;
+          total += bits * kWarp;
+          w[static_cast<std::size_t>(k)] = wk;
+          symbols[static_cast<std::size_t>(k) + 1] = (bits + symbol_bits - 1) / symbol_bits;
+        }
+        return total;
+      });
+  for (const std::int64_t b : stream_bits) z.stream_bits += b;
+  std::partial_sum(symbols.begin(), symbols.end(), symbols.begin());
+  z.symbols = symbols.back();
+  if (widths) *widths = std::move(w);
+  if (sym_ptr) *sym_ptr = std::move(symbols);
   return z;
 }
 
@@ -99,41 +120,52 @@ CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int sym
   const int per_lane = interval / kWarp;
   const auto slots = static_cast<std::size_t>(z.intervals * interval);
   std::vector<std::int32_t> row_base(static_cast<std::size_t>(z.intervals));
-  std::vector<std::uint8_t> width_table;
+  std::vector<std::uint8_t> width_table(2 * static_cast<std::size_t>(z.intervals));
   std::vector<std::uint64_t> words(static_cast<std::size_t>((z.symbols + 1) * kWarp), 0);
-  std::vector<std::int32_t> cols(slots, 0);
-  std::vector<double> vals(slots, 0.0);
-  for (std::int64_t k = 0; k < z.intervals; ++k) {
-    const std::int64_t base = k * interval;
-    const IntervalWidths wk = w[static_cast<std::size_t>(k)];
-    row_base[static_cast<std::size_t>(k)] = row_at(en, base);
-    width_table.push_back(static_cast<std::uint8_t>(wk.first));
-    width_table.push_back(static_cast<std::uint8_t>(wk.rest));
-    for (int l = 0; l < kWarp; ++l) {
-      std::uint64_t* stream = words.data() + sym_ptr[static_cast<std::size_t>(k)] * kWarp + l;
-      const std::int64_t first = base + static_cast<std::int64_t>(l) * per_lane;
-      std::int64_t pos = 0;
-      put_bits(
-          stream, kWarp, symbol_bits, pos, wk.first,
-          static_cast<std::uint64_t>(row_at(en, first) - row_base[static_cast<std::size_t>(k)]));
-      pos += wk.first;
-      for (int e = 0; e < per_lane; ++e) {
-        const std::int64_t i = first + e;
-        if (e > 0) {
-          put_bits(stream, kWarp, symbol_bits, pos, wk.rest,
-                   static_cast<std::uint64_t>(row_at(en, i) - row_at(en, i - 1)));
-          pos += wk.rest;
-        }
-        if (i < z.entries) {
-          const auto slot =
-              static_cast<std::size_t>(base + static_cast<std::int64_t>(e) * kWarp + l);
-          const std::int64_t at = en.at[static_cast<std::size_t>(i)];
-          cols[slot] = a.col_idx[static_cast<std::size_t>(at)];
-          vals[slot] = a.values[static_cast<std::size_t>(at)];
+  EncodedArray cols = zero_array<std::int32_t>(prefix + "col_idx", ElemType::i32, slots);
+  const bool f64 = precision == Precision::f64;
+  EncodedArray vals = f64 ? zero_array<double>(prefix + "values", ElemType::f64, slots)
+                          : zero_array<float>(prefix + "values", ElemType::f32, slots);
+  std::int32_t* col_out = typed_mut<std::int32_t>(cols);
+  // Interval k owns its row base, widths, symbols sym_ptr[k]..sym_ptr[k+1] of every lane and
+  // slots k·interval.. : interval ranges encode in parallel.
+  parallel_for(z.intervals, std::max(1, 4096 / interval), [&](std::int64_t k0, std::int64_t k1) {
+    for (std::int64_t k = k0; k < k1; ++k) {
+      const std::int64_t base = k * interval;
+      const IntervalWidths wk = w[static_cast<std::size_t>(k)];
+      row_base[static_cast<std::size_t>(k)] = row_at(en, base);
+      width_table[2 * static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(wk.first);
+      width_table[2 * static_cast<std::size_t>(k) + 1] = static_cast<std::uint8_t>(wk.rest);
+      for (int l = 0; l < kWarp; ++l) {
+        std::uint64_t* stream = words.data() + sym_ptr[static_cast<std::size_t>(k)] * kWarp + l;
+        const std::int64_t first = base + static_cast<std::int64_t>(l) * per_lane;
+        std::int64_t pos = 0;
+        put_bits(
+            stream, kWarp, symbol_bits, pos, wk.first,
+            static_cast<std::uint64_t>(row_at(en, first) - row_base[static_cast<std::size_t>(k)]));
+        pos += wk.first;
+        for (int e = 0; e < per_lane; ++e) {
+          const std::int64_t i = first + e;
+          if (e > 0) {
+            put_bits(stream, kWarp, symbol_bits, pos, wk.rest,
+                     static_cast<std::uint64_t>(row_at(en, i) - row_at(en, i - 1)));
+            pos += wk.rest;
+          }
+          if (i < z.entries) {
+            const std::int64_t slot = base + static_cast<std::int64_t>(e) * kWarp + l;
+            const std::int64_t at = en.at[static_cast<std::size_t>(i)];
+            col_out[slot] = a.col_idx[static_cast<std::size_t>(at)];
+            const double v = a.values[static_cast<std::size_t>(at)];
+            if (f64) {
+              typed_mut<double>(vals)[slot] = v;
+            } else {
+              typed_mut<float>(vals)[slot] = static_cast<float>(v);
+            }
+          }
         }
       }
     }
-  }
+  });
   out.push_back(make_array<std::int64_t>(prefix + "count", ElemType::i64,
                                          std::vector<std::int64_t>{z.entries}));
   out.push_back(make_array<std::int32_t>(prefix + "row_base", ElemType::i32, row_base));
@@ -144,8 +176,8 @@ CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int sym
   } else {
     out.push_back(make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, words));
   }
-  out.push_back(make_array<std::int32_t>(prefix + "col_idx", ElemType::i32, cols));
-  out.push_back(value_array(prefix + "values", precision, vals, vals.size()));
+  out.push_back(std::move(cols));
+  out.push_back(std::move(vals));
   code_values(out, prefix + "values", values, a);
   return z;
 }

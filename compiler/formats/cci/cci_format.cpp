@@ -76,10 +76,11 @@ std::vector<CciClass> canonical(const std::vector<int>& lens, const std::vector<
   return out;
 }
 
-// Visits every code the encoder writes, in stream order per slice: f(row, slice, immediate).
+// Visits every code the encoder writes for rows r0..r1, in stream order per slice:
+// f(row, slice, immediate).
 template <typename F>
-void for_each_code(const CsrMatrix& a, int t, F&& f) {
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
+void for_each_code(const CsrMatrix& a, int t, std::int64_t r0, std::int64_t r1, F&& f) {
+  for (std::int64_t r = r0; r < r1; ++r) {
     const std::int64_t beg = a.row_ptr[r], end = a.row_ptr[r + 1];
     if (beg == end) continue;
     const std::int64_t first = a.col_idx[beg];
@@ -267,10 +268,19 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
 }  // namespace
 
 std::array<std::int64_t, 33> cci_code_histogram(const CsrMatrix& a, int threads_per_row) {
-  std::array<std::int64_t, 33> hist{};
-  for_each_code(a, threads_per_row, [&](std::int64_t, int, std::uint64_t imm) {
-    ++hist[static_cast<std::size_t>(std::min(32, bits_needed(imm)))];
-  });
+  // Row ranges count on their own; the counts add up the same for any split.
+  using Hist = std::array<std::int64_t, 33>;
+  Hist hist{};
+  for (const Hist& part :
+       map_ranges(split_rows(a, kRowGrain), [&](std::int64_t r0, std::int64_t r1) {
+         Hist h{};
+         for_each_code(a, threads_per_row, r0, r1, [&](std::int64_t, int, std::uint64_t imm) {
+           ++h[static_cast<std::size_t>(std::min(32, bits_needed(imm)))];
+         });
+         return h;
+       })) {
+    for (std::size_t b = 0; b < hist.size(); ++b) hist[b] += part[b];
+  }
   return hist;
 }
 
@@ -445,13 +455,6 @@ Encoded CciFormat::encode(const CsrMatrix& a, const FormatParams& params,
   std::array<int, 33> cls{};
   for (int b = 0; b <= 32; ++b) cls[static_cast<std::size_t>(b)] = table.class_for(b);
 
-  std::vector<std::int32_t> row_ptr(a.row_ptr.size());
-  for (std::size_t i = 0; i < a.row_ptr.size(); ++i)
-    row_ptr[i] = static_cast<std::int32_t>(a.row_ptr[i]);
-  std::vector<std::int32_t> cstart;
-  cstart.reserve(static_cast<std::size_t>(p.interleaved ? a.nrows + 1 : a.nrows * t + 1));
-  std::vector<std::uint32_t> codes;
-  std::vector<BitWriter> slices(static_cast<std::size_t>(t));
   auto put = [&](std::uint64_t imm, BitWriter& w) {
     const int b = std::min(32, bits_needed(imm));
     const int ci = cls[static_cast<std::size_t>(b)];
@@ -461,42 +464,73 @@ Encoded CciFormat::encode(const CsrMatrix& a, const FormatParams& params,
     const CciClass& c = table.classes[static_cast<std::size_t>(ci)];
     w.put(c.opcode | (imm << c.opcode_len), c.opcode_len + c.imm_bits);
   };
-  auto check_size = [&](std::size_t extra) {
-    if (codes.size() + extra + static_cast<std::size_t>(t) > static_cast<std::size_t>(kMaxI32))
+  auto check_size = [&](std::size_t words) {
+    if (words + static_cast<std::size_t>(t) > static_cast<std::size_t>(kMaxI32))
       throw InputError("cci parameters", 0, "more than 2^31 code words");
   };
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    for (BitWriter& w : slices) w.clear();
-    const std::int64_t beg = a.row_ptr[r], end = a.row_ptr[r + 1];
-    if (beg < end) {
-      const std::int64_t first = a.col_idx[beg];
-      for (int s = 0; s < t && beg + s < end; ++s) {
-        std::int64_t prev = s == 0 ? -t : first + s - t;
-        BitWriter& w = slices[static_cast<std::size_t>(s)];
-        for (std::int64_t i = beg + s; i < end; i += t) {
-          put(static_cast<std::uint64_t>(a.col_idx[i] - prev - t), w);
-          prev = a.col_idx[i];
+  // Row ranges code into streams of their own (cstart relative to the range's first word),
+  // which are then laid end to end in row order: the words one pass over the rows would write.
+  struct Part {
+    std::vector<std::int32_t> cstart;
+    std::vector<std::uint32_t> codes;
+  };
+  const std::vector<Range> ranges = split_rows(a, kRowGrain);
+  const std::vector<Part> parts = map_ranges(ranges, [&](std::int64_t r0, std::int64_t r1) {
+    Part part;
+    std::vector<std::uint32_t>& codes = part.codes;
+    part.cstart.reserve(static_cast<std::size_t>(p.interleaved ? r1 - r0 : (r1 - r0) * t));
+    std::vector<BitWriter> slices(static_cast<std::size_t>(t));
+    for (std::int64_t r = r0; r < r1; ++r) {
+      for (BitWriter& w : slices) w.clear();
+      const std::int64_t beg = a.row_ptr[r], end = a.row_ptr[r + 1];
+      if (beg < end) {
+        const std::int64_t first = a.col_idx[beg];
+        for (int s = 0; s < t && beg + s < end; ++s) {
+          std::int64_t prev = s == 0 ? -t : first + s - t;
+          BitWriter& w = slices[static_cast<std::size_t>(s)];
+          for (std::int64_t i = beg + s; i < end; i += t) {
+            put(static_cast<std::uint64_t>(a.col_idx[i] - prev - t), w);
+            prev = a.col_idx[i];
+          }
+          w.finish();
         }
-        w.finish();
+      }
+      if (p.interleaved) {
+        std::size_t longest = 0;
+        for (const BitWriter& w : slices) longest = std::max(longest, w.words.size());
+        check_size(codes.size() + longest * static_cast<std::size_t>(t));
+        part.cstart.push_back(static_cast<std::int32_t>(codes.size()));
+        for (std::size_t k = 0; k < longest; ++k)
+          for (const BitWriter& w : slices) codes.push_back(k < w.words.size() ? w.words[k] : 0u);
+      } else {
+        for (const BitWriter& w : slices) {
+          check_size(codes.size() + w.words.size());
+          part.cstart.push_back(static_cast<std::int32_t>(codes.size()));
+          codes.insert(codes.end(), w.words.begin(), w.words.end());
+        }
       }
     }
-    if (p.interleaved) {
-      std::size_t longest = 0;
-      for (const BitWriter& w : slices) longest = std::max(longest, w.words.size());
-      check_size(longest * static_cast<std::size_t>(t));
-      cstart.push_back(static_cast<std::int32_t>(codes.size()));
-      for (std::size_t k = 0; k < longest; ++k)
-        for (const BitWriter& w : slices) codes.push_back(k < w.words.size() ? w.words[k] : 0u);
-    } else {
-      for (const BitWriter& w : slices) {
-        check_size(w.words.size());
-        cstart.push_back(static_cast<std::int32_t>(codes.size()));
-        codes.insert(codes.end(), w.words.begin(), w.words.end());
-      }
-    }
+    return part;
+  });
+  std::vector<std::size_t> word_at(parts.size() + 1, 0), start_at(parts.size() + 1, 0);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    word_at[i + 1] = word_at[i] + parts[i].codes.size();
+    start_at[i + 1] = start_at[i] + parts[i].cstart.size();
   }
-  cstart.push_back(static_cast<std::int32_t>(codes.size()));
-  codes.resize(codes.size() + static_cast<std::size_t>(t), 0u);  // a lane may read one word on
+  check_size(word_at.back());
+  EncodedArray cstart = zero_array<std::int32_t>("cstart", ElemType::i32, start_at.back() + 1);
+  // A lane may read one word on: t zero words after the last.
+  EncodedArray codes = zero_array<std::uint32_t>("codes", ElemType::u32,
+                                                 word_at.back() + static_cast<std::size_t>(t));
+  std::int32_t* cstart_out = typed_mut<std::int32_t>(cstart);
+  std::uint32_t* codes_out = typed_mut<std::uint32_t>(codes);
+  run_ranges(ranges, [&](std::size_t i, std::int64_t, std::int64_t) {
+    std::copy(parts[i].codes.begin(), parts[i].codes.end(), codes_out + word_at[i]);
+    for (std::size_t k = 0; k < parts[i].cstart.size(); ++k)
+      cstart_out[start_at[i] + k] =
+          parts[i].cstart[k] + static_cast<std::int32_t>(word_at[i]);  // < 2^31: checked above
+  });
+  cstart_out[start_at.back()] = static_cast<std::int32_t>(word_at.back());
 
   std::vector<std::uint8_t> decode(16);
   for (int i = 0; i < 8; ++i) {
@@ -510,9 +544,9 @@ Encoded CciFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, row_ptr));
-  e.arrays.push_back(make_array<std::int32_t>("cstart", ElemType::i32, cstart));
-  e.arrays.push_back(make_array<std::uint32_t>("codes", ElemType::u32, codes));
+  e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr));
+  e.arrays.push_back(std::move(cstart));
+  e.arrays.push_back(std::move(codes));
   e.arrays.push_back(value_array("values", precision, a.values, a.values.size()));
   e.arrays.push_back(make_array<std::uint8_t>("decode_table", ElemType::u8, decode));
   return e;

@@ -180,19 +180,36 @@ Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nnz = a.nnz();
   ell_part::encode(a, p.width, p.threads_per_row, p.row_lengths, precision, kEll, e, p.values);
 
-  std::vector<std::int32_t> rows, cols;
-  std::vector<double> vals;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    for (std::int64_t j = a.row_ptr[static_cast<std::size_t>(r)] + p.width;
-         j < a.row_ptr[static_cast<std::size_t>(r + 1)]; ++j) {
-      rows.push_back(static_cast<std::int32_t>(r));
-      cols.push_back(a.col_idx[static_cast<std::size_t>(j)]);
-      vals.push_back(a.values[static_cast<std::size_t>(j)]);
+  // The COO part: each row's entries past the width, rows in order; row ranges write their own
+  // stretches of the arrays.
+  const std::vector<std::int64_t> at = tail_offsets(a, p.width);
+  const auto n = static_cast<std::size_t>(at.back());
+  EncodedArray rows = zero_array<std::int32_t>("coo_row", ElemType::i32, n);
+  EncodedArray cols = zero_array<std::int32_t>("coo_col", ElemType::i32, n);
+  const bool f64 = precision == Precision::f64;
+  EncodedArray vals = f64 ? zero_array<double>("coo_values", ElemType::f64, n)
+                          : zero_array<float>("coo_values", ElemType::f32, n);
+  std::int32_t* row_out = typed_mut<std::int32_t>(rows);
+  std::int32_t* col_out = typed_mut<std::int32_t>(cols);
+  run_ranges(split_rows(a, kRowGrain), [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      std::int64_t k = at[static_cast<std::size_t>(r)];
+      for (std::int64_t j = a.row_ptr[static_cast<std::size_t>(r)] + p.width;
+           j < a.row_ptr[static_cast<std::size_t>(r + 1)]; ++j, ++k) {
+        row_out[k] = static_cast<std::int32_t>(r);
+        col_out[k] = a.col_idx[static_cast<std::size_t>(j)];
+        const double v = a.values[static_cast<std::size_t>(j)];
+        if (f64) {
+          typed_mut<double>(vals)[k] = v;
+        } else {
+          typed_mut<float>(vals)[k] = static_cast<float>(v);
+        }
+      }
     }
-  }
-  e.arrays.push_back(make_array<std::int32_t>("coo_row", ElemType::i32, rows));
-  e.arrays.push_back(make_array<std::int32_t>("coo_col", ElemType::i32, cols));
-  e.arrays.push_back(value_array("coo_values", precision, vals, vals.size()));
+  });
+  e.arrays.push_back(std::move(rows));
+  e.arrays.push_back(std::move(cols));
+  e.arrays.push_back(std::move(vals));
   code_values(e.arrays, "coo_values", p.values, a);
   return e;
 }

@@ -31,16 +31,22 @@ template <typename Value>
 void fill(const CsrMatrix& a, const SellParams& p, const std::vector<std::int32_t>& perm,
           const std::vector<std::int64_t>& slice_ptr, std::int32_t* col, Value* val) {
   const int c = p.slice_height, t = p.threads_per_row;
-  for (std::int64_t i = 0; i < a.nrows; ++i) {
-    const std::int64_t r = perm[static_cast<std::size_t>(i)];
-    const std::int64_t base = slice_ptr[static_cast<std::size_t>(i / c)] + (i % c) * t;
-    const std::int64_t start = a.row_ptr[static_cast<std::size_t>(r)];
-    for (std::int64_t k = 0; k < a.row_length(r); ++k) {
-      const std::int64_t pos = base + (k / t) * c * t + k % t;
-      col[pos] = a.col_idx[static_cast<std::size_t>(start + k)];
-      val[pos] = static_cast<Value>(a.values[static_cast<std::size_t>(start + k)]);
+  // Each row owns its slots: slice ranges fill in parallel, each at least kRowGrain slots.
+  const auto slices = static_cast<std::int64_t>(slice_ptr.size()) - 1;
+  const std::int64_t slots_per_slice = slice_ptr.back() / std::max<std::int64_t>(slices, 1);
+  const std::int64_t grain = kRowGrain / std::max<std::int64_t>(slots_per_slice, 1);
+  run_ranges(split_range(slices, grain), [&](std::size_t, std::int64_t s0, std::int64_t s1) {
+    for (std::int64_t i = s0 * c; i < std::min(a.nrows, s1 * c); ++i) {
+      const std::int64_t r = perm[static_cast<std::size_t>(i)];
+      const std::int64_t base = slice_ptr[static_cast<std::size_t>(i / c)] + (i % c) * t;
+      const std::int64_t start = a.row_ptr[static_cast<std::size_t>(r)];
+      for (std::int64_t k = 0; k < a.row_length(r); ++k) {
+        const std::int64_t pos = base + (k / t) * c * t + k % t;
+        col[pos] = a.col_idx[static_cast<std::size_t>(start + k)];
+        val[pos] = static_cast<Value>(a.values[static_cast<std::size_t>(start + k)]);
+      }
     }
-  }
+  });
 }
 
 template <typename Value>
@@ -185,23 +191,33 @@ Encoded SellFormat::encode(const CsrMatrix& a, const FormatParams& params,
   std::vector<std::int32_t> perm(rows);
   std::iota(perm.begin(), perm.end(), 0);
   if (permuted(p)) {
-    const auto window = static_cast<std::size_t>(p.sigma);
-    for (std::size_t w = 0; w < rows; w += window) {
-      std::stable_sort(
-          perm.begin() + static_cast<std::ptrdiff_t>(w),
-          perm.begin() + static_cast<std::ptrdiff_t>(std::min(rows, w + window)),
-          [&](std::int32_t i, std::int32_t j) { return a.row_length(i) > a.row_length(j); });
-    }
+    // Windows sort independently: window ranges on the host threads.
+    const std::int64_t window = p.sigma;
+    const std::int64_t windows = (a.nrows + window - 1) / window;
+    parallel_for(
+        windows, std::max<std::int64_t>(1, kRowGrain / window),
+        [&](std::int64_t w0, std::int64_t w1) {
+          for (std::int64_t w = w0; w < w1; ++w) {
+            std::stable_sort(
+                perm.begin() + w * window, perm.begin() + std::min(a.nrows, (w + 1) * window),
+                [&](std::int32_t i, std::int32_t j) { return a.row_length(i) > a.row_length(j); });
+          }
+        });
   }
   const std::size_t slices = (rows + static_cast<std::size_t>(c) - 1) / static_cast<std::size_t>(c);
+  // Each slice's stored width, in parallel; then their running sum.
   std::vector<std::int64_t> slice_ptr(slices + 1, 0);
-  for (std::size_t s = 0; s < slices; ++s) {
-    std::int64_t longest = 0;
-    for (std::size_t i = s * static_cast<std::size_t>(c);
-         i < std::min(rows, (s + 1) * static_cast<std::size_t>(c)); ++i)
-      longest = std::max(longest, a.row_length(perm[i]));
-    slice_ptr[s + 1] = slice_ptr[s] + EllFormat::padded_width(longest, t) * c;
-  }
+  parallel_for(static_cast<std::int64_t>(slices), std::max<std::int64_t>(1, kRowGrain / c),
+               [&](std::int64_t s0, std::int64_t s1) {
+                 for (std::int64_t s = s0; s < s1; ++s) {
+                   std::int64_t longest = 0;
+                   for (std::int64_t i = s * c; i < std::min(a.nrows, (s + 1) * c); ++i)
+                     longest = std::max(longest, a.row_length(perm[static_cast<std::size_t>(i)]));
+                   slice_ptr[static_cast<std::size_t>(s) + 1] =
+                       EllFormat::padded_width(longest, t) * c;
+                 }
+               });
+  std::partial_sum(slice_ptr.begin(), slice_ptr.end(), slice_ptr.begin());
   const auto slots = static_cast<std::size_t>(slice_ptr[slices]);
 
   Encoded e;
@@ -213,7 +229,8 @@ Encoded SellFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.arrays.push_back(make_array<std::int64_t>("slice_ptr", ElemType::i64, slice_ptr));
   if (permuted(p)) e.arrays.push_back(make_array<std::int32_t>("perm", ElemType::i32, perm));
   EncodedArray col = zero_array<std::int32_t>("col_idx", ElemType::i32, slots);
-  std::fill_n(typed_mut<std::int32_t>(col), slots, -1);  // the padding sentinel
+  parallel_fill(typed_mut<std::int32_t>(col), static_cast<std::int64_t>(slots),
+                std::int32_t{-1});  // the padding sentinel
   EncodedArray val;
   if (precision == Precision::f64) {
     val = zero_array<double>("values", ElemType::f64, slots);
