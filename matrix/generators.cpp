@@ -19,6 +19,7 @@
 
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/parallel.hpp"
 
 namespace spmvc::gen {
 
@@ -429,15 +430,25 @@ CsrMatrix replicate(const CsrMatrix& a, std::int64_t k) {
   out.col_idx.resize(static_cast<std::size_t>(nnz * k));
   out.values.resize(out.col_idx.size());
   out.row_ptr[0] = 0;
-  for (std::int64_t copy = 0; copy < k; ++copy) {
-    const std::int64_t row_base = copy * a.nrows;
-    const std::int64_t nz_base = copy * nnz;
-    const auto col_base = static_cast<std::int32_t>(copy * a.ncols);
-    for (std::int64_t r = 0; r < a.nrows; ++r)
-      out.row_ptr[row_base + r + 1] = nz_base + a.row_ptr[r + 1];
-    for (std::int64_t j = 0; j < nnz; ++j) out.col_idx[nz_base + j] = a.col_idx[j] + col_base;
-    std::copy(a.values.begin(), a.values.end(), out.values.begin() + nz_base);
-  }
+  // Entries (and rows) of the result in ranges per host thread, each range walking the copies it
+  // overlaps: every output element is written by exactly one range.
+  constexpr std::int64_t kGrain = std::int64_t{1} << 18;
+  parallel_for(nnz * k, kGrain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t copy = begin / std::max<std::int64_t>(nnz, 1); copy * nnz < end; ++copy) {
+      const std::int64_t nz_base = copy * nnz;
+      const auto col_base = static_cast<std::int32_t>(copy * a.ncols);
+      const std::int64_t j0 = std::max(begin, nz_base) - nz_base;
+      const std::int64_t j1 = std::min(end, nz_base + nnz) - nz_base;
+      for (std::int64_t j = j0; j < j1; ++j) out.col_idx[nz_base + j] = a.col_idx[j] + col_base;
+      std::copy(a.values.begin() + j0, a.values.begin() + j1, out.values.begin() + nz_base + j0);
+    }
+  });
+  parallel_for(a.nrows * k, kGrain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::int64_t copy = i / a.nrows, r = i % a.nrows;
+      out.row_ptr[i + 1] = copy * nnz + a.row_ptr[r + 1];
+    }
+  });
   return out;
 }
 

@@ -5,6 +5,7 @@
 // longer than a range, empty rows and ranges, matrices with fewer rows than threads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -328,6 +329,33 @@ TEST_CASE("parallel host: every format's encoded arrays are the same on 1, 4 and
     }
   }
   CHECK(encoded > 100);  // the matrices reach most formats, value-coded twins included
+}
+
+TEST_CASE("parallel host: replicate gives the same copies on 1 and 7 threads") {
+  for (const auto& [name, a] : matrices()) {
+    CAPTURE(name);
+    CsrMatrix serial;
+    {
+      const Threads one(1);
+      serial = spmvc::gen::replicate(a, 5);
+    }
+    const Threads many(7);
+    const CsrMatrix parallel = spmvc::gen::replicate(a, 5);
+    CHECK(parallel.nrows == serial.nrows);
+    CHECK(parallel.ncols == serial.ncols);
+    CHECK(parallel.row_ptr == serial.row_ptr);
+    CHECK(parallel.col_idx == serial.col_idx);
+    CHECK(std::equal(parallel.values.begin(), parallel.values.end(), serial.values.begin(),
+                     serial.values.end(), [](double x, double y) {
+                       return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+                     }));
+    // The last copy is the matrix shifted down and right.
+    if (a.nnz() > 0) {
+      const std::int64_t last = 4 * a.nnz();
+      CHECK(parallel.col_idx[static_cast<std::size_t>(last)] == a.col_idx[0] + 4 * a.ncols);
+      CHECK(parallel.row_ptr[static_cast<std::size_t>(4 * a.nrows)] == last);
+    }
+  }
 }
 
 TEST_CASE("parallel host: ranges cover their index space in order") {

@@ -54,25 +54,48 @@ struct Blocks {
   std::vector<std::int64_t> row_ptr;
 };
 
+// Blocks of one row: f(first column, k0, k1) for each, its nonzeros at k0..k1.
+template <typename F>
+void for_each_block(const CsrMatrix& a, int b, std::int64_t r, F&& f) {
+  const std::int64_t last_start = a.ncols - b;  // a block never passes the last column
+  std::int64_t k = a.row_ptr[r];
+  const std::int64_t end = a.row_ptr[r + 1];
+  while (k < end) {
+    const std::int64_t s = std::min<std::int64_t>(a.col_idx[k], last_start);
+    const std::int64_t k0 = k;
+    while (k < end && a.col_idx[k] < s + b) ++k;
+    f(s, k0, k);
+  }
+}
+
+// Row ranges count their rows' blocks, then write them at the running sums: the arrays one pass
+// over the rows would build.
 Blocks make_blocks(const CsrMatrix& a, int b) {
   Blocks out;
   out.row_ptr.assign(static_cast<std::size_t>(a.nrows) + 1, 0);
-  out.start.reserve(static_cast<std::size_t>(a.nnz()));
-  out.values.reserve(static_cast<std::size_t>(a.nnz()));
-  const std::int64_t last_start = a.ncols - b;  // a block never passes the last column
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    std::int64_t k = a.row_ptr[r];
-    const std::int64_t end = a.row_ptr[r + 1];
-    while (k < end) {
-      const std::int64_t s = std::min<std::int64_t>(a.col_idx[k], last_start);
-      out.start.push_back(static_cast<std::int32_t>(s));
-      const std::size_t base = out.values.size();
-      out.values.resize(base + static_cast<std::size_t>(b), 0.0);
-      for (; k < end && a.col_idx[k] < s + b; ++k)
-        out.values[base + static_cast<std::size_t>(a.col_idx[k] - s)] = a.values[k];
+  const std::vector<Range> ranges = split_rows(a, kRowGrain);
+  run_ranges(ranges, [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      std::int64_t n = 0;
+      for_each_block(a, b, r, [&](std::int64_t, std::int64_t, std::int64_t) { ++n; });
+      out.row_ptr[static_cast<std::size_t>(r) + 1] = n;
     }
-    out.row_ptr[r + 1] = static_cast<std::int64_t>(out.start.size());
-  }
+  });
+  std::partial_sum(out.row_ptr.begin(), out.row_ptr.end(), out.row_ptr.begin());
+  out.start.resize(static_cast<std::size_t>(out.row_ptr.back()));
+  out.values.resize(out.start.size() * static_cast<std::size_t>(b), 0.0);
+  run_ranges(ranges, [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      auto blk = static_cast<std::size_t>(out.row_ptr[static_cast<std::size_t>(r)]);
+      for_each_block(a, b, r, [&](std::int64_t s, std::int64_t k0, std::int64_t k1) {
+        out.start[blk] = static_cast<std::int32_t>(s);
+        for (std::int64_t k = k0; k < k1; ++k)
+          out.values[blk * static_cast<std::size_t>(b) +
+                     static_cast<std::size_t>(a.col_idx[k] - s)] = a.values[k];
+        ++blk;
+      });
+    }
+  });
   return out;
 }
 
@@ -107,19 +130,35 @@ AmbLayout build_amb_layout(const CsrMatrix& a, const AmbParams& p) {
 
   const Blocks blocks = make_blocks(a, b);
 
-  // Level 1: a row's blocks, split by segment (row-major; segments increase along a row).
-  std::vector<Pair> pairs;
+  // Level 1: a row's blocks, split by segment (row-major; segments increase along a row). Row
+  // ranges count their pairs, then write them at the running sums.
+  const auto segment_of = [&](std::int64_t k) {
+    return static_cast<std::int32_t>(blocks.start[static_cast<std::size_t>(k)] >> p.segment_bits);
+  };
   std::vector<std::int64_t> pair_ptr(static_cast<std::size_t>(a.nrows) + 1, 0);
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    for (std::int64_t k = blocks.row_ptr[r]; k < blocks.row_ptr[r + 1]; ++k) {
-      const std::int32_t seg = blocks.start[static_cast<std::size_t>(k)] >> p.segment_bits;
-      if (pairs.empty() || pairs.back().row != r || pairs.back().segment != seg) {
-        pairs.push_back({r, seg, 0, k});
-      }
-      ++pairs.back().count;
+  const std::vector<Range> row_ranges = split_rows(a, kRowGrain);
+  run_ranges(row_ranges, [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      std::int64_t n = 0;
+      for (std::int64_t k = blocks.row_ptr[r]; k < blocks.row_ptr[r + 1]; ++k)
+        n += k == blocks.row_ptr[r] || segment_of(k) != segment_of(k - 1);
+      pair_ptr[static_cast<std::size_t>(r) + 1] = n;
     }
-    pair_ptr[static_cast<std::size_t>(r) + 1] = static_cast<std::int64_t>(pairs.size());
-  }
+  });
+  std::partial_sum(pair_ptr.begin(), pair_ptr.end(), pair_ptr.begin());
+  std::vector<Pair> pairs(static_cast<std::size_t>(pair_ptr.back()));
+  run_ranges(row_ranges, [&](std::size_t, std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      auto q = static_cast<std::size_t>(pair_ptr[static_cast<std::size_t>(r)]);
+      for (std::int64_t k = blocks.row_ptr[r]; k < blocks.row_ptr[r + 1]; ++k) {
+        if (k > blocks.row_ptr[r] && segment_of(k) == segment_of(k - 1)) {
+          ++pairs[q - 1].count;
+          continue;
+        }
+        pairs[q++] = {r, segment_of(k), 1, k};
+      }
+    }
+  });
   if (static_cast<std::int64_t>(pairs.size()) > kMaxI32)
     throw InputError("amb parameters", 0, "more than 2^31 row-segment pairs");
 
@@ -143,96 +182,169 @@ AmbLayout build_amb_layout(const CsrMatrix& a, const AmbParams& p) {
   st.blocks = static_cast<std::int64_t>(blocks.start.size());
   st.pairs = static_cast<std::int64_t>(pairs.size());
 
-  std::vector<std::int64_t> stamp64(static_cast<std::size_t>((a.ncols + 3) / 4), -1);
-  std::vector<std::int64_t> stamp32(static_cast<std::size_t>((a.ncols + 7) / 8), -1);
-  std::int64_t elements = 0;
-  auto emit_chunk = [&](std::int64_t seg, std::int64_t window, const Pair* const* rows, int n) {
-    const std::int64_t width = n > 0 ? rows[0]->count : 0;
-    if (width > 0xFFFF)
-      throw InputError("amb parameters", 0,
-                       fmt::format("a row holds {} blocks in one segment (at most 65535)", width));
-    if (elements + width * c_rows > kMaxI32)
-      throw InputError("amb parameters", 0, "more than 2^31 stored blocks");
-    st.max_width = std::max(st.max_width, width);
-    L.chunk_len.push_back(static_cast<std::uint32_t>((seg << 16) | width));
-    L.chunk_start.push_back(static_cast<std::int32_t>(elements));
-    L.perm_offset.push_back(static_cast<std::uint16_t>(window));
-    const std::size_t e0 = static_cast<std::size_t>(elements);
-    const std::size_t ne = static_cast<std::size_t>(width * c_rows);
-    L.col.resize(e0 + ne, 0);
-    L.values.resize((e0 + ne) * static_cast<std::size_t>(b), 0.0);
-    for (int r = 0; r < c_rows; ++r) {
-      if (r >= n) {
-        L.perm.push_back(AmbFormat::kPadRow);
-        L.slot.push_back(-1);
-        continue;
-      }
-      const Pair& q = *rows[r];
-      L.perm.push_back(static_cast<std::uint16_t>(q.row - window * sigma));
-      L.slot.push_back(static_cast<std::int32_t>(&q - pairs.data()));
-      std::int32_t prev64 = -1, prev32 = -1;
-      for (std::int32_t j = 0; j < q.count; ++j) {
-        const std::size_t k = static_cast<std::size_t>(q.first + j);
-        const std::int32_t s = blocks.start[k];
-        const std::size_t e = e0 + static_cast<std::size_t>(j) * c_rows + r;
-        L.col[e] =
-            static_cast<std::uint16_t>(s - (static_cast<std::int32_t>(seg) << p.segment_bits));
-        for (int t = 0; t < b; ++t) {
-          L.values[e0 * b + (static_cast<std::size_t>(j) * b + t) * c_rows + r] =
-              blocks.values[k * b + t];
-          const std::int32_t cc = s + t;
-          if (stamp64[cc / 4] != seg) {
-            stamp64[cc / 4] = seg;
-            st.x_segment_sectors64 += 1;
-          }
-          if (stamp32[cc / 8] != seg) {
-            stamp32[cc / 8] = seg;
-            st.x_segment_sectors32 += 1;
-          }
-          if (cc / 4 != prev64) st.x_row_sectors64 += 1;
-          if (cc / 8 != prev32) st.x_row_sectors32 += 1;
-          prev64 = cc / 4;
-          prev32 = cc / 8;
-        }
-      }
-    }
-    elements += width * c_rows;
-  };
-
-  std::vector<const Pair*> window_rows;
-  for (std::int64_t seg = 0; seg < nseg; ++seg) {
+  // Level 2: within each window of a segment, rows by block count, longest first; ties keep row
+  // order. Segments sort their own stretch of `ordered` (segment ranges in parallel), and count
+  // their chunks and stored blocks.
+  std::vector<const Pair*> ordered(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    ordered[i] = &pairs[static_cast<std::size_t>(order[i])];
+  std::vector<std::int64_t> seg_chunks(static_cast<std::size_t>(nseg) + 1, 0);
+  std::vector<std::int64_t> seg_elements(static_cast<std::size_t>(nseg) + 1, 0);
+  // Calls f(first row's index in `ordered`, rows) for each chunk of segment seg, in order.
+  const auto for_each_chunk = [&](std::int64_t seg, auto&& f) {
     const std::int64_t lo = seg_ptr[static_cast<std::size_t>(seg)];
     const std::int64_t hi = seg_ptr[static_cast<std::size_t>(seg) + 1];
-    if (lo < hi) ++st.segments;
     for (std::int64_t i = lo; i < hi;) {
-      const std::int64_t window = pairs[static_cast<std::size_t>(order[i])].row / sigma;
-      window_rows.clear();
-      for (; i < hi && pairs[static_cast<std::size_t>(order[i])].row / sigma == window; ++i)
-        window_rows.push_back(&pairs[static_cast<std::size_t>(order[i])]);
-      // Level 2: rows by block count, longest first; ties keep row order.
-      std::stable_sort(window_rows.begin(), window_rows.end(),
-                       [](const Pair* x, const Pair* y) { return x->count > y->count; });
-      for (std::size_t c0 = 0; c0 < window_rows.size(); c0 += static_cast<std::size_t>(c_rows)) {
-        const int n = static_cast<int>(
-            std::min<std::size_t>(static_cast<std::size_t>(c_rows), window_rows.size() - c0));
-        emit_chunk(seg, window, window_rows.data() + c0, n);
-      }
+      const std::int64_t window = ordered[static_cast<std::size_t>(i)]->row / sigma;
+      std::int64_t w_end = i;
+      while (w_end < hi && ordered[static_cast<std::size_t>(w_end)]->row / sigma == window) ++w_end;
+      for (std::int64_t c0 = i; c0 < w_end; c0 += c_rows)
+        f(window, c0, static_cast<int>(std::min<std::int64_t>(c_rows, w_end - c0)));
+      i = w_end;
     }
+  };
+  // Segment ranges of about equal pairs.
+  std::vector<Range> seg_ranges;
+  for (const Range& r : split_range(static_cast<std::int64_t>(pairs.size()), kRowGrain)) {
+    const auto seg_at = [&](std::int64_t pair) {
+      return static_cast<std::int64_t>(std::lower_bound(seg_ptr.begin(), seg_ptr.end() - 1, pair) -
+                                       seg_ptr.begin());
+    };
+    seg_ranges.push_back({seg_ranges.empty() ? 0 : seg_ranges.back().end,
+                          r.end == static_cast<std::int64_t>(pairs.size()) ? nseg : seg_at(r.end)});
   }
+  run_ranges(seg_ranges, [&](std::size_t, std::int64_t s0, std::int64_t s1) {
+    for (std::int64_t seg = s0; seg < s1; ++seg) {
+      const std::int64_t lo = seg_ptr[static_cast<std::size_t>(seg)];
+      const std::int64_t hi = seg_ptr[static_cast<std::size_t>(seg) + 1];
+      for (std::int64_t i = lo; i < hi;) {
+        const std::int64_t window = ordered[static_cast<std::size_t>(i)]->row / sigma;
+        std::int64_t w_end = i;
+        while (w_end < hi && ordered[static_cast<std::size_t>(w_end)]->row / sigma == window)
+          ++w_end;
+        std::stable_sort(ordered.begin() + i, ordered.begin() + w_end,
+                         [](const Pair* x, const Pair* y) { return x->count > y->count; });
+        i = w_end;
+      }
+      for_each_chunk(seg, [&](std::int64_t, std::int64_t c0, int) {
+        const std::int64_t width = ordered[static_cast<std::size_t>(c0)]->count;
+        if (width > 0xFFFF)
+          throw InputError(
+              "amb parameters", 0,
+              fmt::format("a row holds {} blocks in one segment (at most 65535)", width));
+        ++seg_chunks[static_cast<std::size_t>(seg) + 1];
+        seg_elements[static_cast<std::size_t>(seg) + 1] += width * c_rows;
+      });
+    }
+  });
+  std::partial_sum(seg_chunks.begin(), seg_chunks.end(), seg_chunks.begin());
+  std::partial_sum(seg_elements.begin(), seg_elements.end(), seg_elements.begin());
+  const std::int64_t elements = seg_elements.back();
+  if (elements > kMaxI32) throw InputError("amb parameters", 0, "more than 2^31 stored blocks");
+
   // Empty chunks up to whole thread blocks: the kernel runs without a bound check.
-  const std::size_t per_block = static_cast<std::size_t>(p.block_size / c_rows);
-  while (L.chunk_len.empty() || L.chunk_len.size() % per_block != 0) emit_chunk(0, 0, nullptr, 0);
-  st.chunks = static_cast<std::int64_t>(L.chunk_len.size());
+  const std::int64_t per_block = p.block_size / c_rows;
+  const std::int64_t stored = seg_chunks.back();
+  const std::int64_t chunks =
+      std::max<std::int64_t>(1, (stored + per_block - 1) / per_block) * per_block;
+  const auto chunk_rows = static_cast<std::size_t>(chunks * c_rows);
+  L.chunk_len.assign(static_cast<std::size_t>(chunks), 0);
+  L.chunk_start.assign(static_cast<std::size_t>(chunks), static_cast<std::int32_t>(elements));
+  if (p.deterministic) {
+    L.slot.assign(chunk_rows, -1);
+  } else {
+    L.perm_offset.assign(static_cast<std::size_t>(chunks), 0);
+    L.perm.assign(chunk_rows, AmbFormat::kPadRow);
+  }
+  L.col.assign(static_cast<std::size_t>(elements), 0);
+  L.values.assign(static_cast<std::size_t>(elements * b), 0.0);
+
+  // Level 3: every chunk written at its segment's offsets, segment ranges in parallel. The x
+  // sector counts are per segment (distinct sectors a segment touches, by a stamp holding the
+  // last segment that touched each sector of the segment's columns), so they add up by range.
+  struct SectorCounts {
+    double segment64 = 0, segment32 = 0, row64 = 0, row32 = 0;
+    std::int64_t segments = 0, max_width = 0;
+  };
+  const std::size_t span64 =
+      ((std::size_t{1} << p.segment_bits) + static_cast<std::size_t>(b)) / 4 + 2;
+  const std::size_t span32 =
+      ((std::size_t{1} << p.segment_bits) + static_cast<std::size_t>(b)) / 8 + 2;
+  const std::vector<SectorCounts> counts =
+      map_ranges(seg_ranges, [&](std::int64_t s0, std::int64_t s1) {
+        SectorCounts sc;
+        std::vector<std::int64_t> stamp64(span64, -1), stamp32(span32, -1);
+        for (std::int64_t seg = s0; seg < s1; ++seg) {
+          if (seg_ptr[static_cast<std::size_t>(seg)] < seg_ptr[static_cast<std::size_t>(seg) + 1])
+            ++sc.segments;
+          const std::int64_t seg_first = seg << p.segment_bits;
+          std::int64_t chunk = seg_chunks[static_cast<std::size_t>(seg)];
+          std::int64_t e0 = seg_elements[static_cast<std::size_t>(seg)];
+          for_each_chunk(seg, [&](std::int64_t window, std::int64_t c0, int n) {
+            const std::int64_t width = ordered[static_cast<std::size_t>(c0)]->count;
+            sc.max_width = std::max(sc.max_width, width);
+            const auto ch = static_cast<std::size_t>(chunk);
+            L.chunk_len[ch] = static_cast<std::uint32_t>((seg << 16) | width);
+            L.chunk_start[ch] = static_cast<std::int32_t>(e0);
+            if (!p.deterministic) L.perm_offset[ch] = static_cast<std::uint16_t>(window);
+            for (int r = 0; r < n; ++r) {
+              const Pair& q = *ordered[static_cast<std::size_t>(c0 + r)];
+              const std::size_t row_slot = ch * static_cast<std::size_t>(c_rows) + r;
+              if (p.deterministic) {
+                L.slot[row_slot] = static_cast<std::int32_t>(&q - pairs.data());
+              } else {
+                L.perm[row_slot] = static_cast<std::uint16_t>(q.row - window * sigma);
+              }
+              std::int64_t prev64 = -1, prev32 = -1;
+              for (std::int32_t j = 0; j < q.count; ++j) {
+                const std::size_t k = static_cast<std::size_t>(q.first + j);
+                const std::int32_t s = blocks.start[k];
+                const std::size_t e =
+                    static_cast<std::size_t>(e0) + static_cast<std::size_t>(j) * c_rows + r;
+                L.col[e] = static_cast<std::uint16_t>(s - seg_first);
+                for (int t = 0; t < b; ++t) {
+                  L.values[static_cast<std::size_t>(e0) * b +
+                           (static_cast<std::size_t>(j) * b + t) * c_rows + r] =
+                      blocks.values[k * b + t];
+                  const std::int64_t cc = s + t;
+                  const auto at64 = static_cast<std::size_t>(cc / 4 - seg_first / 4);
+                  const auto at32 = static_cast<std::size_t>(cc / 8 - seg_first / 8);
+                  if (stamp64[at64] != seg) {
+                    stamp64[at64] = seg;
+                    sc.segment64 += 1;
+                  }
+                  if (stamp32[at32] != seg) {
+                    stamp32[at32] = seg;
+                    sc.segment32 += 1;
+                  }
+                  if (cc / 4 != prev64) sc.row64 += 1;
+                  if (cc / 8 != prev32) sc.row32 += 1;
+                  prev64 = cc / 4;
+                  prev32 = cc / 8;
+                }
+              }
+            }
+            ++chunk;
+            e0 += width * c_rows;
+          });
+        }
+        return sc;
+      });
+  for (const SectorCounts& sc : counts) {
+    st.x_segment_sectors64 += sc.segment64;
+    st.x_segment_sectors32 += sc.segment32;
+    st.x_row_sectors64 += sc.row64;
+    st.x_row_sectors32 += sc.row32;
+    st.segments += sc.segments;
+    st.max_width = std::max(st.max_width, sc.max_width);
+  }
+  st.chunks = chunks;
   st.elements = elements;
 
   if (p.deterministic) {
     L.red_ptr.resize(pair_ptr.size());
     for (std::size_t i = 0; i < pair_ptr.size(); ++i)
       L.red_ptr[i] = static_cast<std::int32_t>(pair_ptr[i]);
-    L.perm.clear();
-    L.perm_offset.clear();
-  } else {
-    L.slot.clear();
   }
   return L;
 }
