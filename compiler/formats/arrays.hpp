@@ -101,7 +101,7 @@ T* typed_mut(EncodedArray& a) {
 
 /// The value array of `precision` (double for f64, float otherwise) from fp64 values.
 inline EncodedArray value_array(std::string name, Precision precision,
-                                const std::vector<double>& values, std::size_t count) {
+                                std::span<const double> values, std::size_t count) {
   return precision == Precision::f64
              ? make_array<double>(std::move(name), ElemType::f64, values, count)
              : make_array<float>(std::move(name), ElemType::f32, values, count);

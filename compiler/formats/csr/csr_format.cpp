@@ -203,12 +203,8 @@ Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
   // Zero padding so a lane's aligned vector load past the last nonzero stays in the array.
   const std::size_t padded = static_cast<std::size_t>(padded_nnz(a.nnz()));
   e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, padded));
-  if (precision == Precision::f64) {
-    e.arrays.push_back(make_array<double>("values", ElemType::f64, a.values, padded));
-  } else {
-    e.arrays.push_back(make_array<float>("values", ElemType::f32, a.values, padded));
-  }
-  code_values(e.arrays, "values", p.values, a);
+  // Coded values go straight from a.values to codes, without a plain array in between.
+  append_values(e.arrays, "values", precision, a.values, padded, p.values, a);
   return e;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -70,19 +72,19 @@ template <typename Code>
 // in the whole array, as one pass would), then each range maps its codes to the global ones.
 // Each element is hashed once, into an index that stays in cache: a few ns a value, where
 // encoding a 16M-nonzero matrix is the one-time cost that matters.
-template <typename Value, typename Code, typename Bits>
-void code_table(std::vector<EncodedArray>& arrays, std::vector<EncodedArray>::iterator plain,
-                int coding) {
-  const std::int64_t n = plain->count();
-  const Value* v = typed<Value>(*plain);
+// The n values come from value_at(i) (a Value), so a caller may code values it never stores
+// plainly. Returns the code array (named `name`) and the table (`name + "_table"`).
+template <typename Value, typename Code, typename Bits, typename At>
+std::pair<EncodedArray, EncodedArray> code_table(const std::string& name, std::int64_t n,
+                                                 int coding, At&& value_at) {
   const std::int64_t capacity = value_table_capacity(coding);
-  EncodedArray codes =
-      zero_array<Code>(plain->name, coding == kValuesTable8 ? ElemType::u8 : ElemType::u16,
-                       static_cast<std::size_t>(n));
+  EncodedArray codes = zero_array<Code>(
+      name, coding == kValuesTable8 ? ElemType::u8 : ElemType::u16, static_cast<std::size_t>(n));
   Code* out = typed_mut<Code>(codes);
   const auto bits_of = [&](std::int64_t i) {
+    const Value v = value_at(i);
     Bits bits;
-    std::memcpy(&bits, v + i, sizeof(Bits));
+    std::memcpy(&bits, &v, sizeof(Bits));
     return bits;
   };
 
@@ -144,10 +146,29 @@ void code_table(std::vector<EncodedArray>& arrays, std::vector<EncodedArray>::it
     });
   }
   if (table.empty()) table.push_back(Value(0));  // no stored value: one entry keeps it valid
-  const std::string name = plain->name;
   const ElemType type = sizeof(Value) == 8 ? ElemType::f64 : ElemType::f32;
-  *plain = std::move(codes);
-  arrays.insert(plain + 1, make_array<Value>(name + "_table", type, table));
+  return {std::move(codes), make_array<Value>(name + "_table", type, table)};
+}
+
+// Codes with a table of `coding`, reading values through value_at(i) as Value (double for f64,
+// float otherwise).
+template <typename Value, typename At>
+std::pair<EncodedArray, EncodedArray> code_with_table(const std::string& name, std::int64_t n,
+                                                      int coding, At&& value_at) {
+  using Bits = std::conditional_t<sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
+  return coding == kValuesTable8
+             ? code_table<Value, std::uint8_t, Bits>(name, n, coding, value_at)
+             : code_table<Value, std::uint16_t, Bits>(name, n, coding, value_at);
+}
+
+void check_all_ones(const CsrMatrix& a) {
+  const auto other =
+      std::find_if(a.values.begin(), a.values.end(), [](double v) { return v != 1.0; });
+  if (other != a.values.end())
+    throw InputError("values", 0,
+                     fmt::format("values=1 (all ones) but nonzero {} holds {}; use values=0 or "
+                                 "a table",
+                                 other - a.values.begin(), *other));
 }
 
 }  // namespace
@@ -287,25 +308,46 @@ void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int
   if (plain->type != ElemType::f64 && plain->type != ElemType::f32)
     throw InternalError("value coding: " + name + " is not a value array");
   if (coding == kValuesUnit) {
-    const auto other =
-        std::find_if(a.values.begin(), a.values.end(), [](double v) { return v != 1.0; });
-    if (other != a.values.end())
-      throw InputError("values", 0,
-                       fmt::format("values=1 (all ones) but nonzero {} holds {}; use values=0 or "
-                                   "a table",
-                                   other - a.values.begin(), *other));
+    check_all_ones(a);
     arrays.erase(plain);
     return;
   }
   if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
   const bool f64 = plain->type == ElemType::f64;
-  if (coding == kValuesTable8) {
-    f64 ? code_table<double, std::uint8_t, std::uint64_t>(arrays, plain, coding)
-        : code_table<float, std::uint8_t, std::uint32_t>(arrays, plain, coding);
-  } else {
-    f64 ? code_table<double, std::uint16_t, std::uint64_t>(arrays, plain, coding)
-        : code_table<float, std::uint16_t, std::uint32_t>(arrays, plain, coding);
+  const EncodedArray& src = *plain;
+  auto [codes, table] =
+      f64 ? code_with_table<double>(name, src.count(), coding,
+                                    [&](std::int64_t i) { return typed<double>(src)[i]; })
+          : code_with_table<float>(name, src.count(), coding,
+                                   [&](std::int64_t i) { return typed<float>(src)[i]; });
+  *plain = std::move(codes);
+  arrays.insert(plain + 1, std::move(table));
+}
+
+void append_values(std::vector<EncodedArray>& arrays, const std::string& name, Precision precision,
+                   std::span<const double> src, std::size_t count, int coding, const CsrMatrix& a) {
+  if (coding == kValuesPlain) {
+    arrays.push_back(value_array(name, precision, src, count));
+    return;
   }
+  if (coding == kValuesUnit) {
+    check_all_ones(a);
+    return;
+  }
+  if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
+  // The plain array would hold src converted to Value, then zeros: code those values directly.
+  const auto n = static_cast<std::int64_t>(src.size());
+  const double* v = src.data();
+  const auto slots = static_cast<std::int64_t>(count);
+  auto [codes, table] =
+      precision == Precision::f64
+          ? code_with_table<double>(name, slots, coding,
+                                    [&](std::int64_t i) { return i < n ? v[i] : 0.0; })
+          : code_with_table<float>(name, slots, coding, [&](std::int64_t i) {
+              return i < n ? static_cast<float>(v[i]) : 0.0f;
+            });
+  arrays.push_back(std::move(codes));
+  arrays.push_back(std::move(table));
 }
 
 template <typename Value>

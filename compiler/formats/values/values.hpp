@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,11 @@ std::string value_coding_summary(int coding);
 /// same name followed by `name + "_table"`. InputError when the values do not fit the coding.
 void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int coding,
                  const CsrMatrix& a);
+/// Appends what value_array(name, precision, src, count) followed by code_values(arrays, name,
+/// coding, a) would leave, without building the plain array when the values are coded: the
+/// arrays of a format whose stored values are `src` in order, zero-padded to `count`.
+void append_values(std::vector<EncodedArray>& arrays, const std::string& name, Precision precision,
+                   std::span<const double> src, std::size_t count, int coding, const CsrMatrix& a);
 
 /// The `count` stored values of array `name` in `e`, decoded from `coding`, as Value.
 template <typename Value>
