@@ -106,7 +106,8 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
   EncodedArray x_perm{
       "x_perm", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};
   x_perm.bytes.resize(static_cast<std::size_t>(encoded.ncols) *
-                      static_cast<std::size_t>(value_bytes(encoded.precision)));
+                          static_cast<std::size_t>(value_bytes(encoded.precision)),
+                      std::byte{0});
   x_perm.scratch = true;
   encoded.arrays.push_back(std::move(x_perm));
   auto to_scratch = [](std::vector<KernelParam>& params) {

@@ -62,12 +62,15 @@ template <typename Out, typename In>
 EncodedArray make_array(std::string name, ElemType type, std::span<const In> src,
                         std::size_t count) {
   EncodedArray a{std::move(name), type, {}};
-  a.bytes.resize(count * sizeof(Out));  // value-initialised: the padding is zero
+  a.bytes.resize(count * sizeof(Out));  // unwritten (ByteBuffer): every element is set below
   Out* out = reinterpret_cast<Out*>(a.bytes.data());
   const In* in = src.data();
-  parallel_for(static_cast<std::int64_t>(src.size()), kCopyGrain,
+  const auto n = static_cast<std::int64_t>(std::min(src.size(), count));
+  parallel_for(static_cast<std::int64_t>(count), kCopyGrain,
                [&](std::int64_t begin, std::int64_t end) {
-                 for (std::int64_t i = begin; i < end; ++i) out[i] = static_cast<Out>(in[i]);
+                 const std::int64_t copy_end = std::clamp(end, begin, n);
+                 for (std::int64_t i = begin; i < copy_end; ++i) out[i] = static_cast<Out>(in[i]);
+                 std::fill(out + copy_end, out + end, Out{});  // the padding
                });
   return a;
 }
@@ -81,12 +84,26 @@ EncodedArray make_array(std::string name, ElemType type, const std::vector<In>& 
   return make_array<Out, In>(std::move(name), type, std::span<const In>(src), src.size());
 }
 
+/// An array of `count` elements of T left unwritten, for a caller that writes every element
+/// (with typed_mut()).
+template <typename T>
+EncodedArray uninitialized_array(std::string name, ElemType type, std::size_t count) {
+  EncodedArray a{std::move(name), type, {}};
+  a.bytes.resize(count * sizeof(T));
+  return a;
+}
+
 /// A zero-filled array of `count` elements of T, to be written element by element with
 /// typed_mut().
 template <typename T>
 EncodedArray zero_array(std::string name, ElemType type, std::size_t count) {
   EncodedArray a{std::move(name), type, {}};
-  a.bytes.resize(count * sizeof(T));
+  a.bytes.resize(count * sizeof(T));  // unwritten (ByteBuffer): zeroed on the host threads
+  std::byte* bytes = a.bytes.data();
+  parallel_for(static_cast<std::int64_t>(a.bytes.size()), kCopyGrain * 8,
+               [&](std::int64_t begin, std::int64_t end) {
+                 std::fill(bytes + begin, bytes + end, std::byte{0});
+               });
   return a;
 }
 

@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -16,11 +18,39 @@ enum class ElemType { i32, i64, u32, u64, f32, f64, u8, u16 };
 std::string_view to_string(ElemType t);
 int size_of(ElemType t);
 
+/// std::allocator, except that elements made without a value (resize(n), vector(n)) are
+/// default-initialised: for bytes, left unwritten. A 16M-nonzero encoding is hundreds of MB, and
+/// zeroing it in one memset (page faults included) cost more than the encoders' own work once
+/// they ran on all cores; the encoders now write every byte themselves, on the host threads.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  using value_type = T;
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// Bytes that resize(n) leaves unwritten (resize(n, std::byte{0}) zeroes them).
+using ByteBuffer = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
+
 /// One array of an encoded matrix, as raw little-endian bytes of `type`.
 struct EncodedArray {
   std::string name;
   ElemType type = ElemType::i32;
-  std::vector<std::byte> bytes;
+  /// Whoever sizes it writes every byte (formats/arrays.hpp's make_array and zero_array do).
+  ByteBuffer bytes;
   /// Workspace the kernels write (e.g. x gathered into a permuted order): `bytes` are its
   /// initial contents; not matrix data, so not counted in total_bytes().
   bool scratch = false;

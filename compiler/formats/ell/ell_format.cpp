@@ -125,7 +125,7 @@ void ell_part::encode(const CsrMatrix& a, std::int64_t width, int threads_per_ro
                                               EllFormat::pitch(a.nrows));
   EncodedArray lens = zero_array<std::int32_t>(prefix + "row_lengths", ElemType::i32,
                                                row_lengths ? static_cast<std::size_t>(a.nrows) : 0);
-  EncodedArray col = zero_array<std::int32_t>(prefix + "col_idx", ElemType::i32, slots);
+  EncodedArray col = uninitialized_array<std::int32_t>(prefix + "col_idx", ElemType::i32, slots);
   parallel_fill(typed_mut<std::int32_t>(col), static_cast<std::int64_t>(slots),
                 std::int32_t{-1});  // the padding sentinel
   std::int32_t* lens_out = row_lengths ? typed_mut<std::int32_t>(lens) : nullptr;

@@ -184,11 +184,12 @@ Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
   // stretches of the arrays.
   const std::vector<std::int64_t> at = tail_offsets(a, p.width);
   const auto n = static_cast<std::size_t>(at.back());
-  EncodedArray rows = zero_array<std::int32_t>("coo_row", ElemType::i32, n);
-  EncodedArray cols = zero_array<std::int32_t>("coo_col", ElemType::i32, n);
+  // Every element is written below.
+  EncodedArray rows = uninitialized_array<std::int32_t>("coo_row", ElemType::i32, n);
+  EncodedArray cols = uninitialized_array<std::int32_t>("coo_col", ElemType::i32, n);
   const bool f64 = precision == Precision::f64;
-  EncodedArray vals = f64 ? zero_array<double>("coo_values", ElemType::f64, n)
-                          : zero_array<float>("coo_values", ElemType::f32, n);
+  EncodedArray vals = f64 ? uninitialized_array<double>("coo_values", ElemType::f64, n)
+                          : uninitialized_array<float>("coo_values", ElemType::f32, n);
   std::int32_t* row_out = typed_mut<std::int32_t>(rows);
   std::int32_t* col_out = typed_mut<std::int32_t>(cols);
   run_ranges(split_rows(a, kRowGrain), [&](std::size_t, std::int64_t r0, std::int64_t r1) {

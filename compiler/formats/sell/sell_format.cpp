@@ -228,7 +228,7 @@ Encoded SellFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nnz = a.nnz();
   e.arrays.push_back(make_array<std::int64_t>("slice_ptr", ElemType::i64, slice_ptr));
   if (permuted(p)) e.arrays.push_back(make_array<std::int32_t>("perm", ElemType::i32, perm));
-  EncodedArray col = zero_array<std::int32_t>("col_idx", ElemType::i32, slots);
+  EncodedArray col = uninitialized_array<std::int32_t>("col_idx", ElemType::i32, slots);
   parallel_fill(typed_mut<std::int32_t>(col), static_cast<std::int64_t>(slots),
                 std::int32_t{-1});  // the padding sentinel
   EncodedArray val;

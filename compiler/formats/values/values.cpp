@@ -78,7 +78,8 @@ template <typename Value, typename Code, typename Bits, typename At>
 std::pair<EncodedArray, EncodedArray> code_table(const std::string& name, std::int64_t n,
                                                  int coding, At&& value_at) {
   const std::int64_t capacity = value_table_capacity(coding);
-  EncodedArray codes = zero_array<Code>(
+  // Every element is coded below.
+  EncodedArray codes = uninitialized_array<Code>(
       name, coding == kValuesTable8 ? ElemType::u8 : ElemType::u16, static_cast<std::size_t>(n));
   Code* out = typed_mut<Code>(codes);
   const auto bits_of = [&](std::int64_t i) {
