@@ -84,6 +84,19 @@ EncodedArray make_array(std::string name, ElemType type, const std::vector<In>& 
   return make_array<Out, In>(std::move(name), type, std::span<const In>(src), src.size());
 }
 
+/// A host vector whose elements start unwritten (DefaultInitAllocator), for scratch arrays an
+/// encoder fills on the host threads.
+template <typename T>
+using HostVector = std::vector<T, DefaultInitAllocator<T>>;
+
+/// `n` zeros, written on the host threads.
+template <typename T>
+HostVector<T> zeroed(std::size_t n) {
+  HostVector<T> v(n);
+  parallel_fill(v.data(), static_cast<std::int64_t>(n), T{});
+  return v;
+}
+
 /// An array of `count` elements of T left unwritten, for a caller that writes every element
 /// (with typed_mut()).
 template <typename T>

@@ -49,8 +49,8 @@ std::optional<std::string> check_params(const AmbParams& p) {
 
 // Greedy level-3 blocking of every row; blocks in row-major order, columns increasing.
 struct Blocks {
-  std::vector<std::int32_t> start;  // absolute first column
-  std::vector<double> values;       // b per block
+  HostVector<std::int32_t> start;  // absolute first column
+  HostVector<double> values;       // b per block
   std::vector<std::int64_t> row_ptr;
 };
 
@@ -82,8 +82,8 @@ Blocks make_blocks(const CsrMatrix& a, int b) {
     }
   });
   std::partial_sum(out.row_ptr.begin(), out.row_ptr.end(), out.row_ptr.begin());
-  out.start.resize(static_cast<std::size_t>(out.row_ptr.back()));
-  out.values.resize(out.start.size() * static_cast<std::size_t>(b), 0.0);
+  out.start.resize(static_cast<std::size_t>(out.row_ptr.back()));  // every element written below
+  out.values = zeroed<double>(out.start.size() * static_cast<std::size_t>(b));
   run_ranges(ranges, [&](std::size_t, std::int64_t r0, std::int64_t r1) {
     for (std::int64_t r = r0; r < r1; ++r) {
       auto blk = static_cast<std::size_t>(out.row_ptr[static_cast<std::size_t>(r)]);
@@ -256,8 +256,8 @@ AmbLayout build_amb_layout(const CsrMatrix& a, const AmbParams& p) {
     L.perm_offset.assign(static_cast<std::size_t>(chunks), 0);
     L.perm.assign(chunk_rows, AmbFormat::kPadRow);
   }
-  L.col.assign(static_cast<std::size_t>(elements), 0);
-  L.values.assign(static_cast<std::size_t>(elements * b), 0.0);
+  L.col = zeroed<std::uint16_t>(static_cast<std::size_t>(elements));
+  L.values = zeroed<double>(static_cast<std::size_t>(elements * b));
 
   // Level 3: every chunk written at its segment's offsets, segment ranges in parallel. The x
   // sector counts are per segment (distinct sectors a segment touches, by a stamp holding the
@@ -506,7 +506,8 @@ Encoded AmbFormat::encode(const CsrMatrix& a, const FormatParams& params,
     e.arrays.push_back(make_array<std::uint16_t>("perm", ElemType::u16, L.perm));
     e.arrays.push_back(make_array<std::uint16_t>("perm_offset", ElemType::u16, L.perm_offset));
   }
-  e.arrays.push_back(make_array<std::uint16_t>("col", ElemType::u16, L.col));
+  e.arrays.push_back(make_array<std::uint16_t>(
+      "col", ElemType::u16, std::span<const std::uint16_t>(L.col), L.col.size()));
   e.arrays.push_back(value_array("values", precision, L.values, L.values.size()));
   if (p.deterministic) {
     e.arrays.push_back(make_array<std::int32_t>("red_ptr", ElemType::i32, L.red_ptr));

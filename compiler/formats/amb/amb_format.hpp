@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "formats/amb/amb_traffic.hpp"
+#include "formats/arrays.hpp"
 #include "formats/format.hpp"
 
 namespace spmvc::formats {
@@ -40,8 +41,8 @@ struct AmbLayout {
   std::vector<std::uint16_t> perm, perm_offset;  // atomic variant
   std::vector<std::int32_t> slot;                // deterministic variant
   std::vector<std::int32_t> red_ptr;             // deterministic variant
-  std::vector<std::uint16_t> col;
-  std::vector<double> values;
+  HostVector<std::uint16_t> col;                 // zeroed on the host threads, then written
+  HostVector<double> values;
   AmbLayoutStats stats;
 };
 

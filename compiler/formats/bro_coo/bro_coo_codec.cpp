@@ -20,8 +20,8 @@ constexpr int kWarp = 32;
 
 // The selected entries in order: (row, position in a's arrays).
 struct Entries {
-  std::vector<std::int32_t> row;
-  std::vector<std::int64_t> at;
+  HostVector<std::int32_t> row;  // every element written by select()
+  HostVector<std::int64_t> at;
 };
 
 // Row ranges write their own stretches of the entry list.
@@ -121,7 +121,8 @@ CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int sym
   const auto slots = static_cast<std::size_t>(z.intervals * interval);
   std::vector<std::int32_t> row_base(static_cast<std::size_t>(z.intervals));
   std::vector<std::uint8_t> width_table(2 * static_cast<std::size_t>(z.intervals));
-  std::vector<std::uint64_t> words(static_cast<std::size_t>((z.symbols + 1) * kWarp), 0);
+  HostVector<std::uint64_t> words =
+      zeroed<std::uint64_t>(static_cast<std::size_t>((z.symbols + 1) * kWarp));
   EncodedArray cols = zero_array<std::int32_t>(prefix + "col_idx", ElemType::i32, slots);
   const bool f64 = precision == Precision::f64;
   EncodedArray vals = f64 ? zero_array<double>(prefix + "values", ElemType::f64, slots)
@@ -171,10 +172,13 @@ CooSizes encode_coo(const CsrMatrix& a, std::int64_t skip, int interval, int sym
   out.push_back(make_array<std::int32_t>(prefix + "row_base", ElemType::i32, row_base));
   out.push_back(make_array<std::uint8_t>(prefix + "widths", ElemType::u8, width_table));
   out.push_back(make_array<std::int64_t>(prefix + "sym_ptr", ElemType::i64, sym_ptr));
+  const std::span<const std::uint64_t> symbols(words);
   if (symbol_bits == 64) {
-    out.push_back(make_array<std::uint64_t>(prefix + "symbols", ElemType::u64, words));
+    out.push_back(
+        make_array<std::uint64_t>(prefix + "symbols", ElemType::u64, symbols, symbols.size()));
   } else {
-    out.push_back(make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, words));
+    out.push_back(
+        make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, symbols, symbols.size()));
   }
   out.push_back(std::move(cols));
   out.push_back(std::move(vals));

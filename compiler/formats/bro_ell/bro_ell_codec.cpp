@@ -206,8 +206,12 @@ EllSizes encode_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shap
   std::vector<std::int64_t> sym_ptr;
   const EllSizes z = sizes_of(tb, shape, count_entries(a, limit), &sym_ptr);
 
-  std::vector<std::uint64_t> words(static_cast<std::size_t>((z.symbols + z.pad_rows) * S), 0);
-  std::vector<double> vals(static_cast<std::size_t>(z.columns * S), 0.0);
+  HostVector<std::uint64_t> words =
+      zeroed<std::uint64_t>(static_cast<std::size_t>((z.symbols + z.pad_rows) * S));
+  const auto slots = static_cast<std::size_t>(z.columns * S);
+  const bool f64 = precision == Precision::f64;
+  EncodedArray vals = f64 ? zero_array<double>(prefix + "values", ElemType::f64, slots)
+                          : zero_array<float>(prefix + "values", ElemType::f32, slots);
   // Slices own disjoint symbols and value slots: split across the cores.
   parallel_for(z.nslices, 1024, [&](std::int64_t s0, std::int64_t s1) {
     for (std::int64_t s = s0; s < s1; ++s) {
@@ -223,8 +227,14 @@ EllSizes encode_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shap
             const int b = tb.widths[static_cast<std::size_t>(cbase + j)];
             put_bits(stream, S, L, pos, b, lane_delta(a, row, t, T, j));
             pos += b;
-            vals[static_cast<std::size_t>((cbase + j) * S + v)] = a.values[static_cast<std::size_t>(
+            const auto slot = static_cast<std::size_t>((cbase + j) * S + v);
+            const double value = a.values[static_cast<std::size_t>(
                 row.begin + t + static_cast<std::int64_t>(j) * T)];
+            if (f64) {
+              typed_mut<double>(vals)[slot] = value;
+            } else {
+              typed_mut<float>(vals)[slot] = static_cast<float>(value);
+            }
           }
         }
       }
@@ -233,12 +243,15 @@ EllSizes encode_ell(const CsrMatrix& a, std::int64_t limit, const EllShape& shap
   out.push_back(make_array<std::int64_t>(prefix + "col_ptr", ElemType::i64, tb.col_ptr));
   out.push_back(make_array<std::int64_t>(prefix + "sym_ptr", ElemType::i64, sym_ptr));
   out.push_back(make_array<std::uint8_t>(prefix + "widths", ElemType::u8, tb.widths));
+  const std::span<const std::uint64_t> symbols(words);
   if (L == 64) {
-    out.push_back(make_array<std::uint64_t>(prefix + "symbols", ElemType::u64, words));
+    out.push_back(
+        make_array<std::uint64_t>(prefix + "symbols", ElemType::u64, symbols, symbols.size()));
   } else {
-    out.push_back(make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, words));
+    out.push_back(
+        make_array<std::uint32_t>(prefix + "symbols", ElemType::u32, symbols, symbols.size()));
   }
-  out.push_back(value_array(prefix + "values", precision, vals, vals.size()));
+  out.push_back(std::move(vals));
   code_values(out, prefix + "values", shape.values, a);
   return z;
 }
