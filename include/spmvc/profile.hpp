@@ -95,7 +95,9 @@ struct Profile {
   std::vector<BlockShape> block_shapes;
 };
 
-/// Analyses `a`. Linear in nnz apart from the symmetry check (a transpose, O(nnz)).
+/// Analyses `a`. Linear in nnz apart from the symmetry check (a binary search per entry above the
+/// diagonal). Runs on the host threads (spmvc/parallel.hpp); the Profile is the same, bit for
+/// bit, for any number of them.
 Profile inspect(const CsrMatrix& a, InspectDepth depth = InspectDepth::full);
 
 /// Stable JSON document (keys fixed, schema_version included), pretty-printed.
