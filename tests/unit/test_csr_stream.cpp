@@ -190,14 +190,9 @@ TEST_CASE("csr_stream: 16-bit columns per block, with wide blocks in the side ar
   CHECK(modelled == doctest::Approx(saved).epsilon(0.1));
   CHECK(round_trip(band, p, Precision::f64) <= 1e-14);
 
-  // The planner proposes the narrow twin where the profile guarantees it, and not elsewhere.
-  auto has_narrow = [&](const CsrMatrix& m) {
-    for (const Candidate& c : unit.propose(inspect(m, InspectDepth::rows), Precision::f64))
-      if (c.applicable && std::get<CsrStreamParams>(c.params).narrow_columns) return true;
-    return false;
-  };
-  CHECK(has_narrow(band));
-  CHECK_FALSE(has_narrow(gen::random_uniform(100000, 300000, 8)));
+  // The share estimate: guaranteed on a band, nothing on columns scattered over 300000.
+  CHECK(CsrStreamFormat::narrow_share(
+            inspect(gen::random_uniform(100000, 300000, 8), InspectDepth::rows), p) == 0.0);
   CsrStreamParams both = p;
   both.offsets64 = true;
   CHECK(unit.cannot_implement(profile, both, Precision::f64).value_or("").find("64-bit") !=
