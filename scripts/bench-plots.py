@@ -49,7 +49,7 @@ def speedup(doc, prec, out, png):
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(list(xs))
     ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
-    ax.set_ylabel("speedup over best cuSPARSE (ALG1, ALG2)")
+    ax.set_ylabel("speedup over best cuSPARSE (CSR ALG1, ALG2, SELL)")
     def gmean(v):
         logs = [math.log(p) for p, r in zip(v, rows) if r["regime"] == "bandwidth" and p > 0]
         return math.exp(sum(logs) / len(logs)) if logs else float("nan")
