@@ -82,22 +82,27 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   const int t = static_cast<int>(threadIdx.x);
 
   if (end - start <= static_cast<Offset>(kTile)) {
-    // Stream: every thread loads kSteps (col, value) pairs first, then gathers x.
+    // Stream: every thread loads up to four (col, value) pairs first, then gathers x; wider
+    // tiles take their steps four at a time (eight pairs in flight spill registers).
     const int n = static_cast<int>(end - start);
-    int c[kSteps];
-    Value v[kSteps];
+    constexpr int kRound = kSteps < 4 ? kSteps : 4;
 #pragma unroll
-    for (int i = 0; i < kSteps; ++i) {
-      const int k = i * kBlockSize + t;
-      if (k < n) {
-        c[i] = column(start + k);
-        v[i] = load_ro(values + (start + k));
+    for (int r = 0; r < kSteps; r += kRound) {
+      int c[kRound];
+      Value v[kRound];
+#pragma unroll
+      for (int i = 0; i < kRound; ++i) {
+        const int k = (r + i) * kBlockSize + t;
+        if (k < n) {
+          c[i] = column(start + k);
+          v[i] = load_ro(values + (start + k));
+        }
       }
-    }
 #pragma unroll
-    for (int i = 0; i < kSteps; ++i) {
-      const int k = i * kBlockSize + t;
-      if (k < n) products[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+      for (int i = 0; i < kRound; ++i) {
+        const int k = (r + i) * kBlockSize + t;
+        if (k < n) products[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+      }
     }
     __syncthreads();
 

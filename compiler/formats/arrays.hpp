@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "spmvc/error.hpp"
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
 #include "spmvc/parallel.hpp"
@@ -57,6 +60,24 @@ inline std::vector<std::int64_t> tail_offsets(const CsrMatrix& a, std::int64_t s
   return offsets;
 }
 
+/// The row_ptr array of a CSR-like encoding: nrows+1 offsets as i64 when `offsets64`, else i32
+/// (InternalError naming `format` when nnz needs 64 bits).
+inline EncodedArray row_offsets_array(const CsrMatrix& a, bool offsets64, std::string_view format);
+
+/// Calls fn.template operator()<Offset, Value>() with Offset = int64 or int32 (`offsets64`) and
+/// Value = double or float (`precision`): the dispatch a CSR-like host reference needs.
+template <typename Fn>
+void with_offset_and_value(bool offsets64, Precision precision, Fn&& fn) {
+  const bool f64 = precision == Precision::f64;
+  if (offsets64) {
+    f64 ? fn.template operator()<std::int64_t, double>()
+        : fn.template operator()<std::int64_t, float>();
+  } else {
+    f64 ? fn.template operator()<std::int32_t, double>()
+        : fn.template operator()<std::int32_t, float>();
+  }
+}
+
 /// An encoded array of `count` elements of Out: `src` converted element by element, then zeros.
 template <typename Out, typename In>
 EncodedArray make_array(std::string name, ElemType type, std::span<const In> src,
@@ -104,6 +125,14 @@ EncodedArray uninitialized_array(std::string name, ElemType type, std::size_t co
   EncodedArray a{std::move(name), type, {}};
   a.bytes.resize(count * sizeof(T));
   return a;
+}
+
+inline EncodedArray row_offsets_array(const CsrMatrix& a, bool offsets64, std::string_view format) {
+  const std::size_t rows = a.row_ptr.size();
+  if (offsets64) return make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows);
+  if (a.nnz() > std::numeric_limits<std::int32_t>::max())
+    throw InternalError(std::string(format) + ": 32-bit offsets for a matrix that needs 64");
+  return make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows);
 }
 
 /// A zero-filled array of `count` elements of T, to be written element by element with

@@ -192,14 +192,7 @@ Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz();
-  const std::size_t rows = a.row_ptr.size();
-  if (p.offsets64) {
-    e.arrays.push_back(make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows));
-  } else {
-    if (needs_offsets64(a.nnz()))
-      throw InternalError("csr: 32-bit offsets for a matrix that needs 64");
-    e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows));
-  }
+  e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   // Zero padding so a lane's aligned vector load past the last nonzero stays in the array.
   const std::size_t padded = static_cast<std::size_t>(padded_nnz(a.nnz()));
   e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, padded));
@@ -215,14 +208,9 @@ void CsrFormat::reference_spmv(const Encoded& e, const FormatParams& params,
   if (static_cast<std::int64_t>(x.size()) != e.ncols ||
       static_cast<std::int64_t>(y.size()) != e.nrows)
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
-  const bool f64 = e.precision == Precision::f64;
-  if (p.offsets64) {
-    f64 ? multiply<std::int64_t, double>(e, p.values, x, y, alpha, beta)
-        : multiply<std::int64_t, float>(e, p.values, x, y, alpha, beta);
-  } else {
-    f64 ? multiply<std::int32_t, double>(e, p.values, x, y, alpha, beta)
-        : multiply<std::int32_t, float>(e, p.values, x, y, alpha, beta);
-  }
+  with_offset_and_value(p.offsets64, e.precision, [&]<typename Offset, typename Value>() {
+    multiply<Offset, Value>(e, p.values, x, y, alpha, beta);
+  });
 }
 
 std::string CsrFormat::kernel_name(const CsrParams& p, Precision precision) {

@@ -303,14 +303,7 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.nnz = a.nnz();
   const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, p.block_size);
   e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
-  const std::size_t rows = a.row_ptr.size();
-  if (p.offsets64) {
-    e.arrays.push_back(make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows));
-  } else {
-    if (needs_offsets64(a.nnz()))
-      throw InternalError("csr_stream: 32-bit offsets for a matrix that needs 64");
-    e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows));
-  }
+  e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());
   if (p.narrow_columns) {
     encode_narrow_columns(a, blocks, e.arrays);
@@ -329,14 +322,9 @@ void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& param
   if (static_cast<std::int64_t>(x.size()) != e.ncols ||
       static_cast<std::int64_t>(y.size()) != e.nrows)
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
-  const bool f64 = e.precision == Precision::f64;
-  if (p.offsets64) {
-    f64 ? multiply<std::int64_t, double>(e, p.values, x, y, alpha, beta)
-        : multiply<std::int64_t, float>(e, p.values, x, y, alpha, beta);
-  } else {
-    f64 ? multiply<std::int32_t, double>(e, p.values, x, y, alpha, beta)
-        : multiply<std::int32_t, float>(e, p.values, x, y, alpha, beta);
-  }
+  with_offset_and_value(p.offsets64, e.precision, [&]<typename Offset, typename Value>() {
+    multiply<Offset, Value>(e, p.values, x, y, alpha, beta);
+  });
 }
 
 std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision precision) {
