@@ -154,10 +154,10 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
       static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);
   const double own_bytes =
       static_cast<double>(op.device_bytes() + static_cast<std::int64_t>(xb + yb));
+  const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
   double best_cusparse = std::numeric_limits<double>::infinity();
   for (const Measured& m : results) {
-    const double tol_m = p == Precision::f64 ? 1e-12 : 1e-5;
-    if (m.name.rfind("cusparse", 0) == 0 && m.rel_error <= tol_m)
+    if (m.name.rfind("cusparse", 0) == 0 && m.rel_error <= tol)
       best_cusparse = std::min(best_cusparse, m.ms);
   }
   const double ours_ms = results[0].ms;
@@ -166,7 +166,6 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const double saving = (best_cusparse - ours_ms) * 1e-3;
   const double break_even =
       saving > 0 ? one_time / saving : std::numeric_limits<double>::infinity();
-  const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
   const bool correct = std::all_of(results.begin(), results.end(), [&](const Measured& m) {
     return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol;
   });

@@ -20,9 +20,6 @@ namespace {
 // small block for matrices with few rows.
 constexpr std::pair<int, int> kShapes[] = {{256, 1024}, {256, 2048}, {128, 512}};
 
-// Whether propose() offers the 16-bit column twin (see propose()).
-constexpr bool kProposeNarrow = false;
-
 const CsrStreamParams& params_of(const FormatParams& params) {
   const auto* p = std::get_if<CsrStreamParams>(&params);
   if (p == nullptr) throw InternalError("csr_stream format given another format's parameters");
@@ -271,23 +268,12 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       c.reason = fmt::format("about {:.0f} blocks of <= {} nonzeros, model efficiency {:.0f}%",
                              estimated_blocks(profile, p), tile, 100.0 * cost_p.lane_efficiency);
     }
-    out.push_back(c);
-    // The narrow-column twin is not proposed: on the H100 it measured slower than 32-bit columns
-    // (ct2010 x16M fp32 0.74x of cuSPARSE against 0.93x, 2026-11-22 suite v3), the per-nonzero
-    // choice between the two column arrays costing more than the 2 bytes it saves. It stays
-    // available as --param c16=1 (kProposeNarrow turns the proposal back on).
-    CsrStreamParams narrow = p;
-    narrow.narrow_columns = true;
-    if (kProposeNarrow && c.applicable && narrow_share(profile, narrow) > 0 &&
-        !cannot_implement(profile, narrow, precision)) {
-      Candidate n = c;
-      n.params = narrow;
-      n.label = describe(narrow);
-      n.predicted_bytes = this->cost(profile, narrow, precision).total();
-      n.reason += "; 16-bit column offsets per block";
-      out.push_back(std::move(n));
-    }
+    out.push_back(std::move(c));
   }
+  // No narrow-column (c16) twins: on the H100 they measured slower than 32-bit columns (ct2010
+  // x16M fp32 0.74x of cuSPARSE against 0.93x, 2026-11-22 suite v3), the per-nonzero choice
+  // between the two column arrays costing more than the 2 bytes it saves. --param c16=1 forces
+  // them.
   add_value_coded(out, profile);
   return out;
 }
