@@ -129,7 +129,9 @@ std::string to_json(const Profile& p) {
         {"structural", p.structurally_symmetric},
         {"numerical", p.numerically_symmetric}}},
       {"inspect_seconds", p.inspect_seconds},
-      {"depth", p.depth == InspectDepth::full ? "full" : "rows"},
+      {"depth", p.depth == InspectDepth::full   ? "full"
+                : p.depth == InspectDepth::rows ? "rows"
+                                                : "row_lengths"},
   };
   return doc.dump(2) + "\n";
 }
@@ -146,6 +148,11 @@ std::string to_report(const Profile& p) {
                      p.row_mean, p.row_stddev, grouped(p.row_min), grouped(p.row_max),
                      grouped(p.empty_rows));
   append_histogram(out, p);
+  if (p.depth == InspectDepth::row_lengths) {
+    out += "Columns, values, blocks and symmetry: not inspected (row lengths on the GPU only)\n";
+    out += fmt::format("Inspected in {:.3f} s\n", p.inspect_seconds);
+    return out;
+  }
   out += fmt::format("Bandwidth {}, profile {}\n", grouped(p.bandwidth), grouped(p.profile));
   append_delta_bits(out, p);
   out += fmt::format(

@@ -82,6 +82,10 @@ class LoadedKernel {
   std::string name_;
 };
 
+/// True when `p` points into memory the device can read in a kernel (device or managed
+/// allocations); false for host memory, including pinned host memory, and for nullptr.
+bool is_device_pointer(const void* p);
+
 /// Waits for all work on the current device; throws DeviceError on a pending launch error.
 void synchronize();
 /// Throws DeviceError if the last launch failed (cudaGetLastError).

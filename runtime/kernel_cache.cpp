@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -258,7 +260,7 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
   {
     std::lock_guard lock(mutex_);
     if (auto it = memory_.find(k); it != memory_.end()) {
-      return {it->second, CacheOrigin::memory, seconds_since(t0)};
+      return {it->second, CacheOrigin::memory, seconds_since(t0), k};
     }
   }
   // The mutex is not held while reading or compiling: compiles take up to seconds and other
@@ -268,14 +270,14 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
     if (std::optional<Cubin> c = read_disk(k)) {
       std::lock_guard lock(mutex_);
       memory_.insert_or_assign(k, *c);
-      return {std::move(*c), CacheOrigin::disk, seconds_since(t0)};
+      return {std::move(*c), CacheOrigin::disk, seconds_since(t0), k};
     }
   }
   Cubin c = compile_cubin(src, arch);
   if (!dir_.empty()) write_disk(k, c);
   std::lock_guard lock(mutex_);
   memory_.insert_or_assign(k, c);
-  return {std::move(c), CacheOrigin::compiled, seconds_since(t0)};
+  return {std::move(c), CacheOrigin::compiled, seconds_since(t0), k};
 }
 
 std::optional<Cubin> KernelCache::read_disk(const std::string& key) const {
@@ -346,6 +348,19 @@ void KernelCache::write_disk(const std::string& key, const Cubin& cubin) const {
   }
   std::lock_guard lock(mutex_);
   disk_error_ = std::move(error);
+}
+
+std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
+                                                  const std::string& entry, int ordinal) {
+  using Key = std::tuple<int, std::string, std::string>;
+  static std::mutex mutex;
+  // Never destroyed: unloading at exit would race the CUDA runtime's own teardown.
+  static auto* loaded = new std::map<Key, std::shared_ptr<const LoadedKernel>>();
+  Key k{ordinal, cached.key, entry};
+  std::lock_guard lock(mutex);
+  auto& slot = (*loaded)[k];
+  if (!slot) slot = std::make_shared<const LoadedKernel>(cached.cubin.image, entry);
+  return slot;
 }
 
 }  // namespace spmvc::runtime

@@ -10,10 +10,12 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "device.hpp"
 #include "nvrtc_compiler.hpp"
 
 namespace spmvc::runtime {
@@ -25,6 +27,7 @@ struct CachedKernel {
   Cubin cubin;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;  ///< time spent obtaining it (compile, or read and verify)
+  std::string key;     ///< KernelCache::key of the unit
 };
 
 class KernelCache {
@@ -60,5 +63,13 @@ class KernelCache {
   std::map<std::string, Cubin> memory_;
   mutable std::string disk_error_;  // guarded by mutex_
 };
+
+/// Kernels loaded onto devices, shared by the whole process: entry `entry` of the CUBIN cached
+/// under `key`, on device `ordinal` (current). Loading an image costs a few tenths of a
+/// millisecond, which an application compiling many matrices would otherwise pay per matrix for
+/// kernels it already has. Loaded kernels stay loaded until the process ends. Not for images whose
+/// __device__ variables a caller sets (LoadedKernel::set_global): those need their own load.
+std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
+                                                  const std::string& entry, int ordinal);
 
 }  // namespace spmvc::runtime

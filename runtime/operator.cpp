@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 #include <xxhash.h>
@@ -17,6 +19,8 @@
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
 #include "device.hpp"
+#include "device_csr.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/reorder.hpp"
 #include "spmvc/spmvc.hpp"
@@ -51,22 +55,39 @@ struct Operator::Impl {
   CompileTimings timings;
   std::int64_t nrows = 0, ncols = 0, device_bytes = 0;
   std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
+  /// Arrays the caller owns (compile(DeviceCsr)): read in place, never freed here.
+  std::vector<std::pair<std::string, const void*>> borrowed;
   /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
   static constexpr std::size_t kMaxParams = 24;
   /// One per launch of the unit, in launch order.
   struct Launch {
     KernelLaunch desc;
-    std::optional<runtime::LoadedKernel> kernel;
+    std::shared_ptr<const runtime::LoadedKernel> kernel;
     /// Device pointer of each array parameter, by parameter index (nullptr for the others).
     std::vector<const void*> array_args;
   };
   std::vector<Launch> launches;
 
-  const runtime::DeviceBuffer& array(const std::string& name) const {
+  const void* array(const std::string& name) const {
     for (const auto& [n, buffer] : arrays) {
-      if (n == name) return buffer;
+      if (n == name) return buffer.get();
+    }
+    for (const auto& [n, pointer] : borrowed) {
+      if (n == name) return pointer;
     }
     throw InternalError("kernel parameter names no uploaded array: " + name);
+  }
+
+  /// Resolves every launch's array parameters to device pointers (after the arrays are in place).
+  void bind_arrays() {
+    for (Launch& launch : launches) {
+      if (launch.desc.params.size() > kMaxParams)
+        throw InternalError("generated kernel " + launch.desc.entry +
+                            " has more parameters than Operator supports");
+      launch.array_args.clear();
+      for (const KernelParam& p : launch.desc.params)
+        launch.array_args.push_back(p.kind == KernelParam::Kind::array ? array(p.name) : nullptr);
+    }
   }
 };
 
@@ -190,7 +211,10 @@ std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profi
   runtime::CachedKernel cached = cache_for(cache_dir_of(options)).get(im->source, device.arch());
   for (KernelLaunch& desc : im->source.launches()) {
     Operator::Impl::Launch& launch = im->launches.emplace_back();
-    launch.kernel.emplace(cached.cubin.image, desc.entry);
+    // A reordered unit gets its own load: its spmvc_row_map variable is set per operator.
+    launch.kernel = map != nullptr ? std::make_shared<const runtime::LoadedKernel>(
+                                         cached.cubin.image, desc.entry)
+                                   : runtime::shared_kernel(cached, desc.entry, device.ordinal);
     launch.desc = std::move(desc);
   }
   // The main kernel's resources stand for the unit's (it does the multiply).
@@ -222,14 +246,7 @@ std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profi
     for (Operator::Impl::Launch& launch : im->launches)
       launch.kernel->set_global("spmvc_row_map", &device_map, sizeof device_map);
   }
-  for (Operator::Impl::Launch& launch : im->launches) {
-    if (launch.desc.params.size() > Operator::Impl::kMaxParams)
-      throw InternalError("generated kernel " + launch.desc.entry +
-                          " has more parameters than Operator supports");
-    for (const KernelParam& p : launch.desc.params)
-      launch.array_args.push_back(p.kind == KernelParam::Kind::array ? im->array(p.name).get()
-                                                                     : nullptr);
-  }
+  im->bind_arrays();
   return im;
 }
 
@@ -424,6 +441,126 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   best->timings.measure = seconds_since(t0);
   if (!decision.empty()) write_decision(decision, best->plan.params);
   return Operator(std::move(best));
+}
+
+namespace {
+
+// What compile(DeviceCsr) cannot do, refused before any work.
+void check_device_csr_request(const DeviceCsr& a, const Options& options) {
+  if (options.planner != PlannerMode::model)
+    throw InputError("planner", 0,
+                     "measure mode remembers decisions by the matrix's contents, which are in "
+                     "device memory here: use the model planner, or compile(CsrMatrix)");
+  if ((!options.reorder.empty() && options.reorder != "none") || options.ordering)
+    throw InputError("reorder", 0,
+                     "a matrix in device memory is multiplied in its own order: reordering needs "
+                     "compile(CsrMatrix)");
+  if (options.full_inspection)
+    throw InputError("full_inspection", 0,
+                     "from device arrays only row lengths are inspected (on the GPU): a full "
+                     "Profile needs compile(CsrMatrix)");
+  if (options.csr || (options.format != "auto" && options.format != "csr_stream"))
+    throw InputError("format", 0,
+                     fmt::format("{} needs its own encoding of the matrix; from device arrays only "
+                                 "csr_stream (the CSR arrays as they are, plus row blocks) runs",
+                                 options.csr ? "csr" : options.format));
+  if (options.params) {
+    const auto* p = std::get_if<CsrStreamParams>(&*options.params);
+    if (p == nullptr)
+      throw InputError("params", 0,
+                       fmt::format("{} parameters: from device arrays only csr_stream runs",
+                                   format_of(*options.params)));
+    if (p->values != 0 || p->narrow_columns || p->offsets64)
+      throw InputError("params", 0,
+                       "from device arrays csr_stream reads the caller's 32-bit offsets, 32-bit "
+                       "columns and plain values: value coding, c16 and o64 are not available");
+  }
+  if (a.nrows < 0 || a.ncols < 0 || a.nnz < 0)
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("negative size: {} x {}, {} nonzeros", a.nrows, a.ncols, a.nnz));
+  if (a.nrows >= std::numeric_limits<std::int32_t>::max() ||
+      a.ncols > std::numeric_limits<std::int32_t>::max() ||
+      a.nnz > std::numeric_limits<std::int32_t>::max())
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("{} x {} with {} nonzeros does not fit the 32-bit row offsets and "
+                                 "columns of DeviceCsr",
+                                 a.nrows, a.ncols, a.nnz));
+  if (!runtime::is_device_pointer(a.row_ptr))
+    throw InputError("DeviceCsr", 0, "row_ptr is not a device (or managed) pointer");
+  if (a.nnz > 0 && !runtime::is_device_pointer(a.col_idx))
+    throw InputError("DeviceCsr", 0, "col_idx is not a device (or managed) pointer");
+  if (a.nnz > 0 && !runtime::is_device_pointer(a.values))
+    throw InputError("DeviceCsr", 0, "values is not a device (or managed) pointer");
+}
+
+}  // namespace
+
+Operator compile(const DeviceCsr& a, const Options& options) {
+  const runtime::DeviceInfo device = runtime::probe_device(options.device);
+  runtime::set_device(options.device);
+  check_device_csr_request(a, options);
+  auto im = std::make_unique<Operator::Impl>();
+  im->nrows = a.nrows;
+  im->ncols = a.ncols;
+  CompileTimings& timings = im->timings;
+  runtime::KernelCache& cache = cache_for(cache_dir_of(options));
+
+  // The build kernels are a unit of their own, cached like any other: their load counts as
+  // compile time.
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  timings.compile = kernels.seconds;
+
+  auto t0 = Clock::now();
+  im->profile = runtime::inspect_device(a, kernels);
+  timings.inspect = seconds_since(t0);
+
+  t0 = Clock::now();
+  compiler::PlanOptions plan_options;
+  plan_options.precision = options.precision;
+  plan_options.format = "csr_stream";
+  plan_options.params = options.params;
+  plan_options.arch = device.arch();
+  plan_options.value_coding = false;
+  im->plan = compiler::make_plan(im->profile, plan_options);
+  im->plan.why += "; from device arrays (csr_stream only)";
+  timings.plan = seconds_since(t0);
+  const auto& params = std::get<CsrStreamParams>(im->plan.params);
+
+  t0 = Clock::now();
+  runtime::DeviceRowBlocks blocks =
+      runtime::stream_row_blocks(a.row_ptr, a.nrows, params.tile, params.block_size, kernels);
+  timings.encode = seconds_since(t0);
+
+  t0 = Clock::now();
+  im->source = formats::CsrStreamFormat::generate_kernel(params, options.precision, blocks.nblocks,
+                                                         codegen::banner(im->plan, im->profile));
+  if (options.transform_source) im->source = options.transform_source(im->source);
+  timings.codegen = seconds_since(t0);
+
+  t0 = Clock::now();
+  const runtime::CachedKernel cached = cache.get(im->source, device.arch());
+  for (KernelLaunch& desc : im->source.launches()) {
+    Operator::Impl::Launch& launch = im->launches.emplace_back();
+    launch.kernel = runtime::shared_kernel(cached, desc.entry, device.ordinal);
+    launch.desc = std::move(desc);
+  }
+  const runtime::LoadedKernel& main_kernel = *im->launches[im->source.pre_launches.size()].kernel;
+  timings.compile += seconds_since(t0);
+  timings.kernel_origin = std::string(runtime::to_string(cached.origin));
+  timings.registers =
+      cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
+  timings.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
+                                                            : main_kernel.local_bytes();
+  timings.compile_log = cached.cubin.log;
+
+  const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
+  im->device_bytes =
+      static_cast<std::int64_t>(blocks.starts.bytes()) + (a.nrows + 1) * 4 + a.nnz * (4 + vb);
+  im->arrays.emplace_back("row_blocks", std::move(blocks.starts));
+  im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
+  im->bind_arrays();
+  runtime::synchronize();
+  return Operator(std::move(im));
 }
 
 bool device_available(std::string* why) {

@@ -25,9 +25,10 @@ def main(path):
             if m["format"] not in formats:
                 formats.append(m["format"])
     head = (f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'alg':<5} {'pick':<9} {'x':>6} {'gap%':>5} "
-            f"{'measured':<9} {'x':>6} {'gap%':>5}")
+            f"{'measured':<9} {'x':>6} {'gap%':>5} {'device x':>8} {'dev b-e':>7}")
     print(head + "".join(f" {f[:8]:>8}" for f in formats))
     logs = {}
+    even = {}
     for r in rows:
         p = r["planner"]
         x = p.get("speedup_vs_best_cusparse")
@@ -40,6 +41,17 @@ def main(path):
                  f"{r.get('planner_measure_gap_pct', float('nan')):>5.1f}")
         if xm and pm.get("correct"):
             logs.setdefault((r["regime"], r["precision"] + " measure"), []).append(math.log(xm))
+        pd = r.get("planner_device", {})
+        xd = pd.get("speedup_vs_best_cusparse")
+        bed = pd.get("break_even_multiplies")
+        line += f" {xd if xd else 0:>8.2f} {(f'{bed:.0f}' if bed is not None else 'never'):>7}"
+        if xd and pd.get("correct"):
+            logs.setdefault((r["regime"], r["precision"] + " device"), []).append(math.log(xd))
+        for mode, m in (("model", p), ("measure", pm), ("device", pd)):
+            if "ms" in m and m.get("correct"):
+                be = m.get("break_even_multiplies")
+                even.setdefault((r["regime"], r["precision"], mode), []).append(
+                    math.inf if be is None else be)
         by = {m["format"]: m for m in r.get("formats", [])}
         for f in formats:
             m = by.get(f, {})
@@ -54,6 +66,12 @@ def main(path):
     for (regime, prec), v in sorted(logs.items()):
         print(f"geomean planner vs best cuSPARSE, {regime} {prec}: "
               f"{math.exp(sum(v) / len(v)):.3f}x over {len(v)} matrices, min {math.exp(min(v)):.3f}x")
+    for (regime, prec, mode), v in sorted(even.items()):
+        v.sort()
+        med = v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
+        never = sum(1 for b in v if math.isinf(b))
+        print(f"median break-even ({mode}), {regime} {prec}: {med:.0f} multiplies over {len(v)} "
+              f"matrices ({never} never repay: not faster than cuSPARSE)")
 
 
 if __name__ == "__main__":

@@ -76,6 +76,18 @@ struct Options {
   std::function<KernelSource(const KernelSource&)> transform_source;
 };
 
+/// A CSR matrix whose arrays are already in device memory (for instance the ones a cuSPARSE
+/// descriptor was made from). compile(DeviceCsr) builds on the GPU from them without copying:
+/// the Operator reads these arrays in every multiply, so they must stay allocated and unchanged
+/// for its lifetime.
+struct DeviceCsr {
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  const std::int32_t* row_ptr = nullptr;  ///< nrows+1 offsets: row_ptr[0] = 0, row_ptr[nrows] = nnz
+  const std::int32_t* col_idx = nullptr;  ///< nnz column indices in [0, ncols), any order in a row
+  /// nnz values: double for Precision::f64, float for f32 and f32_acc64.
+  const void* values = nullptr;
+};
+
 /// Time spent in each one-time step of compile(), in seconds.
 struct CompileTimings {
   double inspect = 0, plan = 0, encode = 0, codegen = 0, compile = 0, upload = 0;
@@ -123,11 +135,23 @@ class Operator {
  private:
   explicit Operator(std::unique_ptr<Impl> impl);
   friend Operator compile(const CsrMatrix& a, const Options& options);
+  friend Operator compile(const DeviceCsr& a, const Options& options);
   std::unique_ptr<Impl> impl_;
 };
 
 /// Inspects, plans, generates, JIT-compiles and uploads. Throws NoDeviceError without a GPU.
 Operator compile(const CsrMatrix& a, const Options& options = {});
+
+/// Plans and builds from a matrix already in device memory, on the GPU: one kernel pass over
+/// row_ptr and col_idx gives the row-length statistics the planner needs and checks the arrays
+/// (a decreasing row_ptr, row_ptr[0] != 0, row_ptr[nrows] != nnz or a column out of range is an
+/// InputError naming the first fault); csr_stream's row blocks are cut on the GPU; the kernel
+/// comes from the cache. Nothing else is copied, so the one-time cost is a few passes over the
+/// row offsets plus the kernel load: a cached build repays itself within tens of multiplies where
+/// the host path (compile(CsrMatrix)) needs thousands. The price is the choice of plans: only
+/// formats that read plain CSR arrays as they are (csr_stream), no value coding, no reordering,
+/// model planner only. Options that ask for more are InputErrors.
+Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.
 bool device_available(std::string* why = nullptr);

@@ -59,7 +59,7 @@ double round_trip(const CsrMatrix& a, const CsrStreamParams& p, Precision precis
 
 }  // namespace
 
-TEST_CASE("csr_stream: blocks hold at most a tile and block_size rows, or one longer row") {
+TEST_CASE("csr_stream: blocks hold at most a tile and a group's rows, or one longer row") {
   const CsrMatrix a = awkward(20000);
   for (const auto& [block, tile] : {std::pair{256, 1024}, {128, 512}, {64, 64}, {256, 2048}}) {
     CAPTURE(block);
@@ -79,11 +79,13 @@ TEST_CASE("csr_stream: blocks hold at most a tile and block_size rows, or one lo
         continue;
       }
       CHECK(last - first <= block);
-      // Greedy: the next row would have broken a limit (or is itself too long).
+      // Blocks stay inside their group of block_size rows.
+      CHECK((last - 1) / block == first / block);
+      // Greedy inside the group: the next row would have broken the tile, or the group ends.
       if (last < a.nrows) {
-        const bool rows_full = last - first == block;
+        const bool group_end = last % block == 0;
         const bool tile_full = a.row_ptr[last + 1] - a.row_ptr[first] > tile;
-        CHECK((rows_full || tile_full));
+        CHECK((group_end || tile_full));
       }
     }
     std::int64_t expected_long = 0;

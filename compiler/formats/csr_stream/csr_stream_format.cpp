@@ -149,42 +149,67 @@ void encode_narrow_columns(const CsrMatrix& a, const std::vector<std::int32_t>& 
 
 std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int tile,
                                                       int block_size) {
-  std::vector<std::int32_t> out{0};
-  std::int64_t first = 0;
-  while (first < a.nrows) {
+  if (a.nrows == 0) return {0, 0};  // no rows: one empty block keeps the launch valid
+  // The block that starts at row `first` of the group ending before `end`: a row longer than the
+  // tile goes alone; otherwise rows join while the tile holds them.
+  auto block_end = [&](std::int64_t first, std::int64_t end) {
     std::int64_t last = first + 1;
-    // A row longer than the tile goes alone; otherwise rows join while both limits hold.
     if (a.row_length(first) <= tile) {
       const std::int64_t start = a.row_ptr[static_cast<std::size_t>(first)];
-      while (last < a.nrows && last - first < block_size &&
-             a.row_ptr[static_cast<std::size_t>(last) + 1] - start <= tile) {
-        ++last;
-      }
+      while (last < end && a.row_ptr[static_cast<std::size_t>(last) + 1] - start <= tile) ++last;
     }
-    out.push_back(static_cast<std::int32_t>(last));
-    first = last;
-  }
-  if (out.size() == 1) out.push_back(0);  // no rows: one empty block keeps the launch valid
+    return last;
+  };
+  // Groups of block_size rows are cut independently (the GPU builds the same partition with a
+  // thread per group: templates/device_csr.cuh): count each group's blocks, then fill.
+  const std::int64_t ngroups = (a.nrows + block_size - 1) / block_size;
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(ngroups) + 1, 0);
+  parallel_for(ngroups, 256, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t g = lo; g < hi; ++g) {
+      const std::int64_t end = std::min(a.nrows, (g + 1) * block_size);
+      std::int64_t n = 0;
+      for (std::int64_t r = g * block_size; r < end; r = block_end(r, end)) ++n;
+      offsets[static_cast<std::size_t>(g) + 1] = n;
+    }
+  });
+  for (std::size_t g = 1; g < offsets.size(); ++g) offsets[g] += offsets[g - 1];
+  std::vector<std::int32_t> out(static_cast<std::size_t>(offsets.back()) + 1);
+  parallel_for(ngroups, 256, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t g = lo; g < hi; ++g) {
+      const std::int64_t end = std::min(a.nrows, (g + 1) * block_size);
+      auto at = static_cast<std::size_t>(offsets[static_cast<std::size_t>(g)]);
+      for (std::int64_t r = g * block_size; r < end; r = block_end(r, end))
+        out[at++] = static_cast<std::int32_t>(r);
+    }
+  });
+  out.back() = static_cast<std::int32_t>(a.nrows);
   return out;
 }
 
 double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStreamParams& p) {
-  // Rows longer than the tile get a block each; the rest are cut by whichever limit binds.
-  // Bins above 32 are ranges: their midpoint stands for every row in them.
-  double long_rows = 0, long_nnz = 0;
+  // Rows longer than the tile get a block each; the rest are cut within their groups. Bins above
+  // 32 are ranges: their midpoint stands for every row in them (a short row's range lies under
+  // the tile, which is a power of two when proposed; a long row's nonzeros are not needed).
+  double long_rows = 0, short_rows = 0, short_nnz = 0;
   for (const HistogramBin& bin : profile.row_histogram) {
-    if (bin.lo <= p.tile) continue;
-    long_rows += static_cast<double>(bin.count);
-    long_nnz += 0.5 * static_cast<double>(bin.lo + bin.hi) * static_cast<double>(bin.count);
+    const auto count = static_cast<double>(bin.count);
+    if (bin.lo > p.tile) {
+      long_rows += count;
+    } else {
+      short_rows += count;
+      short_nnz += 0.5 * static_cast<double>(bin.lo + std::min<std::int64_t>(bin.hi, p.tile)) *
+                   count;
+    }
   }
-  const double short_rows = std::max(0.0, static_cast<double>(profile.nrows) - long_rows);
-  const double short_nnz = std::max(0.0, static_cast<double>(profile.nnz) - long_nnz);
   // Greedy cutting leaves each block on average about a row's worth short of full.
   const double mean = short_rows > 0 ? short_nnz / short_rows : 0;
   const double fill = std::max(0.5, 1.0 - mean / p.tile);
-  const double by_nnz = short_nnz / (p.tile * fill);
-  const double by_rows = short_rows / p.block_size;
-  return std::max({1.0, by_nnz, by_rows}) + long_rows;
+  // Each group of block_size rows is cut alone: one block when its nonzeros fit the tile, else
+  // about half a block more than the tiles it fills (its last block is partial).
+  const double groups = std::ceil(static_cast<double>(profile.nrows) / p.block_size);
+  const double tiles = groups > 0 ? short_nnz / groups / (p.tile * fill) : 0;
+  const double per_group = tiles <= 1 ? 1.0 : tiles + 0.5;
+  return std::max(1.0, groups * per_group) + long_rows;
 }
 
 double CsrStreamFormat::narrow_share(const Profile& profile, const CsrStreamParams& p) {
@@ -321,14 +346,18 @@ std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision pre
 
 KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& params,
                                        const std::string& banner) const {
-  const CsrStreamParams& p = params_of(params);
+  return generate_kernel(params_of(params), e.precision, e.array("row_blocks").count() - 1, banner);
+}
+
+KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precision precision,
+                                              std::int64_t nblocks, const std::string& banner) {
   KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
+  k.kernel_name = kernel_name(p, precision);
   k.file_name = k.kernel_name + ".cu";
   k.headers = codegen::template_headers({"spmvc/csr_stream.cuh"});
   k.options = codegen::base_options();
   k.block = p.block_size;
-  k.grid = static_cast<std::int64_t>(e.array("row_blocks").count()) - 1;
+  k.grid = nblocks;
   const ValueArgs vals = value_args(p.values, "values");
   k.params = {{KernelParam::Kind::array, "row_blocks"}, {KernelParam::Kind::array, "row_ptr"}};
   if (p.narrow_columns) {
@@ -344,8 +373,8 @@ KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& par
                                    {KernelParam::Kind::alpha, "alpha"},
                                    {KernelParam::Kind::beta, "beta"}});
 
-  const std::string value = codegen::value_type(e.precision);
-  const std::string acc = codegen::accumulate_type(e.precision);
+  const std::string value = codegen::value_type(precision);
+  const std::string acc = codegen::accumulate_type(precision);
   const std::string offset = p.offsets64 ? "long long" : "int";
   k.source = banner;
   k.source += "#include \"spmvc/csr_stream.cuh\"\n\n";
@@ -378,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
                                         "col_wide}"
                                       : "spmvc::csr_stream::WideColumns{col_idx}"),
       fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
-      fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("N", k.kernel_name));
   return k;
 }

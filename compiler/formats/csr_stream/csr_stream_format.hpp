@@ -10,9 +10,11 @@
 //   col16       u16                       nnz: column - col_base of the block (0 in wide blocks)
 //   col_wide    i32                       the wide blocks' columns, block after block (>= 1)
 //   values      f64 (f32 for f32 and f32_acc64), or coded (values/values.hpp)
-// Blocks are cut greedily from the first row: a block takes consecutive rows while it holds at
-// most `tile` nonzeros and block_size rows; a row longer than `tile` forms a block alone. Empty
-// rows ride along with their neighbours (they count against the block_size rows only).
+// Rows are taken in groups of block_size rows, and each group is cut greedily from its first row:
+// a block takes consecutive rows of the group while it holds at most `tile` nonzeros; a row
+// longer than `tile` forms a block alone. Empty rows ride along with their neighbours. Groups are
+// independent, so the partition is built in parallel, on the host or on the GPU from a matrix
+// already in device memory (templates/device_csr.cuh), with the same result.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +41,7 @@ class CsrStreamFormat final : public FormatUnit {
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
 
-  /// The block partition: nblocks+1 row starts, ending with a.nrows (just {0} for no rows).
+  /// The block partition: nblocks+1 row starts, ending with a.nrows ({0, 0} for no rows).
   static std::vector<std::int32_t> row_blocks(const CsrMatrix& a, int tile, int block_size);
   /// Blocks the partition will have, estimated from the profile (nnz / tile, rows / block_size
   /// and one per row longer than the tile, whichever bounds most).
@@ -51,6 +53,10 @@ class CsrStreamFormat final : public FormatUnit {
   /// (square, 2 * bandwidth + block_size - 1 <= kNarrowSpan); else an estimate from the
   /// envelope's mean left reach (0 for rectangular matrices).
   static double narrow_share(const Profile& profile, const CsrStreamParams& p);
+  /// The kernel unit for `nblocks` row blocks; generate() without the encoded arrays (the
+  /// device-resident build has them on the GPU only). Plain values, 32-bit columns.
+  static KernelSource generate_kernel(const CsrStreamParams& p, Precision precision,
+                                      std::int64_t nblocks, const std::string& banner);
   /// Entry point name, e.g. spmv_csr_stream_b256_t1024_f64.
   static std::string kernel_name(const CsrStreamParams& p, Precision precision);
 };

@@ -1,0 +1,56 @@
+// The unit that builds on the GPU from a CSR matrix already in device memory
+// (templates/device_csr.cuh): row statistics with input checks, and csr_stream's row blocks.
+// Host C++ only: the runtime compiles the unit and launches its entry points; here are its source
+// and the meaning of the statistics it returns.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "spmvc/kernel.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::codegen {
+
+/// Slots of row_stats' output; the generated unit static_asserts the template agrees.
+struct RowStatSlots {
+  static constexpr int row_max = 0, row_min = 1, sum_squares = 2, bad_rows = 3, first_bad_row = 4,
+                       bad_columns = 5, first_bad_column = 6, first_offset = 7, last_offset = 8,
+                       exact_bins = 9, pow2_bins = 9 + 33, count = 9 + 33 + 32;
+};
+using RowStats = std::array<std::uint64_t, RowStatSlots::count>;
+
+/// Threads per block of row_stats, and of the single block of stream_scan.
+inline constexpr int kRowStatsBlock = 256;
+inline constexpr int kStreamScanBlock = 1024;
+/// Threads per block of stream_count and stream_fill (one thread walks one group of rows).
+inline constexpr int kStreamGroupBlock = 128;
+
+/// Entry points of the unit.
+inline constexpr const char* kRowStatsEntry = "spmvc_csr_row_stats";
+inline constexpr const char* kStreamCountEntry = "spmvc_csr_stream_count";
+inline constexpr const char* kStreamScanEntry = "spmvc_csr_stream_scan";
+inline constexpr const char* kStreamFillEntry = "spmvc_csr_stream_fill";
+
+/// The translation unit (every entry point above). The same text every time, so it is compiled
+/// once per GPU architecture and then served by the kernel cache.
+KernelSource device_csr_source();
+
+/// The counters row_stats starts from: zero, except the minima at all ones.
+RowStats initial_row_stats();
+
+/// What is wrong with the matrix the counters describe ("" when nothing): a negative row length,
+/// row_ptr[0] != 0, row_ptr[nrows] != nnz, a column outside [0, ncols), each naming the first row
+/// or nonzero at fault.
+std::string row_stats_problem(const RowStats& stats, std::int64_t nrows, std::int64_t ncols,
+                              std::int64_t nnz);
+
+/// The Profile the counters give (InspectDepth::row_lengths): sizes, row-length statistics and
+/// histogram, as inspect() reports them; everything the rows' columns or values would tell
+/// (bandwidth, deltas, x sectors, value counts, blocks) left empty.
+Profile row_length_profile(const RowStats& stats, std::int64_t nrows, std::int64_t ncols,
+                           std::int64_t nnz);
+
+}  // namespace spmvc::codegen

@@ -1,0 +1,160 @@
+// Building on the GPU from a CSR matrix already in device memory (spmvc::DeviceCsr): the row
+// statistics the planner needs, with the input checks, and csr_stream's row-block partition.
+// Nothing is copied: these kernels read the caller's row_ptr and col_idx where they are.
+//
+// row_stats fills `out` (kStatSlots unsigned 64-bit counters, initialised by the host: zero,
+// except kRowMin, kFirstBadRow and kFirstBadColumn at all ones):
+//   kRowMax, kRowMin        longest and shortest row (over rows of non-negative length)
+//   kSumSquares             sum of squared row lengths (exact: lengths are below 2^31)
+//   kBadRows, kFirstBadRow  rows whose end offset is below their start, and the first of them
+//   kBadColumns, kFirstBadColumn
+//                           nonzeros whose column is outside [0, ncols), and the first of them
+//   kFirstOffset, kLastOffset
+//                           row_ptr[0] and row_ptr[nrows], as stored (two's complement)
+//   kExactBins + L          rows of length L, L = 0..32
+//   kPow2Bins + k           rows of length 2^(k-1)+1 .. 2^k, k = 6..31
+//
+// The partition is the host's (CsrStreamFormat::row_blocks): rows are taken in groups of
+// `group` rows (the block size), and inside a group blocks are cut greedily, a block taking
+// rows while it holds at most `tile` nonzeros, a row longer than `tile` going alone. Groups are
+// independent, so one thread walks each: stream_count counts a group's blocks, stream_scan turns
+// the counts into offsets (one thread block), stream_fill writes each block's first row.
+#pragma once
+
+namespace spmvc {
+namespace device_csr {
+
+constexpr int kRowMax = 0;
+constexpr int kRowMin = 1;
+constexpr int kSumSquares = 2;
+constexpr int kBadRows = 3;
+constexpr int kFirstBadRow = 4;
+constexpr int kBadColumns = 5;
+constexpr int kFirstBadColumn = 6;
+constexpr int kFirstOffset = 7;
+constexpr int kLastOffset = 8;
+constexpr int kExactBins = 9;             // 33 slots: lengths 0..32
+constexpr int kPow2Bins = kExactBins + 33;  // 32 slots: index k, lengths 2^(k-1)+1 .. 2^k
+constexpr int kStatSlots = kPow2Bins + 32;
+constexpr int kStatsBlock = 256;
+constexpr int kScanBlock = 1024;
+
+/// Histogram slot of a row of `len` nonzeros (0 <= len < 2^31).
+__device__ __forceinline__ int length_bin(long long len) {
+  if (len <= 32) return kExactBins + static_cast<int>(len);
+  // k = ceil(log2(len)): the power-of-two range 2^(k-1)+1 .. 2^k holding len.
+  return kPow2Bins + (64 - __clzll(static_cast<unsigned long long>(len - 1)));
+}
+
+__device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
+                                          const int* __restrict__ col_idx, long long nrows,
+                                          long long ncols, long long nnz,
+                                          unsigned long long* __restrict__ out) {
+  __shared__ unsigned long long bins[kStatSlots - kExactBins];
+  for (int i = threadIdx.x; i < kStatSlots - kExactBins; i += blockDim.x) bins[i] = 0;
+  __syncthreads();
+
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0;
+  for (long long r = first; r < nrows; r += stride) {
+    const long long len = static_cast<long long>(__ldg(row_ptr + r + 1)) - __ldg(row_ptr + r);
+    if (len < 0) {
+      atomicAdd(out + kBadRows, 1ull);
+      atomicMin(out + kFirstBadRow, static_cast<unsigned long long>(r));
+      continue;
+    }
+    const auto u = static_cast<unsigned long long>(len);
+    row_max = u > row_max ? u : row_max;
+    row_min = u < row_min ? u : row_min;
+    sum_sq += u * u;
+    atomicAdd(bins + (length_bin(len) - kExactBins), 1ull);
+  }
+  for (long long k = first; k < nnz; k += stride) {
+    const int c = __ldg(col_idx + k);
+    if (c < 0 || c >= ncols) {
+      atomicAdd(out + kBadColumns, 1ull);
+      atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
+    }
+  }
+  if (first == 0) {
+    out[kFirstOffset] = static_cast<unsigned long long>(static_cast<long long>(__ldg(row_ptr)));
+    out[kLastOffset] =
+        static_cast<unsigned long long>(static_cast<long long>(__ldg(row_ptr + nrows)));
+  }
+  if (row_max > 0) atomicMax(out + kRowMax, row_max);
+  if (row_min != ~0ull) atomicMin(out + kRowMin, row_min);
+  if (sum_sq > 0) atomicAdd(out + kSumSquares, sum_sq);
+  __syncthreads();
+  for (int i = threadIdx.x; i < kStatSlots - kExactBins; i += blockDim.x) {
+    if (bins[i] > 0) atomicAdd(out + kExactBins + i, bins[i]);
+  }
+}
+
+/// The row after the block that starts at row `first` of a group ending before row `end`.
+__device__ __forceinline__ long long block_end(const int* __restrict__ row_ptr, long long first,
+                                               long long end, int tile) {
+  long long last = first + 1;
+  const int start = __ldg(row_ptr + first);
+  if (__ldg(row_ptr + first + 1) - start <= tile) {
+    while (last < end && __ldg(row_ptr + last + 1) - start <= tile) ++last;
+  }
+  return last;
+}
+
+__device__ __forceinline__ void stream_count(const int* __restrict__ row_ptr, long long nrows,
+                                             int tile, int group, long long ngroups,
+                                             int* __restrict__ counts) {
+  const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (g >= ngroups) return;
+  const long long first = g * group;
+  const long long end = first + group < nrows ? first + group : nrows;
+  int n = 0;
+  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile)) ++n;
+  counts[g] = n;
+}
+
+/// Exclusive scan of counts[0..n) into offsets[0..n]; one block of kScanBlock threads, each
+/// summing a contiguous chunk.
+__device__ __forceinline__ void stream_scan(const int* __restrict__ counts, long long n,
+                                            int* __restrict__ offsets) {
+  __shared__ long long partial[kScanBlock];
+  const int t = threadIdx.x;
+  const long long chunk = (n + kScanBlock - 1) / kScanBlock;
+  const long long lo = t * chunk < n ? t * chunk : n;
+  const long long hi = lo + chunk < n ? lo + chunk : n;
+  long long sum = 0;
+  for (long long i = lo; i < hi; ++i) sum += counts[i];
+  partial[t] = sum;
+  __syncthreads();
+  for (int d = 1; d < kScanBlock; d *= 2) {
+    const long long add = t >= d ? partial[t - d] : 0;
+    __syncthreads();
+    partial[t] += add;
+    __syncthreads();
+  }
+  long long at = partial[t] - sum;  // exclusive prefix of this chunk
+  for (long long i = lo; i < hi; ++i) {
+    offsets[i] = static_cast<int>(at);
+    at += counts[i];
+  }
+  if (t == kScanBlock - 1) offsets[n] = static_cast<int>(partial[t]);
+}
+
+__device__ __forceinline__ void stream_fill(const int* __restrict__ row_ptr, long long nrows,
+                                            int tile, int group, long long ngroups,
+                                            const int* __restrict__ offsets,
+                                            int* __restrict__ row_blocks) {
+  const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (g >= ngroups) return;
+  const long long first = g * group;
+  const long long end = first + group < nrows ? first + group : nrows;
+  int at = offsets[g];
+  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile)) {
+    row_blocks[at++] = static_cast<int>(r);
+  }
+  if (g == ngroups - 1) row_blocks[at] = static_cast<int>(nrows);
+}
+
+}  // namespace device_csr
+}  // namespace spmvc

@@ -1,0 +1,218 @@
+// compile(DeviceCsr): building on the GPU from a matrix already in device memory. The product
+// matches the host reference; the row statistics equal inspect()'s; the row blocks cut on the
+// GPU are the host's partition, shape by shape; faulty arrays and unsupported options are refused
+// with the fault named; operators keep working when another sharing their kernels is gone.
+#include <doctest/doctest.h>
+
+#include "compiler.hpp"
+#include "device.hpp"
+#include "device_csr.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
+#include "gpu_support.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/spmvc.hpp"
+#include "test_support.hpp"
+
+using namespace spmvc;
+using test::check;
+using test::have_device;
+using test::tolerance;
+
+namespace {
+
+// A's arrays in device memory, values in the precision's type; owns them.
+struct Resident {
+  runtime::DeviceBuffer row_ptr, col_idx, values;
+  DeviceCsr view;
+
+  Resident(const CsrMatrix& a, Precision p) {
+    std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
+    row_ptr = runtime::DeviceBuffer(offsets.size() * 4);
+    row_ptr.upload(offsets.data(), offsets.size() * 4);
+    col_idx = runtime::DeviceBuffer(std::max<std::size_t>(a.col_idx.size() * 4, 4));
+    if (!a.col_idx.empty()) col_idx.upload(a.col_idx.data(), a.col_idx.size() * 4);
+    if (p == Precision::f64) {
+      values = runtime::DeviceBuffer(std::max<std::size_t>(a.values.size() * 8, 8));
+      if (!a.values.empty()) values.upload(a.values.data(), a.values.size() * 8);
+    } else {
+      std::vector<float> v(a.values.begin(), a.values.end());
+      values = runtime::DeviceBuffer(std::max<std::size_t>(v.size() * 4, 4));
+      if (!v.empty()) values.upload(v.data(), v.size() * 4);
+    }
+    view = {a.nrows,
+            a.ncols,
+            a.nnz(),
+            static_cast<const std::int32_t*>(row_ptr.get()),
+            static_cast<const std::int32_t*>(col_idx.get()),
+            values.get()};
+  }
+};
+
+Options device_options(Precision p) {
+  Options o;
+  o.precision = p;
+  o.disk_cache = false;
+  return o;
+}
+
+// Rows of length 0..3, runs of empty rows, and rows longer than any tile.
+CsrMatrix awkward(std::int64_t n) {
+  CsrMatrix a;
+  a.nrows = n;
+  a.ncols = n;
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int64_t len = r % 4;
+    if (r % 997 == 5) len = 5000;
+    if (r % 1500 < 300) len = 0;
+    for (std::int64_t j = 0; j < len; ++j)
+      a.col_idx.push_back(static_cast<std::int32_t>((r + j * 3) % n));
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.col_idx.erase(std::unique(a.col_idx.end() - len, a.col_idx.end()), a.col_idx.end());
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  a.values.resize(a.col_idx.size());
+  for (std::size_t i = 0; i < a.values.size(); ++i)
+    a.values[i] = 0.5 + static_cast<double>(i % 13) * 0.125;
+  validate(a);
+  return a;
+}
+
+std::vector<CsrMatrix> matrices() {
+  CsrMatrix no_nonzeros;
+  no_nonzeros.nrows = 1000;
+  no_nonzeros.ncols = 700;
+  no_nonzeros.row_ptr.assign(1001, 0);
+  return {awkward(30000), gen::rmat(16, 16), gen::stencil_2d_5pt(300, 200),
+          gen::random_uniform(50000, 40000, 9), no_nonzeros};
+}
+
+}  // namespace
+
+TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect() sees") {
+  if (!have_device()) return;
+  for (const CsrMatrix& a : matrices()) {
+    const Profile host = inspect(a, InspectDepth::rows);
+    for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+      CAPTURE(a.nrows);
+      CAPTURE(to_string(p));
+      const Resident r(a, p);
+      const Operator op = compile(r.view, device_options(p));
+      CHECK(op.plan().format == "csr_stream");
+      CHECK(op.profile().depth == InspectDepth::row_lengths);
+      CHECK(op.profile().row_max == host.row_max);
+      CHECK(op.profile().row_min == host.row_min);
+      CHECK(op.profile().empty_rows == host.empty_rows);
+      CHECK(op.profile().row_stddev == doctest::Approx(host.row_stddev).epsilon(1e-9));
+      CHECK(op.profile().row_histogram.size() == host.row_histogram.size());
+      CHECK(op.timings().upload == 0.0);
+      CHECK(check(a, op) <= tolerance(p));
+      CHECK(check(a, op, -0.5, 1.25) <= tolerance(p));
+    }
+  }
+}
+
+TEST_CASE("gpu: the row blocks cut on the GPU are the host's, shape by shape") {
+  if (!have_device()) return;
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  runtime::KernelCache cache({});
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  for (const CsrMatrix& a : matrices()) {
+    const Resident r(a, Precision::f64);
+    for (const auto& [block, tile] :
+         {std::pair{256, 1024}, {256, 2048}, {128, 512}, {64, 64}, {1024, 4096}}) {
+      CAPTURE(a.nrows);
+      CAPTURE(block);
+      CAPTURE(tile);
+      const std::vector<std::int32_t> want = formats::CsrStreamFormat::row_blocks(a, tile, block);
+      runtime::DeviceRowBlocks got =
+          runtime::stream_row_blocks(r.view.row_ptr, a.nrows, tile, block, kernels);
+      REQUIRE(got.nblocks + 1 == static_cast<std::int64_t>(want.size()));
+      std::vector<std::int32_t> starts(want.size());
+      got.starts.download(starts.data(), starts.size() * 4);
+      CHECK(starts == want);
+    }
+  }
+}
+
+TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses what it cannot do") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::stencil_2d_5pt(100, 80);
+  auto refused = [](const DeviceCsr& view, const Options& o) {
+    try {
+      (void)compile(view, o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const Options o = device_options(Precision::f64);
+  {
+    CsrMatrix bad = a;
+    bad.col_idx[1234] = static_cast<std::int32_t>(a.ncols);
+    const Resident r(bad, Precision::f64);
+    CHECK(refused(r.view, o).find("1 column indices are outside 0..7999, the first at nonzero "
+                                  "1234") != std::string::npos);
+  }
+  {
+    CsrMatrix bad = a;
+    bad.row_ptr[501] = bad.row_ptr[503];
+    const Resident r(bad, Precision::f64);
+    CHECK(refused(r.view, o).find("first at row 501") != std::string::npos);
+  }
+  {
+    const Resident r(a, Precision::f64);
+    DeviceCsr short_nnz = r.view;
+    short_nnz.nnz -= 1;
+    CHECK(refused(short_nnz, o).find("row_ptr[8000] is") != std::string::npos);
+    DeviceCsr host_rows = r.view;
+    std::vector<std::int32_t> host(a.row_ptr.begin(), a.row_ptr.end());
+    host_rows.row_ptr = host.data();
+    CHECK(refused(host_rows, o).find("row_ptr is not a device") != std::string::npos);
+    Options measure = o;
+    measure.planner = PlannerMode::measure;
+    CHECK(refused(r.view, measure).find("measure mode") != std::string::npos);
+    Options ell = o;
+    ell.format = "ell";
+    CHECK(refused(r.view, ell).find("only csr_stream") != std::string::npos);
+    Options coded = o;
+    CsrStreamParams p;
+    p.values = 1;
+    coded.params = p;
+    CHECK(refused(r.view, coded).find("value coding") != std::string::npos);
+    Options reordered = o;
+    reordered.reorder = "rcm";
+    CHECK(refused(r.view, reordered).find("reordering") != std::string::npos);
+  }
+}
+
+TEST_CASE("gpu: operators sharing loaded kernels outlive each other") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::rmat(14, 8), b = gen::stencil_2d_5pt(120, 90);
+  const Resident ra(a, Precision::f64), rb(b, Precision::f64);
+  std::optional<Operator> first(compile(ra.view, device_options(Precision::f64)));
+  const Operator second = compile(rb.view, device_options(Precision::f64));
+  const Operator third = compile(ra.view, device_options(Precision::f64));
+  CHECK(third.timings().kernel_origin == "memory");
+  first.reset();
+  CHECK(check(b, second) <= tolerance(Precision::f64));
+  CHECK(check(a, third) <= tolerance(Precision::f64));
+}
+
+TEST_CASE("gpu: compile(DeviceCsr) on every public matrix") {
+  if (!have_device()) return;
+  const auto list = test::public_matrices(10000);
+  if (list.empty()) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  for (const auto& [name, path] : list) {
+    const CsrMatrix a = read_matrix_market(path);
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(name);
+      CAPTURE(to_string(p));
+      const Resident r(a, p);
+      const Operator op = compile(r.view, device_options(p));
+      CHECK(check(a, op, 1.0, 0.5) <= tolerance(p));
+    }
+  }
+}
