@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/device_csr.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::runtime {
@@ -32,16 +33,18 @@ std::int64_t stride_grid(std::int64_t n, int block) {
 
 }  // namespace
 
-Profile inspect_device(const DeviceCsr& a, const DeviceCsrKernels& kernels) {
+Profile inspect_device(const DeviceCsr& a, Precision precision, const DeviceCsrKernels& kernels) {
   const auto t0 = std::chrono::steady_clock::now();
   codegen::RowStats stats = codegen::initial_row_stats();
   DeviceBuffer out(sizeof stats);
   out.upload(stats.data(), sizeof stats);
   const void* row_ptr = a.row_ptr;
   const void* col_idx = a.col_idx;
+  const void* values = a.values;
+  int value_bytes = spmvc::value_bytes(precision);
   long long nrows = a.nrows, ncols = a.ncols, nnz = a.nnz;
   void* out_ptr = out.get();
-  void* args[] = {&row_ptr, &col_idx, &nrows, &ncols, &nnz, &out_ptr};
+  void* args[] = {&row_ptr, &col_idx, &values, &value_bytes, &nrows, &ncols, &nnz, &out_ptr};
   kernels.row_stats->launch(stride_grid(std::max(a.nrows, a.nnz), codegen::kRowStatsBlock),
                             codegen::kRowStatsBlock, 0, args, nullptr);
   check_last_launch(codegen::kRowStatsEntry);
@@ -62,17 +65,18 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
     blocks.starts.upload(none, sizeof none);
     return blocks;
   }
-  const std::int64_t ngroups = (nrows + block_size - 1) / block_size;
+  constexpr int kGroup = formats::CsrStreamFormat::kGroupRows;
+  const std::int64_t ngroups = (nrows + kGroup - 1) / kGroup;
   DeviceBuffer counts(static_cast<std::size_t>(ngroups) * sizeof(std::int32_t));
   DeviceBuffer offsets(static_cast<std::size_t>(ngroups + 1) * sizeof(std::int32_t));
   const void* ptr = row_ptr;
   long long rows = nrows, groups = ngroups;
-  int tile_arg = tile, group = block_size;
+  int tile_arg = tile, block_rows = block_size, group = kGroup;
   void* counts_ptr = counts.get();
   void* offsets_ptr = offsets.get();
   const std::int64_t grid = (ngroups + codegen::kStreamGroupBlock - 1) / codegen::kStreamGroupBlock;
   {
-    void* args[] = {&ptr, &rows, &tile_arg, &group, &groups, &counts_ptr};
+    void* args[] = {&ptr, &rows, &tile_arg, &block_rows, &group, &groups, &counts_ptr};
     kernels.stream_count->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamCountEntry);
   }
@@ -90,7 +94,8 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
   blocks.starts = DeviceBuffer(static_cast<std::size_t>(total + 1) * sizeof(std::int32_t));
   void* starts_ptr = blocks.starts.get();
   {
-    void* args[] = {&ptr, &rows, &tile_arg, &group, &groups, &offsets_ptr, &starts_ptr};
+    void* args[] = {&ptr,   &rows,   &tile_arg,    &block_rows,
+                    &group, &groups, &offsets_ptr, &starts_ptr};
     kernels.stream_fill->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamFillEntry);
   }

@@ -22,9 +22,10 @@ struct DeviceCsrKernels {
 };
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device);
 
-/// The Profile (InspectDepth::row_lengths) of `a` from one pass on the GPU; InputError naming
-/// the first fault when the arrays do not form a CSR matrix.
-Profile inspect_device(const DeviceCsr& a, const DeviceCsrKernels& kernels);
+/// The Profile (InspectDepth::row_lengths) of `a`, whose values have `precision`'s type, from
+/// one pass on the GPU; InputError naming the first fault when the arrays do not form a CSR
+/// matrix.
+Profile inspect_device(const DeviceCsr& a, Precision precision, const DeviceCsrKernels& kernels);
 
 /// csr_stream's row blocks (CsrStreamFormat::row_blocks, the same partition) cut on the GPU from
 /// `row_ptr` (nrows+1 device offsets): nblocks+1 ints on the device.

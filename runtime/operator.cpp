@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/values/values.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/reorder.hpp"
 #include "spmvc/spmvc.hpp"
@@ -459,22 +461,16 @@ void check_device_csr_request(const DeviceCsr& a, const Options& options) {
     throw InputError("full_inspection", 0,
                      "from device arrays only row lengths are inspected (on the GPU): a full "
                      "Profile needs compile(CsrMatrix)");
-  if (options.csr || (options.format != "auto" && options.format != "csr_stream"))
+  if (options.format != "auto" && options.format != "csr" && options.format != "csr_stream")
     throw InputError("format", 0,
                      fmt::format("{} needs its own encoding of the matrix; from device arrays only "
-                                 "csr_stream (the CSR arrays as they are, plus row blocks) runs",
-                                 options.csr ? "csr" : options.format));
-  if (options.params) {
-    const auto* p = std::get_if<CsrStreamParams>(&*options.params);
-    if (p == nullptr)
-      throw InputError("params", 0,
-                       fmt::format("{} parameters: from device arrays only csr_stream runs",
-                                   format_of(*options.params)));
-    if (p->values != 0 || p->narrow_columns || p->offsets64)
-      throw InputError("params", 0,
-                       "from device arrays csr_stream reads the caller's 32-bit offsets, 32-bit "
-                       "columns and plain values: value coding, c16 and o64 are not available");
-  }
+                                 "csr and csr_stream (the CSR arrays as they are) run",
+                                 options.format));
+  if (options.params && !std::holds_alternative<CsrParams>(*options.params) &&
+      !std::holds_alternative<CsrStreamParams>(*options.params))
+    throw InputError("params", 0,
+                     fmt::format("{} parameters: from device arrays only csr and csr_stream run",
+                                 format_of(*options.params)));
   if (a.nrows < 0 || a.ncols < 0 || a.nnz < 0)
     throw InputError("DeviceCsr", 0,
                      fmt::format("negative size: {} x {}, {} nonzeros", a.nrows, a.ncols, a.nnz));
@@ -491,6 +487,105 @@ void check_device_csr_request(const DeviceCsr& a, const Options& options) {
     throw InputError("DeviceCsr", 0, "col_idx is not a device (or managed) pointer");
   if (a.nnz > 0 && !runtime::is_device_pointer(a.values))
     throw InputError("DeviceCsr", 0, "values is not a device (or managed) pointer");
+}
+
+// Why `params` cannot run on the caller's arrays as they are (nullopt when they can).
+std::optional<std::string> device_csr_refusal(const FormatParams& params, const DeviceCsr& a,
+                                              Precision precision) {
+  auto misaligned = [](const void* p, std::size_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(p) % bytes != 0;
+  };
+  int values = formats::kValuesPlain;
+  if (const auto* p = std::get_if<CsrParams>(&params)) {
+    if (p->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
+    const auto v = static_cast<std::size_t>(p->vector_width);
+    if (v > 1 && a.nnz % p->vector_width != 0)
+      return fmt::format("{}-wide loads would read past the {} nonzeros (not a multiple of {})", v,
+                         a.nnz, v);
+    if (v > 1 && (misaligned(a.col_idx, 4 * v) ||
+                  misaligned(a.values, static_cast<std::size_t>(value_bytes(precision)) * v)))
+      return fmt::format("{}-wide loads need col_idx and values aligned to {} elements", v, v);
+    values = p->values;
+  } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
+    if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
+    if (q->narrow_columns) return "16-bit columns need their own encoding";
+    values = q->values;
+  } else {
+    return fmt::format("{} needs its own encoding of the matrix", format_of(params));
+  }
+  if (values != formats::kValuesPlain && values != formats::kValuesUnit)
+    return "value tables need their own encoding of the values (only all-ones values are "
+           "dropped)";
+  return std::nullopt;
+}
+
+// The plan for device arrays: the planner's csr and csr_stream candidates that run on the arrays
+// as they are (a csr candidate whose vector loads cannot is tried with single loads), the
+// fastest predicted.
+Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
+                     const std::string& arch) {
+  compiler::PlanOptions po;
+  po.precision = options.precision;
+  po.arch = arch;
+  po.value_coding = options.value_coding;
+  const bool forced = options.csr || options.params;
+  std::vector<Candidate> all;
+  for (const std::string format : {"csr", "csr_stream"}) {
+    const bool wanted = forced
+                            ? (options.csr ? format == "csr" : format_of(*options.params) == format)
+                            : options.format == "auto" || options.format == format;
+    if (!wanted) continue;
+    po.format = format;
+    po.csr = options.csr;
+    po.params = options.params;
+    for (Candidate& c : compiler::make_plan(profile, po).candidates) all.push_back(std::move(c));
+  }
+  std::vector<Candidate> twins;
+  for (Candidate& c : all) {
+    if (!c.applicable) continue;
+    const std::optional<std::string> why = device_csr_refusal(c.params, a, options.precision);
+    if (!why) continue;
+    if (forced) throw InputError("params", 0, "from device arrays: " + *why);
+    const auto* p = std::get_if<CsrParams>(&c.params);
+    if (p != nullptr && p->vector_width > 1) {
+      CsrParams single = *p;
+      single.vector_width = 1;
+      if (!device_csr_refusal(single, a, options.precision)) {
+        const compiler::Prediction pr = compiler::predict(profile, single, po);
+        twins.push_back({"csr", single, describe(single), true,
+                         c.reason + "; single loads (device arrays)", pr.bytes(po.cost_model),
+                         pr.seconds(po.cost_model)});
+      }
+    }
+    c.applicable = false;
+    c.reason = "from device arrays: " + *why;
+  }
+  for (Candidate& t : twins) {
+    const bool seen = std::any_of(all.begin(), all.end(), [&](const Candidate& c) {
+      return c.applicable && c.format == t.format && c.label == t.label;
+    });
+    if (!seen) all.push_back(std::move(t));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
+    if (x.applicable != y.applicable) return x.applicable;
+    return x.applicable && x.predicted_seconds < y.predicted_seconds;
+  });
+  if (all.empty() || !all.front().applicable)
+    throw InputError("planner", 0, "no csr or csr_stream candidate runs on these device arrays");
+  const Candidate& best = all.front();
+  Plan plan;
+  plan.format = best.format;
+  plan.params = best.params;
+  plan.precision = options.precision;
+  plan.predicted_bytes = best.predicted_bytes;
+  plan.predicted_seconds = best.predicted_seconds;
+  plan.why = forced ? "parameters forced by the caller (device arrays)"
+                    : fmt::format(
+                          "lowest predicted time of the csr and csr_stream candidates that "
+                          "run on device arrays as they are ({})",
+                          best.reason);
+  plan.candidates = std::move(all);
+  return plan;
 }
 
 }  // namespace
@@ -511,29 +606,40 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.compile = kernels.seconds;
 
   auto t0 = Clock::now();
-  im->profile = runtime::inspect_device(a, kernels);
+  im->profile = runtime::inspect_device(a, options.precision, kernels);
   timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
-  compiler::PlanOptions plan_options;
-  plan_options.precision = options.precision;
-  plan_options.format = "csr_stream";
-  plan_options.params = options.params;
-  plan_options.arch = device.arch();
-  plan_options.value_coding = false;
-  im->plan = compiler::make_plan(im->profile, plan_options);
-  im->plan.why += "; from device arrays (csr_stream only)";
+  im->plan = plan_device_csr(a, im->profile, options, device.arch());
   timings.plan = seconds_since(t0);
-  const auto& params = std::get<CsrStreamParams>(im->plan.params);
 
+  // The only encoding: csr_stream's row blocks, cut on the GPU.
   t0 = Clock::now();
-  runtime::DeviceRowBlocks blocks =
-      runtime::stream_row_blocks(a.row_ptr, a.nrows, params.tile, params.block_size, kernels);
+  std::int64_t nblocks = 0;
+  if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
+    runtime::DeviceRowBlocks blocks =
+        runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_size, kernels);
+    nblocks = blocks.nblocks;
+    im->device_bytes += static_cast<std::int64_t>(blocks.starts.bytes());
+    im->arrays.emplace_back("row_blocks", std::move(blocks.starts));
+  }
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source = formats::CsrStreamFormat::generate_kernel(params, options.precision, blocks.nblocks,
-                                                         codegen::banner(im->plan, im->profile));
+  const std::string banner = codegen::banner(im->plan, im->profile);
+  if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
+    im->source =
+        formats::CsrStreamFormat::generate_kernel(*params, options.precision, nblocks, banner);
+  } else {
+    // csr's kernel needs only the sizes of the encoded matrix.
+    Encoded sizes;
+    sizes.format = "csr";
+    sizes.precision = options.precision;
+    sizes.nrows = a.nrows;
+    sizes.ncols = a.ncols;
+    sizes.nnz = a.nnz;
+    im->source = codegen::generate(im->plan, sizes, im->profile);
+  }
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
@@ -553,10 +659,10 @@ Operator compile(const DeviceCsr& a, const Options& options) {
                                                             : main_kernel.local_bytes();
   timings.compile_log = cached.cubin.log;
 
+  // The caller's arrays the kernel reads (values not at all when every value is 1).
+  const bool unit = formats::value_coding_of(im->plan.params) == formats::kValuesUnit;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  im->device_bytes =
-      static_cast<std::int64_t>(blocks.starts.bytes()) + (a.nrows + 1) * 4 + a.nnz * (4 + vb);
-  im->arrays.emplace_back("row_blocks", std::move(blocks.starts));
+  im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (unit ? 0 : vb));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   im->bind_arrays();
   runtime::synchronize();

@@ -13,10 +13,13 @@
 //                           row_ptr[0] and row_ptr[nrows], as stored (two's complement)
 //   kExactBins + L          rows of length L, L = 0..32
 //   kPow2Bins + k           rows of length 2^(k-1)+1 .. 2^k, k = 6..31
+//   kUnitValues             values exactly 1 (read as double, or float when value_bytes is 4)
+// Counters are combined within a warp and a block before one global atomic per block, so rows
+// of equal length do not serialise on one address.
 //
 // The partition is the host's (CsrStreamFormat::row_blocks): rows are taken in groups of
-// `group` rows (the block size), and inside a group blocks are cut greedily, a block taking
-// rows while it holds at most `tile` nonzeros, a row longer than `tile` going alone. Groups are
+// `group` rows, and inside a group blocks are cut greedily, a block taking rows while it holds
+// at most `tile` nonzeros and `block_rows` rows, a row longer than `tile` going alone. Groups are
 // independent, so one thread walks each: stream_count counts a group's blocks, stream_scan turns
 // the counts into offsets (one thread block), stream_fill writes each block's first row.
 #pragma once
@@ -35,7 +38,8 @@ constexpr int kFirstOffset = 7;
 constexpr int kLastOffset = 8;
 constexpr int kExactBins = 9;             // 33 slots: lengths 0..32
 constexpr int kPow2Bins = kExactBins + 33;  // 32 slots: index k, lengths 2^(k-1)+1 .. 2^k
-constexpr int kStatSlots = kPow2Bins + 32;
+constexpr int kUnitValues = kPow2Bins + 32;
+constexpr int kStatSlots = kUnitValues + 1;
 constexpr int kStatsBlock = 256;
 constexpr int kScanBlock = 1024;
 
@@ -46,29 +50,46 @@ __device__ __forceinline__ int length_bin(long long len) {
   return kPow2Bins + (64 - __clzll(static_cast<unsigned long long>(len - 1)));
 }
 
+template <typename T>
+__device__ __forceinline__ T warp_reduce(T v, int op) {  // op: 0 sum, 1 max, 2 min
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const T o = __shfl_down_sync(0xffffffffu, v, offset);
+    v = op == 0 ? v + o : (op == 1 ? (o > v ? o : v) : (o < v ? o : v));
+  }
+  return v;
+}
+
 __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
-                                          const int* __restrict__ col_idx, long long nrows,
-                                          long long ncols, long long nnz,
+                                          const int* __restrict__ col_idx,
+                                          const void* __restrict__ values, int value_bytes,
+                                          long long nrows, long long ncols, long long nnz,
                                           unsigned long long* __restrict__ out) {
-  __shared__ unsigned long long bins[kStatSlots - kExactBins];
-  for (int i = threadIdx.x; i < kStatSlots - kExactBins; i += blockDim.x) bins[i] = 0;
+  // Shared counters: the histogram, then max, min, sum of squares and unit values.
+  constexpr int kBins = kUnitValues - kExactBins;
+  __shared__ unsigned long long bins[kBins];
+  __shared__ unsigned long long totals[4];
+  for (int i = threadIdx.x; i < kBins; i += blockDim.x) bins[i] = 0;
+  if (threadIdx.x < 4) totals[threadIdx.x] = threadIdx.x == 1 ? ~0ull : 0ull;
   __syncthreads();
 
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0;
+  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0, units = 0;
   for (long long r = first; r < nrows; r += stride) {
     const long long len = static_cast<long long>(__ldg(row_ptr + r + 1)) - __ldg(row_ptr + r);
+    // Lanes with the same bin add once, through their leader.
+    const int bin = len < 0 ? -1 : length_bin(len) - kExactBins;
+    const unsigned same = __match_any_sync(__activemask(), bin);
     if (len < 0) {
       atomicAdd(out + kBadRows, 1ull);
       atomicMin(out + kFirstBadRow, static_cast<unsigned long long>(r));
       continue;
     }
+    if ((threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(bins + bin, static_cast<unsigned long long>(__popc(same)));
     const auto u = static_cast<unsigned long long>(len);
     row_max = u > row_max ? u : row_max;
     row_min = u < row_min ? u : row_min;
     sum_sq += u * u;
-    atomicAdd(bins + (length_bin(len) - kExactBins), 1ull);
   }
   for (long long k = first; k < nnz; k += stride) {
     const int c = __ldg(col_idx + k);
@@ -76,41 +97,58 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
       atomicAdd(out + kBadColumns, 1ull);
       atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
     }
+    const bool unit = value_bytes == 8 ? __ldg(static_cast<const double*>(values) + k) == 1.0
+                                       : __ldg(static_cast<const float*>(values) + k) == 1.0f;
+    units += unit ? 1 : 0;
   }
   if (first == 0) {
     out[kFirstOffset] = static_cast<unsigned long long>(static_cast<long long>(__ldg(row_ptr)));
     out[kLastOffset] =
         static_cast<unsigned long long>(static_cast<long long>(__ldg(row_ptr + nrows)));
   }
-  if (row_max > 0) atomicMax(out + kRowMax, row_max);
-  if (row_min != ~0ull) atomicMin(out + kRowMin, row_min);
-  if (sum_sq > 0) atomicAdd(out + kSumSquares, sum_sq);
+  row_max = warp_reduce(row_max, 1);
+  row_min = warp_reduce(row_min, 2);
+  sum_sq = warp_reduce(sum_sq, 0);
+  units = warp_reduce(units, 0);
+  if ((threadIdx.x & 31) == 0) {
+    atomicMax(totals + 0, row_max);
+    atomicMin(totals + 1, row_min);
+    atomicAdd(totals + 2, sum_sq);
+    atomicAdd(totals + 3, units);
+  }
   __syncthreads();
-  for (int i = threadIdx.x; i < kStatSlots - kExactBins; i += blockDim.x) {
+  if (threadIdx.x == 0) {
+    if (totals[0] > 0) atomicMax(out + kRowMax, totals[0]);
+    if (totals[1] != ~0ull) atomicMin(out + kRowMin, totals[1]);
+    if (totals[2] > 0) atomicAdd(out + kSumSquares, totals[2]);
+    if (totals[3] > 0) atomicAdd(out + kUnitValues, totals[3]);
+  }
+  for (int i = threadIdx.x; i < kBins; i += blockDim.x) {
     if (bins[i] > 0) atomicAdd(out + kExactBins + i, bins[i]);
   }
 }
 
 /// The row after the block that starts at row `first` of a group ending before row `end`.
 __device__ __forceinline__ long long block_end(const int* __restrict__ row_ptr, long long first,
-                                               long long end, int tile) {
+                                               long long end, int tile, int block_rows) {
   long long last = first + 1;
   const int start = __ldg(row_ptr + first);
   if (__ldg(row_ptr + first + 1) - start <= tile) {
-    while (last < end && __ldg(row_ptr + last + 1) - start <= tile) ++last;
+    while (last < end && last - first < block_rows && __ldg(row_ptr + last + 1) - start <= tile)
+      ++last;
   }
   return last;
 }
 
 __device__ __forceinline__ void stream_count(const int* __restrict__ row_ptr, long long nrows,
-                                             int tile, int group, long long ngroups,
-                                             int* __restrict__ counts) {
+                                             int tile, int block_rows, int group,
+                                             long long ngroups, int* __restrict__ counts) {
   const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= ngroups) return;
   const long long first = g * group;
   const long long end = first + group < nrows ? first + group : nrows;
   int n = 0;
-  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile)) ++n;
+  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile, block_rows)) ++n;
   counts[g] = n;
 }
 
@@ -142,15 +180,15 @@ __device__ __forceinline__ void stream_scan(const int* __restrict__ counts, long
 }
 
 __device__ __forceinline__ void stream_fill(const int* __restrict__ row_ptr, long long nrows,
-                                            int tile, int group, long long ngroups,
-                                            const int* __restrict__ offsets,
+                                            int tile, int block_rows, int group,
+                                            long long ngroups, const int* __restrict__ offsets,
                                             int* __restrict__ row_blocks) {
   const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= ngroups) return;
   const long long first = g * group;
   const long long end = first + group < nrows ? first + group : nrows;
   int at = offsets[g];
-  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile)) {
+  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile, block_rows)) {
     row_blocks[at++] = static_cast<int>(r);
   }
   if (g == ngroups - 1) row_blocks[at] = static_cast<int>(nrows);

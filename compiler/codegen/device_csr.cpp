@@ -23,20 +23,22 @@ KernelSource device_csr_source() {
 static_assert(dc::kRowMax == {} && dc::kRowMin == {} && dc::kSumSquares == {} &&
               dc::kBadRows == {} && dc::kFirstBadRow == {} && dc::kBadColumns == {} &&
               dc::kFirstBadColumn == {} && dc::kFirstOffset == {} && dc::kLastOffset == {} &&
-              dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kStatSlots == {},
+              dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kUnitValues == {} &&
+              dc::kStatSlots == {},
               "row_stats slots differ from the host's RowStatSlots");
 static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {}, "block sizes differ from the host's");
 
 extern "C" __global__ void __launch_bounds__(dc::kStatsBlock)
-{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, long long nrows,
-    long long ncols, long long nnz, unsigned long long* __restrict__ out) {{
-  dc::row_stats(row_ptr, col_idx, nrows, ncols, nnz, out);
+{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
+    const void* __restrict__ values, int value_bytes, long long nrows, long long ncols,
+    long long nnz, unsigned long long* __restrict__ out) {{
+  dc::row_stats(row_ptr, col_idx, values, value_bytes, nrows, ncols, nnz, out);
 }}
 
 extern "C" __global__ void __launch_bounds__({})
-{}(const int* __restrict__ row_ptr, long long nrows, int tile, int group,
+{}(const int* __restrict__ row_ptr, long long nrows, int tile, int block_rows, int group,
     long long ngroups, int* __restrict__ counts) {{
-  dc::stream_count(row_ptr, nrows, tile, group, ngroups, counts);
+  dc::stream_count(row_ptr, nrows, tile, block_rows, group, ngroups, counts);
 }}
 
 extern "C" __global__ void __launch_bounds__(dc::kScanBlock)
@@ -45,15 +47,15 @@ extern "C" __global__ void __launch_bounds__(dc::kScanBlock)
 }}
 
 extern "C" __global__ void __launch_bounds__({})
-{}(const int* __restrict__ row_ptr, long long nrows, int tile, int group,
+{}(const int* __restrict__ row_ptr, long long nrows, int tile, int block_rows, int group,
     long long ngroups, const int* __restrict__ offsets, int* __restrict__ row_blocks) {{
-  dc::stream_fill(row_ptr, nrows, tile, group, ngroups, offsets, row_blocks);
+  dc::stream_fill(row_ptr, nrows, tile, block_rows, group, ngroups, offsets, row_blocks);
 }}
 )",
       S::row_max, S::row_min, S::sum_squares, S::bad_rows, S::first_bad_row, S::bad_columns,
-      S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins, S::count,
-      kRowStatsBlock, kStreamScanBlock, kRowStatsEntry, kStreamGroupBlock, kStreamCountEntry,
-      kStreamScanEntry, kStreamGroupBlock, kStreamFillEntry);
+      S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins,
+      S::unit_values, S::count, kRowStatsBlock, kStreamScanBlock, kRowStatsEntry, kStreamGroupBlock,
+      kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock, kStreamFillEntry);
   return k;
 }
 
@@ -94,6 +96,8 @@ Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t n
   p.row_max = static_cast<std::int64_t>(s[S::row_max]);
   p.row_min = nrows > 0 ? static_cast<std::int64_t>(s[S::row_min]) : 0;
   p.empty_rows = static_cast<std::int64_t>(s[S::exact_bins]);
+  p.unit_values = static_cast<std::int64_t>(s[S::unit_values]);
+  p.distinct_values = nnz > 0 && p.unit_values == nnz ? 1 : 0;
   for (int len = 0; len <= 32; ++len) {
     const auto count = static_cast<std::int64_t>(s[S::exact_bins + len]);
     if (count > 0) p.row_histogram.push_back({len, len, count});

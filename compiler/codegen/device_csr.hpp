@@ -18,7 +18,8 @@ namespace spmvc::codegen {
 struct RowStatSlots {
   static constexpr int row_max = 0, row_min = 1, sum_squares = 2, bad_rows = 3, first_bad_row = 4,
                        bad_columns = 5, first_bad_column = 6, first_offset = 7, last_offset = 8,
-                       exact_bins = 9, pow2_bins = 9 + 33, count = 9 + 33 + 32;
+                       exact_bins = 9, pow2_bins = 9 + 33, unit_values = 9 + 33 + 32,
+                       count = unit_values + 1;
 };
 using RowStats = std::array<std::uint64_t, RowStatSlots::count>;
 
@@ -48,8 +49,9 @@ std::string row_stats_problem(const RowStats& stats, std::int64_t nrows, std::in
                               std::int64_t nnz);
 
 /// The Profile the counters give (InspectDepth::row_lengths): sizes, row-length statistics and
-/// histogram, as inspect() reports them; everything the rows' columns or values would tell
-/// (bandwidth, deltas, x sectors, value counts, blocks) left empty.
+/// histogram and the values equal to 1, as inspect() reports them (distinct_values is 1 when
+/// every value is 1, else 0: not counted); everything the rows' columns would tell (bandwidth,
+/// deltas, x sectors, blocks) left empty.
 Profile row_length_profile(const RowStats& stats, std::int64_t nrows, std::int64_t ncols,
                            std::int64_t nnz);
 

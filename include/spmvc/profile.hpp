@@ -34,9 +34,10 @@ enum class InspectDepth {
          ///< delta bits, x sectors, and the value counts the value codings need): what the
          ///< planner needs, in a fraction of the time. Block fill, fp32-exact values and
          ///< symmetry are left empty / zero / false.
-  row_lengths,  ///< only sizes and row lengths (statistics and histogram): what the GPU computes
-                ///< from a matrix already in device memory (compile(DeviceCsr)); the rest is
-                ///< left empty / zero / false.
+  row_lengths,  ///< only sizes, row lengths (statistics and histogram) and the values equal to
+                ///< 1: what the GPU computes from a matrix already in device memory
+                ///< (compile(DeviceCsr)). distinct_values is 1 when every value is 1, else 0
+                ///< (not counted); the rest is left empty / zero / false.
 };
 
 /// At InspectDepth::rows distinct values are counted up to this many (the largest value table a

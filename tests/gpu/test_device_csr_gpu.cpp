@@ -8,6 +8,7 @@
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/values/values.hpp"
 #include "gpu_support.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -82,8 +83,20 @@ std::vector<CsrMatrix> matrices() {
   no_nonzeros.nrows = 1000;
   no_nonzeros.ncols = 700;
   no_nonzeros.row_ptr.assign(1001, 0);
-  return {awkward(30000), gen::rmat(16, 16), gen::stencil_2d_5pt(300, 200),
-          gen::random_uniform(50000, 40000, 9), no_nonzeros};
+  CsrMatrix pattern = gen::rmat(15, 12);
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
+  CsrMatrix odd = gen::stencil_3d_27pt(30, 30, 30);  // then one nonzero fewer: nnz is odd
+  odd.col_idx.pop_back();
+  odd.values.pop_back();
+  --odd.row_ptr.back();
+  validate(odd);
+  return {awkward(30000),
+          gen::rmat(16, 16),
+          gen::stencil_2d_5pt(300, 200),
+          gen::random_uniform(50000, 40000, 9),
+          no_nonzeros,
+          pattern,
+          odd};
 }
 
 }  // namespace
@@ -97,7 +110,11 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       CAPTURE(to_string(p));
       const Resident r(a, p);
       const Operator op = compile(r.view, device_options(p));
-      CHECK(op.plan().format == "csr_stream");
+      CHECK((op.plan().format == "csr" || op.plan().format == "csr_stream"));
+      // Vector loads only where they stay inside the caller's arrays.
+      if (const auto* csr = std::get_if<CsrParams>(&op.plan().params))
+        CHECK(a.nnz() % csr->vector_width == 0);
+      CHECK(op.profile().unit_values == host.unit_values);
       CHECK(op.profile().depth == InspectDepth::row_lengths);
       CHECK(op.profile().row_max == host.row_max);
       CHECK(op.profile().row_min == host.row_min);
@@ -173,15 +190,45 @@ TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses wha
     CHECK(refused(r.view, measure).find("measure mode") != std::string::npos);
     Options ell = o;
     ell.format = "ell";
-    CHECK(refused(r.view, ell).find("only csr_stream") != std::string::npos);
+    CHECK(refused(r.view, ell).find("only csr and csr_stream") != std::string::npos);
     Options coded = o;
     CsrStreamParams p;
-    p.values = 1;
+    p.values = 2;
     coded.params = p;
-    CHECK(refused(r.view, coded).find("value coding") != std::string::npos);
+    CHECK(refused(r.view, coded).find("value tables") != std::string::npos);
     Options reordered = o;
     reordered.reorder = "rcm";
     CHECK(refused(r.view, reordered).find("reordering") != std::string::npos);
+  }
+}
+
+TEST_CASE("gpu: compile(DeviceCsr) drops all-ones values and keeps vector loads inside") {
+  if (!have_device()) return;
+  const std::vector<CsrMatrix> all = matrices();
+  const CsrMatrix& pattern = all[5];
+  const CsrMatrix& odd = all[6];
+  {
+    const Resident r(pattern, Precision::f32);
+    Options o = device_options(Precision::f32);
+    const Operator op = compile(r.view, o);
+    CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesUnit);
+    CHECK(check(pattern, op) <= tolerance(Precision::f32));
+    o.value_coding = false;
+    CHECK(formats::value_coding_of(compile(r.view, o).plan().params) == formats::kValuesPlain);
+  }
+  {
+    REQUIRE(odd.nnz() % 2 == 1);
+    const Resident r(odd, Precision::f64);
+    Options o = device_options(Precision::f64);
+    o.csr = CsrParams{4, 2, 256, 1, true, false};
+    try {
+      (void)compile(r.view, o);
+      FAIL("2-wide loads past an odd nnz were accepted");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("read past the") != std::string::npos);
+    }
+    o.csr = CsrParams{4, 1, 256, 1, true, false};
+    CHECK(check(odd, compile(r.view, o)) <= tolerance(Precision::f64));
   }
 }
 

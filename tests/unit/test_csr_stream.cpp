@@ -79,13 +79,15 @@ TEST_CASE("csr_stream: blocks hold at most a tile and a group's rows, or one lon
         continue;
       }
       CHECK(last - first <= block);
-      // Blocks stay inside their group of block_size rows.
-      CHECK((last - 1) / block == first / block);
-      // Greedy inside the group: the next row would have broken the tile, or the group ends.
+      // Blocks stay inside their group of rows.
+      constexpr int kGroup = CsrStreamFormat::kGroupRows;
+      CHECK((last - 1) / kGroup == first / kGroup);
+      // Greedy inside the group: the next row would have broken a limit, or the group ends.
       if (last < a.nrows) {
-        const bool group_end = last % block == 0;
+        const bool group_end = last % kGroup == 0;
+        const bool rows_full = last - first == block;
         const bool tile_full = a.row_ptr[last + 1] - a.row_ptr[first] > tile;
-        CHECK((group_end || tile_full));
+        CHECK((group_end || rows_full || tile_full));
       }
     }
     std::int64_t expected_long = 0;

@@ -45,6 +45,7 @@ RowStats host_row_stats(const CsrMatrix& a) {
       s[S::first_bad_column] = std::min<std::uint64_t>(s[S::first_bad_column], k);
     }
   }
+  for (double v : a.values) s[S::unit_values] += v == 1.0;
   s[S::first_offset] = static_cast<std::uint64_t>(a.row_ptr.front());
   s[S::last_offset] = static_cast<std::uint64_t>(a.row_ptr.back());
   return s;
@@ -53,8 +54,10 @@ RowStats host_row_stats(const CsrMatrix& a) {
 }  // namespace
 
 TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile") {
+  CsrMatrix pattern = gen::rmat(10, 8);
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
   for (const CsrMatrix& a : {gen::rmat(12, 16), gen::stencil_2d_5pt(40, 30),
-                             gen::random_uniform(500, 700, 9, 3), gen::banded(300, 40)}) {
+                             gen::random_uniform(500, 700, 9, 3), gen::banded(300, 40), pattern}) {
     CAPTURE(a.nrows);
     const Profile want = inspect(a, InspectDepth::rows);
     const Profile got = codegen::row_length_profile(host_row_stats(a), a.nrows, a.ncols, a.nnz());
@@ -75,10 +78,11 @@ TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile
       CHECK(got.row_histogram[b].hi == want.row_histogram[b].hi);
       CHECK(got.row_histogram[b].count == want.row_histogram[b].count);
     }
-    // What the rows' columns would tell is not there.
+    CHECK(got.unit_values == want.unit_values);
+    // What the rows' columns would tell is not there; distinct values are not counted.
     CHECK(got.bandwidth == 0);
     CHECK(got.x_sectors == 0);
-    CHECK(got.distinct_values == 0);
+    CHECK(got.distinct_values == (want.unit_values == want.nnz ? 1 : 0));
   }
 }
 

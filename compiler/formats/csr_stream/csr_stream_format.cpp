@@ -156,29 +156,31 @@ std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int ti
     std::int64_t last = first + 1;
     if (a.row_length(first) <= tile) {
       const std::int64_t start = a.row_ptr[static_cast<std::size_t>(first)];
-      while (last < end && a.row_ptr[static_cast<std::size_t>(last) + 1] - start <= tile) ++last;
+      while (last < end && last - first < block_size &&
+             a.row_ptr[static_cast<std::size_t>(last) + 1] - start <= tile)
+        ++last;
     }
     return last;
   };
-  // Groups of block_size rows are cut independently (the GPU builds the same partition with a
+  // Groups of kGroupRows rows are cut independently (the GPU builds the same partition with a
   // thread per group: templates/device_csr.cuh): count each group's blocks, then fill.
-  const std::int64_t ngroups = (a.nrows + block_size - 1) / block_size;
+  const std::int64_t ngroups = (a.nrows + kGroupRows - 1) / kGroupRows;
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(ngroups) + 1, 0);
-  parallel_for(ngroups, 256, [&](std::int64_t lo, std::int64_t hi) {
+  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t g = lo; g < hi; ++g) {
-      const std::int64_t end = std::min(a.nrows, (g + 1) * block_size);
+      const std::int64_t end = std::min(a.nrows, (g + 1) * kGroupRows);
       std::int64_t n = 0;
-      for (std::int64_t r = g * block_size; r < end; r = block_end(r, end)) ++n;
+      for (std::int64_t r = g * kGroupRows; r < end; r = block_end(r, end)) ++n;
       offsets[static_cast<std::size_t>(g) + 1] = n;
     }
   });
   for (std::size_t g = 1; g < offsets.size(); ++g) offsets[g] += offsets[g - 1];
   std::vector<std::int32_t> out(static_cast<std::size_t>(offsets.back()) + 1);
-  parallel_for(ngroups, 256, [&](std::int64_t lo, std::int64_t hi) {
+  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t g = lo; g < hi; ++g) {
-      const std::int64_t end = std::min(a.nrows, (g + 1) * block_size);
+      const std::int64_t end = std::min(a.nrows, (g + 1) * kGroupRows);
       auto at = static_cast<std::size_t>(offsets[static_cast<std::size_t>(g)]);
-      for (std::int64_t r = g * block_size; r < end; r = block_end(r, end))
+      for (std::int64_t r = g * kGroupRows; r < end; r = block_end(r, end))
         out[at++] = static_cast<std::int32_t>(r);
     }
   });
@@ -197,18 +199,20 @@ double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStream
       long_rows += count;
     } else {
       short_rows += count;
-      short_nnz += 0.5 * static_cast<double>(bin.lo + std::min<std::int64_t>(bin.hi, p.tile)) *
-                   count;
+      short_nnz +=
+          0.5 * static_cast<double>(bin.lo + std::min<std::int64_t>(bin.hi, p.tile)) * count;
     }
   }
   // Greedy cutting leaves each block on average about a row's worth short of full.
   const double mean = short_rows > 0 ? short_nnz / short_rows : 0;
   const double fill = std::max(0.5, 1.0 - mean / p.tile);
-  // Each group of block_size rows is cut alone: one block when its nonzeros fit the tile, else
-  // about half a block more than the tiles it fills (its last block is partial).
-  const double groups = std::ceil(static_cast<double>(profile.nrows) / p.block_size);
+  // Each group of kGroupRows rows is cut alone, by whichever limit binds, and ends on a partial
+  // block (half a block more) when it needs more than one.
+  const double groups = std::ceil(static_cast<double>(profile.nrows) / kGroupRows);
   const double tiles = groups > 0 ? short_nnz / groups / (p.tile * fill) : 0;
-  const double per_group = tiles <= 1 ? 1.0 : tiles + 0.5;
+  const double by_rows = groups > 0 ? short_rows / groups / p.block_size : 0;
+  const double full = std::max(tiles, by_rows);
+  const double per_group = full <= 1 ? 1.0 : full + 0.5;
   return std::max(1.0, groups * per_group) + long_rows;
 }
 
