@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """How close the planner's model pick comes to the fastest measured format, offline.
 
-For every bandwidth-regime result of a `spmvc bench --suite` JSON (each format timed with the
-parameters the model chose for it then), plans the matrix again with the built spmvc (CPU only;
-plan and inspect JSON cached by scripts/planner_data.py) and takes, per measured format, the
+For every bandwidth-regime (with --regime small: small-regime) result of a `spmvc bench --suite`
+JSON (each format timed with the parameters the model chose for it then), plans the matrix again
+with the built spmvc (CPU only; plan and inspect JSON cached by scripts/planner_data.py) and
+takes, per measured format, the
 prediction of the candidate with the measured parameters. The pick is the measured format with
 the lowest prediction; it counts when its measured time is within --tolerance (5%) of the
 oracle (the suite's fastest measured variant). Three ways to predict:
@@ -19,7 +20,7 @@ where the build's overall best candidate is a format or parameter set the suite 
 (the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
 
 Usage: scripts/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refit,loo]
-       [--cost-model compulsory|traffic] [--verbose] SUITE.json
+       [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
 """
 import argparse
 import sys
@@ -57,12 +58,14 @@ def main():
     ap.add_argument("--cost-model", default="compulsory", choices=["compulsory", "traffic"])
     ap.add_argument("--tolerance", type=float, default=0.05)
     ap.add_argument("--min-matrices", type=int, default=4)
+    ap.add_argument("--regime", default="bandwidth", choices=["bandwidth", "small"],
+                    help="the suite's results to score (the calibration is fitted on bandwidth)")
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per result")
     ap.add_argument("suite")
     a = ap.parse_args()
     model = a.cost_model
 
-    doc, results = pd.bandwidth_results(a.suite)
+    doc, results = pd.bandwidth_results(a.suite, a.regime)
     runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr))
     entries, notes, unmeasured = [], [], set()
     for r in results:
@@ -102,7 +105,7 @@ def main():
                 if r["matrix"] == name:
                     picks["loo"][id(r)] = pick(r, obs, refit_predict(rows, model, r["precision"]))
 
-    print(f"{doc['gpu']}, {len(entries)} bandwidth-regime results of {a.suite}; "
+    print(f"{doc['gpu']}, {len(entries)} {a.regime}-regime results of {a.suite}; "
           f"{model} cost model; within {100 * a.tolerance:.0f}% of the oracle")
     header = f"{'matrix':24s} {'prec':4s} {'oracle':11s}" + "".join(
         f" {m + ' pick':>18s}" for m in modes)

@@ -22,12 +22,12 @@ DEFAULT_MATRICES = os.environ.get("SPMVC_MATRIX_DIR",
 DEFAULT_CACHE = os.path.join(ROOT, ".cache", "planner-eval")
 
 
-def bandwidth_results(path):
-    """The suite document and its bandwidth-regime results that timed formats."""
+def bandwidth_results(path, regime="bandwidth"):
+    """The suite document and its results of `regime` (bandwidth: replicated to 16M+ nonzeros or
+    generated at that scale; small: the public matrices as they are) that timed formats."""
     with open(path) as f:
         doc = json.load(f)
-    return doc, [r for r in doc["results"]
-                 if r.get("regime") == "bandwidth" and r.get("formats")]
+    return doc, [r for r in doc["results"] if r.get("regime") == regime and r.get("formats")]
 
 
 def matrix_args(result, matrices):
@@ -73,10 +73,9 @@ class Runner:
         os.replace(path + ".tmp", path)
         return doc
 
-    def plan(self, result, extra=()):
+    def plan(self, result):
         args = matrix_args(result, self.matrices)
-        cmd = [self.spmvc, "plan", *args, "--precision", result["precision"], "--json", "-q",
-               *extra]
+        cmd = [self.spmvc, "plan", *args, "--precision", result["precision"], "--json", "-q"]
         return self._cached("plan", [self.binary, cmd[2:]], cmd)
 
     def profile(self, result):
