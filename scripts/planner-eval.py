@@ -23,6 +23,7 @@ Usage: scripts/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refi
        [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
 """
 import argparse
+import os
 import sys
 
 import planner_data as pd
@@ -57,6 +58,8 @@ def main():
     ap.add_argument("--mode", default="build,refit,loo")
     ap.add_argument("--cost-model", default="compulsory", choices=["compulsory", "traffic"])
     ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--calibration",
+                    default=os.path.join(pd.ROOT, "compiler", "calibration", "sm_90.inc"))
     ap.add_argument("--min-matrices", type=int, default=4)
     ap.add_argument("--regime", default="bandwidth", choices=["bandwidth", "small"],
                     help="the suite's results to score (the calibration is fitted on bandwidth)")
@@ -67,6 +70,9 @@ def main():
 
     doc, results = pd.bandwidth_results(a.suite, a.regime)
     runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr))
+    # The refit and leave-one-out modes recompute warp_imbalance here: it must agree with the
+    # build's, which the committed calibration file and the build's time factors tell.
+    committed, _ = pd.read_inc(a.calibration)
     entries, notes, unmeasured = [], [], set()
     for r in results:
         plan, profile = runner.plan(r), runner.profile(r)
@@ -74,6 +80,10 @@ def main():
         entries.append((r, obs))
         name = f"{r['matrix']} {r['precision']}"
         for fmt, o in obs.items():
+            expected = pd.calibrated(committed, fmt, r["precision"], o.get("imbalance", 1.0))
+            if "raw" in o and expected is not None and abs(o["time_factor"] / expected - 1) > 2e-3:
+                notes.append(f"{name}: {fmt}'s time factor is {o['time_factor']:.4f} in the build, "
+                             f"{expected:.4f} from {a.calibration} (stale build or imbalance)")
             if "missing" in o:
                 notes.append(f"{name}: {fmt} [{o['missing']}] is no longer a candidate")
             elif o["top_label"] != o["label"]:
