@@ -47,7 +47,7 @@ struct Prediction {
   double compulsory_seconds = 0;
   TrafficBytes traffic;
   double traffic_seconds = 0;
-  double time_factor = 1;  ///< the calibration factor both times include
+  double time_factor = 1;  ///< the calibration factor both times include (calibration.hpp)
   double bytes(CostModel m) const {
     return m == CostModel::traffic ? traffic.total() : compulsory_bytes;
   }

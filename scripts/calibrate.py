@@ -1,80 +1,84 @@
 #!/usr/bin/env python3
-"""Fits the planner's per-format time factors from `spmvc bench --suite` results and writes them
-as data the compiler embeds (compiler/calibration/<arch>.inc), with their provenance.
+"""Fits the planner's time calibration from `spmvc bench --suite` results and writes it as data
+the compiler embeds (compiler/calibration/<arch>.inc), with its provenance.
 
-For each (format, precision), the factor is the geometric mean over the suite's bandwidth-regime
-matrices of measured / predicted time, each format measured with the planner's parameters for it.
-The planner multiplies its cost-model prediction by the factor, so a format whose model is
-optimistic on this GPU (decode work the byte model does not see) ranks where its measurements put
-it. Usage: scripts/calibrate.py --arch sm_90 [--prior FACTORS.inc] SUITE.json [SUITE.json ...]
+Every bandwidth-regime matrix of the suites is planned again with the built spmvc (CPU only;
+scripts/planner_data.py caches the JSON), so the fit is against the cost model of this source
+tree: each measured format is matched to the candidate with the parameters it ran, and its raw
+prediction is the candidate's predicted time over the time factor the build applied. Per (format,
+precision), with ratio = measured / raw predicted time:
 
-A suite run by a calibrated build records predictions that already include that build's factors:
---prior names the factors file it was built with (e.g. the committed one, before refitting), and
-each prediction is divided by its factor first, so the fit is always against the raw model.
+    time_factor = factor * warp_imbalance ^ exponent
+
+warp_imbalance is formats::Cost::warp_imbalance (a warp's longest row over its average; 1 for
+formats whose rows are balanced). The exponent is the Theil-Sen slope of log ratio on log
+imbalance (median of pairwise slopes, kept in 0..1; 0 where the imbalance does not vary), the
+factor the median of ratio / imbalance^exponent: medians, so a matrix where a format's model is
+far off moves no other matrix's prediction. Formats the suites did not measure, or measured on
+fewer than --min-matrices matrices, keep their rows of --prior (by default the file it replaces).
+
+Usage: scripts/calibrate.py --arch sm_90 [--spmvc build/host/cli/spmvc] [--matrices DIR]
+       [--prior FILE] [--out FILE] SUITE.json [SUITE.json ...]
 """
 import argparse
-import json
-import math
 import os
-import re
-import statistics
+import sys
+
+import planner_data as pd
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--out")
-    ap.add_argument("--prior", help="factors file the suites' build used (its predictions include them)")
-    ap.add_argument("--min-matrices", type=int, default=1,
-                    help="fit a factor only from this many matrices; fewer keep the --prior one")
+    ap.add_argument("--prior", help="calibration file whose rows are kept for formats not fitted")
+    ap.add_argument("--min-matrices", type=int, default=4,
+                    help="fit a row only from this many matrices; fewer keep the prior row")
+    ap.add_argument("--spmvc", default=pd.DEFAULT_SPMVC)
+    ap.add_argument("--matrices", default=pd.DEFAULT_MATRICES)
+    ap.add_argument("--cache", default=pd.DEFAULT_CACHE)
     ap.add_argument("suites", nargs="+")
     a = ap.parse_args()
-    prior, prior_lines = {}, {}
-    if a.prior:
-        with open(a.prior) as f:
-            for line in f:
-                m = re.match(r'\{"(\w+)", "(\w+)", ([0-9.]+)', line)
-                if m:
-                    prior[(m[1], m[2])] = float(m[3])
-                    prior_lines[(m[1], m[2])] = line.rstrip("\n")
-    ratios = {}
-    sources, gpus = [], set()
+    out = a.out or os.path.join(pd.ROOT, "compiler", "calibration", f"{a.arch}.inc")
+    prior = a.prior or (out if os.path.exists(out) else None)
+    _, prior_lines = pd.read_inc(prior) if prior else ({}, {})
+
+    runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr))
+    entries, sources, gpus = [], [], set()
     for path in a.suites:
-        with open(path) as f:
-            doc = json.load(f)
+        doc, results = pd.bandwidth_results(path)
         gpus.add(doc["gpu"])
-        sources.append(f"{os.path.relpath(path)} ({doc['suite']}, cuSPARSE {doc['cusparse']})")
-        for r in doc["results"]:
-            if r.get("regime") != "bandwidth":
-                continue
-            for m in r.get("formats", []):
-                if "ms" in m and m.get("correct") and m.get("predicted_ms", 0) > 0:
-                    key = (m["format"], r["precision"])
-                    raw = m["predicted_ms"] / prior.get(key, 1.0)
-                    ratios.setdefault(key, []).append(math.log(m["ms"] / raw))
-    out = a.out or os.path.join(os.path.dirname(__file__), "..", "compiler", "calibration",
-                                f"{a.arch}.inc")
+        sources.append(f"{os.path.relpath(path, pd.ROOT)} ({doc['suite']}, cuSPARSE "
+                       f"{doc['cusparse']}): {len(results)} bandwidth-regime results")
+        for r in results:
+            entries.append((r, pd.observations(r, runner.plan(r), runner.profile(r))))
+    rows = pd.fit(entries, min_matrices=a.min_matrices)
+
     lines = [
-        f"// Planner time factors for {a.arch}: measured / predicted time, geometric mean over the",
-        "// bandwidth-regime matrices of the suite runs below. Generated by scripts/calibrate.py; do",
-        "// not edit by hand.",
+        f"// Planner time calibration for {a.arch}: time_factor = factor * warp_imbalance ^ exponent",
+        "// (calibration.hpp), measured / predicted time over the bandwidth-regime matrices of the",
+        "// suite runs below. Generated by scripts/calibrate.py; do not edit by hand.",
         f"// GPU: {', '.join(sorted(gpus))}",
     ]
     lines += [f"// from: {s}" for s in sources]
-    if a.prior:
-        lines.append("// predictions divided by the factors of the build that ran them (--prior)")
-    lines.append("// {format, precision, factor, matrices, log-spread (sd of log ratio)}")
-    if a.min_matrices > 1:
-        lines.append(f"// factors fitted on fewer than {a.min_matrices} matrices keep the prior value")
-    for key in sorted(set(ratios) | set(prior_lines)):
-        v = ratios.get(key, [])
-        if len(v) < a.min_matrices:
-            if key in prior_lines:
-                lines.append(prior_lines[key])
-            continue
-        fmt, prec = key
-        sd = statistics.pstdev(v) if len(v) > 1 else 0.0
-        lines.append(f'{{"{fmt}", "{prec}", {math.exp(sum(v) / len(v)):.4f}, {len(v)}, {sd:.3f}}},')
+    lines += [
+        "// predicted: `spmvc plan` of this source tree, compulsory cost model, each format with the",
+        "// parameters it was measured with, divided by the time factor the build applied",
+        "// fit: factor = median of measured / predicted; exponent = Theil-Sen slope of the log ratio",
+        "// on log warp_imbalance, in 0..1 (0 where a format's imbalance does not vary)",
+        "// {format, precision, factor, exponent, matrices, log-spread (sd of log residual)}",
+    ]
+    kept = sorted(set(prior_lines) - set(rows))
+    if kept:
+        lines.append(f"// kept from the file this replaced (timed on fewer than {a.min_matrices} "
+                     "matrices here, or not at all):")
+        lines.append("//   " + ", ".join(f"{f} {p}" for f, p in kept))
+    for key in sorted(set(rows) | set(prior_lines)):
+        if key in rows:
+            f, b, n, sd = rows[key]
+            lines.append(f'{{"{key[0]}", "{key[1]}", {f:.4f}, {b:.3f}, {n}, {sd:.3f}}},')
+        else:
+            lines.append(prior_lines[key])
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("wrote", out)

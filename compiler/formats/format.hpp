@@ -31,6 +31,11 @@ struct Cost {
   /// The longest chain of dependent steps one lane must run (the longest row): a floor under
   /// the predicted time however much bandwidth is left.
   double serial_seconds = 0;
+  /// Steps a warp runs (its longest row) over the steps its average row needs, for formats whose
+  /// warps run rows of unequal length side by side (1 where rows are balanced or padded, the
+  /// padding counted in bytes). Not in lane_efficiency: how much of it shows in time on a GPU is
+  /// measured, and the calibration applies it (time_factor, calibration.hpp).
+  double warp_imbalance = 1.0;
 };
 
 class FormatUnit {

@@ -29,7 +29,7 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
       options.read_bandwidth > 0 ? options.read_bandwidth : heuristics::kDefaultReadBandwidth;
   const formats::Cost cost = unit.cost(profile, params, options.precision);
   Prediction p;
-  p.time_factor = time_factor(options.arch, unit.name(), options.precision);
+  p.time_factor = time_factor(options.arch, unit.name(), options.precision, cost.warp_imbalance);
   p.compulsory_bytes = cost.total();
   p.compulsory_seconds = predict_seconds(cost, p.compulsory_bytes, bandwidth) * p.time_factor;
   p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));

@@ -350,7 +350,33 @@ AmbLayout build_amb_layout(const CsrMatrix& a, const AmbParams& p) {
 }
 
 AmbLayoutStats amb_layout_stats(const CsrMatrix& a, const AmbParams& params) {
-  return build_amb_layout(a, params).stats;
+  const AmbLayout L = build_amb_layout(a, params);
+  AmbLayoutStats st = L.stats;
+  // Distinct sectors each chunk's results go to (y rows, or partial slots when deterministic):
+  // the traffic of its atomics or partial writes (amb_traffic.cpp).
+  const auto c_rows = static_cast<std::size_t>(params.slice_height);
+  const std::size_t nchunks = L.chunk_len.size();
+  std::vector<std::int64_t> targets;
+  for (std::size_t ch = 0; ch < nchunks; ++ch) {
+    targets.clear();
+    for (std::size_t r = 0; r < c_rows; ++r) {
+      if (params.deterministic) {
+        if (L.slot[ch * c_rows + r] >= 0) targets.push_back(L.slot[ch * c_rows + r]);
+      } else if (L.perm[ch * c_rows + r] != 0xFFFF) {
+        targets.push_back(static_cast<std::int64_t>(L.perm_offset[ch]) * params.sigma +
+                          L.perm[ch * c_rows + r]);
+      }
+    }
+    std::sort(targets.begin(), targets.end());
+    std::int64_t last64 = -1, last32 = -1;
+    for (const std::int64_t t : targets) {
+      if (t / 4 != last64) ++st.y_sectors64;
+      if (t / 8 != last32) ++st.y_sectors32;
+      last64 = t / 4;
+      last32 = t / 8;
+    }
+  }
+  return st;
 }
 
 TrafficEstimate amb_traffic(const CsrMatrix& a, const AmbParams& params, Precision precision) {

@@ -19,9 +19,15 @@ namespace {
 /// caches.
 constexpr double kAmbL2CacheBytes = heuristics::kL2CacheBytes;
 
-/// L2 traffic of one atomicAdd to y, in units of the value size: the read and the write of the
-/// read-modify-write (the slides count atomics as memory access; not yet calibrated on Hopper).
+/// L2 traffic of the atomicAdds to y, in units of the sectors they update: the read and the
+/// write of the read-modify-write (the slides count atomics as memory access). Atomics of a warp
+/// to one 32-byte sector are one update: a sector of adjacent rows costs as much as their values,
+/// and a row alone in its sector costs the whole sector. On the H100 suite (v3) AMB ran 1.4-1.6x
+/// slower than csr_stream on the census graphs (ct2010, nh2010, vt2010, de2010: short rows of
+/// lengths 1-15 mixed, so the length sort leaves no two rows of a chunk adjacent) whose bytes the
+/// value-sized count put level with csr_stream's.
 constexpr double kAmbAtomicValueFactor = 2.0;
+constexpr double kSectorBytes = 32.0;
 
 /// Longest synthetic row the blocking estimate lays out; longer rows are scaled from it.
 constexpr std::int64_t kSimulatedRow = 512;
@@ -116,7 +122,12 @@ std::string TrafficEstimate::describe() const {
 //    of sigma rows removes all but C/sigma of that excess; half a chunk is wasted per (segment,
 //    window) group;
 //  - x: every column is read in one segment (segment sectors = ncols / sector), and rows without
-//    reuse read Profile::x_sectors sectors (fp64 sectors for fp32 as well, an upper bound).
+//    reuse read Profile::x_sectors sectors (fp64 sectors for fp32 as well, an upper bound);
+//  - y sectors (y rows or partial slots): the sort by length is stable, so a chunk's rows of
+//    length l are the window's rows of that length in order, 1/p_l rows apart (p_l: their share
+//    of the non-empty rows; a bin above 32 counts as one length): an update touches
+//    min(1, 1 / (p_l * values per sector)) sectors, i.e. y sectors = pairs * sum over lengths of
+//    min(p_l, 1 / values per sector).
 AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params) {
   AmbLayoutStats s;
   s.estimated = true;
@@ -171,6 +182,17 @@ AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& para
   s.x_segment_sectors32 = std::ceil(static_cast<double>(profile.ncols) / 8);
   s.x_row_sectors64 = static_cast<double>(profile.x_sectors);
   s.x_row_sectors32 = static_cast<double>(profile.x_sectors);
+  if (nonempty > 0) {
+    double share64 = 0, share32 = 0;
+    for (const HistogramBin& bin : profile.row_histogram) {
+      if (bin.hi == 0) continue;
+      const double p_len = static_cast<double>(bin.count) / nonempty;
+      share64 += std::min(p_len, 8.0 / kSectorBytes);
+      share32 += std::min(p_len, 4.0 / kSectorBytes);
+    }
+    s.y_sectors64 = pairs * share64;
+    s.y_sectors32 = pairs * share32;
+  }
   return s;
 }
 
@@ -199,11 +221,14 @@ TrafficEstimate amb_traffic(const AmbLayoutStats& s, const AmbParams& params, Pr
   t.x = 32 * (seg_sectors + miss * std::max(0.0, row_sectors - seg_sectors));
 
   if (params.deterministic) {
-    t.y_init = nrows * v;                           // the reduction's write of y
-    t.scratch = pairs * acc * 2 + (nrows + 1) * 4;  // partials written, read; red_ptr
+    t.y_init = nrows * v;  // the reduction's write of y
+    // Partials written a sector each sector touched, read back in order; red_ptr.
+    t.scratch =
+        (f64 ? s.y_sectors64 : s.y_sectors32) * kSectorBytes + pairs * acc + (nrows + 1) * 4;
   } else {
-    t.y_init = nrows * v;                             // beta pass (y = beta*y or 0)
-    t.y_updates = pairs * v * kAmbAtomicValueFactor;  // one atomicAdd per (row, segment)
+    t.y_init = nrows * v;  // beta pass (y = beta*y or 0)
+    // One atomicAdd per (row, segment), a warp's to one sector merged.
+    t.y_updates = (f64 ? s.y_sectors64 : s.y_sectors32) * kSectorBytes * kAmbAtomicValueFactor;
   }
   t.busy_lanes = chunks > 0 ? std::min(1.0, pairs / (chunks * c_rows)) : 1;
   t.steps_per_lane = pairs > 0 ? static_cast<double>(s.blocks) / pairs : 0;

@@ -35,6 +35,11 @@ struct AmbLayoutStats {
   /// Sum over (row, segment) pairs of the distinct sectors that row reads in that segment: x
   /// traffic when nothing is reused across rows.
   double x_row_sectors64 = 0, x_row_sectors32 = 0;
+  /// Sum over chunks of the distinct 32-byte sectors (fp64: 4 values a sector; fp32: 8) its rows'
+  /// results go to: y rows updated by atomics, or the deterministic variant's partial-sum slots
+  /// (row-major). Rows the stable sort by length leaves adjacent share sectors; rows it brings
+  /// together from far apart in a window each touch their own.
+  double y_sectors64 = 0, y_sectors32 = 0;
   bool estimated = false;  ///< from a Profile (amb_layout_estimate) rather than counted
 };
 
@@ -46,8 +51,9 @@ struct TrafficEstimate {
   double row_map = 0;     ///< permutation (2 per chunk row + 2 offset per chunk) or slots
   double x = 0;           ///< x gathers, per segment (see AmbLayoutStats)
   double y_init = 0;      ///< beta pass over y (non-deterministic), or final y write
-  double y_updates = 0;   ///< atomics (pairs * 2 * value bytes: read and write in L2)
-  double scratch = 0;     ///< deterministic: partial sums written and read, reduction offsets
+  double y_updates = 0;   ///< atomics: 2 * 32 bytes (read and write in L2) per y sector updated
+  double scratch = 0;     ///< deterministic: partial sums written (a sector each sector touched)
+                          ///< and read, reduction offsets
   double matrix() const { return values + columns + chunk_meta + row_map; }
   double y() const { return y_init + y_updates + scratch; }
   double total() const { return matrix() + x + y(); }

@@ -64,6 +64,28 @@ double CsrFormat::lane_efficiency(const Profile& profile, int threads_per_row) {
   return issued > 0 ? useful / issued : 1.0;
 }
 
+double CsrFormat::warp_imbalance(const Profile& profile, int threads_per_row) {
+  // E[max of g rows] = sum over bins of steps * (F(bin)^g - F(bin-)^g), bins in increasing
+  // order; bins above 32 are ranges and their midpoint stands for every row in them.
+  const int rows_per_warp = std::max(1, 32 / std::max(1, threads_per_row));
+  double rows = 0, steps_sum = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
+    rows += static_cast<double>(bin.count);
+    steps_sum += std::max(1.0, std::ceil(len / threads_per_row)) * static_cast<double>(bin.count);
+  }
+  if (rows <= 0 || rows_per_warp == 1) return 1.0;
+  double below = 0, longest = 0;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
+    const double steps = std::max(1.0, std::ceil(len / threads_per_row));
+    const double f0 = below / rows, f1 = (below + static_cast<double>(bin.count)) / rows;
+    longest += steps * (std::pow(f1, rows_per_warp) - std::pow(f0, rows_per_warp));
+    below += static_cast<double>(bin.count);
+  }
+  return std::max(1.0, longest / (steps_sum / rows));
+}
+
 double CsrFormat::nonzeros_per_lane(Precision precision) {
   return precision == Precision::f64 ? heuristics::kCsrNonzerosPerLaneF64
                                      : heuristics::kCsrNonzerosPerLaneF32;
@@ -129,6 +151,8 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   // side only (R-MAT sweep: T 16 -> 32 cut 20-35%, V 1 -> 4 at T=32 cut 0-15%).
   const double longest_steps = std::ceil(static_cast<double>(profile.row_max) / p.threads_per_row);
   c.serial_seconds = longest_steps * heuristics::kCsrStepSeconds;
+  // A warp runs 32/T rows side by side and waits for its longest.
+  c.warp_imbalance = warp_imbalance(profile, p.threads_per_row);
   return c;
 }
 

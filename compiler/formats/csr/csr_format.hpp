@@ -36,6 +36,10 @@ class CsrFormat final : public FormatUnit {
   static constexpr int kPadElements = 128;
   static std::int64_t padded_nnz(std::int64_t nnz);
 
+  /// E[steps of the longest of the 32/T rows a warp runs] / E[steps of a row], a row taking
+  /// ceil(len/T) steps (at least one), rows drawn independently from the row-length histogram.
+  static double warp_imbalance(const Profile& profile, int threads_per_row);
+
   /// The parameters the heuristics pick for this row-length distribution.
   static CsrParams choose(const Profile& profile, Precision precision = Precision::f64);
   /// heuristics::kCsrNonzerosPerLane for `precision`.
