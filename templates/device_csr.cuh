@@ -36,7 +36,7 @@ constexpr int kBadColumns = 5;
 constexpr int kFirstBadColumn = 6;
 constexpr int kFirstOffset = 7;
 constexpr int kLastOffset = 8;
-constexpr int kExactBins = 9;             // 33 slots: lengths 0..32
+constexpr int kExactBins = 9;               // 33 slots: lengths 0..32
 constexpr int kPow2Bins = kExactBins + 33;  // 32 slots: index k, lengths 2^(k-1)+1 .. 2^k
 constexpr int kUnitValues = kPow2Bins + 32;
 constexpr int kStatSlots = kUnitValues + 1;
@@ -85,7 +85,8 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
       atomicMin(out + kFirstBadRow, static_cast<unsigned long long>(r));
       continue;
     }
-    if ((threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(bins + bin, static_cast<unsigned long long>(__popc(same)));
+    if ((threadIdx.x & 31) == __ffs(same) - 1)
+      atomicAdd(bins + bin, static_cast<unsigned long long>(__popc(same)));
     const auto u = static_cast<unsigned long long>(len);
     row_max = u > row_max ? u : row_max;
     row_min = u < row_min ? u : row_min;
@@ -141,8 +142,8 @@ __device__ __forceinline__ long long block_end(const int* __restrict__ row_ptr, 
 }
 
 __device__ __forceinline__ void stream_count(const int* __restrict__ row_ptr, long long nrows,
-                                             int tile, int block_rows, int group,
-                                             long long ngroups, int* __restrict__ counts) {
+                                             int tile, int block_rows, int group, long long ngroups,
+                                             int* __restrict__ counts) {
   const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= ngroups) return;
   const long long first = g * group;
@@ -180,8 +181,8 @@ __device__ __forceinline__ void stream_scan(const int* __restrict__ counts, long
 }
 
 __device__ __forceinline__ void stream_fill(const int* __restrict__ row_ptr, long long nrows,
-                                            int tile, int block_rows, int group,
-                                            long long ngroups, const int* __restrict__ offsets,
+                                            int tile, int block_rows, int group, long long ngroups,
+                                            const int* __restrict__ offsets,
                                             int* __restrict__ row_blocks) {
   const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= ngroups) return;
