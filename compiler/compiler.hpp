@@ -64,6 +64,11 @@ Prediction predict(const Profile& profile, const FormatParams& params, const Pla
 /// InputError when a forced format or parameter set cannot implement the matrix.
 Plan make_plan(const Profile& profile, const PlanOptions& options);
 
+/// Ranks `candidates` (applicable first, by predicted time, then by bytes; ties keep their order)
+/// and makes the fastest the plan at `precision`, every candidate kept beside it; `why` is left
+/// to the caller. InputError listing each candidate's reason when none is applicable.
+Plan pick_candidate(std::vector<Candidate> candidates, Precision precision);
+
 /// Encodes `a` for the plan's format and parameters.
 Encoded encode(const CsrMatrix& a, const Plan& plan);
 

@@ -80,6 +80,35 @@ struct Operator::Impl {
     throw InternalError("kernel parameter names no uploaded array: " + name);
   }
 
+  /// Obtains the unit's CUBIN through `cache` and loads every launch's entry point: shared with
+  /// other operators (runtime::shared_kernel), or a load of its own when `own_load` (a reordered
+  /// unit, whose spmvc_row_map variable is set per operator). Fills the compile timings but the
+  /// time, which it returns.
+  double load_kernels(runtime::KernelCache& cache, const runtime::DeviceInfo& device,
+                      bool own_load) {
+    const auto t0 = Clock::now();
+    const runtime::CachedKernel cached = cache.get(source, device.arch());
+    for (KernelLaunch& desc : source.launches()) {
+      Launch& launch = launches.emplace_back();
+      launch.kernel =
+          own_load ? std::make_shared<const runtime::LoadedKernel>(cached.cubin.image, desc.entry)
+                   : runtime::shared_kernel(cached, desc.entry, device.ordinal);
+      launch.desc = std::move(desc);
+    }
+    // The main kernel's resources stand for the unit's (it does the multiply).
+    const runtime::LoadedKernel& main_kernel = *launches[source.pre_launches.size()].kernel;
+    const double seconds = seconds_since(t0);
+    timings.kernel_origin = std::string(runtime::to_string(cached.origin));
+    // The driver's numbers for the loaded image; the ptxas log lacks them when NVRTC served the
+    // CUBIN from its own cache (seen on the H100 machines: 15 ms compiles, no resource lines).
+    timings.registers =
+        cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
+    timings.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
+                                                              : main_kernel.local_bytes();
+    timings.compile_log = cached.cubin.log;
+    return seconds;
+  }
+
   /// Resolves every launch's array parameters to device pointers (after the arrays are in place).
   void bind_arrays() {
     for (Launch& launch : launches) {
@@ -209,27 +238,8 @@ std::unique_ptr<Operator::Impl> realize(const CsrMatrix& a, const Profile& profi
   if (options.transform_source) im->source = options.transform_source(im->source);
   im->timings.codegen = seconds_since(t0);
 
-  t0 = Clock::now();
-  runtime::CachedKernel cached = cache_for(cache_dir_of(options)).get(im->source, device.arch());
-  for (KernelLaunch& desc : im->source.launches()) {
-    Operator::Impl::Launch& launch = im->launches.emplace_back();
-    // A reordered unit gets its own load: its spmvc_row_map variable is set per operator.
-    launch.kernel = map != nullptr ? std::make_shared<const runtime::LoadedKernel>(
-                                         cached.cubin.image, desc.entry)
-                                   : runtime::shared_kernel(cached, desc.entry, device.ordinal);
-    launch.desc = std::move(desc);
-  }
-  // The main kernel's resources stand for the unit's (it does the multiply).
-  const runtime::LoadedKernel& main_kernel = *im->launches[im->source.pre_launches.size()].kernel;
-  im->timings.compile = seconds_since(t0);
-  im->timings.kernel_origin = std::string(runtime::to_string(cached.origin));
-  // The driver's numbers for the loaded image; the ptxas log lacks them when NVRTC served the
-  // CUBIN from its own cache (seen on the H100 machines: 15 ms compiles, no resource lines).
-  im->timings.registers =
-      cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
-  im->timings.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
-                                                                : main_kernel.local_bytes();
-  im->timings.compile_log = cached.cubin.log;
+  im->timings.compile =
+      im->load_kernels(cache_for(cache_dir_of(options)), device, /*own_load=*/map != nullptr);
 
   t0 = Clock::now();
   for (const EncodedArray& arr : encoded.arrays) {
@@ -566,25 +576,12 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
     });
     if (!seen) all.push_back(std::move(t));
   }
-  std::stable_sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
-    if (x.applicable != y.applicable) return x.applicable;
-    return x.applicable && x.predicted_seconds < y.predicted_seconds;
-  });
-  if (all.empty() || !all.front().applicable)
-    throw InputError("planner", 0, "no csr or csr_stream candidate runs on these device arrays");
-  const Candidate& best = all.front();
-  Plan plan;
-  plan.format = best.format;
-  plan.params = best.params;
-  plan.precision = options.precision;
-  plan.predicted_bytes = best.predicted_bytes;
-  plan.predicted_seconds = best.predicted_seconds;
+  Plan plan = compiler::pick_candidate(std::move(all), options.precision);
   plan.why = forced ? "parameters forced by the caller (device arrays)"
                     : fmt::format(
                           "lowest predicted time of the csr and csr_stream candidates that "
                           "run on device arrays as they are ({})",
-                          best.reason);
-  plan.candidates = std::move(all);
+                          plan.candidates.front().reason);
   return plan;
 }
 
@@ -643,21 +640,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
-  t0 = Clock::now();
-  const runtime::CachedKernel cached = cache.get(im->source, device.arch());
-  for (KernelLaunch& desc : im->source.launches()) {
-    Operator::Impl::Launch& launch = im->launches.emplace_back();
-    launch.kernel = runtime::shared_kernel(cached, desc.entry, device.ordinal);
-    launch.desc = std::move(desc);
-  }
-  const runtime::LoadedKernel& main_kernel = *im->launches[im->source.pre_launches.size()].kernel;
-  timings.compile += seconds_since(t0);
-  timings.kernel_origin = std::string(runtime::to_string(cached.origin));
-  timings.registers =
-      cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
-  timings.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
-                                                            : main_kernel.local_bytes();
-  timings.compile_log = cached.cubin.log;
+  timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
 
   // The caller's arrays the kernel reads (values not at all when every value is 1).
   const bool unit = formats::value_coding_of(im->plan.params) == formats::kValuesUnit;

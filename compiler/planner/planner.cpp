@@ -101,6 +101,22 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       candidates.push_back(std::move(c));
     }
   }
+  Plan plan = pick_candidate(std::move(candidates), options.precision);
+  if (forced) {
+    plan.why = "parameters forced by the caller";
+  } else {
+    const std::size_t applicable =
+        static_cast<std::size_t>(std::count_if(plan.candidates.begin(), plan.candidates.end(),
+                                               [](const Candidate& c) { return c.applicable; }));
+    plan.why = fmt::format(
+        "lowest predicted time of {} applicable candidates ({}; {:.1f} nonzeros "
+        "per row on average)",
+        applicable, plan.candidates.front().reason, profile.row_mean);
+  }
+  return plan;
+}
+
+Plan pick_candidate(std::vector<Candidate> candidates, Precision precision) {
   // Applicable first, by predicted time, then by bytes (a value-coded twin that ties on a
   // latency floor still moves less); remaining ties keep the proposal order (stable).
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -117,24 +133,13 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       reasons += fmt::format("\n  {} [{}]: {}", c.format, c.label, c.reason);
     throw InputError("planner", 0, "no format can implement this matrix:" + reasons);
   }
-
   const Candidate& best = candidates.front();
   Plan plan;
   plan.format = best.format;
   plan.params = best.params;
-  plan.precision = options.precision;
+  plan.precision = precision;
   plan.predicted_bytes = best.predicted_bytes;
   plan.predicted_seconds = best.predicted_seconds;
-  if (forced) {
-    plan.why = "parameters forced by the caller";
-  } else {
-    const std::size_t applicable = static_cast<std::size_t>(std::count_if(
-        candidates.begin(), candidates.end(), [](const Candidate& c) { return c.applicable; }));
-    plan.why = fmt::format(
-        "lowest predicted time of {} applicable candidates ({}; {:.1f} nonzeros "
-        "per row on average)",
-        applicable, best.reason, profile.row_mean);
-  }
   plan.candidates = std::move(candidates);
   return plan;
 }
