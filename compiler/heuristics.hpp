@@ -44,6 +44,14 @@ inline constexpr double kCsrVectorSlack = 1.25;
 /// tens of thousands): T=4 took 1.57 ms, T=32 0.32 ms.
 inline constexpr double kCsrStepSeconds = 0.2e-6;
 
+/// csr_stream: the fixed start of each row block (its bounds, then its rows' bounds, before any
+/// nonzero loads), charged as this many bytes of reading. H100 sweeps, fp32, x16M
+/// (scripts/param-sweep, 2026-11-23): halving the tile from 1024 to 512 nonzeros (twice the blocks)
+/// cost email-Enron 1.0 us over 16k more blocks and ct2010 4.3 us over 17k, about 190 and 770 bytes
+/// a block at 3 TB/s; doubling it to 2048 saved email-Enron 3.4 us over 8k fewer blocks. Without
+/// it the model ranked the 512 tile first on short-row graphs, where it measured 2-5% slower.
+inline constexpr double kStreamBlockBytes = 256.0;
+
 /// csr: threads per block. 256 gives 8 warps per block and full occupancy at <= 32 registers.
 inline constexpr int kCsrBlockSize = 256;
 

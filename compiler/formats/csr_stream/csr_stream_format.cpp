@@ -244,8 +244,11 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
                    4.0 * blocks / std::max(1.0, static_cast<double>(profile.nnz));
   }
   Cost c;
+  // Each block also pays a fixed start (its bounds, then its row bounds, before any nonzero
+  // loads), charged as heuristics::kStreamBlockBytes of reading.
   c.matrix_bytes =
-      static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
+      static_cast<double>(profile.nrows + 1) * ob +
+      (blocks + 1) * (4.0 + heuristics::kStreamBlockBytes) +
       static_cast<double>(profile.nnz) * (column_bytes + value_code_bytes(p.values, precision)) +
       value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
