@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +15,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "spmvc/matrix.hpp"
 
 namespace spmvc::test {
 
@@ -103,5 +106,30 @@ class EnvVar {
 /// Records that a GPU test found no device; test_main then exits 77 (skipped).
 void mark_device_missing();
 bool device_was_missing();
+
+/// n x n, rows of length 0..3 with runs of 300 empty rows and every 997th row 5000 long (longer
+/// than any csr_stream tile); with `long_last_row` the last row is 1030 long, just over a 1024
+/// tile. Values 0.5 + (k % 13) / 8.
+inline CsrMatrix short_and_long_rows(std::int64_t n, bool long_last_row) {
+  CsrMatrix a;
+  a.nrows = n;
+  a.ncols = n;
+  for (std::int64_t r = 0; r < n; ++r) {
+    std::int64_t len = r % 4;
+    if (r % 997 == 5) len = 5000;
+    if (r % 1500 < 300) len = 0;
+    if (long_last_row && r == n - 1) len = 1030;
+    for (std::int64_t j = 0; j < len; ++j)
+      a.col_idx.push_back(static_cast<std::int32_t>((r + j * 3) % n));
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.col_idx.erase(std::unique(a.col_idx.end() - len, a.col_idx.end()), a.col_idx.end());
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  a.values.resize(a.col_idx.size());
+  for (std::size_t i = 0; i < a.values.size(); ++i)
+    a.values[i] = 0.5 + static_cast<double>(i % 13) * 0.125;
+  validate(a);
+  return a;
+}
 
 }  // namespace spmvc::test

@@ -56,27 +56,7 @@ Options device_options(Precision p) {
   return o;
 }
 
-// Rows of length 0..3, runs of empty rows, and rows longer than any tile.
-CsrMatrix awkward(std::int64_t n) {
-  CsrMatrix a;
-  a.nrows = n;
-  a.ncols = n;
-  for (std::int64_t r = 0; r < n; ++r) {
-    std::int64_t len = r % 4;
-    if (r % 997 == 5) len = 5000;
-    if (r % 1500 < 300) len = 0;
-    for (std::int64_t j = 0; j < len; ++j)
-      a.col_idx.push_back(static_cast<std::int32_t>((r + j * 3) % n));
-    std::sort(a.col_idx.end() - len, a.col_idx.end());
-    a.col_idx.erase(std::unique(a.col_idx.end() - len, a.col_idx.end()), a.col_idx.end());
-    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
-  }
-  a.values.resize(a.col_idx.size());
-  for (std::size_t i = 0; i < a.values.size(); ++i)
-    a.values[i] = 0.5 + static_cast<double>(i % 13) * 0.125;
-  validate(a);
-  return a;
-}
+CsrMatrix awkward(std::int64_t n) { return test::short_and_long_rows(n, false); }
 
 std::vector<CsrMatrix> matrices() {
   CsrMatrix no_nonzeros;

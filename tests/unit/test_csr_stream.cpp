@@ -12,35 +12,14 @@
 #include "formats/format.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 using namespace spmvc::formats;
 
 namespace {
 
-// Rows of length 0..3 with a few rows far longer than any tile, and runs of empty rows.
-CsrMatrix awkward(std::int64_t n) {
-  CsrMatrix a;
-  a.nrows = n;
-  a.ncols = n;
-  for (std::int64_t r = 0; r < n; ++r) {
-    std::int64_t len = r % 4;
-    if (r % 997 == 5) len = 5000;  // longer than every tile
-    if (r % 1500 < 300) len = 0;   // a run of empty rows
-    if (r == n - 1) len = 1030;    // a long last row, just over a 1024 tile
-    for (std::int64_t j = 0; j < len; ++j) {
-      a.col_idx.push_back(static_cast<std::int32_t>((r + j * 3) % n));
-    }
-    std::sort(a.col_idx.end() - len, a.col_idx.end());
-    a.col_idx.erase(std::unique(a.col_idx.end() - len, a.col_idx.end()), a.col_idx.end());
-    a.values.resize(a.col_idx.size(), 0.0);
-    a.row_ptr.push_back(a.nnz());
-  }
-  for (std::size_t i = 0; i < a.values.size(); ++i)
-    a.values[i] = 0.5 + static_cast<double>(i % 13) * 0.125;
-  validate(a);
-  return a;
-}
+CsrMatrix awkward(std::int64_t n) { return test::short_and_long_rows(n, true); }
 
 double round_trip(const CsrMatrix& a, const CsrStreamParams& p, Precision precision) {
   const CsrStreamFormat unit;
