@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -19,12 +21,35 @@ DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& d
   k.stream_count = shared_kernel(cached, codegen::kStreamCountEntry, device.ordinal);
   k.stream_scan = shared_kernel(cached, codegen::kStreamScanEntry, device.ordinal);
   k.stream_fill = shared_kernel(cached, codegen::kStreamFillEntry, device.ordinal);
+  k.code_values = shared_kernel(cached, codegen::kCodeValuesEntry, device.ordinal);
+  k.ordinal = device.ordinal;
   k.origin = cached.origin;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return k;
 }
 
 namespace {
+
+// The per-device scratch buffer, grown as needed and never shrunk or freed (freeing at exit
+// would race the CUDA runtime's own teardown). Whoever holds `lock` may use `reserve`'s memory
+// until the work queued on it has finished.
+struct Scratch {
+  std::mutex lock;
+  DeviceBuffer buffer;
+  void* reserve(std::size_t bytes) {
+    if (buffer.bytes() < bytes) buffer = DeviceBuffer(std::max(bytes, 2 * buffer.bytes()));
+    return buffer.get();
+  }
+};
+
+Scratch& scratch_for(int ordinal) {
+  static std::mutex mutex;
+  static auto* all = new std::map<int, Scratch*>();
+  std::lock_guard guard(mutex);
+  Scratch*& slot = (*all)[ordinal];
+  if (slot == nullptr) slot = new Scratch();
+  return *slot;
+}
 
 // Blocks for a grid-stride pass over n items: enough to fill the GPU, no more.
 std::int64_t stride_grid(std::int64_t n, int block) {
@@ -33,27 +58,83 @@ std::int64_t stride_grid(std::int64_t n, int block) {
 
 }  // namespace
 
-Profile inspect_device(const DeviceCsr& a, Precision precision, const DeviceCsrKernels& kernels) {
-  const auto t0 = std::chrono::steady_clock::now();
-  codegen::RowStats stats = codegen::initial_row_stats();
-  DeviceBuffer out(sizeof stats);
-  out.upload(stats.data(), sizeof stats);
+void launch_row_stats(const DeviceCsr& a, Precision precision, void* out,
+                      const DeviceCsrKernels& kernels) {
   const void* row_ptr = a.row_ptr;
   const void* col_idx = a.col_idx;
   const void* values = a.values;
   int value_bytes = spmvc::value_bytes(precision);
   long long nrows = a.nrows, ncols = a.ncols, nnz = a.nnz;
-  void* out_ptr = out.get();
-  void* args[] = {&row_ptr, &col_idx, &values, &value_bytes, &nrows, &ncols, &nnz, &out_ptr};
+  void* args[] = {&row_ptr, &col_idx, &values, &value_bytes, &nrows, &ncols, &nnz, &out};
   kernels.row_stats->launch(stride_grid(std::max(a.nrows, a.nnz), codegen::kRowStatsBlock),
                             codegen::kRowStatsBlock, 0, args, nullptr);
   check_last_launch(codegen::kRowStatsEntry);
-  out.download(stats.data(), sizeof stats);  // synchronous: waits for the kernel
+}
+
+DeviceInspection inspect_device(const DeviceCsr& a, Precision precision,
+                                const DeviceCsrKernels& kernels) {
+  const auto t0 = std::chrono::steady_clock::now();
+  codegen::RowStats stats = codegen::initial_row_stats();
+  {
+    Scratch& scratch = scratch_for(kernels.ordinal);
+    std::lock_guard guard(scratch.lock);
+    void* out = scratch.reserve(sizeof stats);
+    scratch.buffer.upload(stats.data(), sizeof stats);
+    launch_row_stats(a, precision, out, kernels);
+    scratch.buffer.download(stats.data(), sizeof stats);  // synchronous: waits for the kernel
+  }
   if (std::string why = codegen::row_stats_problem(stats, a.nrows, a.ncols, a.nnz); !why.empty())
     throw InputError("DeviceCsr", 0, why);
-  Profile p = codegen::row_length_profile(stats, a.nrows, a.ncols, a.nnz);
-  p.inspect_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return p;
+  DeviceInspection out;
+  out.profile = codegen::row_length_profile(stats, a.nrows, a.ncols, a.nnz, precision);
+  out.value_patterns = codegen::value_patterns(stats);
+  out.profile.inspect_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
+                                    const std::vector<std::uint64_t>& patterns,
+                                    const DeviceCsrKernels& kernels) {
+  if (patterns.empty() || patterns.size() > static_cast<std::size_t>(codegen::kDeviceValueCap))
+    throw InternalError(
+        fmt::format("code_values_device: {} value patterns for an 8-bit table", patterns.size()));
+  const int vb = value_bytes(precision);
+  DeviceValueCodes out;
+  // Padded so that vector loads of codes stay inside the buffer.
+  out.codes = DeviceBuffer(static_cast<std::size_t>((a.nnz + 15) / 16 * 16 + 16));
+  out.table = DeviceBuffer(patterns.size() * static_cast<std::size_t>(vb));
+  if (vb == 8) {
+    out.table.upload(patterns.data(), patterns.size() * 8);
+  } else {
+    std::vector<std::uint32_t> narrow(patterns.begin(), patterns.end());
+    out.table.upload(narrow.data(), narrow.size() * 4);
+  }
+  std::uint64_t misses = 0;
+  {
+    Scratch& scratch = scratch_for(kernels.ordinal);
+    std::lock_guard guard(scratch.lock);
+    void* misses_ptr = scratch.reserve(sizeof misses);
+    scratch.buffer.upload(&misses, sizeof misses);
+    const void* values = a.values;
+    int value_bytes_arg = vb;
+    long long nnz = a.nnz;
+    const void* table = out.table.get();
+    int ntable = static_cast<int>(patterns.size());
+    void* codes = out.codes.get();
+    void* args[] = {&values, &value_bytes_arg, &nnz, &table, &ntable, &codes, &misses_ptr};
+    kernels.code_values->launch(
+        stride_grid(std::max<std::int64_t>(a.nnz, 1), codegen::kCodeValuesBlock),
+        codegen::kCodeValuesBlock, 0, args, nullptr);
+    check_last_launch(codegen::kCodeValuesEntry);
+    scratch.buffer.download(&misses, sizeof misses);
+  }
+  if (misses > 0)
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("{} values were not among those inspected: the values changed "
+                                 "while compiling",
+                                 misses));
+  return out;
 }
 
 DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrows, int tile,
@@ -67,26 +148,29 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
   }
   constexpr int kGroup = formats::CsrStreamFormat::kGroupRows;
   const std::int64_t ngroups = (nrows + kGroup - 1) / kGroup;
-  DeviceBuffer counts(static_cast<std::size_t>(ngroups) * sizeof(std::int32_t));
-  DeviceBuffer offsets(static_cast<std::size_t>(ngroups + 1) * sizeof(std::int32_t));
+  Scratch& scratch = scratch_for(kernels.ordinal);
+  std::lock_guard guard(scratch.lock);
+  auto* counts_ptr = static_cast<std::int32_t*>(
+      scratch.reserve(static_cast<std::size_t>(2 * ngroups + 1) * sizeof(std::int32_t)));
+  void* offsets_ptr = counts_ptr + ngroups;
+  void* counts_arg = counts_ptr;
   const void* ptr = row_ptr;
   long long rows = nrows, groups = ngroups;
   int tile_arg = tile, block_rows = block_size, group = kGroup;
-  void* counts_ptr = counts.get();
-  void* offsets_ptr = offsets.get();
   const std::int64_t grid = (ngroups + codegen::kStreamGroupBlock - 1) / codegen::kStreamGroupBlock;
   {
-    void* args[] = {&ptr, &rows, &tile_arg, &block_rows, &group, &groups, &counts_ptr};
+    void* args[] = {&ptr, &rows, &tile_arg, &block_rows, &group, &groups, &counts_arg};
     kernels.stream_count->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamCountEntry);
   }
   {
-    void* args[] = {&counts_ptr, &groups, &offsets_ptr};
+    void* args[] = {&counts_arg, &groups, &offsets_ptr};
     kernels.stream_scan->launch(1, codegen::kStreamScanBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamScanEntry);
   }
   std::int32_t total = 0;
-  offsets.download(&total, sizeof total, static_cast<std::size_t>(ngroups) * sizeof total);
+  scratch.buffer.download(&total, sizeof total,
+                          static_cast<std::size_t>(2 * ngroups) * sizeof total);
   if (total <= 0 || total > nrows)
     throw InternalError(
         fmt::format("csr_stream on the GPU: {} row blocks for {} rows", total, nrows));
@@ -99,6 +183,7 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
     kernels.stream_fill->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamFillEntry);
   }
+  synchronize();  // the offsets live in the scratch buffer
   return blocks;
 }
 

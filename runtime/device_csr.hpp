@@ -1,10 +1,16 @@
 // Building on the GPU from a CSR matrix already in device memory: the row statistics (and input
-// checks) of templates/device_csr.cuh turned into a Profile, and csr_stream's row blocks.
+// checks) of templates/device_csr.cuh turned into a Profile, csr_stream's row blocks, and the
+// 8-bit value codes.
+//
+// The passes keep their temporaries (the counters, csr_stream's per-group counts and offsets) in
+// one scratch buffer per device, reused from call to call: a cudaMalloc/cudaFree pair costs
+// more than the passes themselves. Calls are serialised on it.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "device.hpp"
 #include "kernel_cache.hpp"
@@ -16,16 +22,40 @@ namespace spmvc::runtime {
 /// The device-build unit's entry points, loaded on the current device (shared, see
 /// shared_kernel), and where the unit came from.
 struct DeviceCsrKernels {
-  std::shared_ptr<const LoadedKernel> row_stats, stream_count, stream_scan, stream_fill;
+  std::shared_ptr<const LoadedKernel> row_stats, stream_count, stream_scan, stream_fill,
+      code_values;
+  int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;  ///< obtaining the CUBIN and loading it
 };
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device);
 
-/// The Profile (InspectDepth::row_lengths) of `a`, whose values have `precision`'s type, from
-/// one pass on the GPU; InputError naming the first fault when the arrays do not form a CSR
-/// matrix.
-Profile inspect_device(const DeviceCsr& a, Precision precision, const DeviceCsrKernels& kernels);
+/// Launches the row-statistics pass over `a` into `out` (codegen::RowStats, initialised with
+/// codegen::initial_row_stats), without waiting for it.
+void launch_row_stats(const DeviceCsr& a, Precision precision, void* out,
+                      const DeviceCsrKernels& kernels);
+
+/// What one pass over the arrays on the GPU tells: the Profile (InspectDepth::row_lengths, see
+/// codegen::row_length_profile) and the values' distinct bit patterns, ascending (empty when
+/// there are more than an 8-bit table holds).
+struct DeviceInspection {
+  Profile profile;
+  std::vector<std::uint64_t> value_patterns;
+};
+/// Inspects `a`, whose values have `precision`'s type; InputError naming the first fault when
+/// the arrays do not form a CSR matrix.
+DeviceInspection inspect_device(const DeviceCsr& a, Precision precision,
+                                const DeviceCsrKernels& kernels);
+
+/// The 8-bit value coding (formats::kValuesTable8) of `a`'s values on the GPU: `codes` (a byte
+/// per nonzero, padded to a multiple of 16 bytes) and `table` (`patterns`, from
+/// inspect_device, as `precision`'s values).
+struct DeviceValueCodes {
+  DeviceBuffer codes, table;
+};
+DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
+                                    const std::vector<std::uint64_t>& patterns,
+                                    const DeviceCsrKernels& kernels);
 
 /// csr_stream's row blocks (CsrStreamFormat::row_blocks, the same partition) cut on the GPU from
 /// `row_ptr` (nrows+1 device offsets): nblocks+1 ints on the device.

@@ -512,8 +512,11 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     if (v > 1 && a.nnz % p->vector_width != 0)
       return fmt::format("{}-wide loads would read past the {} nonzeros (not a multiple of {})", v,
                          a.nnz, v);
+    // Coded values are spmvc's own array; plain ones are the caller's.
+    const bool own_values = p->values != formats::kValuesPlain;
     if (v > 1 && (misaligned(a.col_idx, 4 * v) ||
-                  misaligned(a.values, static_cast<std::size_t>(value_bytes(precision)) * v)))
+                  (!own_values &&
+                   misaligned(a.values, static_cast<std::size_t>(value_bytes(precision)) * v))))
       return fmt::format("{}-wide loads need col_idx and values aligned to {} elements", v, v);
     values = p->values;
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
@@ -523,9 +526,8 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
-  if (values != formats::kValuesPlain && values != formats::kValuesUnit)
-    return "value tables need their own encoding of the values (only all-ones values are "
-           "dropped)";
+  if (values == formats::kValuesTable16)
+    return "16-bit value tables are built from host arrays only (device arrays: 8-bit tables)";
   return std::nullopt;
 }
 
@@ -603,15 +605,24 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.compile = kernels.seconds;
 
   auto t0 = Clock::now();
-  im->profile = runtime::inspect_device(a, options.precision, kernels);
+  runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
+  im->profile = std::move(inspection.profile);
   timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
   im->plan = plan_device_csr(a, im->profile, options, device.arch());
   timings.plan = seconds_since(t0);
 
-  // The only encoding: csr_stream's row blocks, cut on the GPU.
+  // What is encoded, on the GPU: csr_stream's row blocks, and 8-bit value codes.
   t0 = Clock::now();
+  const int coding = formats::value_coding_of(im->plan.params);
+  if (coding == formats::kValuesTable8) {
+    runtime::DeviceValueCodes coded =
+        runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
+    im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
+    im->arrays.emplace_back("values", std::move(coded.codes));
+    im->arrays.emplace_back("values_table", std::move(coded.table));
+  }
   std::int64_t nblocks = 0;
   if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
     runtime::DeviceRowBlocks blocks =
@@ -642,10 +653,11 @@ Operator compile(const DeviceCsr& a, const Options& options) {
 
   timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
 
-  // The caller's arrays the kernel reads (values not at all when every value is 1).
-  const bool unit = formats::value_coding_of(im->plan.params) == formats::kValuesUnit;
+  // The caller's arrays the kernel reads (its values only when they are not coded or dropped;
+  // spmvc's own "values" array comes first when they are).
+  const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (unit ? 0 : vb));
+  im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   im->bind_arrays();
   runtime::synchronize();

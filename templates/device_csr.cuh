@@ -13,9 +13,17 @@
 //                           row_ptr[0] and row_ptr[nrows], as stored (two's complement)
 //   kExactBins + L          rows of length L, L = 0..32
 //   kPow2Bins + k           rows of length 2^(k-1)+1 .. 2^k, k = 6..31
-//   kUnitValues             values exactly 1 (read as double, or float when value_bytes is 4)
+//   kValuesFull             1 when the values hold more than kValueCap distinct bit patterns
+//   kValueCount             distinct bit patterns in the table (meaningful when not full)
+//   kValueTable + i         kValueSlots slots of an open-addressed set of the values' bit
+//                           patterns (a float's zero-extended), kEmptySlot where none
 // Counters are combined within a warp and a block before one global atomic per block, so rows
-// of equal length do not serialise on one address.
+// of equal length do not serialise on one address. Values are gathered the same way: each block
+// keeps its own set in shared memory and merges it into the global table at the end; a block
+// whose set passes kValueCap stops reading values (the matrix cannot have an 8-bit table).
+//
+// code_values writes each value's index in a sorted table of its distinct bit patterns (the
+// 8-bit value coding, formats/values), counting values the table lacks in `misses`.
 //
 // The partition is the host's (CsrStreamFormat::row_blocks): rows are taken in groups of
 // `group` rows, and inside a group blocks are cut greedily, a block taking rows while it holds
@@ -38,16 +46,54 @@ constexpr int kFirstOffset = 7;
 constexpr int kLastOffset = 8;
 constexpr int kExactBins = 9;               // 33 slots: lengths 0..32
 constexpr int kPow2Bins = kExactBins + 33;  // 32 slots: index k, lengths 2^(k-1)+1 .. 2^k
-constexpr int kUnitValues = kPow2Bins + 32;
-constexpr int kStatSlots = kUnitValues + 1;
+constexpr int kValuesFull = kPow2Bins + 32;
+constexpr int kValueCount = kValuesFull + 1;
+constexpr int kValueTable = kValueCount + 1;
+constexpr int kValueSlots = 1024;
+constexpr int kStatSlots = kValueTable + kValueSlots;
+constexpr int kValueCap = 256;     // distinct values an 8-bit code can name
+constexpr int kBlockSlots = 1024;  // a block's own set, in shared memory (8 KiB)
+constexpr unsigned long long kEmptySlot = ~0ull;
 constexpr int kStatsBlock = 256;
 constexpr int kScanBlock = 1024;
+constexpr int kCodeBlock = 256;
 
 /// Histogram slot of a row of `len` nonzeros (0 <= len < 2^31).
 __device__ __forceinline__ int length_bin(long long len) {
   if (len <= 32) return kExactBins + static_cast<int>(len);
   // k = ceil(log2(len)): the power-of-two range 2^(k-1)+1 .. 2^k holding len.
   return kPow2Bins + (64 - __clzll(static_cast<unsigned long long>(len - 1)));
+}
+
+__device__ __forceinline__ unsigned hash_bits(unsigned long long b) {
+  b ^= b >> 33;
+  b *= 0xff51afd7ed558ccdull;
+  b ^= b >> 33;
+  return static_cast<unsigned>(b);
+}
+
+/// Adds `bits` to the open-addressed set of `n` slots (a power of two, shared or global memory):
+/// 1 when it was new, 0 when it was there, -1 when every slot holds another pattern.
+__device__ __forceinline__ int set_insert(unsigned long long* slots, int n,
+                                          unsigned long long bits) {
+  unsigned s = hash_bits(bits) & static_cast<unsigned>(n - 1);
+  for (int probe = 0; probe < n; ++probe) {
+    unsigned long long seen = *static_cast<volatile unsigned long long*>(slots + s);
+    if (seen == kEmptySlot) seen = atomicCAS(slots + s, kEmptySlot, bits);
+    if (seen == kEmptySlot) return 1;
+    if (seen == bits) return 0;
+    s = (s + 1) & static_cast<unsigned>(n - 1);
+  }
+  return -1;
+}
+
+/// Value k's bit pattern (a float's zero-extended).
+__device__ __forceinline__ unsigned long long value_bits(const void* __restrict__ values,
+                                                         int value_bytes, long long k) {
+  return value_bytes == 8 ? static_cast<unsigned long long>(
+                                __double_as_longlong(__ldg(static_cast<const double*>(values) + k)))
+                          : static_cast<unsigned long long>(
+                                __float_as_uint(__ldg(static_cast<const float*>(values) + k)));
 }
 
 template <typename T>
@@ -64,17 +110,25 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
                                           const void* __restrict__ values, int value_bytes,
                                           long long nrows, long long ncols, long long nnz,
                                           unsigned long long* __restrict__ out) {
-  // Shared counters: the histogram, then max, min, sum of squares and unit values.
-  constexpr int kBins = kUnitValues - kExactBins;
+  // Shared counters: the histogram, then max, min and sum of squares; the block's value set.
+  constexpr int kBins = kValuesFull - kExactBins;
   __shared__ unsigned long long bins[kBins];
-  __shared__ unsigned long long totals[4];
+  __shared__ unsigned long long totals[3];
+  __shared__ unsigned long long set[kBlockSlots];
+  __shared__ int set_count, set_full;
   for (int i = threadIdx.x; i < kBins; i += blockDim.x) bins[i] = 0;
-  if (threadIdx.x < 4) totals[threadIdx.x] = threadIdx.x == 1 ? ~0ull : 0ull;
+  for (int i = threadIdx.x; i < kBlockSlots; i += blockDim.x) set[i] = kEmptySlot;
+  if (threadIdx.x < 3) totals[threadIdx.x] = threadIdx.x == 1 ? ~0ull : 0ull;
+  if (threadIdx.x == 0) {
+    set_count = 0;
+    // Another block already found too many: skip the values.
+    set_full = *static_cast<volatile unsigned long long*>(out + kValuesFull) != 0;
+  }
   __syncthreads();
 
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0, units = 0;
+  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0;
   for (long long r = first; r < nrows; r += stride) {
     const long long len = static_cast<long long>(__ldg(row_ptr + r + 1)) - __ldg(row_ptr + r);
     // Lanes with the same bin add once, through their leader.
@@ -92,15 +146,21 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
     row_min = u < row_min ? u : row_min;
     sum_sq += u * u;
   }
+  unsigned long long last_bits = kEmptySlot;
   for (long long k = first; k < nnz; k += stride) {
     const int c = __ldg(col_idx + k);
     if (c < 0 || c >= ncols) {
       atomicAdd(out + kBadColumns, 1ull);
       atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
     }
-    const bool unit = value_bytes == 8 ? __ldg(static_cast<const double*>(values) + k) == 1.0
-                                       : __ldg(static_cast<const float*>(values) + k) == 1.0f;
-    units += unit ? 1 : 0;
+    if (*static_cast<volatile int*>(&set_full)) continue;
+    // A lane looks its value up only when it differs from the last one it added: matrices with
+    // few values repeat them.
+    const unsigned long long bits = value_bits(values, value_bytes, k);
+    if (bits == last_bits) continue;
+    last_bits = bits;
+    const int added = bits == kEmptySlot ? -1 : set_insert(set, kBlockSlots, bits);
+    if (added < 0 || (added > 0 && atomicAdd(&set_count, 1) >= kValueCap)) set_full = 1;
   }
   if (first == 0) {
     out[kFirstOffset] = static_cast<unsigned long long>(static_cast<long long>(__ldg(row_ptr)));
@@ -110,35 +170,85 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   row_max = warp_reduce(row_max, 1);
   row_min = warp_reduce(row_min, 2);
   sum_sq = warp_reduce(sum_sq, 0);
-  units = warp_reduce(units, 0);
   if ((threadIdx.x & 31) == 0) {
     atomicMax(totals + 0, row_max);
     atomicMin(totals + 1, row_min);
     atomicAdd(totals + 2, sum_sq);
-    atomicAdd(totals + 3, units);
   }
   __syncthreads();
   if (threadIdx.x == 0) {
     if (totals[0] > 0) atomicMax(out + kRowMax, totals[0]);
     if (totals[1] != ~0ull) atomicMin(out + kRowMin, totals[1]);
     if (totals[2] > 0) atomicAdd(out + kSumSquares, totals[2]);
-    if (totals[3] > 0) atomicAdd(out + kUnitValues, totals[3]);
   }
   for (int i = threadIdx.x; i < kBins; i += blockDim.x) {
     if (bins[i] > 0) atomicAdd(out + kExactBins + i, bins[i]);
   }
+  // The block's values into the global table.
+  if (set_full) {
+    if (threadIdx.x == 0) out[kValuesFull] = 1;
+    return;
+  }
+  for (int i = threadIdx.x; i < kBlockSlots; i += blockDim.x) {
+    if (set[i] == kEmptySlot) continue;
+    const int added = set_insert(out + kValueTable, kValueSlots, set[i]);
+    if (added < 0 || (added > 0 && atomicAdd(out + kValueCount, 1ull) >= kValueCap))
+      out[kValuesFull] = 1;
+  }
 }
 
-/// The row after the block that starts at row `first` of a group ending before row `end`.
+/// codes[k] = the index of value k's bit pattern in `table` (ntable <= kValueCap patterns in
+/// ascending order, as the value type), for k < nnz; a value the table lacks is counted in
+/// `misses` and coded 0.
+__device__ __forceinline__ void code_values(const void* __restrict__ values, int value_bytes,
+                                            long long nnz, const void* __restrict__ table,
+                                            int ntable, unsigned char* __restrict__ codes,
+                                            unsigned long long* __restrict__ misses) {
+  __shared__ unsigned long long sorted[kValueCap];
+  for (int i = threadIdx.x; i < ntable; i += blockDim.x)
+    sorted[i] = value_bits(table, value_bytes, i);
+  __syncthreads();
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  unsigned long long missed = 0;
+  for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
+       k += stride) {
+    const unsigned long long bits = value_bits(values, value_bytes, k);
+    int lo = 0, hi = ntable;  // first entry >= bits
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (sorted[mid] < bits) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    const bool found = lo < ntable && sorted[lo] == bits;
+    missed += found ? 0 : 1;
+    codes[k] = static_cast<unsigned char>(found ? lo : 0);
+  }
+  missed = warp_reduce(missed, 0);
+  if ((threadIdx.x & 31) == 0 && missed > 0) atomicAdd(misses, missed);
+}
+
+/// The row after the block that starts at row `first` of a group ending before row `end`: the
+/// first row v past `first` where the block must stop (v reaches the row limit or the group's
+/// end, or row v would take it past `tile` nonzeros), found by binary search on row_ptr, which
+/// the inspection has checked never decreases.
 __device__ __forceinline__ long long block_end(const int* __restrict__ row_ptr, long long first,
                                                long long end, int tile, int block_rows) {
-  long long last = first + 1;
-  const int start = __ldg(row_ptr + first);
-  if (__ldg(row_ptr + first + 1) - start <= tile) {
-    while (last < end && last - first < block_rows && __ldg(row_ptr + last + 1) - start <= tile)
-      ++last;
+  const long long limit = first + block_rows < end ? first + block_rows : end;
+  const long long bound = static_cast<long long>(__ldg(row_ptr + first)) + tile;
+  long long lo = first + 1, hi = limit;        // the answer is in [lo, hi]; hi always qualifies
+  if (__ldg(row_ptr + lo) > bound) return lo;  // a row longer than the tile goes alone
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo) / 2;
+    if (__ldg(row_ptr + mid + 1) > bound) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
   }
-  return last;
+  return lo;
 }
 
 __device__ __forceinline__ void stream_count(const int* __restrict__ row_ptr, long long nrows,

@@ -1,5 +1,7 @@
 #include "codegen/device_csr.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -23,10 +25,12 @@ KernelSource device_csr_source() {
 static_assert(dc::kRowMax == {} && dc::kRowMin == {} && dc::kSumSquares == {} &&
               dc::kBadRows == {} && dc::kFirstBadRow == {} && dc::kBadColumns == {} &&
               dc::kFirstBadColumn == {} && dc::kFirstOffset == {} && dc::kLastOffset == {} &&
-              dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kUnitValues == {} &&
-              dc::kStatSlots == {},
+              dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kValuesFull == {} &&
+              dc::kValueCount == {} && dc::kValueTable == {} && dc::kValueSlots == {} &&
+              dc::kStatSlots == {} && dc::kValueCap == {} && dc::kEmptySlot == {}ull,
               "row_stats slots differ from the host's RowStatSlots");
-static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {}, "block sizes differ from the host's");
+static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {} && dc::kCodeBlock == {},
+              "block sizes differ from the host's");
 
 extern "C" __global__ void __launch_bounds__(dc::kStatsBlock)
 {}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
@@ -51,11 +55,20 @@ extern "C" __global__ void __launch_bounds__({})
     long long ngroups, const int* __restrict__ offsets, int* __restrict__ row_blocks) {{
   dc::stream_fill(row_ptr, nrows, tile, block_rows, group, ngroups, offsets, row_blocks);
 }}
+
+extern "C" __global__ void __launch_bounds__(dc::kCodeBlock)
+{}(const void* __restrict__ values, int value_bytes, long long nnz,
+    const void* __restrict__ table, int ntable, unsigned char* __restrict__ codes,
+    unsigned long long* __restrict__ misses) {{
+  dc::code_values(values, value_bytes, nnz, table, ntable, codes, misses);
+}}
 )",
       S::row_max, S::row_min, S::sum_squares, S::bad_rows, S::first_bad_row, S::bad_columns,
       S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins,
-      S::unit_values, S::count, kRowStatsBlock, kStreamScanBlock, kRowStatsEntry, kStreamGroupBlock,
-      kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock, kStreamFillEntry);
+      S::values_full, S::value_count, S::value_table, S::value_slots, S::count, kDeviceValueCap,
+      kEmptyValueSlot, kRowStatsBlock, kStreamScanBlock, kCodeValuesBlock, kRowStatsEntry,
+      kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock, kStreamFillEntry,
+      kCodeValuesEntry);
   return k;
 }
 
@@ -64,6 +77,8 @@ RowStats initial_row_stats() {
   s[RowStatSlots::row_min] = ~std::uint64_t{0};
   s[RowStatSlots::first_bad_row] = ~std::uint64_t{0};
   s[RowStatSlots::first_bad_column] = ~std::uint64_t{0};
+  for (int i = 0; i < RowStatSlots::value_slots; ++i)
+    s[static_cast<std::size_t>(RowStatSlots::value_table + i)] = kEmptyValueSlot;
   return s;
 }
 
@@ -84,8 +99,21 @@ std::string row_stats_problem(const RowStats& s, std::int64_t nrows, std::int64_
   return "";
 }
 
+std::vector<std::uint64_t> value_patterns(const RowStats& s) {
+  using S = RowStatSlots;
+  std::vector<std::uint64_t> out;
+  if (s[S::values_full] != 0) return out;
+  for (int i = 0; i < S::value_slots; ++i) {
+    const std::uint64_t bits = s[static_cast<std::size_t>(S::value_table + i)];
+    if (bits != kEmptyValueSlot) out.push_back(bits);
+  }
+  if (out.size() > static_cast<std::size_t>(kDeviceValueCap)) out.clear();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t ncols,
-                           std::int64_t nnz) {
+                           std::int64_t nnz, Precision precision) {
   using S = RowStatSlots;
   Profile p;
   p.depth = InspectDepth::row_lengths;
@@ -96,8 +124,13 @@ Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t n
   p.row_max = static_cast<std::int64_t>(s[S::row_max]);
   p.row_min = nrows > 0 ? static_cast<std::int64_t>(s[S::row_min]) : 0;
   p.empty_rows = static_cast<std::int64_t>(s[S::exact_bins]);
-  p.unit_values = static_cast<std::int64_t>(s[S::unit_values]);
-  p.distinct_values = nnz > 0 && p.unit_values == nnz ? 1 : 0;
+  const std::vector<std::uint64_t> patterns = value_patterns(s);
+  p.distinct_values = nnz == 0           ? 0
+                      : patterns.empty() ? kDeviceValueCap + 1
+                                         : static_cast<std::int64_t>(patterns.size());
+  const std::uint64_t one = precision == Precision::f64 ? std::bit_cast<std::uint64_t>(1.0)
+                                                        : std::bit_cast<std::uint32_t>(1.0f);
+  p.unit_values = nnz > 0 && patterns.size() == 1 && patterns.front() == one ? nnz : 0;
   for (int len = 0; len <= 32; ++len) {
     const auto count = static_cast<std::int64_t>(s[S::exact_bins + len]);
     if (count > 0) p.row_histogram.push_back({len, len, count});

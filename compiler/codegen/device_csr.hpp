@@ -1,5 +1,6 @@
 // The unit that builds on the GPU from a CSR matrix already in device memory
-// (templates/device_csr.cuh): row statistics with input checks, and csr_stream's row blocks.
+// (templates/device_csr.cuh): row statistics with input checks and the values' distinct bit
+// patterns, csr_stream's row blocks, and 8-bit value codes.
 // Host C++ only: the runtime compiles the unit and launches its entry points; here are its source
 // and the meaning of the statistics it returns.
 #pragma once
@@ -8,8 +9,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spmvc/kernel.hpp"
+#include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 
 namespace spmvc::codegen {
@@ -18,9 +21,15 @@ namespace spmvc::codegen {
 struct RowStatSlots {
   static constexpr int row_max = 0, row_min = 1, sum_squares = 2, bad_rows = 3, first_bad_row = 4,
                        bad_columns = 5, first_bad_column = 6, first_offset = 7, last_offset = 8,
-                       exact_bins = 9, pow2_bins = 9 + 33, unit_values = 9 + 33 + 32,
-                       count = unit_values + 1;
+                       exact_bins = 9, pow2_bins = 9 + 33, values_full = 9 + 33 + 32,
+                       value_count = values_full + 1, value_table = value_count + 1,
+                       value_slots = 1024, count = value_table + value_slots;
 };
+/// Distinct value bit patterns the GPU inspection tracks (an 8-bit table's); more reads as
+/// "full", and the Profile's distinct_values as kDeviceValueCap + 1.
+inline constexpr int kDeviceValueCap = 256;
+/// A value-table slot that holds no pattern.
+inline constexpr std::uint64_t kEmptyValueSlot = ~std::uint64_t{0};
 using RowStats = std::array<std::uint64_t, RowStatSlots::count>;
 
 /// Threads per block of row_stats, and of the single block of stream_scan.
@@ -28,18 +37,22 @@ inline constexpr int kRowStatsBlock = 256;
 inline constexpr int kStreamScanBlock = 1024;
 /// Threads per block of stream_count and stream_fill (one thread walks one group of rows).
 inline constexpr int kStreamGroupBlock = 128;
+/// Threads per block of code_values.
+inline constexpr int kCodeValuesBlock = 256;
 
 /// Entry points of the unit.
 inline constexpr const char* kRowStatsEntry = "spmvc_csr_row_stats";
 inline constexpr const char* kStreamCountEntry = "spmvc_csr_stream_count";
 inline constexpr const char* kStreamScanEntry = "spmvc_csr_stream_scan";
 inline constexpr const char* kStreamFillEntry = "spmvc_csr_stream_fill";
+inline constexpr const char* kCodeValuesEntry = "spmvc_csr_code_values";
 
 /// The translation unit (every entry point above). The same text every time, so it is compiled
 /// once per GPU architecture and then served by the kernel cache.
 KernelSource device_csr_source();
 
-/// The counters row_stats starts from: zero, except the minima at all ones.
+/// The counters row_stats starts from: zero, except the minima and the value table's slots at all
+/// ones.
 RowStats initial_row_stats();
 
 /// What is wrong with the matrix the counters describe ("" when nothing): a negative row length,
@@ -49,10 +62,16 @@ std::string row_stats_problem(const RowStats& stats, std::int64_t nrows, std::in
                               std::int64_t nnz);
 
 /// The Profile the counters give (InspectDepth::row_lengths): sizes, row-length statistics and
-/// histogram and the values equal to 1, as inspect() reports them (distinct_values is 1 when
-/// every value is 1, else 0: not counted); everything the rows' columns would tell (bandwidth,
-/// deltas, x sectors, blocks) left empty.
+/// histogram as inspect() reports them, and of the values only what the table tells:
+/// distinct_values counts distinct bit patterns of the stored type up to kDeviceValueCap (more
+/// reads as kDeviceValueCap + 1), unit_values is nnz when every value is 1 and 0 otherwise (not
+/// counted). Everything the rows' columns would tell (bandwidth, deltas, x sectors, blocks) is
+/// left empty.
 Profile row_length_profile(const RowStats& stats, std::int64_t nrows, std::int64_t ncols,
-                           std::int64_t nnz);
+                           std::int64_t nnz, Precision precision);
+
+/// The distinct value bit patterns the counters hold, ascending (a float's zero-extended): the
+/// table code_values codes against. Empty when there are more than kDeviceValueCap.
+std::vector<std::uint64_t> value_patterns(const RowStats& stats);
 
 }  // namespace spmvc::codegen

@@ -143,14 +143,16 @@ class Operator {
 Operator compile(const CsrMatrix& a, const Options& options = {});
 
 /// Plans and builds from a matrix already in device memory, on the GPU: one kernel pass over
-/// row_ptr and col_idx gives the row-length statistics the planner needs and checks the arrays
-/// (a decreasing row_ptr, row_ptr[0] != 0, row_ptr[nrows] != nnz or a column out of range is an
-/// InputError naming the first fault); csr_stream's row blocks are cut on the GPU; the kernel
-/// comes from the cache. Nothing else is copied, so the one-time cost is a few passes over the
-/// row offsets plus the kernel load: a cached build repays itself within tens of multiplies where
-/// the host path (compile(CsrMatrix)) needs thousands. The price is the choice of plans: only
-/// formats that read plain CSR arrays as they are (csr_stream), no value coding, no reordering,
-/// model planner only. Options that ask for more are InputErrors.
+/// the arrays gives the row-length statistics the planner needs, the values' distinct bit
+/// patterns (up to 256), and checks the arrays (a decreasing row_ptr, row_ptr[0] != 0,
+/// row_ptr[nrows] != nnz or a column out of range is an InputError naming the first fault);
+/// csr_stream's row blocks and 8-bit value codes (a byte per nonzero in place of its value, for
+/// matrices with at most 255 distinct values) are built on the GPU; the kernel comes from the
+/// cache. Nothing is copied from the host, so the one-time cost is a few passes over the arrays
+/// plus the kernel load: a cached build repays itself within tens of multiplies where the host
+/// path (compile(CsrMatrix)) needs thousands. The price is the choice of plans: csr and
+/// csr_stream on the caller's row_ptr and col_idx, values plain, dropped (all ones) or 8-bit
+/// coded; no reordering; model planner only. Options that ask for more are InputErrors.
 Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.

@@ -94,7 +94,14 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       // Vector loads only where they stay inside the caller's arrays.
       if (const auto* csr = std::get_if<CsrParams>(&op.plan().params))
         CHECK(a.nnz() % csr->vector_width == 0);
-      CHECK(op.profile().unit_values == host.unit_values);
+      // Values: all ones or not, and distinct patterns up to an 8-bit table's 256 (as floats in
+      // f32, where two doubles may round to one).
+      CHECK(op.profile().unit_values == (host.unit_values == host.nnz ? host.nnz : 0));
+      if (p == Precision::f64) {
+        CHECK(op.profile().distinct_values == std::min<std::int64_t>(host.distinct_values, 257));
+      } else {
+        CHECK(op.profile().distinct_values <= std::min<std::int64_t>(host.distinct_values, 257));
+      }
       CHECK(op.profile().depth == InspectDepth::row_lengths);
       CHECK(op.profile().row_max == host.row_max);
       CHECK(op.profile().row_min == host.row_min);
@@ -173,9 +180,9 @@ TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses wha
     CHECK(refused(r.view, ell).find("only csr and csr_stream") != std::string::npos);
     Options coded = o;
     CsrStreamParams p;
-    p.values = 2;
+    p.values = 3;
     coded.params = p;
-    CHECK(refused(r.view, coded).find("value tables") != std::string::npos);
+    CHECK(refused(r.view, coded).find("16-bit value tables") != std::string::npos);
     Options reordered = o;
     reordered.reorder = "rcm";
     CHECK(refused(r.view, reordered).find("reordering") != std::string::npos);
@@ -210,6 +217,73 @@ TEST_CASE("gpu: compile(DeviceCsr) drops all-ones values and keeps vector loads 
     o.csr = CsrParams{4, 1, 256, 1, true, false};
     CHECK(check(odd, compile(r.view, o)) <= tolerance(Precision::f64));
   }
+}
+
+TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the GPU") {
+  if (!have_device()) return;
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  runtime::KernelCache cache({});
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  CsrMatrix few = gen::rmat(14, 8);  // 255 distinct values, in an order of their own
+  for (std::size_t k = 0; k < few.values.size(); ++k)
+    few.values[k] = 0.25 * static_cast<double>((k * 7919) % 255) - 30.0;
+  for (const CsrMatrix& a : {gen::stencil_2d_5pt(300, 200), few}) {
+    for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+      CAPTURE(a.nrows);
+      CAPTURE(to_string(p));
+      const Resident r(a, p);
+      // The codes name each value's entry in the table.
+      const runtime::DeviceInspection seen = runtime::inspect_device(r.view, p, kernels);
+      REQUIRE(!seen.value_patterns.empty());
+      CHECK(seen.profile.distinct_values == inspect(a).distinct_values);
+      runtime::DeviceValueCodes coded =
+          runtime::code_values_device(r.view, p, seen.value_patterns, kernels);
+      std::vector<std::uint8_t> codes(static_cast<std::size_t>(a.nnz()));
+      coded.codes.download(codes.data(), codes.size());
+      std::vector<double> decoded(codes.size());
+      if (p == Precision::f64) {
+        std::vector<double> table(seen.value_patterns.size());
+        coded.table.download(table.data(), table.size() * 8);
+        for (std::size_t k = 0; k < codes.size(); ++k) decoded[k] = table.at(codes[k]);
+        CHECK(decoded == a.values);
+      } else {
+        std::vector<float> table(seen.value_patterns.size());
+        coded.table.download(table.data(), table.size() * 4);
+        std::vector<double> want(a.values.size());
+        for (std::size_t k = 0; k < codes.size(); ++k) {
+          decoded[k] = table.at(codes[k]);
+          want[k] = static_cast<float>(a.values[k]);
+        }
+        CHECK(decoded == want);
+      }
+      // A table that lacks a value is caught.
+      std::vector<std::uint64_t> short_table(seen.value_patterns.begin() + 1,
+                                             seen.value_patterns.end());
+      if (!short_table.empty())
+        CHECK_THROWS_AS(runtime::code_values_device(r.view, p, short_table, kernels), InputError);
+      // The planner codes them by itself, and forced codings multiply right in both formats.
+      const Operator chosen = compile(r.view, device_options(p));
+      CHECK(formats::value_coding_of(chosen.plan().params) == formats::kValuesTable8);
+      CHECK(check(a, chosen) <= tolerance(p));
+      Options o = device_options(p);
+      o.csr = CsrParams{2, 1, 256, 1, true, false};
+      o.csr->values = formats::kValuesTable8;
+      const Operator csr = compile(r.view, o);
+      CHECK(csr.device_bytes() < static_cast<std::int64_t>(a.nnz() * (4 + value_bytes(p))));
+      CHECK(check(a, csr, -0.5, 1.25) <= tolerance(p));
+      o.csr.reset();
+      CsrStreamParams stream;
+      stream.values = formats::kValuesTable8;
+      o.params = stream;
+      CHECK(check(a, compile(r.view, o)) <= tolerance(p));
+    }
+  }
+  // More than 256 distinct values: no table.
+  const CsrMatrix many = gen::random_uniform(50000, 40000, 9);
+  const Resident r(many, Precision::f64);
+  const Operator op = compile(r.view, device_options(Precision::f64));
+  CHECK(op.profile().distinct_values == 257);
+  CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesPlain);
 }
 
 TEST_CASE("gpu: operators sharing loaded kernels outlive each other") {

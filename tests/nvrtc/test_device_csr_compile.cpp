@@ -16,8 +16,9 @@ TEST_CASE("device csr: the build unit compiles without spills, every entry point
   const KernelSource k = codegen::device_csr_source();
   test::check_compiles(k);
   const runtime::Cubin cubin = runtime::compile_cubin(k, "sm_90");
-  for (const char* entry : {codegen::kRowStatsEntry, codegen::kStreamCountEntry,
-                            codegen::kStreamScanEntry, codegen::kStreamFillEntry}) {
+  for (const char* entry :
+       {codegen::kRowStatsEntry, codegen::kStreamCountEntry, codegen::kStreamScanEntry,
+        codegen::kStreamFillEntry, codegen::kCodeValuesEntry}) {
     CAPTURE(entry);
     CHECK(cubin.log.find(entry) != std::string::npos);
   }

@@ -18,7 +18,8 @@ using S = codegen::RowStatSlots;
 
 namespace {
 
-// The counters row_stats computes, computed here on the host from the same definition.
+// The counters row_stats computes, computed here on the host from the same definition (values
+// as doubles; their patterns fill the table's first slots, where the kernel hashes them).
 RowStats host_row_stats(const CsrMatrix& a) {
   RowStats s = codegen::initial_row_stats();
   for (std::int64_t r = 0; r < a.nrows; ++r) {
@@ -45,7 +46,18 @@ RowStats host_row_stats(const CsrMatrix& a) {
       s[S::first_bad_column] = std::min<std::uint64_t>(s[S::first_bad_column], k);
     }
   }
-  for (double v : a.values) s[S::unit_values] += v == 1.0;
+  std::vector<std::uint64_t> seen;
+  for (double v : a.values) {
+    const auto bits = std::bit_cast<std::uint64_t>(v);
+    if (std::find(seen.begin(), seen.end(), bits) != seen.end()) continue;
+    seen.push_back(bits);
+    if (seen.size() > static_cast<std::size_t>(codegen::kDeviceValueCap)) {
+      s[S::values_full] = 1;
+      break;
+    }
+    s[static_cast<std::size_t>(S::value_table) + seen.size() - 1] = bits;
+    ++s[S::value_count];
+  }
   s[S::first_offset] = static_cast<std::uint64_t>(a.row_ptr.front());
   s[S::last_offset] = static_cast<std::uint64_t>(a.row_ptr.back());
   return s;
@@ -60,7 +72,8 @@ TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile
                              gen::random_uniform(500, 700, 9, 3), gen::banded(300, 40), pattern}) {
     CAPTURE(a.nrows);
     const Profile want = inspect(a, InspectDepth::rows);
-    const Profile got = codegen::row_length_profile(host_row_stats(a), a.nrows, a.ncols, a.nnz());
+    const Profile got =
+        codegen::row_length_profile(host_row_stats(a), a.nrows, a.ncols, a.nnz(), Precision::f64);
     CHECK(codegen::row_stats_problem(host_row_stats(a), a.nrows, a.ncols, a.nnz()).empty());
     CHECK(got.depth == InspectDepth::row_lengths);
     CHECK(got.nrows == want.nrows);
@@ -78,12 +91,43 @@ TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile
       CHECK(got.row_histogram[b].hi == want.row_histogram[b].hi);
       CHECK(got.row_histogram[b].count == want.row_histogram[b].count);
     }
-    CHECK(got.unit_values == want.unit_values);
-    // What the rows' columns would tell is not there; distinct values are not counted.
+    // Values: all ones or not (not counted), distinct ones up to an 8-bit table's 256.
+    CHECK(got.unit_values == (want.unit_values == want.nnz ? want.nnz : 0));
+    CHECK(got.distinct_values == std::min<std::int64_t>(want.distinct_values, 257));
+    const std::vector<std::uint64_t> patterns = codegen::value_patterns(host_row_stats(a));
+    CHECK(patterns.size() == (want.distinct_values <= 256 ? want.distinct_values : 0));
+    CHECK(std::is_sorted(patterns.begin(), patterns.end()));
+    CHECK(std::adjacent_find(patterns.begin(), patterns.end()) == patterns.end());
+    for (const std::uint64_t bits : patterns)
+      CHECK(std::find(a.values.begin(), a.values.end(), std::bit_cast<double>(bits)) !=
+            a.values.end());
+    // What the rows' columns would tell is not there.
     CHECK(got.bandwidth == 0);
     CHECK(got.x_sectors == 0);
-    CHECK(got.distinct_values == (want.unit_values == want.nnz ? 1 : 0));
   }
+}
+
+TEST_CASE("device csr: a value table of 256 patterns is the most the counters hold") {
+  CsrMatrix a = gen::random_uniform(40, 40, 8, 5);  // 320 nonzeros
+  for (std::size_t k = 0; k < a.values.size(); ++k) a.values[k] = static_cast<double>(k % 256);
+  RowStats s = host_row_stats(a);
+  CHECK(codegen::row_length_profile(s, a.nrows, a.ncols, a.nnz(), Precision::f64).distinct_values ==
+        256);
+  CHECK(codegen::value_patterns(s).size() == 256);
+  a.values[7] = 1000.5;  // the 257th
+  s = host_row_stats(a);
+  CHECK(codegen::row_length_profile(s, a.nrows, a.ncols, a.nnz(), Precision::f64).distinct_values ==
+        257);
+  CHECK(codegen::value_patterns(s).empty());
+  // A float's pattern is its own 32 bits: 1.0f makes a unit matrix in f32.
+  CsrMatrix ones = gen::stencil_2d_5pt(6, 6);
+  std::fill(ones.values.begin(), ones.values.end(), 1.0);
+  RowStats f = host_row_stats(ones);
+  f[S::value_table] = std::bit_cast<std::uint32_t>(1.0f);
+  CHECK(codegen::row_length_profile(f, ones.nrows, ones.ncols, ones.nnz(), Precision::f32)
+            .unit_values == ones.nnz());
+  CHECK(codegen::row_length_profile(f, ones.nrows, ones.ncols, ones.nnz(), Precision::f64)
+            .unit_values == 0);
 }
 
 TEST_CASE("device csr: faults in the arrays are named with the first row or nonzero") {
@@ -114,8 +158,9 @@ TEST_CASE("device csr: faults in the arrays are named with the first row or nonz
 TEST_CASE("device csr: the build unit is deterministic and declares every entry point") {
   const KernelSource k = codegen::device_csr_source();
   CHECK(k.source == codegen::device_csr_source().source);
-  for (const char* entry : {codegen::kRowStatsEntry, codegen::kStreamCountEntry,
-                            codegen::kStreamScanEntry, codegen::kStreamFillEntry}) {
+  for (const char* entry :
+       {codegen::kRowStatsEntry, codegen::kStreamCountEntry, codegen::kStreamScanEntry,
+        codegen::kStreamFillEntry, codegen::kCodeValuesEntry}) {
     CAPTURE(entry);
     CHECK(k.source.find(std::string("extern \"C\" __global__ void __launch_bounds__")) !=
           std::string::npos);

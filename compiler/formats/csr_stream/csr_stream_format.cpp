@@ -151,16 +151,16 @@ std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int ti
                                                       int block_size) {
   if (a.nrows == 0) return {0, 0};  // no rows: one empty block keeps the launch valid
   // The block that starts at row `first` of the group ending before `end`: a row longer than the
-  // tile goes alone; otherwise rows join while the tile holds them.
+  // tile goes alone; otherwise rows join while the tile holds them, up to block_size rows. The
+  // first row that would overflow the tile is found by binary search (row_ptr never decreases).
   auto block_end = [&](std::int64_t first, std::int64_t end) {
-    std::int64_t last = first + 1;
-    if (a.row_length(first) <= tile) {
-      const std::int64_t start = a.row_ptr[static_cast<std::size_t>(first)];
-      while (last < end && last - first < block_size &&
-             a.row_ptr[static_cast<std::size_t>(last) + 1] - start <= tile)
-        ++last;
-    }
-    return last;
+    const std::int64_t limit = std::min(end, first + block_size);
+    const std::int64_t bound = a.row_ptr[static_cast<std::size_t>(first)] + tile;
+    const auto begin = a.row_ptr.begin() + first + 2;  // row_ptr[v + 1] for v = first + 1
+    const auto stop = a.row_ptr.begin() + limit + 1;   // ... up to v = limit (excluded)
+    if (a.row_ptr[static_cast<std::size_t>(first) + 1] > bound) return first + 1;
+    if (begin >= stop) return limit;
+    return std::upper_bound(begin, stop, bound) - a.row_ptr.begin() - 1;
   };
   // Groups of kGroupRows rows are cut independently (the GPU builds the same partition with a
   // thread per group: templates/device_csr.cuh): count each group's blocks, then fill.

@@ -1,0 +1,173 @@
+// One-time cost of compile(DeviceCsr) on the GPU, stage by stage: what an application whose matrix
+// is already in device memory pays per matrix once the kernels are cached.
+//
+//   spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] [--runs N]
+//
+// SPEC is a generator spec or Matrix Market file as the CLI takes it. The CSR arrays are uploaded
+// once (not counted); compile(DeviceCsr) runs once to warm the kernel cache, then N times (default
+// 15). Each figure is a median in microseconds. The build steps are also timed alone, each
+// followed by a device synchronisation: the inspection pass, csr_stream's row-block cut at each
+// tile the planner proposes, and the value table where the values allow one.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/device_csr.hpp"
+#include "compiler.hpp"
+#include "device.hpp"
+#include "device_csr.hpp"
+#include "kernel_cache.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/spmvc.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median_us(int runs, const std::function<void()>& fn) {
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    spmvc::runtime::synchronize();
+    t.push_back(1e6 * std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+spmvc::CsrMatrix load(const std::string& spec) {
+  if (spmvc::gen::is_spec(spec)) return spmvc::gen::from_spec(spec);
+  return spmvc::read_matrix_market(spec);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 2) {
+    std::fputs(
+        "usage: spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] "
+        "[--runs N]\n",
+        stderr);
+    return 2;
+  }
+  const std::string spec = argv[1];
+  std::int64_t replicate_to = 0;
+  spmvc::Precision precision = spmvc::Precision::f64;
+  int runs = 15;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) throw spmvc::InputError(arg, 0, "needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--replicate-to") {
+      replicate_to = std::stoll(value);
+    } else if (arg == "--precision") {
+      precision = spmvc::parse_precision(value);
+    } else if (arg == "--runs") {
+      runs = std::max(1, std::stoi(value));
+    } else {
+      throw spmvc::InputError(arg, 0, "unknown option");
+    }
+  }
+
+  spmvc::CsrMatrix a = load(spec);
+  if (replicate_to > a.nnz() && a.nnz() > 0)
+    a = spmvc::gen::replicate(a, (replicate_to + a.nnz() - 1) / a.nnz());
+  fmt::print("{}: {} x {}, {} nonzeros, {}\n", spec, a.nrows, a.ncols, a.nnz(),
+             spmvc::to_string(precision));
+
+  namespace rt = spmvc::runtime;
+  const rt::DeviceInfo device = rt::probe_device(0);
+  std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
+  rt::DeviceBuffer d_ptr(offsets.size() * 4);
+  d_ptr.upload(offsets.data(), offsets.size() * 4);
+  rt::DeviceBuffer d_col(std::max<std::size_t>(a.col_idx.size() * 4, 4));
+  if (!a.col_idx.empty()) d_col.upload(a.col_idx.data(), a.col_idx.size() * 4);
+  const std::size_t vb = static_cast<std::size_t>(spmvc::value_bytes(precision));
+  rt::DeviceBuffer d_val(std::max<std::size_t>(a.values.size() * vb, 8));
+  if (precision == spmvc::Precision::f64) {
+    if (!a.values.empty()) d_val.upload(a.values.data(), a.values.size() * 8);
+  } else {
+    std::vector<float> vf(a.values.begin(), a.values.end());
+    if (!vf.empty()) d_val.upload(vf.data(), vf.size() * 4);
+  }
+  const spmvc::DeviceCsr view{a.nrows,
+                              a.ncols,
+                              a.nnz(),
+                              static_cast<const std::int32_t*>(d_ptr.get()),
+                              static_cast<const std::int32_t*>(d_col.get()),
+                              d_val.get()};
+
+  spmvc::Options options;
+  options.precision = precision;
+  const spmvc::Operator warm = spmvc::compile(view, options);
+  fmt::print("plan: {} {}\n", warm.plan().format, spmvc::describe(warm.plan().params));
+
+  std::vector<double> total, compile, inspect, plan, encode, codegen;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    const spmvc::Operator op = spmvc::compile(view, options);
+    total.push_back(1e6 * std::chrono::duration<double>(Clock::now() - t0).count());
+    const spmvc::CompileTimings& t = op.timings();
+    compile.push_back(1e6 * t.compile);
+    inspect.push_back(1e6 * t.inspect);
+    plan.push_back(1e6 * t.plan);
+    encode.push_back(1e6 * t.encode);
+    codegen.push_back(1e6 * t.codegen);
+  }
+  fmt::print(
+      "compile(DeviceCsr), median of {} (us): total {:.0f} = kernels {:.0f} + inspect {:.0f}"
+      " + plan {:.0f} + encode {:.0f} + codegen {:.0f}\n",
+      runs, median_of(total), median_of(compile), median_of(inspect), median_of(plan),
+      median_of(encode), median_of(codegen));
+
+  rt::KernelCache cache(rt::KernelCache::default_dir());
+  const rt::DeviceCsrKernels kernels = rt::load_device_csr_kernels(cache, device);
+  fmt::print("steps alone (us): inspect {:.0f}",
+             median_us(runs, [&] { (void)rt::inspect_device(view, precision, kernels); }));
+  for (const int tile : {1024, 2048}) {
+    fmt::print(", row blocks tile={} {:.0f}", tile, median_us(runs, [&] {
+                 (void)rt::stream_row_blocks(view.row_ptr, view.nrows, tile, 256, kernels);
+               }));
+  }
+  const rt::DeviceInspection inspection = rt::inspect_device(view, precision, kernels);
+  if (!inspection.value_patterns.empty() &&
+      inspection.value_patterns.size() < static_cast<std::size_t>(spmvc::codegen::kDeviceValueCap))
+    fmt::print(", 8-bit value codes ({} values) {:.0f}", inspection.value_patterns.size(),
+               median_us(runs, [&] {
+                 (void)rt::code_values_device(view, precision, inspection.value_patterns, kernels);
+               }));
+  fmt::print(", empty alloc+free {:.0f}", median_us(runs, [] { rt::DeviceBuffer b(64); }));
+  fmt::print(", nnz-byte alloc+free {:.0f}\n",
+             median_us(runs, [&] { rt::DeviceBuffer b(static_cast<std::size_t>(a.nnz())); }));
+  {
+    rt::DeviceBuffer out(sizeof(spmvc::codegen::RowStats));
+    std::vector<double> ms;
+    rt::EventTimer timer;
+    for (int i = 0; i < runs; ++i) {
+      const spmvc::codegen::RowStats init = spmvc::codegen::initial_row_stats();
+      out.upload(init.data(), sizeof init);
+      timer.start();
+      rt::launch_row_stats(view, precision, out.get(), kernels);
+      ms.push_back(1e3 * static_cast<double>(timer.stop_ms()));
+    }
+    fmt::print("row_stats kernel alone (events, us): {:.0f}\n", median_of(ms));
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "spmvc_bench_device_build: %s\n", e.what());
+  return 1;
+}
