@@ -146,21 +146,33 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
     row_min = u < row_min ? u : row_min;
     sum_sq += u * u;
   }
+  // Nonzeros kUnroll strides at a time, their loads issued together.
+  constexpr int kUnroll = 4;
   unsigned long long last_bits = kEmptySlot;
-  for (long long k = first; k < nnz; k += stride) {
-    const int c = __ldg(col_idx + k);
-    if (c < 0 || c >= ncols) {
-      atomicAdd(out + kBadColumns, 1ull);
-      atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
+  for (long long k0 = first; k0 < nnz; k0 += kUnroll * stride) {
+    const bool want_values = !*static_cast<volatile int*>(&set_full);
+    int c[kUnroll];
+    unsigned long long bits[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      c[u] = k < nnz ? __ldg(col_idx + k) : 0;
+      bits[u] = k < nnz && want_values ? value_bits(values, value_bytes, k) : kEmptySlot;
     }
-    if (*static_cast<volatile int*>(&set_full)) continue;
-    // A lane looks its value up only when it differs from the last one it added: matrices with
-    // few values repeat them.
-    const unsigned long long bits = value_bits(values, value_bytes, k);
-    if (bits == last_bits) continue;
-    last_bits = bits;
-    const int added = bits == kEmptySlot ? -1 : set_insert(set, kBlockSlots, bits);
-    if (added < 0 || (added > 0 && atomicAdd(&set_count, 1) >= kValueCap)) set_full = 1;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      if (k < nnz && (c[u] < 0 || c[u] >= ncols)) {
+        atomicAdd(out + kBadColumns, 1ull);
+        atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
+      }
+      // A lane looks a value up only when it differs from the last one it added: matrices
+      // with few values repeat them.
+      if (k >= nnz || !want_values || bits[u] == last_bits) continue;
+      last_bits = bits[u];
+      const int added = bits[u] == kEmptySlot ? -1 : set_insert(set, kBlockSlots, bits[u]);
+      if (added < 0 || (added > 0 && atomicAdd(&set_count, 1) >= kValueCap)) set_full = 1;
+    }
   }
   if (first == 0) {
     out[kFirstOffset] = static_cast<unsigned long long>(static_cast<long long>(__ldg(row_ptr)));
@@ -204,27 +216,42 @@ __device__ __forceinline__ void code_values(const void* __restrict__ values, int
                                             long long nnz, const void* __restrict__ table,
                                             int ntable, unsigned char* __restrict__ codes,
                                             unsigned long long* __restrict__ misses) {
-  __shared__ unsigned long long sorted[kValueCap];
-  for (int i = threadIdx.x; i < ntable; i += blockDim.x)
-    sorted[i] = value_bits(table, value_bytes, i);
+  // The table as an open-addressed map from bit pattern to code, in shared memory: one probe
+  // per value, mostly.
+  __shared__ unsigned long long keys[kBlockSlots];
+  __shared__ unsigned char code_of[kBlockSlots];
+  for (int i = threadIdx.x; i < kBlockSlots; i += blockDim.x) keys[i] = kEmptySlot;
+  __syncthreads();
+  for (int i = threadIdx.x; i < ntable; i += blockDim.x) {
+    const unsigned long long bits = value_bits(table, value_bytes, i);
+    unsigned s = hash_bits(bits) & (kBlockSlots - 1);
+    while (atomicCAS(keys + s, kEmptySlot, bits) != kEmptySlot) s = (s + 1) & (kBlockSlots - 1);
+    code_of[s] = static_cast<unsigned char>(i);
+  }
   __syncthreads();
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   unsigned long long missed = 0;
-  for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
-       k += stride) {
-    const unsigned long long bits = value_bits(values, value_bytes, k);
-    int lo = 0, hi = ntable;  // first entry >= bits
-    while (lo < hi) {
-      const int mid = (lo + hi) / 2;
-      if (sorted[mid] < bits) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
+  constexpr int kUnroll = 4;
+  for (long long k0 = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k0 < nnz;
+       k0 += kUnroll * stride) {
+    unsigned long long bits[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      bits[u] = k < nnz ? value_bits(values, value_bytes, k) : 0;
     }
-    const bool found = lo < ntable && sorted[lo] == bits;
-    missed += found ? 0 : 1;
-    codes[k] = static_cast<unsigned char>(found ? lo : 0);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      if (k >= nnz) break;
+      unsigned s = hash_bits(bits[u]) & (kBlockSlots - 1);
+      int probes = 0;
+      while (keys[s] != bits[u] && keys[s] != kEmptySlot && ++probes < kBlockSlots)
+        s = (s + 1) & (kBlockSlots - 1);
+      const bool found = keys[s] == bits[u];
+      missed += found ? 0 : 1;
+      codes[k] = found ? code_of[s] : 0;
+    }
   }
   missed = warp_reduce(missed, 0);
   if ((threadIdx.x & 31) == 0 && missed > 0) atomicAdd(misses, missed);
