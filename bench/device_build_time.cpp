@@ -91,25 +91,8 @@ int main(int argc, char** argv) try {
 
   namespace rt = spmvc::runtime;
   const rt::DeviceInfo device = rt::probe_device(0);
-  std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
-  rt::DeviceBuffer d_ptr(offsets.size() * 4);
-  d_ptr.upload(offsets.data(), offsets.size() * 4);
-  rt::DeviceBuffer d_col(std::max<std::size_t>(a.col_idx.size() * 4, 4));
-  if (!a.col_idx.empty()) d_col.upload(a.col_idx.data(), a.col_idx.size() * 4);
-  const std::size_t vb = static_cast<std::size_t>(spmvc::value_bytes(precision));
-  rt::DeviceBuffer d_val(std::max<std::size_t>(a.values.size() * vb, 8));
-  if (precision == spmvc::Precision::f64) {
-    if (!a.values.empty()) d_val.upload(a.values.data(), a.values.size() * 8);
-  } else {
-    std::vector<float> vf(a.values.begin(), a.values.end());
-    if (!vf.empty()) d_val.upload(vf.data(), vf.size() * 4);
-  }
-  const spmvc::DeviceCsr view{a.nrows,
-                              a.ncols,
-                              a.nnz(),
-                              static_cast<const std::int32_t*>(d_ptr.get()),
-                              static_cast<const std::int32_t*>(d_col.get()),
-                              d_val.get()};
+  const rt::ResidentCsr resident = rt::upload_csr(a, precision);
+  const spmvc::DeviceCsr& view = resident.view;
 
   spmvc::Options options;
   options.precision = precision;

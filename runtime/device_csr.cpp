@@ -13,6 +13,30 @@
 
 namespace spmvc::runtime {
 
+ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
+  ResidentCsr r;
+  const std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
+  r.row_ptr = DeviceBuffer(offsets.size() * 4);
+  r.row_ptr.upload(offsets.data(), offsets.size() * 4);
+  r.col_idx = DeviceBuffer(std::max<std::size_t>(a.col_idx.size() * 4, 4));
+  if (!a.col_idx.empty()) r.col_idx.upload(a.col_idx.data(), a.col_idx.size() * 4);
+  r.values = DeviceBuffer(
+      std::max<std::size_t>(a.values.size() * static_cast<std::size_t>(value_bytes(precision)), 8));
+  if (precision == Precision::f64) {
+    if (!a.values.empty()) r.values.upload(a.values.data(), a.values.size() * 8);
+  } else {
+    const std::vector<float> narrow(a.values.begin(), a.values.end());
+    if (!narrow.empty()) r.values.upload(narrow.data(), narrow.size() * 4);
+  }
+  r.view = {a.nrows,
+            a.ncols,
+            a.nnz(),
+            static_cast<const std::int32_t*>(r.row_ptr.get()),
+            static_cast<const std::int32_t*>(r.col_idx.get()),
+            r.values.get()};
+  return r;
+}
+
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device) {
   const auto t0 = std::chrono::steady_clock::now();
   const CachedKernel cached = cache.get(codegen::device_csr_source(), device.arch());

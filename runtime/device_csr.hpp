@@ -19,6 +19,15 @@
 
 namespace spmvc::runtime {
 
+/// A CSR matrix uploaded to the device as compile(DeviceCsr) takes it: 32-bit offsets and
+/// columns, values in `precision`'s type (double, else float). Owns the arrays; `view` points at
+/// them. Nothing is checked: faulty arrays go up as they are.
+struct ResidentCsr {
+  DeviceBuffer row_ptr, col_idx, values;
+  DeviceCsr view;
+};
+ResidentCsr upload_csr(const CsrMatrix& a, Precision precision);
+
 /// The device-build unit's entry points, loaded on the current device (shared, see
 /// shared_kernel), and where the unit came from.
 struct DeviceCsrKernels {

@@ -87,6 +87,17 @@ __device__ __forceinline__ int set_insert(unsigned long long* slots, int n,
   return -1;
 }
 
+/// The slot of the set that holds `bits`, or -1 (for a set no one is adding to any more).
+__device__ __forceinline__ int set_find(const unsigned long long* slots, int n,
+                                        unsigned long long bits) {
+  unsigned s = hash_bits(bits) & static_cast<unsigned>(n - 1);
+  for (int probe = 0; probe < n && slots[s] != kEmptySlot; ++probe) {
+    if (slots[s] == bits) return static_cast<int>(s);
+    s = (s + 1) & static_cast<unsigned>(n - 1);
+  }
+  return -1;
+}
+
 /// Value k's bit pattern (a float's zero-extended).
 __device__ __forceinline__ unsigned long long value_bits(const void* __restrict__ values,
                                                          int value_bytes, long long k) {
@@ -209,8 +220,8 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   }
 }
 
-/// codes[k] = the index of value k's bit pattern in `table` (ntable <= kValueCap patterns in
-/// ascending order, as the value type), for k < nnz; a value the table lacks is counted in
+/// codes[k] = the index of value k's bit pattern in `table` (ntable <= kValueCap distinct
+/// patterns, as the value type), for k < nnz; a value the table lacks is counted in
 /// `misses` and coded 0.
 __device__ __forceinline__ void code_values(const void* __restrict__ values, int value_bytes,
                                             long long nnz, const void* __restrict__ table,
@@ -224,9 +235,8 @@ __device__ __forceinline__ void code_values(const void* __restrict__ values, int
   __syncthreads();
   for (int i = threadIdx.x; i < ntable; i += blockDim.x) {
     const unsigned long long bits = value_bits(table, value_bytes, i);
-    unsigned s = hash_bits(bits) & (kBlockSlots - 1);
-    while (atomicCAS(keys + s, kEmptySlot, bits) != kEmptySlot) s = (s + 1) & (kBlockSlots - 1);
-    code_of[s] = static_cast<unsigned char>(i);
+    (void)set_insert(keys, kBlockSlots, bits);  // ntable <= kValueCap < kBlockSlots: room
+    code_of[set_find(keys, kBlockSlots, bits)] = static_cast<unsigned char>(i);
   }
   __syncthreads();
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -244,13 +254,9 @@ __device__ __forceinline__ void code_values(const void* __restrict__ values, int
     for (int u = 0; u < kUnroll; ++u) {
       const long long k = k0 + u * stride;
       if (k >= nnz) break;
-      unsigned s = hash_bits(bits[u]) & (kBlockSlots - 1);
-      int probes = 0;
-      while (keys[s] != bits[u] && keys[s] != kEmptySlot && ++probes < kBlockSlots)
-        s = (s + 1) & (kBlockSlots - 1);
-      const bool found = keys[s] == bits[u];
-      missed += found ? 0 : 1;
-      codes[k] = found ? code_of[s] : 0;
+      const int slot = set_find(keys, kBlockSlots, bits[u]);
+      missed += slot < 0 ? 1 : 0;
+      codes[k] = slot < 0 ? 0 : code_of[slot];
     }
   }
   missed = warp_reduce(missed, 0);

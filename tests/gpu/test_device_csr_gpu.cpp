@@ -21,34 +21,6 @@ using test::tolerance;
 
 namespace {
 
-// A's arrays in device memory, values in the precision's type; owns them.
-struct Resident {
-  runtime::DeviceBuffer row_ptr, col_idx, values;
-  DeviceCsr view;
-
-  Resident(const CsrMatrix& a, Precision p) {
-    std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
-    row_ptr = runtime::DeviceBuffer(offsets.size() * 4);
-    row_ptr.upload(offsets.data(), offsets.size() * 4);
-    col_idx = runtime::DeviceBuffer(std::max<std::size_t>(a.col_idx.size() * 4, 4));
-    if (!a.col_idx.empty()) col_idx.upload(a.col_idx.data(), a.col_idx.size() * 4);
-    if (p == Precision::f64) {
-      values = runtime::DeviceBuffer(std::max<std::size_t>(a.values.size() * 8, 8));
-      if (!a.values.empty()) values.upload(a.values.data(), a.values.size() * 8);
-    } else {
-      std::vector<float> v(a.values.begin(), a.values.end());
-      values = runtime::DeviceBuffer(std::max<std::size_t>(v.size() * 4, 4));
-      if (!v.empty()) values.upload(v.data(), v.size() * 4);
-    }
-    view = {a.nrows,
-            a.ncols,
-            a.nnz(),
-            static_cast<const std::int32_t*>(row_ptr.get()),
-            static_cast<const std::int32_t*>(col_idx.get()),
-            values.get()};
-  }
-};
-
 Options device_options(Precision p) {
   Options o;
   o.precision = p;
@@ -88,7 +60,7 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
     for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
       CAPTURE(a.nrows);
       CAPTURE(to_string(p));
-      const Resident r(a, p);
+      const runtime::ResidentCsr r = runtime::upload_csr(a, p);
       const Operator op = compile(r.view, device_options(p));
       CHECK((op.plan().format == "csr" || op.plan().format == "csr_stream"));
       // Vector loads only where they stay inside the caller's arrays.
@@ -121,7 +93,7 @@ TEST_CASE("gpu: the row blocks cut on the GPU are the host's, shape by shape") {
   runtime::KernelCache cache({});
   const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
   for (const CsrMatrix& a : matrices()) {
-    const Resident r(a, Precision::f64);
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
     for (const auto& [block, tile] :
          {std::pair{256, 1024}, {256, 2048}, {128, 512}, {64, 64}, {1024, 4096}}) {
       CAPTURE(a.nrows);
@@ -153,18 +125,18 @@ TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses wha
   {
     CsrMatrix bad = a;
     bad.col_idx[1234] = static_cast<std::int32_t>(a.ncols);
-    const Resident r(bad, Precision::f64);
+    const runtime::ResidentCsr r = runtime::upload_csr(bad, Precision::f64);
     CHECK(refused(r.view, o).find("1 column indices are outside 0..7999, the first at nonzero "
                                   "1234") != std::string::npos);
   }
   {
     CsrMatrix bad = a;
     bad.row_ptr[501] = bad.row_ptr[503];
-    const Resident r(bad, Precision::f64);
+    const runtime::ResidentCsr r = runtime::upload_csr(bad, Precision::f64);
     CHECK(refused(r.view, o).find("first at row 501") != std::string::npos);
   }
   {
-    const Resident r(a, Precision::f64);
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
     DeviceCsr short_nnz = r.view;
     short_nnz.nnz -= 1;
     CHECK(refused(short_nnz, o).find("row_ptr[8000] is") != std::string::npos);
@@ -195,7 +167,7 @@ TEST_CASE("gpu: compile(DeviceCsr) drops all-ones values and keeps vector loads 
   const CsrMatrix& pattern = all[5];
   const CsrMatrix& odd = all[6];
   {
-    const Resident r(pattern, Precision::f32);
+    const runtime::ResidentCsr r = runtime::upload_csr(pattern, Precision::f32);
     Options o = device_options(Precision::f32);
     const Operator op = compile(r.view, o);
     CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesUnit);
@@ -205,7 +177,7 @@ TEST_CASE("gpu: compile(DeviceCsr) drops all-ones values and keeps vector loads 
   }
   {
     REQUIRE(odd.nnz() % 2 == 1);
-    const Resident r(odd, Precision::f64);
+    const runtime::ResidentCsr r = runtime::upload_csr(odd, Precision::f64);
     Options o = device_options(Precision::f64);
     o.csr = CsrParams{4, 2, 256, 1, true, false};
     try {
@@ -231,7 +203,7 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
     for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
       CAPTURE(a.nrows);
       CAPTURE(to_string(p));
-      const Resident r(a, p);
+      const runtime::ResidentCsr r = runtime::upload_csr(a, p);
       // The codes name each value's entry in the table.
       const runtime::DeviceInspection seen = runtime::inspect_device(r.view, p, kernels);
       REQUIRE(!seen.value_patterns.empty());
@@ -280,7 +252,7 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
   }
   // More than 256 distinct values: no table.
   const CsrMatrix many = gen::random_uniform(50000, 40000, 9);
-  const Resident r(many, Precision::f64);
+  const runtime::ResidentCsr r = runtime::upload_csr(many, Precision::f64);
   const Operator op = compile(r.view, device_options(Precision::f64));
   CHECK(op.profile().distinct_values == 257);
   CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesPlain);
@@ -289,7 +261,8 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
 TEST_CASE("gpu: operators sharing loaded kernels outlive each other") {
   if (!have_device()) return;
   const CsrMatrix a = gen::rmat(14, 8), b = gen::stencil_2d_5pt(120, 90);
-  const Resident ra(a, Precision::f64), rb(b, Precision::f64);
+  const runtime::ResidentCsr ra = runtime::upload_csr(a, Precision::f64);
+  const runtime::ResidentCsr rb = runtime::upload_csr(b, Precision::f64);
   std::optional<Operator> first(compile(ra.view, device_options(Precision::f64)));
   const Operator second = compile(rb.view, device_options(Precision::f64));
   const Operator third = compile(ra.view, device_options(Precision::f64));
@@ -311,7 +284,7 @@ TEST_CASE("gpu: compile(DeviceCsr) on every public matrix") {
     for (Precision p : {Precision::f64, Precision::f32}) {
       CAPTURE(name);
       CAPTURE(to_string(p));
-      const Resident r(a, p);
+      const runtime::ResidentCsr r = runtime::upload_csr(a, p);
       const Operator op = compile(r.view, device_options(p));
       CHECK(check(a, op, 1.0, 0.5) <= tolerance(p));
     }
