@@ -359,13 +359,31 @@ std::int64_t count_distinct(const std::vector<double>& values) {
   return n <= kSetLimit ? n : count_distinct_partitioned(values);
 }
 
-std::int64_t count_fp32_exact(const std::vector<double>& values) {
-  return parallel_count(static_cast<std::int64_t>(values.size()), kScanGrain, [&](std::int64_t i) {
-    const double v = values[i];
-    // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
-    return std::isinf(v) ||
-           (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v);
-  });
+// Values equal to 1 (unit_values) and values exact in fp32 (fp32_exact_values), in one pass.
+void count_value_kinds(const std::vector<double>& values, Profile& p) {
+  struct Counts {
+    std::int64_t unit = 0, exact = 0;
+  };
+  const auto n = static_cast<std::int64_t>(values.size());
+  p.unit_values = 0;
+  p.fp32_exact_values = 0;
+  for (const Counts& c :
+       map_ranges(split_range(n, kScanGrain), [&](std::int64_t b, std::int64_t e) {
+         Counts c;
+         for (std::int64_t i = b; i < e; ++i) {
+           const double v = values[static_cast<std::size_t>(i)];
+           c.unit += v == 1.0 ? 1 : 0;
+           // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
+           c.exact += (std::isinf(v) ||
+                       (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v))
+                          ? 1
+                          : 0;
+         }
+         return c;
+       })) {
+    p.unit_values += c.unit;
+    p.fp32_exact_values += c.exact;
+  }
 }
 
 // A square matrix is structurally symmetric when every entry (i, j) above the diagonal has its
@@ -431,9 +449,7 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   scan_rows(a, p);
   p.square = a.nrows == a.ncols;
   p.block_shapes = inspect_blocks(a).shapes;
-  p.unit_values = parallel_count(a.nnz(), kScanGrain, [&](std::int64_t k) {
-    return a.values[static_cast<std::size_t>(k)] == 1.0;
-  });
+  count_value_kinds(a.values, p);
   if (depth == InspectDepth::rows) {
     p.distinct_values = count_distinct_capped(a.values, kDistinctValuesCap);
     p.inspect_seconds =
@@ -442,7 +458,6 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   }
   compute_block_fill(a, p);
   p.distinct_values = count_distinct(a.values);
-  p.fp32_exact_values = count_fp32_exact(a.values);
   check_symmetry(a, p);
   p.inspect_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -528,6 +528,9 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   }
   if (values == formats::kValuesTable16)
     return "16-bit value tables are built from host arrays only (device arrays: 8-bit tables)";
+  if (values == formats::kValuesF32)
+    return "fp32 storage of fp64 values is built from host arrays only (device arrays: 8-bit "
+           "tables)";
   return std::nullopt;
 }
 

@@ -35,6 +35,8 @@ __device__ __forceinline__ T load_ro(const T* p) {
 //   UnitValues<Value>            every stored value is 1 (pattern matrices): no array, no load
 //   TableValues<Value, Code>     a Code (unsigned char or unsigned short) per stored value, the
 //                                index of its value in a table of the distinct values
+//   NarrowValues<Value, Stored>  each value stored as Stored (float for an fp64 matrix whose
+//                                values are all exact in fp32), widened to Value as it is read
 // Padding slots are masked by the templates' index checks, never by a zero value, so their codes
 // may point at any table entry.
 template <typename Value>
@@ -55,6 +57,15 @@ struct TableValues {
   }
 };
 
+template <typename Value, typename Stored>
+struct NarrowValues {
+  const Stored* __restrict__ stored;
+  template <typename I>
+  __device__ __forceinline__ NarrowValues operator+(I i) const {
+    return NarrowValues{stored + i};
+  }
+};
+
 template <typename Value>
 __device__ __forceinline__ Value load_ro(const UnitValues<Value>&) {
   return Value(1);
@@ -64,6 +75,12 @@ __device__ __forceinline__ Value load_ro(const UnitValues<Value>&) {
 template <typename Value, typename Code>
 __device__ __forceinline__ Value load_ro(const TableValues<Value, Code>& p) {
   return __ldg(p.table + __ldg(p.code));
+}
+
+/// The widening is exact: the encoder stores only values that fp32 holds exactly.
+template <typename Value, typename Stored>
+__device__ __forceinline__ Value load_ro(const NarrowValues<Value, Stored>& p) {
+  return static_cast<Value>(__ldg(p.stored));
 }
 
 /// Sums `v` over each aligned group of kGroup lanes (kGroup a power of two <= 32). Every lane of

@@ -80,13 +80,21 @@ __device__ __forceinline__ void load_vector(const T* __restrict__ p, T (&out)[kV
 }
 
 /// Coded values (common.cuh): kV codes with one narrow vector load, then their table entries;
-/// unit values load nothing.
+/// narrow values with one vector load of the stored type, widened; unit values load nothing.
 template <int kV, typename Value, typename Code>
 __device__ __forceinline__ void load_vector(const TableValues<Value, Code>& p, Value (&out)[kV]) {
   Code code[kV];
   load_vector<kV>(p.code, code);
 #pragma unroll
   for (int i = 0; i < kV; ++i) out[i] = __ldg(p.table + code[i]);
+}
+template <int kV, typename Value, typename Stored>
+__device__ __forceinline__ void load_vector(const NarrowValues<Value, Stored>& p,
+                                            Value (&out)[kV]) {
+  Stored stored[kV];
+  load_vector<kV>(p.stored, stored);
+#pragma unroll
+  for (int i = 0; i < kV; ++i) out[i] = static_cast<Value>(stored[i]);
 }
 template <int kV, typename Value>
 __device__ __forceinline__ void load_vector(const UnitValues<Value>&, Value (&out)[kV]) {

@@ -1,11 +1,13 @@
-// Value coding (compiler/formats/values): tables and unit values round-trip exactly, refuse what
-// they cannot hold with a message, shrink the encoded bytes by what the cost model says, and
-// every coded format's host reference still equals plain CSR.
+// Value coding (compiler/formats/values): tables, unit values and fp32 storage of fp64 values
+// round-trip exactly, refuse what they cannot hold with a message, shrink the encoded bytes by what
+// the cost model says, and every coded format's host reference still equals plain CSR.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
@@ -61,6 +63,7 @@ double round_trip(const CsrMatrix& a, const FormatParams& params, Precision prec
 
 // Every format that codes its values, with the planner's parameters for `a`.
 std::vector<FormatParams> coded_formats(const CsrMatrix& a, int coding) {
+  // (the planner's parameters do not depend on the coding)
   const Profile profile = inspect(a, InspectDepth::rows);
   std::vector<FormatParams> out;
   for (const char* name : {"csr", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb", "csr_stream"}) {
@@ -133,12 +136,13 @@ TEST_CASE("value coding: a table too small, or unit values on a weighted matrix,
   CHECK(copy[1].count() == 300);
 
   const Profile profile = inspect(a, InspectDepth::rows);
-  CHECK(value_coding_problem(profile, kValuesTable8).value() ==
+  CHECK(value_coding_problem(profile, kValuesTable8, Precision::f64).value() ==
         "values=2 holds at most 256 distinct values (with padding's 0); the matrix has 300");
-  CHECK(value_coding_problem(profile, kValuesUnit).has_value());
-  CHECK_FALSE(value_coding_problem(profile, kValuesTable16).has_value());
-  CHECK(value_coding_problem(profile, 7).value().find("not a value coding") != std::string::npos);
-  CHECK(best_value_coding(profile) == kValuesTable16);
+  CHECK(value_coding_problem(profile, kValuesUnit, Precision::f64).has_value());
+  CHECK_FALSE(value_coding_problem(profile, kValuesTable16, Precision::f64).has_value());
+  CHECK(value_coding_problem(profile, 7, Precision::f64).value().find("not a value coding") !=
+        std::string::npos);
+  CHECK(best_value_coding(profile, Precision::f64) == kValuesTable16);
   // Forced through the planner, the refusal names the coding.
   compiler::PlanOptions options;
   options.format = "csr";
@@ -152,7 +156,8 @@ TEST_CASE("value coding: the inspector counts unit values and caps distinct ones
   const Profile p = inspect(pattern, InspectDepth::rows);
   CHECK(p.unit_values == p.nnz);
   CHECK(p.distinct_values == 1);
-  CHECK(best_value_coding(p) == kValuesUnit);
+  CHECK(best_value_coding(p, Precision::f64) == kValuesUnit);
+  CHECK(p.fp32_exact_values == p.nnz);
 
   CsrMatrix many = with_values(40000, 8, 0);
   for (std::size_t i = 0; i < many.values.size(); ++i) many.values[i] = static_cast<double>(i);
@@ -160,7 +165,14 @@ TEST_CASE("value coding: the inspector counts unit values and caps distinct ones
   const Profile rows = inspect(many, InspectDepth::rows);
   CHECK(rows.distinct_values == kDistinctValuesCap + 1);
   CHECK(rows.unit_values == 1);  // the value 1.0 at index 1
-  CHECK(best_value_coding(rows) == kValuesPlain);
+  // Integers below 2^24 are exact in fp32: fp64 stores them as fp32, fp32 has nothing to gain.
+  CHECK(rows.fp32_exact_values == rows.nnz);
+  CHECK(best_value_coding(rows, Precision::f64) == kValuesF32);
+  CHECK(best_value_coding(rows, Precision::f32) == kValuesPlain);
+  many.values[17] = 0.1;  // not exact in fp32
+  const Profile inexact = inspect(many, InspectDepth::rows);
+  CHECK(inexact.fp32_exact_values == inexact.nnz - 1);
+  CHECK(best_value_coding(inexact, Precision::f64) == kValuesPlain);
   const Profile full = inspect(many, InspectDepth::full);
   CHECK(full.distinct_values == many.nnz());
 }
@@ -193,7 +205,7 @@ TEST_CASE("value coding: every coded format's reference equals plain CSR") {
 TEST_CASE("value coding: the encoding shrinks by the bytes the cost model removes") {
   const CsrMatrix a = with_values(20000, 16, 0);
   const Profile profile = inspect(a, InspectDepth::rows);
-  for (int coding : {kValuesUnit, kValuesTable8, kValuesTable16}) {
+  for (int coding : {kValuesUnit, kValuesTable8, kValuesTable16, kValuesF32}) {
     for (const FormatParams& coded : coded_formats(a, coding)) {
       const FormatParams plain = with_value_coding(coded, kValuesPlain);
       const FormatUnit& unit = find_format(format_of(coded));
@@ -252,4 +264,97 @@ TEST_CASE("value coding: the planner proposes the coded twin and names it in the
   for (const KernelParam& p : tk.params) names.push_back(p.name);
   CHECK(names == std::vector<std::string>{"nrows", "row_ptr", "col_idx", "values", "values_table",
                                           "x", "y", "alpha", "beta"});
+}
+
+TEST_CASE("value coding: fp64 values exact in fp32 are stored as fp32 and read back bit for bit") {
+  CsrMatrix a = with_values(3000, 9, 70000);
+  a.values[5] = -0.0;
+  a.values[6] = std::ldexp(1.0, -149);  // fp32's smallest subnormal
+  a.values[7] = 3.0e38;
+  REQUIRE(static_cast<double>(static_cast<float>(3.0e38)) != 3.0e38);
+  a.values[7] = static_cast<double>(static_cast<float>(3.0e38));
+  std::vector<EncodedArray> arrays{value_array("values", Precision::f64, a.values, a.nnz() + 5)};
+  const std::vector<EncodedArray> plain = arrays;
+  code_values(arrays, "values", kValuesF32, a);
+  REQUIRE(arrays.size() == 1);
+  CHECK(arrays[0].name == "values");
+  CHECK(arrays[0].type == ElemType::f32);
+  CHECK(arrays[0].count() == plain[0].count());
+  Encoded e;
+  e.arrays = arrays;
+  const std::vector<double> back = stored_values<double>(e, "values", kValuesF32, plain[0].count());
+  CHECK(std::memcmp(back.data(), plain[0].bytes.data(), plain[0].bytes.size()) == 0);
+  CHECK(std::signbit(back[5]));
+
+  // append_values builds the same array without the fp64 one.
+  std::vector<EncodedArray> appended;
+  append_values(appended, "values", Precision::f64, a.values, a.values.size() + 5, kValuesF32, a);
+  REQUIRE(appended.size() == 1);
+  CHECK(appended[0].bytes == arrays[0].bytes);
+
+  // One value fp32 cannot hold is refused, by index; so is an fp32 array.
+  CsrMatrix b = a;
+  b.values[1234] = 0.1;
+  std::vector<EncodedArray> bad{value_array("values", Precision::f64, b.values, b.values.size())};
+  CHECK_THROWS_WITH_AS(code_values(bad, "values", kValuesF32, b),
+                       doctest::Contains("nonzero 1234 holds 0.10000000000000001"), InputError);
+  std::vector<EncodedArray> out;
+  CHECK_THROWS_WITH_AS(
+      append_values(out, "values", Precision::f64, b.values, b.values.size(), kValuesF32, b),
+      doctest::Contains("nonzero 1234"), InputError);
+  std::vector<EncodedArray> f32{value_array("values", Precision::f32, a.values, a.values.size())};
+  CHECK_THROWS_AS(code_values(f32, "values", kValuesF32, a), InputError);
+
+  const Profile profile = inspect(a, InspectDepth::rows);
+  CHECK_FALSE(value_coding_problem(profile, kValuesF32, Precision::f64).has_value());
+  CHECK(value_coding_problem(profile, kValuesF32, Precision::f32).value() ==
+        "values=4 stores fp64 values as fp32; in f32 they are fp32 already");
+  CHECK(value_coding_problem(profile, kValuesF32, Precision::f32_acc64).has_value());
+  CHECK(value_coding_problem(inspect(b, InspectDepth::rows), kValuesF32, Precision::f64).value() ==
+        fmt::format("values=4 needs every value exact in fp32; 1 of {} are not", b.nnz()));
+}
+
+TEST_CASE("value coding: fp32 storage, every coded format's reference equals plain CSR in fp64") {
+  // 70000 distinct values: too many for a table, each exact in fp32.
+  const CsrMatrix a = with_values(8000, 20, 100000);
+  REQUIRE(a.nnz() > 65536);
+  const std::vector<FormatParams> grid = coded_formats(a, kValuesF32);
+  REQUIRE(grid.size() == 7);
+  for (const FormatParams& params : grid) {
+    CAPTURE(describe(params));
+    CHECK(round_trip(a, params, Precision::f64) <= 1e-14);
+  }
+  // The planner proposes the fp32 twins, and the kernel reads them through NarrowValues.
+  const Profile profile = inspect(a, InspectDepth::rows);
+  CHECK(best_value_coding(profile, Precision::f64) == kValuesF32);
+  const std::vector<Candidate> proposed = find_format("csr").propose(profile, Precision::f64);
+  const auto f32_twins = std::count_if(proposed.begin(), proposed.end(), [](const Candidate& c) {
+    return c.applicable && value_coding_of(c.params) == kValuesF32;
+  });
+  CHECK(f32_twins > 0);
+  const FormatUnit& csr = find_format("csr");
+  const FormatParams params = CsrParams{1, 4, 256, 1, true, false, kValuesF32};
+  const Encoded e = csr.encode(a, params, Precision::f64);
+  const KernelSource k = csr.generate(e, params, "");
+  CHECK(k.kernel_name == "spmv_csr_t1_v4_b256_u1_f32v_f64");
+  CHECK(k.source.find("spmvc::NarrowValues<Value, float>{values}") != std::string::npos);
+  CHECK(k.source.find("const float* __restrict__ values") != std::string::npos);
+}
+
+TEST_CASE("value coding: a 16-bit table that fp32 storage could replace gets both twins") {
+  // 1000 distinct values, each exact in fp32: both codings apply in fp64, the model weighs them.
+  const Profile profile = inspect(with_values(5000, 12, 1000), InspectDepth::rows);
+  CHECK(best_value_coding(profile, Precision::f64) == kValuesTable16);
+  std::vector<int> codings;
+  for (const Candidate& c : find_format("csr_stream").propose(profile, Precision::f64))
+    if (c.applicable) codings.push_back(value_coding_of(c.params));
+  CHECK(std::count(codings.begin(), codings.end(), kValuesTable16) > 0);
+  CHECK(std::count(codings.begin(), codings.end(), kValuesF32) > 0);
+  CHECK(std::count(codings.begin(), codings.end(), kValuesF32) ==
+        std::count(codings.begin(), codings.end(), kValuesPlain));
+  // In fp32 only the table twin.
+  codings.clear();
+  for (const Candidate& c : find_format("csr_stream").propose(profile, Precision::f32))
+    if (c.applicable) codings.push_back(value_coding_of(c.params));
+  CHECK(std::count(codings.begin(), codings.end(), kValuesF32) == 0);
 }

@@ -56,7 +56,7 @@ Cost BroCooFormat::cost(const Profile& profile, const FormatParams& params,
 
 std::optional<std::string> BroCooFormat::cannot_implement(const Profile& profile,
                                                           const FormatParams& params,
-                                                          Precision) const {
+                                                          Precision precision) const {
   const BroCooParams& p = params_of(params);
   std::string why = bro::check_coo_shape(p.interval, p.symbol_bits, p.block_size);
   if (!why.empty()) return why;
@@ -65,7 +65,7 @@ std::optional<std::string> BroCooFormat::cannot_implement(const Profile& profile
   const double slots = std::ceil(static_cast<double>(profile.nnz) / p.interval) * p.interval;
   if (slots / 32.0 > static_cast<double>(std::numeric_limits<std::int32_t>::max()) * 32.0)
     return fmt::format("{} entries need too many warps", profile.nnz);
-  return value_coding_problem(profile, p.values);
+  return value_coding_problem(profile, p.values, precision);
 }
 
 std::vector<Candidate> BroCooFormat::propose(const Profile& profile, Precision precision) const {
@@ -86,7 +86,7 @@ std::vector<Candidate> BroCooFormat::propose(const Profile& profile, Precision p
     }
     out.push_back(std::move(c));
   }
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

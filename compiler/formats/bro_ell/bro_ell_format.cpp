@@ -70,12 +70,12 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
 
 std::optional<std::string> BroEllFormat::cannot_implement(const Profile& profile,
                                                           const FormatParams& params,
-                                                          Precision) const {
+                                                          Precision precision) const {
   const BroEllParams& p = params_of(params);
   std::string why = bro::check_ell_shape(profile, kWholeRow, bro::shape_of(p), p.block_size,
                                          p.unroll, p.prefetch);
   if (!why.empty()) return why;
-  return value_coding_problem(profile, p.values);
+  return value_coding_problem(profile, p.values, precision);
 }
 
 std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision precision) const {
@@ -122,7 +122,7 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
     }
     out.push_back(std::move(c));
   }
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

@@ -104,7 +104,7 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
 
 std::optional<std::string> BroHybFormat::cannot_implement(const Profile& profile,
                                                           const FormatParams& params,
-                                                          Precision) const {
+                                                          Precision precision) const {
   const BroHybParams& p = params_of(params);
   if (p.width < 0) return fmt::format("ELL width {} is negative", p.width);
   std::string why =
@@ -113,7 +113,7 @@ std::optional<std::string> BroHybFormat::cannot_implement(const Profile& profile
   if (!why.empty()) return why;
   if (profile.nrows > std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} rows do not fit 32-bit row indices", profile.nrows);
-  return value_coding_problem(profile, p.values);
+  return value_coding_problem(profile, p.values, precision);
 }
 
 std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision precision) const {
@@ -146,7 +146,7 @@ std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision p
     }
     out.push_back(std::move(c));
   }
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

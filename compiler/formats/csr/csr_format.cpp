@@ -158,7 +158,7 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
 
 std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
                                                        const FormatParams& params,
-                                                       Precision) const {
+                                                       Precision precision) const {
   const CsrParams& p = params_of(params);
   const bool pow2 = p.threads_per_row >= 1 && p.threads_per_row <= 32 &&
                     (p.threads_per_row & (p.threads_per_row - 1)) == 0;
@@ -170,7 +170,7 @@ std::optional<std::string> CsrFormat::cannot_implement(const Profile& profile,
   if (p.vector_width != 1 && p.vector_width != 2 && p.vector_width != 4)
     return fmt::format("vector width {} is not 1, 2 or 4", p.vector_width);
   if (p.vector_width > 1 && !p.aligned) return "vector loads need the aligned start";
-  if (auto why = value_coding_problem(profile, p.values)) return why;
+  if (auto why = value_coding_problem(profile, p.values, precision)) return why;
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
   const double blocks =
@@ -203,7 +203,7 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
     }
     out.push_back(std::move(c));
   }
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

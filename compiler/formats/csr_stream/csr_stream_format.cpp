@@ -265,7 +265,7 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
 
 std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& profile,
                                                              const FormatParams& params,
-                                                             Precision) const {
+                                                             Precision precision) const {
   const CsrStreamParams& p = params_of(params);
   if (p.block_size < 64 || p.block_size > 1024 || p.block_size % 32 != 0)
     return fmt::format("block size {} is not a multiple of 32 in 64..1024", p.block_size);
@@ -273,7 +273,7 @@ std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& prof
     return fmt::format("tile {} is not 1..8 times the block size {}", p.tile, p.block_size);
   if (p.tile > 4096)
     return fmt::format("tile {} exceeds 4096 nonzeros (32 KiB of shared memory)", p.tile);
-  if (auto why = value_coding_problem(profile, p.values)) return why;
+  if (auto why = value_coding_problem(profile, p.values, precision)) return why;
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
   if (p.narrow_columns && p.offsets64)
@@ -306,7 +306,7 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
   // x16M fp32 0.74x of cuSPARSE against 0.93x, 2026-11-22 suite v3), the per-nonzero choice
   // between the two column arrays costing more than the 2 bytes it saves. --param c16=1 forces
   // them.
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

@@ -238,7 +238,7 @@ std::optional<std::string> EllFormat::cannot_implement(const Profile& profile,
         "width {} is less than the longest row ({}): ELL stores every nonzero (hyb splits long "
         "rows off)",
         p.width, profile.row_max);
-  if (auto why = value_coding_problem(profile, p.values)) return why;
+  if (auto why = value_coding_problem(profile, p.values, precision)) return why;
   return ell_part::check_size(profile, width_for(profile, p), p.threads_per_row, profile.nnz,
                               precision);
 }
@@ -279,7 +279,7 @@ std::vector<Candidate> EllFormat::propose(const Profile& profile, Precision prec
       out.push_back(std::move(c));
     }
   }
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

@@ -109,7 +109,7 @@ std::optional<std::string> HybFormat::cannot_implement(const Profile& profile,
   if (p.coo_interval < 32 || p.coo_interval > 65536 || p.coo_interval % 32 != 0)
     return fmt::format("COO interval {} is not a multiple of 32 in 32..65536", p.coo_interval);
   if (p.width < 0) return fmt::format("width {} is negative", p.width);
-  if (auto why = value_coding_problem(profile, p.values)) return why;
+  if (auto why = value_coding_problem(profile, p.values, precision)) return why;
   const Split s = split(profile, p.width);
   return ell_part::check_size(profile, p.width, p.threads_per_row,
                               static_cast<std::int64_t>(std::llround(s.ell_nnz)), precision);
@@ -164,7 +164,7 @@ std::vector<Candidate> HybFormat::propose(const Profile& profile, Precision prec
     }
     out.push_back(std::move(c));
   }
-  add_value_coded(out, profile);
+  add_value_coded(out, profile, precision);
   return out;
 }
 

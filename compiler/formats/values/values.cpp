@@ -1,6 +1,8 @@
 #include "formats/values/values.hpp"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -17,6 +19,41 @@ namespace {
 
 int code_bytes(int coding) {
   return coding == kValuesTable8 ? 1 : coding == kValuesTable16 ? 2 : 0;
+}
+
+/// Whether fp64 `v` survives a round trip through fp32 unchanged (the inspector's test).
+bool exact_in_f32(double v) {
+  // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
+  return std::isinf(v) ||
+         (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v);
+}
+
+[[noreturn]] void not_exact_in_f32(std::int64_t k, double v) {
+  throw InputError("values", 0,
+                   fmt::format("values=4 (fp32 storage) but nonzero {} holds {:.17g}, which fp32 "
+                               "cannot hold exactly; use values=0",
+                               k, v));
+}
+
+// The f32 array `name` of `count` elements holding src[i] (then zeros), each checked exact.
+EncodedArray f32_values(const std::string& name, std::span<const double> src, std::size_t count) {
+  EncodedArray out = uninitialized_array<float>(name, ElemType::f32, count);
+  float* dst = typed_mut<float>(out);
+  const auto n = static_cast<std::int64_t>(src.size());
+  const double* v = src.data();
+  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) {
+                   if (i >= n) {
+                     dst[i] = 0.0f;
+                   } else if (exact_in_f32(v[i])) {
+                     dst[i] = static_cast<float>(v[i]);
+                   } else {
+                     not_exact_in_f32(i, v[i]);
+                   }
+                 }
+               });
+  return out;
 }
 
 bool is_table(int coding) { return coding == kValuesTable8 || coding == kValuesTable16; }
@@ -185,6 +222,8 @@ double value_code_bytes(int coding, Precision precision) {
     case kValuesTable8:
     case kValuesTable16:
       return code_bytes(coding);
+    case kValuesF32:
+      return 4;
     default:
       return value_bytes(precision);
   }
@@ -196,7 +235,8 @@ double value_table_bytes(int coding, const Profile& profile, Precision precision
          value_bytes(precision);
 }
 
-std::optional<std::string> value_coding_problem(const Profile& profile, int coding) {
+std::optional<std::string> value_coding_problem(const Profile& profile, int coding,
+                                                Precision precision) {
   switch (coding) {
     case kValuesPlain:
       return std::nullopt;
@@ -216,18 +256,26 @@ std::optional<std::string> value_coding_problem(const Profile& profile, int codi
             profile.distinct_values > kDistinctValuesCap ? "more than " : "",
             std::min(profile.distinct_values, kDistinctValuesCap));
       return std::nullopt;
+    case kValuesF32:
+      if (precision != Precision::f64)
+        return fmt::format("values=4 stores fp64 values as fp32; in {} they are fp32 already",
+                           to_string(precision));
+      if (profile.fp32_exact_values != profile.nnz)
+        return fmt::format("values=4 needs every value exact in fp32; {} of {} are not",
+                           profile.nnz - profile.fp32_exact_values, profile.nnz);
+      return std::nullopt;
     default:
       return fmt::format(
           "values={} is not a value coding (0 plain, 1 all ones, 2 8-bit table, "
-          "3 16-bit table)",
+          "3 16-bit table, 4 fp32 storage of fp64 values)",
           coding);
   }
 }
 
-int best_value_coding(const Profile& profile) {
+int best_value_coding(const Profile& profile, Precision precision) {
   if (profile.nnz == 0) return kValuesPlain;
-  for (int coding : {kValuesUnit, kValuesTable8, kValuesTable16})
-    if (!value_coding_problem(profile, coding)) return coding;
+  for (int coding : {kValuesUnit, kValuesTable8, kValuesTable16, kValuesF32})
+    if (!value_coding_problem(profile, coding, precision)) return coding;
   return kValuesPlain;
 }
 
@@ -262,17 +310,23 @@ FormatParams with_value_coding(FormatParams params, int coding) {
   return params;
 }
 
-void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile) {
-  const int coding = best_value_coding(profile);
-  if (coding == kValuesPlain) return;
+void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile,
+                     Precision precision) {
+  const int best = best_value_coding(profile, precision);
+  if (best == kValuesPlain) return;
+  std::vector<int> codings{best};
+  if (best == kValuesTable16 && !value_coding_problem(profile, kValuesF32, precision))
+    codings.push_back(kValuesF32);
   const std::size_t n = candidates.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!candidates[i].applicable) continue;
-    Candidate c = candidates[i];
-    c.params = with_value_coding(std::move(c.params), coding);
-    c.label = describe(c.params);
-    c.reason += "; " + value_coding_summary(coding);
-    candidates.push_back(std::move(c));
+  for (const int coding : codings) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!candidates[i].applicable) continue;
+      Candidate c = candidates[i];
+      c.params = with_value_coding(std::move(c.params), coding);
+      c.label = describe(c.params);
+      c.reason += "; " + value_coding_summary(coding);
+      candidates.push_back(std::move(c));
+    }
   }
 }
 
@@ -284,6 +338,8 @@ std::string value_coding_tag(int coding) {
       return "_vt8";
     case kValuesTable16:
       return "_vt16";
+    case kValuesF32:
+      return "_f32v";
     default:
       return "";
   }
@@ -297,6 +353,8 @@ std::string value_coding_summary(int coding) {
       return "values as 8-bit indices into a table";
     case kValuesTable16:
       return "values as 16-bit indices into a table";
+    case kValuesF32:
+      return "every value is exact in fp32: stored as fp32";
     default:
       return "";
   }
@@ -311,6 +369,14 @@ void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int
   if (coding == kValuesUnit) {
     check_all_ones(a);
     arrays.erase(plain);
+    return;
+  }
+  if (coding == kValuesF32) {
+    if (plain->type != ElemType::f64)
+      throw InputError("values", 0, "values=4 stores fp64 values as fp32; these are fp32 already");
+    const EncodedArray& src = *plain;
+    const auto n = static_cast<std::size_t>(src.count());
+    *plain = f32_values(name, std::span<const double>(typed<double>(src), n), n);
     return;
   }
   if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
@@ -333,6 +399,12 @@ void append_values(std::vector<EncodedArray>& arrays, const std::string& name, P
   }
   if (coding == kValuesUnit) {
     check_all_ones(a);
+    return;
+  }
+  if (coding == kValuesF32) {
+    if (precision != Precision::f64)
+      throw InputError("values", 0, "values=4 stores fp64 values as fp32; these are fp32 already");
+    arrays.push_back(f32_values(name, src, count));
     return;
   }
   if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
@@ -364,6 +436,11 @@ std::vector<Value> stored_values(const Encoded& e, const std::string& name, int 
     throw InternalError(fmt::format("{}: {} stored values, {} expected", name, arr.count(), count));
   if (coding == kValuesPlain) {
     std::copy_n(typed<Value>(arr), out.size(), out.begin());
+    return out;
+  }
+  if (coding == kValuesF32) {
+    const float* stored = typed<float>(arr);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<Value>(stored[i]);
     return out;
   }
   const EncodedArray& table_arr = e.array(name + "_table");
@@ -407,6 +484,11 @@ ValueArgs value_args(int coding, const std::string& name, const std::string& arr
       v.params = {{K::array, array}, {K::array, array + "_table"}};
       break;
     }
+    case kValuesF32:
+      v.declare = fmt::format("const float* __restrict__ {}", name);
+      v.pass = fmt::format("spmvc::NarrowValues<Value, float>{{{}}}", name);
+      v.params = {{K::array, array}};
+      break;
     default:
       throw InternalError(fmt::format("value coding {} has no kernel arguments", coding));
   }

@@ -2,7 +2,9 @@
 // bytes) per stored nonzero; a matrix with few distinct values can keep a small index into a
 // table of them instead, and a pattern matrix (every value 1) needs no values at all. On a
 // bandwidth-bound kernel that is the largest part of the bytes a multiply moves: csr in fp64
-// reads 12 bytes a nonzero, of which 8 are the value.
+// reads 12 bytes a nonzero, of which 8 are the value. An fp64 matrix whose values are all exact
+// in fp32 (integer weights below 2^24, values read from single-precision data) keeps them as
+// fp32: half the bytes, and every product the same as with the fp64 array.
 //
 // A format that supports coding has an int `values` parameter (ValueCoding) and
 //   - propose(): adds the coded variant of its candidates when the profile allows one;
@@ -34,6 +36,7 @@ enum ValueCoding : int {
   kValuesUnit = 1,     ///< every value is 1: no array; the kernel multiplies by 1
   kValuesTable8 = 2,   ///< an 8-bit index per stored nonzero into a table of <= 256 values
   kValuesTable16 = 3,  ///< a 16-bit index into a table of <= 65536 values
+  kValuesF32 = 4,      ///< fp64 values stored as fp32, each exactly (fp64 precision only)
 };
 
 /// Distinct values a table of `coding` holds at most.
@@ -42,10 +45,12 @@ std::int64_t value_table_capacity(int coding);
 double value_code_bytes(int coding, Precision precision);
 /// Bytes of the table the kernel reads (every entry once, at most).
 double value_table_bytes(int coding, const Profile& profile, Precision precision);
-/// Why `coding` cannot store this matrix's values, or nullopt when it can.
-std::optional<std::string> value_coding_problem(const Profile& profile, int coding);
-/// The most compact coding the profile allows: unit, then 8-bit, then 16-bit tables, else plain.
-int best_value_coding(const Profile& profile);
+/// Why `coding` cannot store this matrix's values in `precision`, or nullopt when it can.
+std::optional<std::string> value_coding_problem(const Profile& profile, int coding,
+                                                Precision precision);
+/// The most compact coding the profile allows: unit, then 8-bit, then 16-bit tables, then fp32
+/// storage of fp64 values, else plain.
+int best_value_coding(const Profile& profile, Precision precision);
 /// The value coding of `params` (kValuesPlain for a format that has none).
 int value_coding_of(const FormatParams& params);
 /// `params` with its value coding set to `coding`; InternalError for a format that has none.
@@ -55,16 +60,20 @@ FormatParams with_value_coding(FormatParams params, int coding);
 /// lane's dependent work, more when the table outgrows L1.
 double value_coding_efficiency(int coding, const Profile& profile, Precision precision);
 /// Appends the coded twin of every applicable candidate in `candidates` (their `values` set to
-/// best_value_coding(profile)), when the profile allows a coding.
-void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile);
-/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16".
+/// best_value_coding(profile, precision)), when the profile allows a coding; when that coding
+/// is a 16-bit table and fp32 storage also applies, a second twin with fp32 values (a table the
+/// size of L2 can cost more in lookups than the two bytes it saves).
+void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile,
+                     Precision precision);
+/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16", "_f32v".
 std::string value_coding_tag(int coding);
 /// One line on what `coding` does, for candidate reasons.
 std::string value_coding_summary(int coding);
 
 /// Rewrites the Value array `name` of `arrays` (f64 or f32) as `coding`: unit removes it (after
 /// checking that every value of `a` is 1), a table replaces it by a u8/u16 code array of the
-/// same name followed by `name + "_table"`. InputError when the values do not fit the coding.
+/// same name followed by `name + "_table"`, fp32 storage replaces an f64 array by an f32 one of
+/// the same name. InputError when the values do not fit the coding.
 void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int coding,
                  const CsrMatrix& a);
 /// Appends what value_array(name, precision, src, count) followed by code_values(arrays, name,
