@@ -89,6 +89,9 @@ struct SuiteArgs {
   /// Comma list: these formats are timed again with plain values (--no-value-coding), beside
   /// their value-coded pick, where the matrix allows a coding.
   std::string plain_twins;
+  /// The planner picks' ordering option: "auto" (the planner reorders a matrix whose x accesses
+  /// are scattered, and says why) or "none".
+  std::string planner_reorder = "auto";
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

@@ -132,6 +132,12 @@ int main(int argc, char** argv) {
   bench->add_option("--plain-twins", sargs.plain_twins,
                     "suite: time these formats (comma list) again with plain values where the "
                     "planner coded them, as formats_plain");
+  bench
+      ->add_option("--planner-reorder", sargs.planner_reorder,
+                   "suite: the planner picks' ordering (auto: the planner decides, with RCM and "
+                   "renumbered columns where x accesses are scattered; none)")
+      ->check(CLI::IsMember({"auto", "none"}))
+      ->capture_default_str();
   bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,
                   "suite: symmetric orderings renumber the columns too (x gathered per multiply)");
   bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,

@@ -159,6 +159,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   doc["read_bandwidth"] = read_bw;
   doc["read_bandwidth_measured"] = !b.skip_bandwidth;
   doc["repetitions"] = b.repetitions;
+  doc["planner_reorder"] = s.planner_reorder;
   doc["results"] = json::array();
   auto save = [&] {
     if (s.out.empty()) return;
@@ -274,8 +275,11 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
                  {"compile", t.compile},
                  {"kernel_origin", t.kernel_origin},
                  {"measure", t.measure},
+                 {"reorder", t.reorder},
                  {"upload", t.upload}}}};
-          const double one_time = t.inspect + t.plan + t.encode + t.codegen + t.upload +
+          if (!op.plan().reorder.empty() && op.plan().reorder != "none")
+            m["reorder"] = op.plan().reorder;
+          const double one_time = t.inspect + t.reorder + t.plan + t.encode + t.codegen + t.upload +
                                   (t.kernel_origin == "nvrtc" ? 0.0 : t.compile);
           const double saving = (best_cusparse - ms) * 1e-3;
           m["one_time_cached_s"] = one_time;
@@ -303,6 +307,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       {
         Options o;
         o.precision = p;
+        o.reorder = s.planner_reorder;
         (void)compile(a, o);
         r["planner"] = measure(o);
         // Measure mode: the model's best candidate of each of its top formats (csr's always)

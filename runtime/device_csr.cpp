@@ -46,6 +46,7 @@ DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& d
   k.stream_scan = shared_kernel(cached, codegen::kStreamScanEntry, device.ordinal);
   k.stream_fill = shared_kernel(cached, codegen::kStreamFillEntry, device.ordinal);
   k.code_values = shared_kernel(cached, codegen::kCodeValuesEntry, device.ordinal);
+  k.narrow_values = shared_kernel(cached, codegen::kNarrowValuesEntry, device.ordinal);
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -158,6 +159,33 @@ DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
                      fmt::format("{} values were not among those inspected: the values changed "
                                  "while compiling",
                                  misses));
+  return out;
+}
+
+DeviceBuffer narrow_values_device(const DeviceCsr& a, const DeviceCsrKernels& kernels) {
+  // Padded so that 16-byte vector loads stay inside the buffer.
+  DeviceBuffer out(static_cast<std::size_t>((a.nnz + 3) / 4 * 4 + 4) * sizeof(float));
+  std::uint64_t inexact = 0;
+  {
+    Scratch& scratch = scratch_for(kernels.ordinal);
+    std::lock_guard guard(scratch.lock);
+    void* inexact_ptr = scratch.reserve(sizeof inexact);
+    scratch.buffer.upload(&inexact, sizeof inexact);
+    const void* values = a.values;
+    long long nnz = a.nnz;
+    void* narrow = out.get();
+    void* args[] = {&values, &nnz, &narrow, &inexact_ptr};
+    kernels.narrow_values->launch(
+        stride_grid(std::max<std::int64_t>(a.nnz, 1), codegen::kCodeValuesBlock),
+        codegen::kCodeValuesBlock, 0, args, nullptr);
+    check_last_launch(codegen::kNarrowValuesEntry);
+    scratch.buffer.download(&inexact, sizeof inexact);
+  }
+  if (inexact > 0)
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("{} values are not exact in fp32 though the inspection found "
+                                 "every one exact: the values changed while compiling",
+                                 inexact));
   return out;
 }
 

@@ -32,7 +32,7 @@ ResidentCsr upload_csr(const CsrMatrix& a, Precision precision);
 /// shared_kernel), and where the unit came from.
 struct DeviceCsrKernels {
   std::shared_ptr<const LoadedKernel> row_stats, stream_count, stream_scan, stream_fill,
-      code_values;
+      code_values, narrow_values;
   int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;  ///< obtaining the CUBIN and loading it
@@ -65,6 +65,11 @@ struct DeviceValueCodes {
 DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
                                     const std::vector<std::uint64_t>& patterns,
                                     const DeviceCsrKernels& kernels);
+
+/// The fp32 storage of `a`'s fp64 values (formats::kValuesF32) on the GPU: a float per nonzero,
+/// padded to a multiple of 4. InputError when a value is not exact in fp32 (the inspection
+/// found every one exact: the values changed while compiling).
+DeviceBuffer narrow_values_device(const DeviceCsr& a, const DeviceCsrKernels& kernels);
 
 /// csr_stream's row blocks (CsrStreamFormat::row_blocks, the same partition) cut on the GPU from
 /// `row_ptr` (nrows+1 device offsets): nblocks+1 ints on the device.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints a short table from a `spmvc bench --suite` JSON: per matrix and precision, the
-planner's pick and each format's speed relative to the best cuSPARSE, then geometric means."""
+planner's pick and each format's speed relative to the best cuSPARSE, then geometric means.
+A pick the planner reordered is marked with a trailing +."""
 import json
 import math
 import sys
@@ -11,6 +12,12 @@ def best_cusparse_alg(r):
     timed = [(v["ms"], k) for k, v in r.get("cusparse", {}).items()
              if "ms" in v and v.get("correct", True)]
     return min(timed)[1].replace("csr_", "").replace("_alg1", "") if timed else "-"
+
+
+def name(m):
+    """A pick's format, + when the planner reordered the matrix for it."""
+    f = m.get("format", "?")
+    return f[:8] + "+" if m.get("reorder") else f[:9]
 
 
 def main(path):
@@ -33,11 +40,11 @@ def main(path):
         p = r["planner"]
         x = p.get("speedup_vs_best_cusparse")
         line = (f"{r['matrix'][:24]:<24} {r['precision']:<4} {r['best_cusparse_ms'] * 1e3:>8.1f} "
-                f"{best_cusparse_alg(r):<5} {p.get('format', '?')[:9]:<9} {x if x else 0:>6.2f} "
+                f"{best_cusparse_alg(r):<5} {name(p):<9} {x if x else 0:>6.2f} "
                 f"{r.get('planner_gap_pct', float('nan')):>5.1f}")
         pm = r.get("planner_measure", {})
         xm = pm.get("speedup_vs_best_cusparse")
-        line += (f" {pm.get('format', '-')[:9]:<9} {xm if xm else 0:>6.2f} "
+        line += (f" {name(pm) if pm else '-':<9} {xm if xm else 0:>6.2f} "
                  f"{r.get('planner_measure_gap_pct', float('nan')):>5.1f}")
         if xm and pm.get("correct"):
             logs.setdefault((r["regime"], r["precision"] + " measure"), []).append(math.log(xm))

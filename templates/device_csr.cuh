@@ -15,15 +15,20 @@
 //   kPow2Bins + k           rows of length 2^(k-1)+1 .. 2^k, k = 6..31
 //   kValuesFull             1 when the values hold more than kValueCap distinct bit patterns
 //   kValueCount             distinct bit patterns in the table (meaningful when not full)
+//   kValuesInexact          fp64 values only: 1 when some value is not exact in fp32 (then
+//                           the values cannot be stored as fp32)
 //   kValueTable + i         kValueSlots slots of an open-addressed set of the values' bit
 //                           patterns (a float's zero-extended), kEmptySlot where none
 // Counters are combined within a warp and a block before one global atomic per block, so rows
 // of equal length do not serialise on one address. Values are gathered the same way: each block
 // keeps its own set in shared memory and merges it into the global table at the end; a block
-// whose set passes kValueCap stops reading values (the matrix cannot have an 8-bit table).
+// whose set passes kValueCap stops gathering patterns (the matrix cannot have an 8-bit table);
+// in fp64 it reads on, testing each value's round trip through fp32, until one fails.
 //
 // code_values writes each value's index in a sorted table of its distinct bit patterns (the
 // 8-bit value coding, formats/values), counting values the table lacks in `misses`.
+// narrow_values writes fp64 values as fp32 (the fp32 storage coding), counting values that do
+// not survive it in `inexact`.
 //
 // The partition is the host's (CsrStreamFormat::row_blocks): rows are taken in groups of
 // `group` rows, and inside a group blocks are cut greedily, a block taking rows while it holds
@@ -48,7 +53,8 @@ constexpr int kExactBins = 9;               // 33 slots: lengths 0..32
 constexpr int kPow2Bins = kExactBins + 33;  // 32 slots: index k, lengths 2^(k-1)+1 .. 2^k
 constexpr int kValuesFull = kPow2Bins + 32;
 constexpr int kValueCount = kValuesFull + 1;
-constexpr int kValueTable = kValueCount + 1;
+constexpr int kValuesInexact = kValueCount + 1;
+constexpr int kValueTable = kValuesInexact + 1;
 constexpr int kValueSlots = 1024;
 constexpr int kStatSlots = kValueTable + kValueSlots;
 constexpr int kValueCap = 256;     // distinct values an 8-bit code can name
@@ -98,6 +104,12 @@ __device__ __forceinline__ int set_find(const unsigned long long* slots, int n,
   return -1;
 }
 
+/// Whether fp64 `bits` survives a round trip through fp32 (the host inspector's test).
+__device__ __forceinline__ bool exact_in_f32(unsigned long long bits) {
+  const double v = __longlong_as_double(static_cast<long long>(bits));
+  return isinf(v) || (fabs(v) <= 3.402823466e38 && static_cast<double>(static_cast<float>(v)) == v);
+}
+
 /// Value k's bit pattern (a float's zero-extended).
 __device__ __forceinline__ unsigned long long value_bits(const void* __restrict__ values,
                                                          int value_bytes, long long k) {
@@ -126,14 +138,16 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   __shared__ unsigned long long bins[kBins];
   __shared__ unsigned long long totals[3];
   __shared__ unsigned long long set[kBlockSlots];
-  __shared__ int set_count, set_full;
+  __shared__ int set_count, set_full, inexact;
   for (int i = threadIdx.x; i < kBins; i += blockDim.x) bins[i] = 0;
   for (int i = threadIdx.x; i < kBlockSlots; i += blockDim.x) set[i] = kEmptySlot;
   if (threadIdx.x < 3) totals[threadIdx.x] = threadIdx.x == 1 ? ~0ull : 0ull;
   if (threadIdx.x == 0) {
     set_count = 0;
-    // Another block already found too many: skip the values.
+    // Another block already found too many, or an inexact value: skip what it settled.
     set_full = *static_cast<volatile unsigned long long*>(out + kValuesFull) != 0;
+    inexact =
+        value_bytes != 8 || *static_cast<volatile unsigned long long*>(out + kValuesInexact) != 0;
   }
   __syncthreads();
 
@@ -162,13 +176,15 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   unsigned long long last_bits = kEmptySlot;
   for (long long k0 = first; k0 < nnz; k0 += kUnroll * stride) {
     const bool want_values = !*static_cast<volatile int*>(&set_full);
+    const bool want_exact = !*static_cast<volatile int*>(&inexact);
     int c[kUnroll];
     unsigned long long bits[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const long long k = k0 + u * stride;
       c[u] = k < nnz ? __ldg(col_idx + k) : 0;
-      bits[u] = k < nnz && want_values ? value_bits(values, value_bytes, k) : kEmptySlot;
+      bits[u] =
+          k < nnz && (want_values || want_exact) ? value_bits(values, value_bytes, k) : kEmptySlot;
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -177,6 +193,7 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
         atomicAdd(out + kBadColumns, 1ull);
         atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
       }
+      if (k < nnz && want_exact && !exact_in_f32(bits[u])) inexact = 1;
       // A lane looks a value up only when it differs from the last one it added: matrices
       // with few values repeat them.
       if (k >= nnz || !want_values || bits[u] == last_bits) continue;
@@ -207,6 +224,7 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   for (int i = threadIdx.x; i < kBins; i += blockDim.x) {
     if (bins[i] > 0) atomicAdd(out + kExactBins + i, bins[i]);
   }
+  if (inexact && value_bytes == 8 && threadIdx.x == 0) out[kValuesInexact] = 1;
   // The block's values into the global table.
   if (set_full) {
     if (threadIdx.x == 0) out[kValuesFull] = 1;
@@ -261,6 +279,34 @@ __device__ __forceinline__ void code_values(const void* __restrict__ values, int
   }
   missed = warp_reduce(missed, 0);
   if ((threadIdx.x & 31) == 0 && missed > 0) atomicAdd(misses, missed);
+}
+
+/// out[k] = values[k] as fp32 for k < nnz; values fp32 does not hold exactly are counted in
+/// `inexact` (the inspection found none: a count means the values changed since).
+__device__ __forceinline__ void narrow_values(const double* __restrict__ values, long long nnz,
+                                              float* __restrict__ out,
+                                              unsigned long long* __restrict__ inexact) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  unsigned long long bad = 0;
+  constexpr int kUnroll = 4;
+  for (long long k0 = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k0 < nnz;
+       k0 += kUnroll * stride) {
+    double v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      v[u] = k < nnz ? __ldg(values + k) : 0.0;
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      if (k >= nnz) break;
+      bad += exact_in_f32(static_cast<unsigned long long>(__double_as_longlong(v[u]))) ? 0 : 1;
+      out[k] = static_cast<float>(v[u]);
+    }
+  }
+  bad = warp_reduce(bad, 0);
+  if ((threadIdx.x & 31) == 0 && bad > 0) atomicAdd(inexact, bad);
 }
 
 /// The row after the block that starts at row `first` of a group ending before row `end`: the

@@ -26,7 +26,8 @@ static_assert(dc::kRowMax == {} && dc::kRowMin == {} && dc::kSumSquares == {} &&
               dc::kBadRows == {} && dc::kFirstBadRow == {} && dc::kBadColumns == {} &&
               dc::kFirstBadColumn == {} && dc::kFirstOffset == {} && dc::kLastOffset == {} &&
               dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kValuesFull == {} &&
-              dc::kValueCount == {} && dc::kValueTable == {} && dc::kValueSlots == {} &&
+              dc::kValueCount == {} && dc::kValuesInexact == {} && dc::kValueTable == {} &&
+              dc::kValueSlots == {} &&
               dc::kStatSlots == {} && dc::kValueCap == {} && dc::kEmptySlot == {}ull,
               "row_stats slots differ from the host's RowStatSlots");
 static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {} && dc::kCodeBlock == {},
@@ -62,13 +63,19 @@ extern "C" __global__ void __launch_bounds__(dc::kCodeBlock)
     unsigned long long* __restrict__ misses) {{
   dc::code_values(values, value_bytes, nnz, table, ntable, codes, misses);
 }}
+
+extern "C" __global__ void __launch_bounds__(dc::kCodeBlock)
+{}(const double* __restrict__ values, long long nnz, float* __restrict__ out,
+    unsigned long long* __restrict__ inexact) {{
+  dc::narrow_values(values, nnz, out, inexact);
+}}
 )",
       S::row_max, S::row_min, S::sum_squares, S::bad_rows, S::first_bad_row, S::bad_columns,
       S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins,
-      S::values_full, S::value_count, S::value_table, S::value_slots, S::count, kDeviceValueCap,
-      kEmptyValueSlot, kRowStatsBlock, kStreamScanBlock, kCodeValuesBlock, kRowStatsEntry,
-      kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock, kStreamFillEntry,
-      kCodeValuesEntry);
+      S::values_full, S::value_count, S::values_inexact, S::value_table, S::value_slots, S::count,
+      kDeviceValueCap, kEmptyValueSlot, kRowStatsBlock, kStreamScanBlock, kCodeValuesBlock,
+      kRowStatsEntry, kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock,
+      kStreamFillEntry, kCodeValuesEntry, kNarrowValuesEntry);
   return k;
 }
 
@@ -131,6 +138,7 @@ Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t n
   const std::uint64_t one = precision == Precision::f64 ? std::bit_cast<std::uint64_t>(1.0)
                                                         : std::bit_cast<std::uint32_t>(1.0f);
   p.unit_values = nnz > 0 && patterns.size() == 1 && patterns.front() == one ? nnz : 0;
+  p.fp32_exact_values = precision != Precision::f64 || s[S::values_inexact] == 0 ? nnz : 0;
   for (int len = 0; len <= 32; ++len) {
     const auto count = static_cast<std::int64_t>(s[S::exact_bins + len]);
     if (count > 0) p.row_histogram.push_back({len, len, count});

@@ -22,8 +22,9 @@ struct RowStatSlots {
   static constexpr int row_max = 0, row_min = 1, sum_squares = 2, bad_rows = 3, first_bad_row = 4,
                        bad_columns = 5, first_bad_column = 6, first_offset = 7, last_offset = 8,
                        exact_bins = 9, pow2_bins = 9 + 33, values_full = 9 + 33 + 32,
-                       value_count = values_full + 1, value_table = value_count + 1,
-                       value_slots = 1024, count = value_table + value_slots;
+                       value_count = values_full + 1, values_inexact = value_count + 1,
+                       value_table = values_inexact + 1, value_slots = 1024,
+                       count = value_table + value_slots;
 };
 /// Distinct value bit patterns the GPU inspection tracks (an 8-bit table's); more reads as
 /// "full", and the Profile's distinct_values as kDeviceValueCap + 1.
@@ -37,7 +38,7 @@ inline constexpr int kRowStatsBlock = 256;
 inline constexpr int kStreamScanBlock = 1024;
 /// Threads per block of stream_count and stream_fill (one thread walks one group of rows).
 inline constexpr int kStreamGroupBlock = 128;
-/// Threads per block of code_values.
+/// Threads per block of code_values and narrow_values.
 inline constexpr int kCodeValuesBlock = 256;
 
 /// Entry points of the unit.
@@ -46,6 +47,7 @@ inline constexpr const char* kStreamCountEntry = "spmvc_csr_stream_count";
 inline constexpr const char* kStreamScanEntry = "spmvc_csr_stream_scan";
 inline constexpr const char* kStreamFillEntry = "spmvc_csr_stream_fill";
 inline constexpr const char* kCodeValuesEntry = "spmvc_csr_code_values";
+inline constexpr const char* kNarrowValuesEntry = "spmvc_csr_narrow_values";
 
 /// The translation unit (every entry point above). The same text every time, so it is compiled
 /// once per GPU architecture and then served by the kernel cache.
@@ -65,8 +67,9 @@ std::string row_stats_problem(const RowStats& stats, std::int64_t nrows, std::in
 /// histogram as inspect() reports them, and of the values only what the table tells:
 /// distinct_values counts distinct bit patterns of the stored type up to kDeviceValueCap (more
 /// reads as kDeviceValueCap + 1), unit_values is nnz when every value is 1 and 0 otherwise (not
-/// counted). Everything the rows' columns would tell (bandwidth, deltas, x sectors, blocks) is
-/// left empty.
+/// counted), fp32_exact_values in fp64 is nnz when every value is exact in fp32 and 0 otherwise
+/// (in fp32 and f32_acc64, nnz). Everything the rows' columns would tell (bandwidth, deltas, x
+/// sectors, blocks) is left empty.
 Profile row_length_profile(const RowStats& stats, std::int64_t nrows, std::int64_t ncols,
                            std::int64_t nnz, Precision precision);
 

@@ -93,7 +93,8 @@ struct CompileTimings {
   double inspect = 0, plan = 0, encode = 0, codegen = 0, compile = 0, upload = 0;
   /// measure mode: compiling and timing the candidates (0 when a decision was remembered).
   double measure = 0;
-  /// Computing the ordering and permuting the matrix (0 without reordering).
+  /// Computing the ordering and permuting the matrix; with reorder "auto", also deciding (0 with
+  /// reorder "none").
   double reorder = 0;
   /// Where the kernel binary came from: "nvrtc", "memory" or "disk".
   std::string kernel_origin;

@@ -69,6 +69,9 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       // Values: all ones or not, and distinct patterns up to an 8-bit table's 256 (as floats in
       // f32, where two doubles may round to one).
       CHECK(op.profile().unit_values == (host.unit_values == host.nnz ? host.nnz : 0));
+      // Exact in fp32: all or none, in fp64 (fp32 values are, trivially).
+      CHECK(op.profile().fp32_exact_values ==
+            (p != Precision::f64 || host.fp32_exact_values == host.nnz ? host.nnz : 0));
       if (p == Precision::f64) {
         CHECK(op.profile().distinct_values == std::min<std::int64_t>(host.distinct_values, 257));
       } else {
@@ -256,6 +259,57 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
   const Operator op = compile(r.view, device_options(Precision::f64));
   CHECK(op.profile().distinct_values == 257);
   CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesPlain);
+}
+
+TEST_CASE("gpu: fp64 values exact in fp32 are stored as fp32 on the GPU, and only those") {
+  if (!have_device()) return;
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  runtime::KernelCache cache({});
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  // 100000 distinct values (no table), each exact in fp32; power-law rows and short ones.
+  for (CsrMatrix a : {gen::rmat(16, 16), gen::random_uniform(60000, 50000, 9)}) {
+    for (std::size_t k = 0; k < a.values.size(); ++k)
+      a.values[k] = 0.375 * static_cast<double>(k % 100000) - 9000.0;
+    CAPTURE(a.nrows);
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
+    const runtime::DeviceInspection seen = runtime::inspect_device(r.view, Precision::f64, kernels);
+    CHECK(seen.profile.fp32_exact_values == a.nnz());
+    CHECK(seen.value_patterns.empty());
+    // The fp32 array holds every value, bit for bit once widened.
+    const runtime::DeviceBuffer narrow = runtime::narrow_values_device(r.view, kernels);
+    CHECK(narrow.bytes() >= static_cast<std::size_t>(a.nnz()) * 4);
+    std::vector<float> stored(static_cast<std::size_t>(a.nnz()));
+    narrow.download(stored.data(), stored.size() * 4);
+    std::vector<double> widened(stored.begin(), stored.end());
+    CHECK(widened == a.values);
+    // The planner picks fp32 storage by itself; forced, both formats multiply right.
+    const Operator chosen = compile(r.view, device_options(Precision::f64));
+    CHECK(formats::value_coding_of(chosen.plan().params) == formats::kValuesF32);
+    CHECK(chosen.device_bytes() < static_cast<std::int64_t>(a.nnz() * (4 + 8)));
+    CHECK(check(a, chosen) <= tolerance(Precision::f64));
+    Options o = device_options(Precision::f64);
+    o.csr = CsrParams{4, 4, 256, 1, true, false};
+    o.csr->values = formats::kValuesF32;
+    CHECK(check(a, compile(r.view, o), -0.5, 1.25) <= tolerance(Precision::f64));
+    o.csr.reset();
+    CsrStreamParams stream;
+    stream.values = formats::kValuesF32;
+    o.params = stream;
+    CHECK(check(a, compile(r.view, o)) <= tolerance(Precision::f64));
+
+    // One value fp32 cannot hold: none are stored as fp32, a forced plan is refused, and the
+    // conversion names the count when called anyway.
+    a.values[a.values.size() / 2] = 0.1;
+    const runtime::ResidentCsr bad = runtime::upload_csr(a, Precision::f64);
+    CHECK(runtime::inspect_device(bad.view, Precision::f64, kernels).profile.fp32_exact_values ==
+          0);
+    const Operator plain = compile(bad.view, device_options(Precision::f64));
+    CHECK(formats::value_coding_of(plain.plan().params) == formats::kValuesPlain);
+    CHECK(check(a, plain) <= tolerance(Precision::f64));
+    CHECK_THROWS_WITH_AS(compile(bad.view, o), doctest::Contains("exact in fp32"), InputError);
+    CHECK_THROWS_WITH_AS(runtime::narrow_values_device(bad.view, kernels),
+                         doctest::Contains("1 values are not exact in fp32"), InputError);
+  }
 }
 
 TEST_CASE("gpu: operators sharing loaded kernels outlive each other") {

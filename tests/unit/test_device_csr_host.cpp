@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfloat>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -45,6 +47,11 @@ RowStats host_row_stats(const CsrMatrix& a) {
       ++s[S::bad_columns];
       s[S::first_bad_column] = std::min<std::uint64_t>(s[S::first_bad_column], k);
     }
+  }
+  for (double v : a.values) {
+    if (!(std::isinf(v) ||
+          (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v)))
+      s[S::values_inexact] = 1;
   }
   std::vector<std::uint64_t> seen;
   for (double v : a.values) {
@@ -93,6 +100,9 @@ TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile
     }
     // Values: all ones or not (not counted), distinct ones up to an 8-bit table's 256.
     CHECK(got.unit_values == (want.unit_values == want.nnz ? want.nnz : 0));
+    CHECK(got.fp32_exact_values == (want.fp32_exact_values == want.nnz ? want.nnz : 0));
+    CHECK(codegen::row_length_profile(host_row_stats(a), a.nrows, a.ncols, a.nnz(), Precision::f32)
+              .fp32_exact_values == want.nnz);
     CHECK(got.distinct_values == std::min<std::int64_t>(want.distinct_values, 257));
     const std::vector<std::uint64_t> patterns = codegen::value_patterns(host_row_stats(a));
     CHECK(patterns.size() == (want.distinct_values <= 256 ? want.distinct_values : 0));
@@ -160,7 +170,7 @@ TEST_CASE("device csr: the build unit is deterministic and declares every entry 
   CHECK(k.source == codegen::device_csr_source().source);
   for (const char* entry :
        {codegen::kRowStatsEntry, codegen::kStreamCountEntry, codegen::kStreamScanEntry,
-        codegen::kStreamFillEntry, codegen::kCodeValuesEntry}) {
+        codegen::kStreamFillEntry, codegen::kCodeValuesEntry, codegen::kNarrowValuesEntry}) {
     CAPTURE(entry);
     CHECK(k.source.find(std::string("extern \"C\" __global__ void __launch_bounds__")) !=
           std::string::npos);

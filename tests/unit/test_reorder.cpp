@@ -205,6 +205,22 @@ TEST_CASE("rcm brings a shuffled 2D stencil back to a narrow band") {
   CHECK(after.profile < spmvc::locality(a).profile / 10);
 }
 
+TEST_CASE("rcm orders every connected component on its own, each one contiguous and banded") {
+  // 40 shuffled copies of a 20x20 grid, shuffled together: every component's vertices must
+  // come out consecutive (a component split across the order would widen its band), and each
+  // copy's band must be as narrow as one grid's RCM gives (< 40).
+  const CsrMatrix grid = shuffled(spmvc::gen::from_spec("stencil2d:n=20"), 5);
+  const CsrMatrix a = shuffled(spmvc::gen::replicate(grid, 40), 11);
+  const Ordering o = spmvc::compute_ordering(a, "rcm");
+  REQUIRE(o.perm.size() == static_cast<std::size_t>(a.nrows));
+  std::vector<std::int32_t> sorted = o.perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) CHECK(sorted[i] == static_cast<std::int32_t>(i));
+  const CsrMatrix b = spmvc::permute(a, o);
+  CHECK(spmvc::locality(b).bandwidth < 40);
+  CHECK(spmvc::locality(a).bandwidth > 1000);
+}
+
 TEST_CASE("metis: the last vertices are the top-level separator") {
   // Nested dissection numbers a separator after the two halves it splits, so dropping the last
   // 60 vertices of the ordering of a 50x50 grid (its separators are lines of about 50) must cut
