@@ -6,7 +6,10 @@
 // order (G3_circuit, cage11, wave, delaunay_n16: 0.07-0.15 x lines per nonzero) every ordering
 // slowed every format (rcm with renumbered columns 0.68-0.82x with csr), while on Andrews, stored
 // in a random order (0.85 lines per nonzero), RCM with renumbered columns gave 1.26x with csr
-// (METIS 1.36x, ten times the ordering time).
+// (METIS 1.36x, ten times the ordering time). The 2026-11-23 runs (suite v7,
+// bench/results/2026-11-23-h100-suite-v7-values/) place the threshold: in fp64, census graphs
+// at 0.50 and 0.56 lines per nonzero (ct2010, de2010) lost 20-25% under RCM, while ca-CondMat at
+// 0.87 gained 1.23x with csr_stream and Andrews at 0.85 1.16x with csr.
 #include <fmt/format.h>
 
 #include "compiler.hpp"
@@ -18,7 +21,7 @@ namespace {
 
 /// Above this many distinct 128-byte lines of x per nonzero (over 32 consecutive rows), the
 /// order is scattered enough to reorder.
-constexpr double kScatteredLinesPerNonzero = 0.5;
+constexpr double kScatteredLinesPerNonzero = 0.7;
 /// The ordering must cut the lines per 32 rows at least this much to be used.
 constexpr double kRequiredGain = 2.0;
 

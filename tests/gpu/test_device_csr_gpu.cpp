@@ -288,7 +288,7 @@ TEST_CASE("gpu: fp64 values exact in fp32 are stored as fp32 on the GPU, and onl
     CHECK(chosen.device_bytes() < static_cast<std::int64_t>(a.nnz() * (4 + 8)));
     CHECK(check(a, chosen) <= tolerance(Precision::f64));
     Options o = device_options(Precision::f64);
-    o.csr = CsrParams{4, 4, 256, 1, true, false};
+    o.csr = CsrParams{4, 1, 256, 1, true, false};
     o.csr->values = formats::kValuesF32;
     CHECK(check(a, compile(r.view, o), -0.5, 1.25) <= tolerance(Precision::f64));
     o.csr.reset();
