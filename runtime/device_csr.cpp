@@ -81,6 +81,23 @@ std::int64_t stride_grid(std::int64_t n, int block) {
   return std::clamp<std::int64_t>((n + block - 1) / block, 1, 4096);
 }
 
+// Runs a per-nonzero pass (code_values, narrow_values) over `nnz` values: `args`, then a 64-bit
+// counter in the device's scratch buffer, zeroed first. Returns what the pass counted.
+std::uint64_t counted_pass(const LoadedKernel& kernel, const char* entry, int ordinal,
+                           std::int64_t nnz, std::vector<void*> args) {
+  std::uint64_t count = 0;
+  Scratch& scratch = scratch_for(ordinal);
+  std::lock_guard guard(scratch.lock);
+  void* counter = scratch.reserve(sizeof count);
+  scratch.buffer.upload(&count, sizeof count);
+  args.push_back(&counter);
+  kernel.launch(stride_grid(std::max<std::int64_t>(nnz, 1), codegen::kCodeValuesBlock),
+                codegen::kCodeValuesBlock, 0, args.data(), nullptr);
+  check_last_launch(entry);
+  scratch.buffer.download(&count, sizeof count);
+  return count;
+}
+
 }  // namespace
 
 void launch_row_stats(const DeviceCsr& a, Precision precision, void* out,
@@ -135,25 +152,15 @@ DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
     std::vector<std::uint32_t> narrow(patterns.begin(), patterns.end());
     out.table.upload(narrow.data(), narrow.size() * 4);
   }
-  std::uint64_t misses = 0;
-  {
-    Scratch& scratch = scratch_for(kernels.ordinal);
-    std::lock_guard guard(scratch.lock);
-    void* misses_ptr = scratch.reserve(sizeof misses);
-    scratch.buffer.upload(&misses, sizeof misses);
-    const void* values = a.values;
-    int value_bytes_arg = vb;
-    long long nnz = a.nnz;
-    const void* table = out.table.get();
-    int ntable = static_cast<int>(patterns.size());
-    void* codes = out.codes.get();
-    void* args[] = {&values, &value_bytes_arg, &nnz, &table, &ntable, &codes, &misses_ptr};
-    kernels.code_values->launch(
-        stride_grid(std::max<std::int64_t>(a.nnz, 1), codegen::kCodeValuesBlock),
-        codegen::kCodeValuesBlock, 0, args, nullptr);
-    check_last_launch(codegen::kCodeValuesEntry);
-    scratch.buffer.download(&misses, sizeof misses);
-  }
+  const void* values = a.values;
+  int value_bytes_arg = vb;
+  long long nnz = a.nnz;
+  const void* table = out.table.get();
+  int ntable = static_cast<int>(patterns.size());
+  void* codes = out.codes.get();
+  const std::uint64_t misses =
+      counted_pass(*kernels.code_values, codegen::kCodeValuesEntry, kernels.ordinal, a.nnz,
+                   {&values, &value_bytes_arg, &nnz, &table, &ntable, &codes});
   if (misses > 0)
     throw InputError("DeviceCsr", 0,
                      fmt::format("{} values were not among those inspected: the values changed "
@@ -165,22 +172,11 @@ DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
 DeviceBuffer narrow_values_device(const DeviceCsr& a, const DeviceCsrKernels& kernels) {
   // Padded so that 16-byte vector loads stay inside the buffer.
   DeviceBuffer out(static_cast<std::size_t>((a.nnz + 3) / 4 * 4 + 4) * sizeof(float));
-  std::uint64_t inexact = 0;
-  {
-    Scratch& scratch = scratch_for(kernels.ordinal);
-    std::lock_guard guard(scratch.lock);
-    void* inexact_ptr = scratch.reserve(sizeof inexact);
-    scratch.buffer.upload(&inexact, sizeof inexact);
-    const void* values = a.values;
-    long long nnz = a.nnz;
-    void* narrow = out.get();
-    void* args[] = {&values, &nnz, &narrow, &inexact_ptr};
-    kernels.narrow_values->launch(
-        stride_grid(std::max<std::int64_t>(a.nnz, 1), codegen::kCodeValuesBlock),
-        codegen::kCodeValuesBlock, 0, args, nullptr);
-    check_last_launch(codegen::kNarrowValuesEntry);
-    scratch.buffer.download(&inexact, sizeof inexact);
-  }
+  const void* values = a.values;
+  long long nnz = a.nnz;
+  void* narrow = out.get();
+  const std::uint64_t inexact = counted_pass(*kernels.narrow_values, codegen::kNarrowValuesEntry,
+                                             kernels.ordinal, a.nnz, {&values, &nnz, &narrow});
   if (inexact > 0)
     throw InputError("DeviceCsr", 0,
                      fmt::format("{} values are not exact in fp32 though the inspection found "
