@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -373,11 +372,7 @@ void count_value_kinds(const std::vector<double>& values, Profile& p) {
          for (std::int64_t i = b; i < e; ++i) {
            const double v = values[static_cast<std::size_t>(i)];
            c.unit += v == 1.0 ? 1 : 0;
-           // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
-           c.exact += (std::isinf(v) ||
-                       (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v))
-                          ? 1
-                          : 0;
+           c.exact += exact_in_fp32(v) ? 1 : 0;
          }
          return c;
        })) {

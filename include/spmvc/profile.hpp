@@ -2,6 +2,8 @@
 #pragma once
 
 #include <array>
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +12,14 @@
 #include "spmvc/matrix.hpp"
 
 namespace spmvc {
+
+/// Whether `v` survives a round trip through fp32 unchanged (what Profile::fp32_exact_values
+/// counts, and what fp32 storage of fp64 values requires). Infinities do; NaNs do not.
+inline bool exact_in_fp32(double v) {
+  // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
+  return std::isinf(v) ||
+         (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v);
+}
 
 /// One bin of the row-length histogram: rows with lo <= length <= hi.
 struct HistogramBin {

@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cfloat>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -49,9 +47,7 @@ RowStats host_row_stats(const CsrMatrix& a) {
     }
   }
   for (double v : a.values) {
-    if (!(std::isinf(v) ||
-          (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v)))
-      s[S::values_inexact] = 1;
+    if (!exact_in_fp32(v)) s[S::values_inexact] = 1;
   }
   std::vector<std::uint64_t> seen;
   for (double v : a.values) {

@@ -1,8 +1,6 @@
 #include "formats/values/values.hpp"
 
 #include <algorithm>
-#include <cfloat>
-#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -21,11 +19,8 @@ int code_bytes(int coding) {
   return coding == kValuesTable8 ? 1 : coding == kValuesTable16 ? 2 : 0;
 }
 
-/// Whether fp64 `v` survives a round trip through fp32 unchanged (the inspector's test).
-bool exact_in_f32(double v) {
-  // The range test comes first: narrowing a double beyond FLT_MAX to float is undefined.
-  return std::isinf(v) ||
-         (std::fabs(v) <= FLT_MAX && static_cast<double>(static_cast<float>(v)) == v);
+[[noreturn]] void already_f32() {
+  throw InputError("values", 0, "values=4 stores fp64 values as fp32; these are fp32 already");
 }
 
 [[noreturn]] void not_exact_in_f32(std::int64_t k, double v) {
@@ -46,7 +41,7 @@ EncodedArray f32_values(const std::string& name, std::span<const double> src, st
                  for (std::int64_t i = begin; i < end; ++i) {
                    if (i >= n) {
                      dst[i] = 0.0f;
-                   } else if (exact_in_f32(v[i])) {
+                   } else if (exact_in_fp32(v[i])) {
                      dst[i] = static_cast<float>(v[i]);
                    } else {
                      not_exact_in_f32(i, v[i]);
@@ -372,8 +367,7 @@ void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int
     return;
   }
   if (coding == kValuesF32) {
-    if (plain->type != ElemType::f64)
-      throw InputError("values", 0, "values=4 stores fp64 values as fp32; these are fp32 already");
+    if (plain->type != ElemType::f64) already_f32();
     const EncodedArray& src = *plain;
     const auto n = static_cast<std::size_t>(src.count());
     *plain = f32_values(name, std::span<const double>(typed<double>(src), n), n);
@@ -402,8 +396,7 @@ void append_values(std::vector<EncodedArray>& arrays, const std::string& name, P
     return;
   }
   if (coding == kValuesF32) {
-    if (precision != Precision::f64)
-      throw InputError("values", 0, "values=4 stores fp64 values as fp32; these are fp32 already");
+    if (precision != Precision::f64) already_f32();
     arrays.push_back(f32_values(name, src, count));
     return;
   }
