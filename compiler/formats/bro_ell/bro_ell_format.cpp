@@ -37,14 +37,14 @@ std::string BroEllFormat::kernel_name(const BroEllParams& p, Precision precision
                      codegen::precision_tag(precision));
 }
 
-double BroEllFormat::decode_efficiency(const Profile& profile, const bro::EllShape& shape,
-                                       int unroll, bool prefetch, Precision precision) {
-  const double tolerance = CsrFormat::nonzeros_per_lane(precision) *
-                           (prefetch || shape.tables == 2 ? bro::model::kPrefetchGain : 1.0) *
-                           (1.0 + bro::model::kUnrollGain * std::log2(std::max(unroll, 1)));
+double BroEllFormat::decode_efficiency(const Profile& profile, const bro::EllShape& shape) {
   const double per_lane = profile.row_mean / shape.threads_per_row;
-  const double latency = std::min(1.0, tolerance / std::max(per_lane, 1e-9));
+  const double latency = std::min(1.0, bro::model::kEllNonzerosPerLane / std::max(per_lane, 1e-9));
   return bro::model::kDecodeEfficiency[std::clamp(shape.tables, 0, 2)] * latency;
+}
+
+double BroEllFormat::decode_seconds(const bro::EllShape& shape, double padded_entries) {
+  return shape.tables == 2 ? 0.0 : padded_entries / bro::model::kWidthTableEntriesPerSecond;
 }
 
 Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
@@ -61,10 +61,11 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
                    value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
-  c.lane_efficiency = est.lane_efficiency *
-                      decode_efficiency(profile, shape, p.unroll, p.prefetch, precision) *
+  c.lane_efficiency = est.lane_efficiency * decode_efficiency(profile, shape) *
                       value_coding_efficiency(p.values, profile, precision);
-  c.serial_seconds = est.max_columns * heuristics::kCsrStepSeconds * bro::model::kStepFactor;
+  c.serial_seconds =
+      std::max(est.max_columns * heuristics::kCsrStepSeconds * bro::model::kStepFactor,
+               decode_seconds(shape, est.padded_entries));
   return c;
 }
 
@@ -82,7 +83,8 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
   // The paper's kernel (h = block = 256, one thread per row, 32-bit symbols, widths in constant
   // memory when they fit), then Hopper variants: one warp per slice (narrower widths, less
   // padding), T lanes per row for long rows, 64-bit symbols, prefetch and unroll, and the baked
-  // pattern.
+  // pattern at each T up to twice the row walk's (fewer lanes per row: narrower deltas; more:
+  // less padding and a shorter pattern, which may be what lets it be baked at all).
   struct Variant {
     BroEllParams p;
     const char* why;
@@ -106,7 +108,9 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
     variants.push_back(
         {BroEllParams{2 * h, 32, t / 2, 256, 2, true, 0}, "fewer lanes per row, narrower deltas"});
   }
-  variants.push_back({BroEllParams{h, 32, t, 256, 1, false, 2}, "one width pattern, baked"});
+  for (int tb = 1; tb <= std::min(32, 2 * t); tb *= 2)
+    variants.push_back(
+        {BroEllParams{std::max(1, 32 / tb), 32, tb, 256, 1, false, 2}, "one width pattern, baked"});
   std::vector<Candidate> out;
   for (const Variant& v : variants) {
     Candidate c{std::string(name()), v.p, describe(v.p), true, "", 0, 0};

@@ -35,8 +35,10 @@ class BroEllFormat final : public FormatUnit {
   static std::string kernel_name(const BroEllParams& p, Precision precision);
   /// Fraction of the bandwidth-bound speed the kernel keeps once decode work and the dependent
   /// index -> x chain are charged (times the padding's lane efficiency in cost()).
-  static double decode_efficiency(const Profile& profile, const bro::EllShape& shape, int unroll,
-                                  bool prefetch, Precision precision);
+  static double decode_efficiency(const Profile& profile, const bro::EllShape& shape);
+  /// The decode's own floor under the time of `padded_entries` (0 for baked widths, whose decode
+  /// stayed under the bandwidth floor in every measurement).
+  static double decode_seconds(const bro::EllShape& shape, double padded_entries);
 };
 
 namespace bro {

@@ -1,21 +1,32 @@
 // Cost-model constants of the BRO formats (bro_ell, bro_coo, bro_hyb), with where they come
-// from. None is fitted to H100 measurements yet: they are assumptions to refit from sweeps.
+// from: measured on the H100 where the comment says so, assumptions otherwise.
 #pragma once
 
 namespace spmvc::formats::bro::model {
 
 /// Fraction of bandwidth-bound speed kept after the decode work, by where the widths live
-/// (0 global, 1 constant, 2 baked). The paper (section 4.2.1, Fig. 3) needed 9-23% index
-/// savings before BRO-ELL beat ELLPACK on Fermi/Kepler, i.e. the decode cost roughly that much
-/// time; an H100 has about 3x a K20's instruction rate per byte of bandwidth, so a third of it
-/// is charged here. The baked schedule drops the width loads and the uniform branch.
-inline constexpr double kDecodeEfficiency[3] = {0.90, 0.92, 0.97};
+/// (0 global, 1 constant, 2 baked). H100 sweep of bro_ell with plain fp64 values, where every
+/// variant is bandwidth-bound (scripts/bro-ell-sweep, bench/results/2026-11-23-h100-bro-sweep):
+/// on seven matrices at their best T, widths in global memory ran at 80-91% of read bandwidth on
+/// own bytes and baked widths at 92-99%, about 0.9 of the baked speed. Constant memory is
+/// assumed between the two (not measured).
+inline constexpr double kDecodeEfficiency[3] = {0.87, 0.90, 0.97};
 
-/// Dependent-chain tolerance: csr's nonzeros per lane (heuristics.hpp) scaled by these when the
-/// next symbol is prefetched, and by (1 + kUnrollGain*log2(unroll)) when indices are decoded
-/// ahead of their gathers. Assumed, by analogy with csr's unroll/vector sweeps.
-inline constexpr double kPrefetchGain = 1.25;
-inline constexpr double kUnrollGain = 0.25;
+/// Nonzeros one lane can walk before the lost memory parallelism shows. The slices are stored
+/// column-major, so a warp's loads at each step are coalesced whatever the row length, and only
+/// the x gather waits on a decoded index: far more tolerant than csr's row walk (heuristics.hpp,
+/// 6-7). Same sweep, value-coded: one lane per row was fastest on the 27-point stencil (26.6
+/// nonzeros per lane; T=2, 4, 8 were 6%, 33% and 83% slower) and EX5 ran as fast at 45 per lane
+/// as at 22; bcsstk16 lost 17% at 59 per lane against 30.
+inline constexpr double kEllNonzerosPerLane = 48.0;
+
+/// Padded entries per second the kernels decode at most when the widths are read from memory
+/// (tables 0 and 1): the width load and the branch on it cost each step more than its bytes.
+/// Same sweep, value-coded (fewer bytes per entry, so the decode shows): 27-point stencil at
+/// T=1, 54M entries in 112 us (fp64) and 105 us (fp32); EX5 at T=1..4, 16-17M in 32-35 us; the
+/// baked kernels ran the same matrices 1.5-2.7x faster. About 5e11; the baked decode did not
+/// reach a floor of its own there (EX5 fp32: 1.3e12 nonzeros per second, bandwidth-bound).
+inline constexpr double kWidthTableEntriesPerSecond = 5.0e11;
 
 /// A dependent step of BRO (decode, gather, accumulate) against csr's (heuristics::
 /// kCsrStepSeconds): the decode adds a few integer instructions per step.

@@ -87,8 +87,7 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
   // Each pass runs at its own efficiency (the time-weighted mean), and the COO pass is one
   // more launch, even when it has nothing to do.
   const double ell_eff =
-      std::max(1e-3, ell.lane_efficiency * BroEllFormat::decode_efficiency(profile, shape, p.unroll,
-                                                                           p.prefetch, precision));
+      std::max(1e-3, ell.lane_efficiency * BroEllFormat::decode_efficiency(profile, shape));
   const double coo_eff = bro::model::kDecodeEfficiency[0];
   const double x_y = c.x_bytes + c.y_bytes;
   const double efficiency =
@@ -97,8 +96,9 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
       c.total(), efficiency * value_coding_efficiency(p.values, profile, precision));
   const double coo_steps =
       coo.entries > 0 ? std::ceil(p.interval / 32.0 / bro::model::kCooEntriesPerStep) : 0.0;
-  c.serial_seconds =
-      std::max(ell.max_columns, coo_steps) * heuristics::kCsrStepSeconds * bro::model::kStepFactor;
+  c.serial_seconds = std::max(
+      std::max(ell.max_columns, coo_steps) * heuristics::kCsrStepSeconds * bro::model::kStepFactor,
+      BroEllFormat::decode_seconds(shape, ell.padded_entries));
   return c;
 }
 
@@ -120,7 +120,7 @@ std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision p
   const int k = static_cast<int>(
       std::min<std::int64_t>(hyb_split_width(profile), std::numeric_limits<int>::max()));
   // The paper's split with the paper's kernels (h = 256, T = 1, 32-bit symbols), then warp
-  // slices with prefetch, and 64-bit symbols.
+  // slices with prefetch, 64-bit symbols, and baked widths (bro_ell's fastest decode).
   struct Variant {
     BroHybParams p;
     const char* why;
@@ -129,6 +129,7 @@ std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision p
       {BroHybParams{k, 256, 32, 1, 256, 1, false, 0, 1024}, "the paper's kernels"},
       {BroHybParams{k, 32, 32, 1, 256, 2, true, 0, 1024}, "warp slices, prefetch"},
       {BroHybParams{k, 32, 64, 1, 256, 2, true, 0, 1024}, "warp slices, 64-bit symbols"},
+      {BroHybParams{k, 32, 32, 1, 256, 1, false, 2, 1024}, "warp slices, one width pattern, baked"},
   };
   std::vector<Candidate> out;
   for (const Variant& v : variants) {
