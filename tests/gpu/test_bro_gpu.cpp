@@ -71,7 +71,7 @@ const char* const kClasses[] = {"stencil2d:n=300",      "stencil7:n=40",
 
 TEST_CASE("gpu: bro_ell planner's pick is correct on every generated class and precision") {
   if (!have_device()) return;
-  for (const char* spec : kClasses) {
+  for (const std::string spec : kClasses) {
     const CsrMatrix a = gen::from_spec(spec);
     for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
       CAPTURE(spec);
@@ -150,7 +150,7 @@ TEST_CASE("gpu: bro_coo and bro_hyb every interval and symbol length") {
 
 TEST_CASE("gpu: bro formats' planner picks on every generated class") {
   if (!have_device()) return;
-  for (const char* spec : kClasses) {
+  for (const std::string spec : kClasses) {
     const CsrMatrix a = gen::from_spec(spec);
     for (const char* format : {"bro_coo", "bro_hyb"}) {
       for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
