@@ -229,10 +229,17 @@ __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int nco
                                             Values v, const Value* __restrict__ x, Acc& sum) {
   if constexpr (kJ < Pattern::kColumns) {
     const unsigned int d = baked_field<Pattern, kSymbolBits, kJ>(sym);
-    if (kJ < ncol) {  // uniform
-      // A zero field is padding: its column repeats the lane's last (cached) one, or 0 before
-      // any, and its product is discarded by a select rather than branched around (the branch
-      // made ptxas spill on long patterns with fp64 accumulation).
+    if constexpr (sizeof(Acc) == sizeof(Value)) {
+      if (kJ < ncol && d != 0u) {  // kJ < ncol is uniform; a zero field is padding
+        col += static_cast<int>(d);
+        sum += static_cast<Acc>(load_ro(v + kJ * kLanes)) * static_cast<Acc>(load_ro(x + col));
+      }
+    } else if (kJ < ncol) {
+      // Wider accumulation than storage (fp32 values, fp64 sums): the branch above made ptxas
+      // spill on long patterns, so padding loads x at the lane's last column (0 before any) and
+      // a select drops its product. Only here: on the H100 a kernel that did this for every
+      // precision (with a per-slice bound on the symbol loads) ran 2-25% slower on 9 of 10
+      // suite matrices (bench/results/2026-11-23-h100-bro-sweep).
       col += static_cast<int>(d);
       const Acc product = static_cast<Acc>(load_ro(v + kJ * kLanes)) *
                           static_cast<Acc>(load_ro(x + (col < 0 ? 0 : col)));
@@ -244,8 +251,8 @@ __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int nco
 
 /// y = alpha*A*x + beta*y over BRO-ELL whose slices all follow `Pattern`: the lane's whole
 /// stream is loaded up front (every load independent, all in flight at once), then decoded with
-/// constant shifts. Slices shorter than the pattern load only their own symbols (a slice-uniform
-/// predicate) and stop at their numCol.
+/// constant shifts. Slices shorter than the pattern stop at their numCol; their over-read
+/// symbols (the next slice's, or the padding after the last) are never used.
 template <int kSliceRows, int kThreadsPerRow, int kSymbolBits, int kBlockSize, typename Pattern,
           typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void spmv_baked(
@@ -268,12 +275,10 @@ __device__ __forceinline__ void spmv_baked(
   if (slice < nslices) {
     const long long cbase = col_ptr[slice];
     const int ncol = static_cast<int>(col_ptr[slice + 1] - cbase);
-    const long long sbase = sym_ptr[slice];
-    const int nsym = static_cast<int>(sym_ptr[slice + 1] - sbase);  // this slice's own symbols
-    const Word* __restrict__ s = symbols + sbase * kLanes + local;
+    const Word* __restrict__ s = symbols + sym_ptr[slice] * kLanes + local;
     Word sym[kSymbols];
     SPMVC_BRO_PRAGMA(unroll)
-    for (int m = 0; m < kSymbols; ++m) sym[m] = m < nsym ? load_ro(s + m * kLanes) : Word(0);
+    for (int m = 0; m < kSymbols; ++m) sym[m] = load_ro(s + m * kLanes);
     baked_steps<Pattern, kSymbolBits, kLanes, 0>(sym, ncol, -1, values + cbase * kLanes + local, x,
                                                  sum);
   }

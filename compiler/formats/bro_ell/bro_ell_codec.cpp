@@ -412,6 +412,11 @@ EllEstimate estimate_ell(const Profile& p, std::int64_t limit, const EllShape& s
   // Streams round up to whole symbols: at least ceil(bits/L), and half a symbol on average when
   // the streams' lengths spread over several symbols.
   const double symbols = ncol > 0 ? std::max(std::ceil(bits / L), bits / L + 0.5) : 0;
+  if (shape.tables == 2 && est.max_columns > ncol) {
+    const double pattern_bits = std::max(1.0, w0) + (est.max_columns - 1) * std::max(1.0, wr);
+    const double pattern_symbols = std::ceil(pattern_bits / L);
+    est.overread_bytes = nslices * std::max(0.0, pattern_symbols - symbols) * S * (L / 8);
+  }
   est.table_bytes = nslices * ncol;
   est.index_bytes = (nslices * symbols + 1) * S * (L / 8) + est.table_bytes + 16.0 * (nslices + 1);
   return est;

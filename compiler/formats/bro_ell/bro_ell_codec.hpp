@@ -107,6 +107,9 @@ struct EllEstimate {
   double table_bytes = 0;     ///< widths alone
   double lane_efficiency = 1;
   double max_columns = 0;  ///< ceil(min(row_max, limit) / T)
+  /// Baked: symbols each lane loads beyond its slice's own (the kernel loads the whole pattern's
+  /// symbols up front, the next slices' included), in bytes over all slices; 0 otherwise.
+  double overread_bytes = 0;
 };
 EllEstimate estimate_ell(const Profile& profile, std::int64_t limit, const EllShape& shape);
 

@@ -57,6 +57,7 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
   // Baked widths are in the code; constant ones are read once per SM, not per lane.
   const double tables = p.tables == 0 ? 0.0 : est.table_bytes;
   c.matrix_bytes = est.index_bytes - tables +
+                   est.overread_bytes * bro::model::kOverreadBytesFactor +
                    est.padded_entries * value_code_bytes(p.values, precision) +
                    value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;

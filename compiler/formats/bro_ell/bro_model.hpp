@@ -28,6 +28,13 @@ inline constexpr double kEllNonzerosPerLane = 48.0;
 /// reach a floor of its own there (EX5 fp32: 1.3e12 nonzeros per second, bandwidth-bound).
 inline constexpr double kWidthTableEntriesPerSecond = 5.0e11;
 
+/// Baked kernels load the pattern's whole length of symbols per lane whatever the slice's own
+/// length; the surplus is the next slices' symbols, mostly L2 hits. Charged at this fraction of
+/// a DRAM byte (an assumption: about the H100's DRAM to L2 bandwidth ratio). It matters where
+/// rows are ragged: MIT8_facebook100 x16M with 32 lanes per row, a 16-symbol pattern against
+/// about 1 own symbol per slice, measured 76 us against 25 predicted without it.
+inline constexpr double kOverreadBytesFactor = 1.0 / 3.0;
+
 /// A dependent step of BRO (decode, gather, accumulate) against csr's (heuristics::
 /// kCsrStepSeconds): the decode adds a few integer instructions per step.
 inline constexpr double kStepFactor = 1.25;

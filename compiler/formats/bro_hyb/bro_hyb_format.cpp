@@ -77,6 +77,7 @@ Cost BroHybFormat::cost(const Profile& profile, const FormatParams& params,
   const double vb = value_bytes(precision);
   const double tables = p.tables == 0 ? 0.0 : ell.table_bytes;
   const double ell_bytes = ell.index_bytes - tables +
+                           ell.overread_bytes * bro::model::kOverreadBytesFactor +
                            ell.padded_entries * value_code_bytes(p.values, precision) +
                            value_table_bytes(p.values, profile, precision);
   const double coo_bytes = coo.matrix_bytes + coo.atomics * vb * bro::model::kAtomicBytesFactor;
