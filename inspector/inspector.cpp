@@ -125,11 +125,20 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
     p.row_mean = static_cast<double>(p.nnz) / static_cast<double>(a.nrows);
     // Two passes rather than sum-of-squares: no cancellation, and no int64 overflow on rows of
     // 2^31 entries. This pass stays on one thread: a floating-point sum split differently would
-    // round differently, and it reads only row_ptr.
+    // round differently, and it reads only row_ptr. Slices' longest rows come from it too.
     double sum_sq = 0.0;
+    std::array<std::int64_t, 9> longest{};  // the open slice's longest row, per height 2^k
     for (std::int64_t i = 0; i < a.nrows; ++i) {
-      const double d = static_cast<double>(a.row_length(i)) - p.row_mean;
+      const std::int64_t len = a.row_length(i);
+      const double d = static_cast<double>(len) - p.row_mean;
       sum_sq += d * d;
+      for (std::size_t k = 0; k < longest.size(); ++k) {
+        longest[k] = std::max(longest[k], len);
+        if (((i + 1) & ((std::int64_t{1} << k) - 1)) == 0 || i + 1 == a.nrows) {
+          p.slice_longest[k] += longest[k];
+          longest[k] = 0;
+        }
+      }
     }
     p.row_stddev = std::sqrt(sum_sq / static_cast<double>(a.nrows));
   }

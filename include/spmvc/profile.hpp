@@ -68,6 +68,12 @@ struct Profile {
   /// Exact bins for lengths 0..32, then power-of-two ranges (33..64, 65..128, ...); only
   /// non-empty bins are listed, in increasing order.
   std::vector<HistogramBin> row_histogram;
+  /// slice_longest[k]: the sum over slices of 2^k consecutive rows (aligned at row 0, the last
+  /// one possibly short) of the slice's longest row, k = 0..8 (1..256 rows): the entries per lane
+  /// an ELL slice of that height pads to, measured rather than drawn from the histogram (rows
+  /// that sit next to alike rows pad far less than independent draws would). All 0 when not
+  /// inspected (profiles built from device arrays).
+  std::array<std::int64_t, 9> slice_longest{};
 
   // Shape of the nonzero pattern.
   std::int64_t bandwidth = 0;  ///< max |i - j| over nonzeros

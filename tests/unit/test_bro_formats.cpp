@@ -3,6 +3,7 @@
 // limits, the cost model against the real encodings, and eta.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -367,6 +368,41 @@ TEST_CASE("bro cost model: estimates from the profile track the real encodings")
   const Profile cage = inspect(gen::from_spec("random:n=20000,per_row=12"), InspectDepth::rows);
   CHECK(ell.cost(cage, BroEllParams{256, 32, 1, 256, 1, false, 0}, Precision::f64).matrix_bytes >
         ell.cost(cage, BroEllParams{32, 32, 1, 256, 1, false, 0}, Precision::f64).matrix_bytes);
+}
+
+TEST_CASE("bro cost model: padding comes from the inspector's measured slices") {
+  // Rows alike within each slice of 32, lengths 1..20 across slices: no padding at h = 32, T = 1,
+  // where independent draws from the same histogram would pad every slice to about 20.
+  const std::int64_t n = 32 * 200;
+  CsrMatrix a;
+  a.nrows = a.ncols = n;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t len = 1 + (i / 32) % 20;
+    for (std::int64_t k = 0; k < len; ++k) {
+      a.col_idx.push_back(static_cast<std::int32_t>((i + 37 * k) % n));
+      a.values.push_back(1.0 + static_cast<double>(k));
+    }
+    std::sort(a.col_idx.end() - len, a.col_idx.end());
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  const Profile prof = inspect(a, InspectDepth::rows);
+  Profile drawn = prof;
+  drawn.slice_longest = {};
+  for (const BroEllParams& p :
+       {BroEllParams{32, 32, 1, 256, 1, false, 2}, BroEllParams{16, 32, 2, 256, 1, false, 2},
+        BroEllParams{8, 32, 4, 256, 2, true, 0}}) {
+    const auto shape = formats::bro::shape_of(p);
+    CAPTURE(describe(FormatParams{p}));
+    const double padded =
+        static_cast<double>(formats::bro::measure_ell(a, 1 << 30, shape).columns * shape.lanes());
+    const auto est = formats::bro::estimate_ell(prof, 1 << 30, shape);
+    CHECK(est.padded_entries == doctest::Approx(padded).epsilon(0.05));
+    CHECK(formats::bro::estimate_ell(drawn, 1 << 30, shape).padded_entries > 1.3 * padded);
+  }
+  // A split row limit is not what the inspector measured: the draws stay.
+  const auto shape = formats::bro::shape_of(BroEllParams{32, 32, 1, 256, 1, false, 2});
+  CHECK(formats::bro::estimate_ell(prof, 8, shape).padded_entries ==
+        formats::bro::estimate_ell(drawn, 8, shape).padded_entries);
 }
 
 TEST_CASE("bro propose: the paper's variant and Hopper variants, hyb split stored in params") {

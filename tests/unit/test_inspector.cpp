@@ -103,6 +103,10 @@ TEST_CASE("inspect: 4x4 with an empty row, every field") {
   // First columns 0, 0, 2 (the empty row has none).
   check_bits(p.first_col_bits, {{0, 2}, {2, 1}});
   CHECK(p.x_sectors == 3);  // every row lies within columns 0..3
+  // Longest row per slice: single rows sum to nnz; pairs max(3, 0) + max(2, 2); then one slice.
+  CHECK(p.slice_longest[0] == 7);
+  CHECK(p.slice_longest[1] == 5);
+  for (std::size_t k = 2; k < p.slice_longest.size(); ++k) CHECK(p.slice_longest[k] == 3);
 
   REQUIRE(p.block_fill.size() == 10);
   const std::vector<std::pair<int, int>> shapes = {{1, 2}, {2, 1}, {2, 2}, {3, 3}, {4, 4},

@@ -62,8 +62,11 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
                    value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
-  c.lane_efficiency = est.lane_efficiency * decode_efficiency(profile, shape) *
-                      value_coding_efficiency(p.values, profile, precision);
+  // Padding is charged once, in bytes (its symbols and values are read like any entry's) and
+  // in the decode floor: baked kernels branch over padded entries, so idle lanes cost no more
+  // time of their own than that.
+  c.lane_efficiency =
+      decode_efficiency(profile, shape) * value_coding_efficiency(p.values, profile, precision);
   c.serial_seconds =
       std::max(est.max_columns * heuristics::kCsrStepSeconds * bro::model::kStepFactor,
                decode_seconds(shape, est.padded_entries));
