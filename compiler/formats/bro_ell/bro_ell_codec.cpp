@@ -158,6 +158,10 @@ std::int64_t count_entries(const CsrMatrix& a, std::int64_t limit) {
 // Writes the low `bits` bits of d at bit `pos` of a stream of L-bit words, MSB first.
 void put_bits(std::uint64_t* words, std::int64_t stride, int L, std::int64_t pos, int bits,
               std::uint64_t d) {
+  // A field of no bits writes nothing. Where a stream ends on a symbol boundary, its symbol m
+  // is the next slice's or interval's, which another thread may be encoding: even an OR of zero
+  // there is a read-modify-write that can undo that thread's store.
+  if (bits == 0) return;
   const std::int64_t m = pos / L;
   const int off = static_cast<int>(pos % L);
   const std::uint64_t mask = L == 64 ? ~0ull : (1ull << L) - 1;

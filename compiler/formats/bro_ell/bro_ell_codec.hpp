@@ -40,7 +40,8 @@ namespace spmvc::formats::bro {
 int bit_width(std::uint64_t u);
 
 /// Writes the low `bits` (<= 32) bits of d at bit `pos` of a stream of L-bit symbols held in
-/// 64-bit words, MSB first; symbol m of the stream is words[m * stride].
+/// 64-bit words, MSB first; symbol m of the stream is words[m * stride]. Writes nothing when
+/// bits is 0 (the word at pos may belong to a neighbour another thread is encoding).
 void put_bits(std::uint64_t* words, std::int64_t stride, int L, std::int64_t pos, int bits,
               std::uint64_t d);
 /// Reads `bits` (0..32) bits at bit `pos` of the stream whose symbol m is element
