@@ -383,24 +383,24 @@ EllEstimate estimate_ell(const Profile& p, std::int64_t limit, const EllShape& s
   const int h = shape.slice_height, T = shape.threads_per_row, S = shape.lanes();
   const double nslices = std::ceil(static_cast<double>(p.nrows) / h);
   const auto lengths = length_distribution(p, limit);
-  // Longest row of a slice: the expected maximum of h rows drawn independently (an upper
-  // estimate for matrices whose neighbouring rows are alike).
-  const double longest = std::min(expected_max(lengths, h), static_cast<double>(p.row_max));
-  double ncol = std::ceil(longest / T);
+  // Columns per slice. Where the inspector measured this slice height's padding (whole rows
+  // only: a split caps rows the measure does not know about), the sum of ceil(longest / T) over
+  // slices, taken as longest / T plus half a step. Otherwise the longest row of a slice is the
+  // expected maximum of h rows drawn independently (an upper estimate for matrices whose
+  // neighbouring rows are alike).
+  const auto height = static_cast<unsigned>(h);
+  const auto k = static_cast<std::size_t>(std::countr_zero(height));
+  double ncol = 0;
+  if (limit >= p.row_max && std::has_single_bit(height) && k < p.slice_longest.size() &&
+      p.slice_longest[k] > 0) {
+    const double per_slice = static_cast<double>(p.slice_longest[k]) / nslices;
+    ncol = std::max(1.0, per_slice / T + 0.5 * (T - 1) / T);
+  } else {
+    const double longest = std::min(expected_max(lengths, h), static_cast<double>(p.row_max));
+    ncol = std::ceil(longest / T);
+  }
   est.max_columns = std::ceil(static_cast<double>(std::min(p.row_max, limit)) / T);
   est.padded_entries = nslices * ncol * S;
-  // Where the inspector measured this slice height's padding (whole rows only: a split caps
-  // rows the measure does not know about), it replaces the independent-draws estimate: the sum
-  // of ceil(longest / T) over slices, taken as longest / T plus half a step.
-  const int k = std::countr_zero(static_cast<unsigned>(shape.slice_height));
-  if (limit >= p.row_max && std::has_single_bit(static_cast<unsigned>(shape.slice_height)) &&
-      k < static_cast<int>(p.slice_longest.size()) &&
-      p.slice_longest[static_cast<std::size_t>(k)] > 0) {
-    const double per_slice =
-        static_cast<double>(p.slice_longest[static_cast<std::size_t>(k)]) / nslices;
-    ncol = std::max(1.0, per_slice / T + 0.5 * (T - 1) / T);
-    est.padded_entries = nslices * ncol * S;
-  }
   double useful = 0;
   for (const auto& [len, prob] : lengths) useful += len * prob * static_cast<double>(p.nrows);
   est.lane_efficiency = est.padded_entries > 0 ? std::min(1.0, useful / est.padded_entries) : 1.0;
