@@ -128,8 +128,21 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
     // round differently, and it reads only row_ptr. Slices' longest rows come from it too.
     double sum_sq = 0.0;
     std::array<std::int64_t, 9> longest{};  // the open slice's longest row, per height 2^k
+    // The open 256-row slice's column range (columns are sorted: each row's first and last).
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
+    p.narrow_slice_nnz = 0;
+    const std::int32_t* col = a.col_idx.data();
     for (std::int64_t i = 0; i < a.nrows; ++i) {
       const std::int64_t len = a.row_length(i);
+      if (len > 0) {
+        lo = std::min<std::int64_t>(lo, col[a.row_ptr[i]]);
+        hi = std::max<std::int64_t>(hi, col[a.row_ptr[i + 1] - 1]);
+      }
+      if (((i + 1) & 255) == 0 || i + 1 == a.nrows) {
+        if (hi - lo <= 65535) p.narrow_slice_nnz += a.row_ptr[i + 1] - a.row_ptr[(i >> 8) << 8];
+        lo = std::numeric_limits<std::int64_t>::max();
+        hi = -1;
+      }
       const double d = static_cast<double>(len) - p.row_mean;
       sum_sq += d * d;
       for (std::size_t k = 0; k < longest.size(); ++k) {

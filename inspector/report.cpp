@@ -116,6 +116,7 @@ std::string to_json(const Profile& p) {
         {"empty_rows", p.empty_rows},
         {"histogram", histogram},
         {"slice_longest", p.slice_longest}}},
+      {"narrow_slice_nnz", p.narrow_slice_nnz},
       {"bandwidth", p.bandwidth},
       {"profile", p.profile},
       {"delta_bits", bits_json(p.delta_bits)},
@@ -159,6 +160,10 @@ std::string to_report(const Profile& p) {
   out += fmt::format(
       "x sectors (32 B) read row by row: {} ({:.3f} per nonzero)\n", grouped(p.x_sectors),
       p.nnz == 0 ? 0.0 : static_cast<double>(p.x_sectors) / static_cast<double>(p.nnz));
+  if (p.narrow_slice_nnz >= 0) {
+    out += fmt::format("Nonzeros in 256-row slices spanning <= 65536 columns: {} ({:.1f}%)\n",
+                       grouped(p.narrow_slice_nnz), percent(p.narrow_slice_nnz, p.nnz));
+  }
   if (p.depth == InspectDepth::rows) {
     out += "Block fill, distinct values and symmetry: not inspected (row scan only)\n";
     out += fmt::format("Inspected in {:.3f} s\n", p.inspect_seconds);

@@ -16,7 +16,10 @@
 //
 // Reduction: with R rows in a block, L = the largest power of two <= min(32, kBlockSize / R)
 // lanes share each row; they sum its products cyclically and combine them with warp shuffles.
-// Every row is written once by one lane: no atomics, results are the same run to run.
+// Every row is written once by one lane: no atomics, results are the same run to run. (Sharing
+// a block's long rows among more lanes, in rounds over its rows, measured slower on the H100:
+// wiki-Vote x16M fp32 0.85x -> 0.64x of cuSPARSE, ct2010 x16M fp64 1.23x -> 1.13x; the reduction
+// is on every block's critical path, and each round adds to it.)
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -24,34 +27,49 @@
 namespace spmvc {
 namespace csr_stream {
 
+/// Column accessors: the column of nonzero k (k counted from the matrix's first nonzero).
+struct IntColumn {
+  static constexpr bool kShort = false;
+  const int* __restrict__ col_idx;
+  template <typename K>
+  __device__ __forceinline__ int operator()(K k) const {
+    return __ldg(col_idx + k);
+  }
+};
+struct ShortColumn {
+  static constexpr bool kShort = true;
+  const unsigned short* __restrict__ narrow;
+  int base;
+  template <typename K>
+  __device__ __forceinline__ int operator()(K k) const {
+    return base + static_cast<int>(__ldg(narrow + k));
+  }
+};
+
 /// 32-bit columns: the column of nonzero k is col_idx[k].
 struct WideColumns {
   const int* __restrict__ col_idx;
-  struct Block {
-    const int* __restrict__ col_idx;
-    __device__ __forceinline__ int operator()(long long k) const { return __ldg(col_idx + k); }
-  };
-  __device__ __forceinline__ Block block(int, long long) const { return Block{col_idx}; }
+  /// Returns f(block b's column accessor).
+  template <typename F>
+  __device__ __forceinline__ auto with_block(int, long long, const F& f) const {
+    return f(IntColumn{col_idx});
+  }
 };
 
 /// 16-bit columns: block b's nonzeros store column - base[b] as unsigned short when its columns
 /// span less than 2^16 (base[b] >= 0). A wider block has base[b] = -1 - w: its columns sit in
-/// wide[w ...] as int, in nonzero order from the block's first nonzero.
+/// wide[w ...] as int, in nonzero order from the block's first nonzero. The choice is made once
+/// per block, and each branch runs its own copy of the loops (a choice per nonzero measured
+/// slower than 32-bit columns on the H100).
 struct NarrowColumns {
   const int* __restrict__ base;
   const unsigned short* __restrict__ narrow;
   const int* __restrict__ wide;
-  struct Block {
-    const unsigned short* __restrict__ narrow;
-    const int* __restrict__ wide;  // already offset by -start for a wide block
-    int base;
-    __device__ __forceinline__ int operator()(long long k) const {
-      return base >= 0 ? base + static_cast<int>(__ldg(narrow + k)) : __ldg(wide + k);
-    }
-  };
-  __device__ __forceinline__ Block block(int b, long long start) const {
+  template <typename F>
+  __device__ __forceinline__ auto with_block(int b, long long start, const F& f) const {
     const int at = __ldg(base + b);
-    return Block{narrow, at >= 0 ? wide : wide + (-1 - at) - start, at};
+    if (at >= 0) return f(ShortColumn{narrow, at});
+    return f(IntColumn{wide + (-1 - at) - start});
   }
 };
 
@@ -62,6 +80,72 @@ __device__ __forceinline__ int lanes_per_row(int rows) {
   while (lanes > 1 && lanes * rows > kBlockSize) lanes >>= 1;
   return lanes;
 }
+
+template <typename Values>
+struct IsTable {
+  static constexpr bool value = false;
+};
+template <typename Value, typename Code>
+struct IsTable<TableValues<Value, Code>> {
+  static constexpr bool value = true;
+};
+
+/// The stream phase of a block whose rows fit the tile: its n products into shared memory.
+/// Every thread loads up to four (col, value) pairs first, then gathers x; wider tiles take
+/// their steps four at a time (eight pairs in flight spill registers). A struct with a
+/// force-inlined call rather than a lambda: NVRTC left a generic lambda's call out of line,
+/// with a stack frame.
+template <int kBlockSize, int kSteps, typename Value, typename Acc, typename Values>
+struct StreamTile {
+  Values values;
+  const Value* __restrict__ x;
+  Acc* products;
+  long long start;
+  int n, t;
+  template <typename Column>
+  __device__ __forceinline__ void operator()(Column column) const {
+    // 16-bit columns beside table-coded values keep two pairs in flight: four spilled at the
+    // 32 registers ptxas allots for eight 256-thread blocks per SM.
+    constexpr int kWidest = Column::kShort && IsTable<Values>::value ? 2 : 4;
+    constexpr int kRound = kSteps < kWidest ? kSteps : kWidest;
+#pragma unroll
+    for (int r = 0; r < kSteps; r += kRound) {
+      int c[kRound];
+      Value v[kRound];
+#pragma unroll
+      for (int i = 0; i < kRound; ++i) {
+        const int k = (r + i) * kBlockSize + t;
+        if (k < n) {
+          c[i] = column(start + k);
+          v[i] = load_ro(values + (start + k));
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kRound; ++i) {
+        const int k = (r + i) * kBlockSize + t;
+        if (k < n) products[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+      }
+    }
+  }
+};
+
+/// A long row's partial sum for thread t: every kBlockSize-th product from its t-th.
+template <int kBlockSize, typename Offset, typename Value, typename Acc, typename Values>
+struct LongRowSum {
+  Values values;
+  const Value* __restrict__ x;
+  Offset start, end;
+  int t;
+  template <typename Column>
+  __device__ __forceinline__ Acc operator()(Column column) const {
+    Acc sum = Acc(0);
+#pragma unroll 4
+    for (Offset k = start + t; k < end; k += kBlockSize) {
+      sum += static_cast<Acc>(load_ro(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
+    }
+    return sum;
+  }
+};
 
 template <int kBlockSize, int kTile, typename Offset, typename Value, typename Acc,
           typename Columns, typename Values>
@@ -91,31 +175,12 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   }
   const Offset start = __ldg(row_ptr + first);
   const Offset end = __ldg(row_ptr + last);
-  const auto column = columns.block(static_cast<int>(blockIdx.x), static_cast<long long>(start));
 
   if (end - start <= static_cast<Offset>(kTile)) {
-    // Stream: every thread loads up to four (col, value) pairs first, then gathers x; wider
-    // tiles take their steps four at a time (eight pairs in flight spill registers).
-    const int n = static_cast<int>(end - start);
-    constexpr int kRound = kSteps < 4 ? kSteps : 4;
-#pragma unroll
-    for (int r = 0; r < kSteps; r += kRound) {
-      int c[kRound];
-      Value v[kRound];
-#pragma unroll
-      for (int i = 0; i < kRound; ++i) {
-        const int k = (r + i) * kBlockSize + t;
-        if (k < n) {
-          c[i] = column(start + k);
-          v[i] = load_ro(values + (start + k));
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < kRound; ++i) {
-        const int k = (r + i) * kBlockSize + t;
-        if (k < n) products[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
-      }
-    }
+    using Stream = StreamTile<kBlockSize, kSteps, Value, Acc, Values>;
+    columns.with_block(static_cast<int>(blockIdx.x), static_cast<long long>(start),
+                       Stream{values, x, products, static_cast<long long>(start),
+                              static_cast<int>(end - start), t});
     __syncthreads();
 
     Acc sum = Acc(0);
@@ -133,11 +198,9 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   }
 
   // One long row: every thread strides over it, then a block-wide sum.
-  Acc sum = Acc(0);
-#pragma unroll 4
-  for (Offset k = start + t; k < end; k += kBlockSize) {
-    sum += static_cast<Acc>(load_ro(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
-  }
+  using LongRow = LongRowSum<kBlockSize, Offset, Value, Acc, Values>;
+  Acc sum = columns.with_block(static_cast<int>(blockIdx.x), static_cast<long long>(start),
+                               LongRow{values, x, start, end, t});
   sum = group_sum<32>(sum);
   if (t % 32 == 0) products[t / 32] = sum;
   __syncthreads();

@@ -74,6 +74,10 @@ struct Profile {
   /// that sit next to alike rows pad far less than independent draws would). All 0 when not
   /// inspected (profiles built from device arrays).
   std::array<std::int64_t, 9> slice_longest{};
+  /// Nonzeros in slices of 256 consecutive rows (aligned at row 0) whose columns span at most
+  /// 65536 (largest - smallest <= 65535): the share of a row-block format's nonzeros that can
+  /// keep 16-bit column offsets from a base per block. -1 when not inspected.
+  std::int64_t narrow_slice_nnz = -1;
 
   // Shape of the nonzero pattern.
   std::int64_t bandwidth = 0;  ///< max |i - j| over nonzeros

@@ -181,3 +181,44 @@ TEST_CASE("csr_stream: 16-bit columns per block, with wide blocks in the side ar
   CHECK(unit.cannot_implement(profile, both, Precision::f64).value_or("").find("64-bit") !=
         std::string::npos);
 }
+
+TEST_CASE(
+    "csr_stream: the inspector's narrow share matches the encoded blocks; c16 proposed where it "
+    "fits") {
+  // 20 copies of a 3000 x 50000 matrix with scattered columns: a block within one copy spans
+  // < 50000 columns, a block that meets two copies spans > 65536. ncols = 10^6, rectangular,
+  // so only the measured share can tell.
+  const CsrMatrix a = gen::replicate(gen::random_uniform(3000, 50000, 12), 20);
+  const Profile profile = inspect(a, InspectDepth::rows);
+  REQUIRE(profile.narrow_slice_nnz > 0);
+  const double share = static_cast<double>(profile.narrow_slice_nnz) / static_cast<double>(a.nnz());
+  CHECK(share < 1.0);  // some slices straddle two copies
+  CHECK(share > 0.8);
+
+  CsrStreamParams p;
+  p.narrow_columns = true;
+  CHECK(CsrStreamFormat::narrow_share(profile, p) == share);
+  const CsrStreamFormat unit;
+  const Encoded e = unit.encode(a, p, Precision::f32);
+  const auto* base = reinterpret_cast<const std::int32_t*>(e.array("col_base").bytes.data());
+  const std::vector<std::int32_t> blocks = CsrStreamFormat::row_blocks(a, p.tile, p.block_size);
+  std::int64_t narrow_nnz = 0;
+  for (std::size_t b = 0; b + 1 < blocks.size(); ++b) {
+    if (base[b] >= 0) narrow_nnz += a.row_ptr[blocks[b + 1]] - a.row_ptr[blocks[b]];
+  }
+  // Blocks are not aligned to the slices: the shares agree to a few percent.
+  CHECK(static_cast<double>(narrow_nnz) / static_cast<double>(a.nnz()) ==
+        doctest::Approx(share).epsilon(0.05));
+
+  const auto narrow_candidates = [&](const Profile& pr) {
+    std::int64_t n = 0;
+    for (const Candidate& c : unit.propose(pr, Precision::f32)) {
+      n += std::get<CsrStreamParams>(c.params).narrow_columns ? 1 : 0;
+    }
+    return n;
+  };
+  CHECK(narrow_candidates(profile) > 0);
+  const Profile scattered = inspect(gen::random_uniform(100000, 300000, 8), InspectDepth::rows);
+  CHECK(scattered.narrow_slice_nnz == 0);
+  CHECK(narrow_candidates(scattered) == 0);
+}

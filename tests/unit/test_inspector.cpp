@@ -107,6 +107,7 @@ TEST_CASE("inspect: 4x4 with an empty row, every field") {
   CHECK(p.slice_longest[0] == 7);
   CHECK(p.slice_longest[1] == 5);
   for (std::size_t k = 2; k < p.slice_longest.size(); ++k) CHECK(p.slice_longest[k] == 3);
+  CHECK(p.narrow_slice_nnz == 7);  // one slice, columns 0..3
 
   REQUIRE(p.block_fill.size() == 10);
   const std::vector<std::pair<int, int>> shapes = {{1, 2}, {2, 1}, {2, 2}, {3, 3}, {4, 4},
@@ -354,7 +355,8 @@ TEST_CASE("to_json: round-trips the fields with stable shapes") {
         nlohmann::json{{"square", true}, {"structural", false}, {"numerical", false}});
   CHECK(j.at("inspect_seconds").get<double>() == p.inspect_seconds);
   CHECK(j.at("depth") == "full");
-  CHECK(j.size() == 17);
+  CHECK(j.at("narrow_slice_nnz") == 7);
+  CHECK(j.size() == 18);
 }
 
 TEST_CASE("to_json: bit counts stay in numeric order past 9") {

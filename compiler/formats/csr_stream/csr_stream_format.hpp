@@ -54,10 +54,13 @@ class CsrStreamFormat final : public FormatUnit {
   /// Largest column - base a 16-bit column offset holds.
   static constexpr std::int64_t kNarrowSpan = 65535;
   /// Share of the nonzeros whose blocks fit 16-bit columns, from the profile: 1 when every
-  /// column fits (ncols <= 2^16) or every block's rows reach at most kNarrowSpan columns
-  /// (square, 2 * bandwidth + block_size - 1 <= kNarrowSpan); else an estimate from the
-  /// envelope's mean left reach (0 for rectangular matrices).
+  /// column fits (ncols <= 2^16); else the inspector's measured share of 256-row slices
+  /// (Profile::narrow_slice_nnz); for a profile without it, 1 when every block's rows reach at
+  /// most kNarrowSpan columns (square, 2 * bandwidth + block_size - 1 <= kNarrowSpan), else an
+  /// estimate from the envelope's mean left reach (0 for rectangular matrices).
   static double narrow_share(const Profile& profile, const CsrStreamParams& p);
+  /// Narrow-column candidates are proposed when at least this share of nonzeros fits.
+  static constexpr double kMinNarrowShare = 0.5;
   /// The kernel unit for `nblocks` row blocks: generate() without the encoded arrays (the
   /// device-resident build has them on the GPU only).
   static KernelSource generate_kernel(const CsrStreamParams& p, Precision precision,
