@@ -12,6 +12,7 @@
 #include "block_plans.hpp"
 #include "compiler.hpp"
 #include "formats/bcsr/bcsr_format.hpp"
+#include "formats/bcsr/block_common.hpp"
 #include "formats/bellpack/bellpack_format.hpp"
 #include "formats/blocked/blocked_format.hpp"
 #include "formats/csr/csr_format.hpp"
@@ -390,4 +391,19 @@ TEST_CASE("block cost models weigh zero fill against index savings") {
   REQUIRE(best_csr != pe.candidates.end());
   CHECK(best_block < best_csr);
   CHECK(!is_block(compiler::make_plan(rnd, {}).format));
+}
+
+TEST_CASE("bellpack's slices tolerate long block rows that bcsr's row walk does not") {
+  // elasticity: 27 blocks of 3x3 per block row. BELLPACK's column-major slices keep their lanes
+  // at full speed up to kSlicedStepsPerLane blocks; bcsr with one lane per block row walks
+  // them as dependent steps and is charged beyond kStepsPerLane.
+  const Profile p = inspect(gen::elasticity_3d(6, 6, 6), InspectDepth::full);
+  const auto& bell = formats::find_format("bellpack");
+  const auto& bcsr = formats::find_format("bcsr");
+  const formats::Cost c_bell = bell.cost(p, test::bellpack_params(3, 3, 32), Precision::f64);
+  const formats::Cost c_bcsr = bcsr.cost(p, test::bcsr_params(3, 3, 1), Precision::f64);
+  CHECK(c_bell.lane_efficiency == 1.0);
+  CHECK(c_bcsr.lane_efficiency < 0.5);
+  CHECK(formats::blocks::latency_factor(27, formats::blocks::kSlicedStepsPerLane) == 1.0);
+  CHECK(formats::blocks::latency_factor(64, formats::blocks::kSlicedStepsPerLane) == 0.5);
 }

@@ -16,6 +16,7 @@
 #include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_codec.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
+#include "formats/bro_ell/bro_model.hpp"
 #include "formats/bro_hyb/bro_eta.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
 #include "spmvc/error.hpp"
@@ -521,4 +522,25 @@ TEST_CASE("bro eta: space saving on index data") {
                               << z.index_bytes(32) << " for " << m.nnz()
                               << " nonzeros; bro_coo eta " << formats::bro_eta(m, BroCooParams{}));
   }
+}
+
+TEST_CASE("bro_ell: the x gather costs nothing where rows share x sectors, a quarter where not") {
+  using formats::BroEllFormat;
+  namespace m = formats::bro::model;
+  const Profile band = inspect(gen::banded(20000, 8), InspectDepth::rows);
+  const Profile scattered = inspect(gen::random_uniform(20000, 20000, 16), InspectDepth::rows);
+  CHECK(static_cast<double>(band.x_sectors) / static_cast<double>(band.nnz) <
+        m::kLocalSectorsPerNonzero);
+  CHECK(BroEllFormat::gather_efficiency(band) == 1.0);
+  CHECK(BroEllFormat::gather_efficiency(scattered) == m::kScatteredGatherEfficiency);
+  // Between the two thresholds the efficiency falls linearly.
+  Profile mid = band;
+  mid.x_sectors = static_cast<std::int64_t>(0.475 * static_cast<double>(mid.nnz));
+  CHECK(BroEllFormat::gather_efficiency(mid) ==
+        doctest::Approx(0.5 * (1.0 + m::kScatteredGatherEfficiency)).epsilon(0.01));
+  // It is part of the cost: same bytes, the local matrix's lanes faster.
+  BroEllParams p;
+  const BroEllFormat unit;
+  CHECK(unit.cost(band, p, Precision::f64).lane_efficiency >
+        unit.cost(scattered, p, Precision::f64).lane_efficiency);
 }

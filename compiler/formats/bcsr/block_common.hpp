@@ -121,9 +121,18 @@ inline ShapeStats shape_stats(const Profile& p, int r, int c, BlockPlacement pla
   return s;
 }
 
-/// Lane efficiency of a lane (or warp) walking `steps` dependent block steps on average.
-inline double latency_factor(double steps) {
-  return std::min(1.0, kStepsPerLane / std::max(steps, 1e-9));
+/// BELLPACK's slices are column-major (ELL of blocks): a warp's lanes load neighbouring block
+/// columns at each step and every step is independent of the last, so a lane may walk far more
+/// blocks before its memory parallelism runs short. On the H100 the 60^3 elasticity matrix (27
+/// blocks of 3x3 per block row) ran at 2.5 TB/s in fp64, within 15% of its bytes at full read
+/// bandwidth, where kStepsPerLane charged it 8/27 (suite v10, 2026-11-23); 32 is the least
+/// tolerance that data allows.
+inline constexpr double kSlicedStepsPerLane = 32.0;
+
+/// Lane efficiency of a lane (or warp) walking `steps` dependent block steps on average, of
+/// which `tolerated` cost nothing.
+inline double latency_factor(double steps, double tolerated = kStepsPerLane) {
+  return std::min(1.0, tolerated / std::max(steps, 1e-9));
 }
 
 /// Fraction of T lanes busy when a block row of m blocks (the mean) is dealt out T at a time.

@@ -76,7 +76,7 @@ Cost BellpackFormat::cost(const Profile& profile, const FormatParams& params,
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   const double m = nbrows > 0 ? s.blocks / nbrows : 0.0;  // blocks each thread walks, mean
-  c.lane_efficiency = blocks::latency_factor(m);
+  c.lane_efficiency = blocks::latency_factor(m, blocks::kSlicedStepsPerLane);
   const double per_block = std::max(1.0, s.fill * p.block_cols);
   c.serial_seconds =
       std::ceil(static_cast<double>(profile.row_max) / per_block) * blocks::kStepSeconds;

@@ -43,6 +43,16 @@ double BroEllFormat::decode_efficiency(const Profile& profile, const bro::EllSha
   return bro::model::kDecodeEfficiency[std::clamp(shape.tables, 0, 2)] * latency;
 }
 
+double BroEllFormat::gather_efficiency(const Profile& profile) {
+  namespace m = bro::model;
+  if (profile.nnz <= 0 || profile.x_sectors <= 0) return m::kScatteredGatherEfficiency;
+  const double s = static_cast<double>(profile.x_sectors) / static_cast<double>(profile.nnz);
+  const double t = std::clamp((s - m::kLocalSectorsPerNonzero) /
+                                  (m::kScatteredSectorsPerNonzero - m::kLocalSectorsPerNonzero),
+                              0.0, 1.0);
+  return 1.0 - t * (1.0 - m::kScatteredGatherEfficiency);
+}
+
 double BroEllFormat::decode_seconds(const bro::EllShape& shape, double padded_entries) {
   return shape.tables == 2 ? 0.0 : padded_entries / bro::model::kWidthTableEntriesPerSecond;
 }
@@ -65,8 +75,8 @@ Cost BroEllFormat::cost(const Profile& profile, const FormatParams& params,
   // Padding is charged once, in bytes (its symbols and values are read like any entry's) and
   // in the decode floor: baked kernels branch over padded entries, so idle lanes cost no more
   // time of their own than that.
-  c.lane_efficiency =
-      decode_efficiency(profile, shape) * value_coding_efficiency(p.values, profile, precision);
+  c.lane_efficiency = decode_efficiency(profile, shape) * gather_efficiency(profile) *
+                      value_coding_efficiency(p.values, profile, precision);
   c.serial_seconds =
       std::max(est.max_columns * heuristics::kCsrStepSeconds * bro::model::kStepFactor,
                decode_seconds(shape, est.padded_entries));

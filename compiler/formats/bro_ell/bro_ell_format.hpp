@@ -36,6 +36,10 @@ class BroEllFormat final : public FormatUnit {
   /// Fraction of the bandwidth-bound speed the kernel keeps once decode work and the dependent
   /// index -> x chain are charged (times the padding's lane efficiency in cost()).
   static double decode_efficiency(const Profile& profile, const bro::EllShape& shape);
+  /// Share of the bandwidth-bound speed the x gather leaves, from the rows' x locality
+  /// (bro::model::kLocalSectorsPerNonzero): 1 where a row's nonzeros share x sectors, down to
+  /// kScatteredGatherEfficiency where they do not (also for a profile without x_sectors).
+  static double gather_efficiency(const Profile& profile);
   /// The decode's own floor under the time of `padded_entries` (0 for baked widths, whose decode
   /// stayed under the bandwidth floor in every measurement).
   static double decode_seconds(const bro::EllShape& shape, double padded_entries);

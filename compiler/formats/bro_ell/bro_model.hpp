@@ -28,6 +28,18 @@ inline constexpr double kEllNonzerosPerLane = 48.0;
 /// reach a floor of its own there (EX5 fp32: 1.3e12 nonzeros per second, bandwidth-bound).
 inline constexpr double kWidthTableEntriesPerSecond = 5.0e11;
 
+/// The x gather: a matrix whose rows read at most kLocalSectorsPerNonzero distinct 32-byte x
+/// sectors per nonzero (Profile::x_sectors; neighbouring columns, so most gathers hit L1) runs
+/// at the bandwidth-bound estimate, one at kScatteredSectorsPerNonzero or more at
+/// kScatteredGatherEfficiency of it (linear between). On the H100 bro_ell's measured over
+/// calibrated predicted time was 0.72-0.77 on banded, elasticity and landmark (0.29-0.43
+/// sectors per nonzero) and 0.87-1.15 on the 20 matrices from 0.5 to 0.97, but for those whose
+/// rows' neighbours scatter too (suite v10, 2026-11-23); the calibration's factor then carries
+/// the scattered matrices' cost alone.
+inline constexpr double kLocalSectorsPerNonzero = 0.45;
+inline constexpr double kScatteredSectorsPerNonzero = 0.5;
+inline constexpr double kScatteredGatherEfficiency = 0.75;
+
 /// Baked kernels load the pattern's whole length of symbols per lane whatever the slice's own
 /// length; the surplus is the next slices' symbols, mostly L2 hits. Charged at this fraction of
 /// a DRAM byte (an assumption: about the H100's DRAM to L2 bandwidth ratio). It matters where
