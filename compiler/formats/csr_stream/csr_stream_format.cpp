@@ -301,7 +301,8 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       p.tile = tile;
       p.offsets64 = needs_offsets64(profile.nnz);
       p.narrow_columns = narrow;
-      if (narrow && (p.offsets64 || narrow_share(profile, p) < kMinNarrowShare)) continue;
+      const double share = narrow ? narrow_share(profile, p) : 0.0;
+      if (narrow && (p.offsets64 || share < kMinNarrowShare)) continue;
       Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
       if (auto why = cannot_implement(profile, p, precision)) {
         c.applicable = false;
@@ -312,8 +313,7 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
         c.reason = fmt::format("about {:.0f} blocks of <= {} nonzeros, model efficiency {:.0f}%",
                                estimated_blocks(profile, p), tile, 100.0 * cost_p.lane_efficiency);
         if (narrow)
-          c.reason += fmt::format("; 16-bit columns in about {:.0f}% of blocks",
-                                  100.0 * narrow_share(profile, p));
+          c.reason += fmt::format("; 16-bit columns in about {:.0f}% of blocks", 100.0 * share);
       }
       out.push_back(std::move(c));
     }
