@@ -52,6 +52,17 @@ inline constexpr double kCsrStepSeconds = 0.2e-6;
 /// it the model ranked the 512 tile first on short-row graphs, where it measured 2-5% slower.
 inline constexpr double kStreamBlockBytes = 256.0;
 
+/// csr_stream: the work each row and each nonzero costs beyond its bytes (a nonzero's product
+/// goes through shared memory, a row's sum through the reduction), charged as bytes of reading:
+/// the kernel's efficiency is bytes / (bytes + rows * kStreamRowBytes + nnz *
+/// kStreamNonzeroBytes). Fitted to csr_stream's H100 times on the 20 x16M and generated matrices
+/// of suite v11 whose x gathers stay local (both precisions, pass1 and pass2, and the
+/// device-arrays run of 2026-11-23): the spread of measured over predicted time (sd of its log)
+/// fell from 0.27 to 0.12. Without them the model had csr_stream with 16-bit columns and 8-bit
+/// values ahead of csr on delaunay_n16 (6 nonzeros a row), where it measured 1.27x slower.
+inline constexpr double kStreamRowBytes = 23.0;
+inline constexpr double kStreamNonzeroBytes = 6.6;
+
 /// csr: threads per block. 256 gives 8 warps per block and full occupancy at <= 32 registers.
 inline constexpr int kCsrBlockSize = 256;
 

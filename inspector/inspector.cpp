@@ -128,7 +128,7 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
     // round differently, and it reads only row_ptr. Slices' longest rows come from it too.
     double sum_sq = 0.0;
     std::array<std::int64_t, 9> longest{};  // the open slice's longest row, per height 2^k
-    // The open 256-row slice's column range (columns are sorted: each row's first and last).
+    // The open slice's column range (columns are sorted: each row's first and last).
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = -1;
     p.narrow_slice_nnz = 0;
     const std::int32_t* col = a.col_idx.data();
@@ -138,8 +138,10 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
         lo = std::min<std::int64_t>(lo, col[a.row_ptr[i]]);
         hi = std::max<std::int64_t>(hi, col[a.row_ptr[i + 1] - 1]);
       }
+      static_assert(kNarrowSliceRows == 256, "slices are cut with a mask and a shift");
       if (((i + 1) & 255) == 0 || i + 1 == a.nrows) {
-        if (hi - lo <= 65535) p.narrow_slice_nnz += a.row_ptr[i + 1] - a.row_ptr[(i >> 8) << 8];
+        if (hi - lo <= kNarrowColumnSpan)
+          p.narrow_slice_nnz += a.row_ptr[i + 1] - a.row_ptr[(i >> 8) << 8];
         lo = std::numeric_limits<std::int64_t>::max();
         hi = -1;
       }

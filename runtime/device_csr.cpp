@@ -47,6 +47,8 @@ DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& d
   k.stream_fill = shared_kernel(cached, codegen::kStreamFillEntry, device.ordinal);
   k.code_values = shared_kernel(cached, codegen::kCodeValuesEntry, device.ordinal);
   k.narrow_values = shared_kernel(cached, codegen::kNarrowValuesEntry, device.ordinal);
+  k.narrow_slices = shared_kernel(cached, codegen::kNarrowSlicesEntry, device.ordinal);
+  k.narrow_columns = shared_kernel(cached, codegen::kNarrowColumnsEntry, device.ordinal);
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -124,9 +126,27 @@ DeviceInspection inspect_device(const DeviceCsr& a, Precision precision,
     scratch.buffer.upload(stats.data(), sizeof stats);
     launch_row_stats(a, precision, out, kernels);
     scratch.buffer.download(stats.data(), sizeof stats);  // synchronous: waits for the kernel
+    if (std::string why = codegen::row_stats_problem(stats, a.nrows, a.ncols, a.nnz); !why.empty())
+      throw InputError("DeviceCsr", 0, why);
+    // The offsets are sound: the slices' column spans can be read.
+    constexpr std::size_t kSlot = codegen::RowStatSlots::narrow_slice_nnz;
+    std::uint64_t narrow = 0;
+    scratch.buffer.upload(&narrow, sizeof narrow, kSlot * sizeof narrow);
+    if (a.nnz > 0) {
+      const void* row_ptr = a.row_ptr;
+      const void* col_idx = a.col_idx;
+      long long nrows = a.nrows;
+      void* args[] = {&row_ptr, &col_idx, &nrows, &out};
+      const std::int64_t slices = (a.nrows + kNarrowSliceRows - 1) / kNarrowSliceRows;
+      constexpr int kWarps = codegen::kNarrowBlock / 32;
+      kernels.narrow_slices->launch(
+          std::clamp<std::int64_t>((slices + kWarps - 1) / kWarps, 1, 8192), codegen::kNarrowBlock,
+          0, args, nullptr);
+      check_last_launch(codegen::kNarrowSlicesEntry);
+      scratch.buffer.download(&narrow, sizeof narrow, kSlot * sizeof narrow);
+    }
+    stats[kSlot] = narrow;
   }
-  if (std::string why = codegen::row_stats_problem(stats, a.nrows, a.ncols, a.nnz); !why.empty())
-    throw InputError("DeviceCsr", 0, why);
   DeviceInspection out;
   out.profile = codegen::row_length_profile(stats, a.nrows, a.ncols, a.nnz, precision);
   out.value_patterns = codegen::value_patterns(stats);
@@ -182,6 +202,26 @@ DeviceBuffer narrow_values_device(const DeviceCsr& a, const DeviceCsrKernels& ke
                      fmt::format("{} values are not exact in fp32 though the inspection found "
                                  "every one exact: the values changed while compiling",
                                  inexact));
+  return out;
+}
+
+DeviceNarrowColumns narrow_columns_device(const DeviceCsr& a, const DeviceBuffer& row_blocks,
+                                          std::int64_t nblocks, const DeviceCsrKernels& kernels) {
+  DeviceNarrowColumns out;
+  out.base = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(nblocks, 1)) * 4);
+  out.col16 = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(a.nnz, 1)) * 2);
+  if (nblocks == 0) return out;
+  const void* row_ptr = a.row_ptr;
+  const void* col_idx = a.col_idx;
+  const void* blocks = row_blocks.get();
+  long long n = nblocks;
+  void* base = out.base.get();
+  void* col16 = out.col16.get();
+  void* args[] = {&row_ptr, &col_idx, &blocks, &n, &base, &col16};
+  constexpr int kWarps = codegen::kNarrowBlock / 32;
+  kernels.narrow_columns->launch(std::clamp<std::int64_t>((nblocks + kWarps - 1) / kWarps, 1, 8192),
+                                 codegen::kNarrowBlock, 0, args, nullptr);
+  check_last_launch(codegen::kNarrowColumnsEntry);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Building on the GPU from a CSR matrix already in device memory: the row statistics (and input
-// checks) of templates/device_csr.cuh turned into a Profile, csr_stream's row blocks, and the
-// 8-bit value codes.
+// checks) of templates/device_csr.cuh turned into a Profile, csr_stream's row blocks and 16-bit
+// columns, and the 8-bit value codes.
 //
 // The passes keep their temporaries (the counters, csr_stream's per-group counts and offsets) in
 // one scratch buffer per device, reused from call to call: a cudaMalloc/cudaFree pair costs
@@ -32,7 +32,7 @@ ResidentCsr upload_csr(const CsrMatrix& a, Precision precision);
 /// shared_kernel), and where the unit came from.
 struct DeviceCsrKernels {
   std::shared_ptr<const LoadedKernel> row_stats, stream_count, stream_scan, stream_fill,
-      code_values, narrow_values;
+      code_values, narrow_values, narrow_slices, narrow_columns;
   int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;  ///< obtaining the CUBIN and loading it
@@ -52,7 +52,8 @@ struct DeviceInspection {
   std::vector<std::uint64_t> value_patterns;
 };
 /// Inspects `a`, whose values have `precision`'s type; InputError naming the first fault when
-/// the arrays do not form a CSR matrix.
+/// the arrays do not form a CSR matrix. Once they pass, a second pass measures
+/// Profile::narrow_slice_nnz (it trusts the offsets the first has checked).
 DeviceInspection inspect_device(const DeviceCsr& a, Precision precision,
                                 const DeviceCsrKernels& kernels);
 
@@ -70,6 +71,17 @@ DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
 /// padded to a multiple of 4. InputError when a value is not exact in fp32 (the inspection
 /// found every one exact: the values changed while compiling).
 DeviceBuffer narrow_values_device(const DeviceCsr& a, const DeviceCsrKernels& kernels);
+
+/// csr_stream's 16-bit columns (templates/csr_stream.cuh, NarrowColumns) for the `nblocks` row
+/// blocks at `row_blocks` (from stream_row_blocks): `base` (nblocks ints) and `col16` (an
+/// unsigned short per nonzero). A block whose columns span more than
+/// CsrStreamFormat::kNarrowSpan gets base -1 - (its first nonzero): its columns are read from
+/// `a.col_idx` itself, passed as the kernel's wide-column array, so nothing is copied for it.
+struct DeviceNarrowColumns {
+  DeviceBuffer base, col16;
+};
+DeviceNarrowColumns narrow_columns_device(const DeviceCsr& a, const DeviceBuffer& row_blocks,
+                                          std::int64_t nblocks, const DeviceCsrKernels& kernels);
 
 /// csr_stream's row blocks (CsrStreamFormat::row_blocks, the same partition) cut on the GPU from
 /// `row_ptr` (nrows+1 device offsets): nblocks+1 ints on the device.

@@ -523,7 +523,6 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     values = p->values;
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
-    if (q->narrow_columns) return "16-bit columns need their own encoding";
     values = q->values;
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
@@ -615,7 +614,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->plan = plan_device_csr(a, im->profile, options, device.arch());
   timings.plan = seconds_since(t0);
 
-  // What is encoded, on the GPU: csr_stream's row blocks, 8-bit value codes or fp32 values.
+  // What is encoded, on the GPU: csr_stream's row blocks and 16-bit columns, 8-bit value codes or
+  // fp32 values.
   t0 = Clock::now();
   const int coding = formats::value_coding_of(im->plan.params);
   if (coding == formats::kValuesTable8) {
@@ -630,10 +630,20 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     im->arrays.emplace_back("values", std::move(narrow));
   }
   std::int64_t nblocks = 0;
+  bool narrow_columns = false;
   if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
     runtime::DeviceRowBlocks blocks =
         runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_size, kernels);
     nblocks = blocks.nblocks;
+    if (params->narrow_columns) {
+      // Wide blocks read the caller's col_idx (bound below as col_wide).
+      runtime::DeviceNarrowColumns narrow =
+          runtime::narrow_columns_device(a, blocks.starts, nblocks, kernels);
+      im->device_bytes += static_cast<std::int64_t>(narrow.base.bytes() + narrow.col16.bytes());
+      im->arrays.emplace_back("col_base", std::move(narrow.base));
+      im->arrays.emplace_back("col16", std::move(narrow.col16));
+      narrow_columns = true;
+    }
     im->device_bytes += static_cast<std::int64_t>(blocks.starts.bytes());
     im->arrays.emplace_back("row_blocks", std::move(blocks.starts));
   }
@@ -665,6 +675,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
   im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
+  if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   im->bind_arrays();
   runtime::synchronize();
   return Operator(std::move(im));

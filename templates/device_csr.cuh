@@ -19,6 +19,9 @@
 //                           the values cannot be stored as fp32)
 //   kValueTable + i         kValueSlots slots of an open-addressed set of the values' bit
 //                           patterns (a float's zero-extended), kEmptySlot where none
+//   kNarrowSliceNnz         filled by narrow_slices, run once the arrays have passed the checks:
+//                           nonzeros in aligned slices of kSliceRows rows whose columns span at
+//                           most kNarrowSpan (the host inspector's Profile::narrow_slice_nnz)
 // Counters are combined within a warp and a block before one global atomic per block, so rows
 // of equal length do not serialise on one address. Values are gathered the same way: each block
 // keeps its own set in shared memory and merges it into the global table at the end; a block
@@ -29,6 +32,11 @@
 // 8-bit value coding, formats/values), counting values the table lacks in `misses`.
 // narrow_values writes fp64 values as fp32 (the fp32 storage coding), counting values that do
 // not survive it in `inexact`.
+//
+// narrow_columns writes csr_stream's 16-bit columns for the row blocks already cut: per block the
+// base column (the smallest) when its columns span at most kNarrowSpan, else -1 - start with
+// start the block's first nonzero, so that the caller's col_idx serves as the wide-column array;
+// and for narrow blocks column - base per nonzero.
 //
 // The partition is the host's (CsrStreamFormat::row_blocks): rows are taken in groups of
 // `group` rows, and inside a group blocks are cut greedily, a block taking rows while it holds
@@ -56,13 +64,17 @@ constexpr int kValueCount = kValuesFull + 1;
 constexpr int kValuesInexact = kValueCount + 1;
 constexpr int kValueTable = kValuesInexact + 1;
 constexpr int kValueSlots = 1024;
-constexpr int kStatSlots = kValueTable + kValueSlots;
+constexpr int kNarrowSliceNnz = kValueTable + kValueSlots;
+constexpr int kStatSlots = kNarrowSliceNnz + 1;
 constexpr int kValueCap = 256;     // distinct values an 8-bit code can name
 constexpr int kBlockSlots = 1024;  // a block's own set, in shared memory (8 KiB)
 constexpr unsigned long long kEmptySlot = ~0ull;
 constexpr int kStatsBlock = 256;
 constexpr int kScanBlock = 1024;
 constexpr int kCodeBlock = 256;
+constexpr int kNarrowBlock = 256;  // narrow_slices and narrow_columns: a warp per slice or block
+constexpr int kSliceRows = 256;
+constexpr long long kNarrowSpan = 65535;
 
 /// Histogram slot of a row of `len` nonzeros (0 <= len < 2^31).
 __device__ __forceinline__ int length_bin(long long len) {
@@ -307,6 +319,68 @@ __device__ __forceinline__ void narrow_values(const double* __restrict__ values,
   }
   bad = warp_reduce(bad, 0);
   if ((threadIdx.x & 31) == 0 && bad > 0) atomicAdd(inexact, bad);
+}
+
+/// The smallest and largest column among nonzeros [lo, hi), reduced over the warp (every lane
+/// gets them); lo = INT_MAX, hi = -1 when the range is empty.
+__device__ __forceinline__ void warp_column_range(const int* __restrict__ col_idx, long long lo,
+                                                  long long hi, int& min_col, int& max_col) {
+  const int lane = threadIdx.x & 31;
+  int mn = 0x7fffffff, mx = -1;
+  for (long long k = lo + lane; k < hi; k += 32) {
+    const int c = __ldg(col_idx + k);
+    mn = c < mn ? c : mn;
+    mx = c > mx ? c : mx;
+  }
+  min_col = warp_reduce(mn, 2);
+  max_col = warp_reduce(mx, 1);
+  min_col = __shfl_sync(0xffffffffu, min_col, 0);
+  max_col = __shfl_sync(0xffffffffu, max_col, 0);
+}
+
+/// out[kNarrowSliceNnz] += the nonzeros of each aligned kSliceRows-row slice whose columns span at
+/// most kNarrowSpan; one warp per slice. Columns need not be sorted. The arrays must have passed
+/// row_stats' checks (offsets are trusted here).
+__device__ __forceinline__ void narrow_slices(const int* __restrict__ row_ptr,
+                                              const int* __restrict__ col_idx, long long nrows,
+                                              unsigned long long* __restrict__ out) {
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  unsigned long long narrow = 0;
+  for (long long s = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       s * kSliceRows < nrows; s += warps) {
+    const long long first = s * kSliceRows;
+    const long long last = first + kSliceRows < nrows ? first + kSliceRows : nrows;
+    const long long lo = __ldg(row_ptr + first), hi = __ldg(row_ptr + last);
+    int mn, mx;
+    warp_column_range(col_idx, lo, hi, mn, mx);
+    if (hi > lo && static_cast<long long>(mx) - mn <= kNarrowSpan)
+      narrow += static_cast<unsigned long long>(hi - lo);
+  }
+  if ((threadIdx.x & 31) == 0 && narrow > 0) atomicAdd(out + kNarrowSliceNnz, narrow);
+}
+
+/// csr_stream's 16-bit columns for the nblocks row blocks starting at row_blocks[b]: base[b] and,
+/// in narrow blocks, col16[k] = col_idx[k] - base[b] (col16 of wide blocks is left as it is);
+/// one warp per block.
+__device__ __forceinline__ void narrow_columns(const int* __restrict__ row_ptr,
+                                               const int* __restrict__ col_idx,
+                                               const int* __restrict__ row_blocks,
+                                               long long nblocks, int* __restrict__ base,
+                                               unsigned short* __restrict__ col16) {
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long b = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+       b < nblocks; b += warps) {
+    const long long lo = __ldg(row_ptr + __ldg(row_blocks + b));
+    const long long hi = __ldg(row_ptr + __ldg(row_blocks + b + 1));
+    int mn, mx;
+    warp_column_range(col_idx, lo, hi, mn, mx);
+    if (hi == lo) mn = mx = 0;
+    const bool narrow = static_cast<long long>(mx) - mn <= kNarrowSpan;
+    if ((threadIdx.x & 31) == 0) base[b] = narrow ? mn : static_cast<int>(-1 - lo);
+    if (!narrow) continue;
+    for (long long k = lo + (threadIdx.x & 31); k < hi; k += 32)
+      col16[k] = static_cast<unsigned short>(__ldg(col_idx + k) - mn);
+  }
 }
 
 /// The row after the block that starts at row `first` of a group ending before row `end`: the

@@ -27,11 +27,13 @@ static_assert(dc::kRowMax == {} && dc::kRowMin == {} && dc::kSumSquares == {} &&
               dc::kFirstBadColumn == {} && dc::kFirstOffset == {} && dc::kLastOffset == {} &&
               dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kValuesFull == {} &&
               dc::kValueCount == {} && dc::kValuesInexact == {} && dc::kValueTable == {} &&
-              dc::kValueSlots == {} &&
+              dc::kValueSlots == {} && dc::kNarrowSliceNnz == {} &&
               dc::kStatSlots == {} && dc::kValueCap == {} && dc::kEmptySlot == {}ull,
               "row_stats slots differ from the host's RowStatSlots");
-static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {} && dc::kCodeBlock == {},
-              "block sizes differ from the host's");
+static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {} && dc::kCodeBlock == {} &&
+              dc::kNarrowBlock == {}, "block sizes differ from the host's");
+static_assert(dc::kSliceRows == {} && dc::kNarrowSpan == {},
+              "the narrow slices or span differ from the host's");
 
 extern "C" __global__ void __launch_bounds__(dc::kStatsBlock)
 {}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
@@ -69,13 +71,28 @@ extern "C" __global__ void __launch_bounds__(dc::kCodeBlock)
     unsigned long long* __restrict__ inexact) {{
   dc::narrow_values(values, nnz, out, inexact);
 }}
+
+extern "C" __global__ void __launch_bounds__(dc::kNarrowBlock)
+{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, long long nrows,
+    unsigned long long* __restrict__ out) {{
+  dc::narrow_slices(row_ptr, col_idx, nrows, out);
+}}
+
+extern "C" __global__ void __launch_bounds__(dc::kNarrowBlock)
+{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
+    const int* __restrict__ row_blocks, long long nblocks, int* __restrict__ base,
+    unsigned short* __restrict__ col16) {{
+  dc::narrow_columns(row_ptr, col_idx, row_blocks, nblocks, base, col16);
+}}
 )",
       S::row_max, S::row_min, S::sum_squares, S::bad_rows, S::first_bad_row, S::bad_columns,
       S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins,
-      S::values_full, S::value_count, S::values_inexact, S::value_table, S::value_slots, S::count,
-      kDeviceValueCap, kEmptyValueSlot, kRowStatsBlock, kStreamScanBlock, kCodeValuesBlock,
+      S::values_full, S::value_count, S::values_inexact, S::value_table, S::value_slots,
+      S::narrow_slice_nnz, S::count, kDeviceValueCap, kEmptyValueSlot, kRowStatsBlock,
+      kStreamScanBlock, kCodeValuesBlock, kNarrowBlock, kNarrowSliceRows, kNarrowColumnSpan,
       kRowStatsEntry, kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock,
-      kStreamFillEntry, kCodeValuesEntry, kNarrowValuesEntry);
+      kStreamFillEntry, kCodeValuesEntry, kNarrowValuesEntry, kNarrowSlicesEntry,
+      kNarrowColumnsEntry);
   return k;
 }
 
@@ -86,6 +103,7 @@ RowStats initial_row_stats() {
   s[RowStatSlots::first_bad_column] = ~std::uint64_t{0};
   for (int i = 0; i < RowStatSlots::value_slots; ++i)
     s[static_cast<std::size_t>(RowStatSlots::value_table + i)] = kEmptyValueSlot;
+  s[RowStatSlots::narrow_slice_nnz] = ~std::uint64_t{0};
   return s;
 }
 
@@ -139,6 +157,7 @@ Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t n
                                                         : std::bit_cast<std::uint32_t>(1.0f);
   p.unit_values = nnz > 0 && patterns.size() == 1 && patterns.front() == one ? nnz : 0;
   p.fp32_exact_values = precision != Precision::f64 || s[S::values_inexact] == 0 ? nnz : 0;
+  p.narrow_slice_nnz = static_cast<std::int64_t>(s[S::narrow_slice_nnz]);  // ~0 reads as -1
   for (int len = 0; len <= 32; ++len) {
     const auto count = static_cast<std::int64_t>(s[S::exact_bins + len]);
     if (count > 0) p.row_histogram.push_back({len, len, count});

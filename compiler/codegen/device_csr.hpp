@@ -1,6 +1,7 @@
 // The unit that builds on the GPU from a CSR matrix already in device memory
 // (templates/device_csr.cuh): row statistics with input checks and the values' distinct bit
-// patterns, csr_stream's row blocks, and 8-bit value codes.
+// patterns, the share of nonzeros 16-bit columns hold, csr_stream's row blocks and 16-bit
+// columns, and 8-bit value codes.
 // Host C++ only: the runtime compiles the unit and launches its entry points; here are its source
 // and the meaning of the statistics it returns.
 #pragma once
@@ -24,7 +25,7 @@ struct RowStatSlots {
                        exact_bins = 9, pow2_bins = 9 + 33, values_full = 9 + 33 + 32,
                        value_count = values_full + 1, values_inexact = value_count + 1,
                        value_table = values_inexact + 1, value_slots = 1024,
-                       count = value_table + value_slots;
+                       narrow_slice_nnz = value_table + value_slots, count = narrow_slice_nnz + 1;
 };
 /// Distinct value bit patterns the GPU inspection tracks (an 8-bit table's); more reads as
 /// "full", and the Profile's distinct_values as kDeviceValueCap + 1.
@@ -40,6 +41,8 @@ inline constexpr int kStreamScanBlock = 1024;
 inline constexpr int kStreamGroupBlock = 128;
 /// Threads per block of code_values and narrow_values.
 inline constexpr int kCodeValuesBlock = 256;
+/// Threads per block of narrow_slices and narrow_columns (a warp per slice or row block).
+inline constexpr int kNarrowBlock = 256;
 
 /// Entry points of the unit.
 inline constexpr const char* kRowStatsEntry = "spmvc_csr_row_stats";
@@ -48,13 +51,15 @@ inline constexpr const char* kStreamScanEntry = "spmvc_csr_stream_scan";
 inline constexpr const char* kStreamFillEntry = "spmvc_csr_stream_fill";
 inline constexpr const char* kCodeValuesEntry = "spmvc_csr_code_values";
 inline constexpr const char* kNarrowValuesEntry = "spmvc_csr_narrow_values";
+inline constexpr const char* kNarrowSlicesEntry = "spmvc_csr_narrow_slices";
+inline constexpr const char* kNarrowColumnsEntry = "spmvc_csr_narrow_columns";
 
 /// The translation unit (every entry point above). The same text every time, so it is compiled
 /// once per GPU architecture and then served by the kernel cache.
 KernelSource device_csr_source();
 
-/// The counters row_stats starts from: zero, except the minima and the value table's slots at all
-/// ones.
+/// The counters row_stats starts from: zero, except the minima, the value table's slots and
+/// narrow_slice_nnz (not counted yet) at all ones.
 RowStats initial_row_stats();
 
 /// What is wrong with the matrix the counters describe ("" when nothing): a negative row length,
@@ -68,8 +73,9 @@ std::string row_stats_problem(const RowStats& stats, std::int64_t nrows, std::in
 /// distinct_values counts distinct bit patterns of the stored type up to kDeviceValueCap (more
 /// reads as kDeviceValueCap + 1), unit_values is nnz when every value is 1 and 0 otherwise (not
 /// counted), fp32_exact_values in fp64 is nnz when every value is exact in fp32 and 0 otherwise
-/// (in fp32 and f32_acc64, nnz). Everything the rows' columns would tell (bandwidth, deltas, x
-/// sectors, blocks) is left empty.
+/// (in fp32 and f32_acc64, nnz). narrow_slice_nnz is the narrow_slices pass's count (-1 before
+/// that pass has run: its slot holds all ones). Everything else the rows' columns would tell
+/// (bandwidth, deltas, x sectors, blocks) is left empty.
 Profile row_length_profile(const RowStats& stats, std::int64_t nrows, std::int64_t ncols,
                            std::int64_t nnz, Precision precision);
 

@@ -53,6 +53,10 @@ enum class InspectDepth {
 /// At InspectDepth::rows distinct values are counted up to this many (the largest value table a
 /// format can use); a matrix with more reads kDistinctValuesCap + 1.
 inline constexpr std::int64_t kDistinctValuesCap = 65536;
+/// Profile::narrow_slice_nnz's slices (rows, aligned at row 0) and the largest column span
+/// (largest - smallest) a 16-bit offset from the smallest holds.
+inline constexpr int kNarrowSliceRows = 256;
+inline constexpr std::int64_t kNarrowColumnSpan = 65535;
 
 struct Profile {
   static constexpr int kSchemaVersion = 1;
@@ -74,9 +78,10 @@ struct Profile {
   /// that sit next to alike rows pad far less than independent draws would). All 0 when not
   /// inspected (profiles built from device arrays).
   std::array<std::int64_t, 9> slice_longest{};
-  /// Nonzeros in slices of 256 consecutive rows (aligned at row 0) whose columns span at most
-  /// 65536 (largest - smallest <= 65535): the share of a row-block format's nonzeros that can
-  /// keep 16-bit column offsets from a base per block. -1 when not inspected.
+  /// Nonzeros in slices of kNarrowSliceRows consecutive rows (aligned at row 0) whose columns
+  /// span at most 65536 (largest - smallest <= kNarrowColumnSpan): the share of a row-block
+  /// format's nonzeros that can keep 16-bit column offsets from a base per block. -1 when not
+  /// inspected. Measured on the GPU too, for device arrays.
   std::int64_t narrow_slice_nnz = -1;
 
   // Shape of the nonzero pattern.

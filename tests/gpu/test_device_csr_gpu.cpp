@@ -1,8 +1,11 @@
 // compile(DeviceCsr): building on the GPU from a matrix already in device memory. The product
 // matches the host reference; the row statistics equal inspect()'s; the row blocks cut on the
-// GPU are the host's partition, shape by shape; faulty arrays and unsupported options are refused
-// with the fault named; operators keep working when another sharing their kernels is gone.
+// GPU are the host's partition, shape by shape, and so are the 16-bit columns' narrow blocks;
+// faulty arrays and unsupported options are refused with the fault named; operators keep working
+// when another sharing their kernels is gone.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include "compiler.hpp"
 #include "device.hpp"
@@ -343,4 +346,104 @@ TEST_CASE("gpu: compile(DeviceCsr) on every public matrix") {
       CHECK(check(a, op, 1.0, 0.5) <= tolerance(p));
     }
   }
+}
+
+TEST_CASE(
+    "gpu: 16-bit columns from device arrays: the slices inspect() counts, the host's blocks") {
+  if (!have_device()) return;
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  runtime::KernelCache cache({});
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  // 20 copies of a 3000 x 50000 matrix with scattered columns: blocks within a copy are narrow,
+  // blocks that meet two copies are wide. Its twin with each row's columns reversed (device
+  // arrays need not be sorted) spans the same columns per slice.
+  const CsrMatrix mixed = gen::replicate(gen::random_uniform(3000, 50000, 12), 20);
+  CsrMatrix reversed = mixed;
+  for (std::int64_t r = 0; r < reversed.nrows; ++r) {
+    std::reverse(reversed.col_idx.begin() + reversed.row_ptr[r],
+                 reversed.col_idx.begin() + reversed.row_ptr[r + 1]);
+    std::reverse(reversed.values.begin() + reversed.row_ptr[r],
+                 reversed.values.begin() + reversed.row_ptr[r + 1]);
+  }
+  std::vector<CsrMatrix> all = matrices();
+  all.push_back(mixed);
+  all.push_back(gen::random_uniform(100000, 300000, 8));  // all wide
+  for (const CsrMatrix& a : all) {
+    CAPTURE(a.nrows);
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f32);
+    CHECK(runtime::inspect_device(r.view, Precision::f32, kernels).profile.narrow_slice_nnz ==
+          inspect(a, InspectDepth::rows).narrow_slice_nnz);
+  }
+  const std::int64_t want_slices = inspect(mixed, InspectDepth::rows).narrow_slice_nnz;
+  CHECK(want_slices > mixed.nnz() / 2);
+  CHECK(want_slices < mixed.nnz());
+  {
+    const runtime::ResidentCsr r = runtime::upload_csr(reversed, Precision::f32);
+    CHECK(runtime::inspect_device(r.view, Precision::f32, kernels).profile.narrow_slice_nnz ==
+          want_slices);
+  }
+
+  // The blocks' bases and offsets are the host encoding's; wide blocks point into col_idx.
+  const formats::CsrStreamFormat unit;
+  for (const int tile : {1024, 2048}) {
+    CAPTURE(tile);
+    CsrStreamParams p;
+    p.tile = tile;
+    p.narrow_columns = true;
+    const Encoded e = unit.encode(mixed, p, Precision::f32);
+    const auto* host_base = reinterpret_cast<const std::int32_t*>(e.array("col_base").bytes.data());
+    const auto* host16 = reinterpret_cast<const std::uint16_t*>(e.array("col16").bytes.data());
+    const runtime::ResidentCsr r = runtime::upload_csr(mixed, Precision::f32);
+    runtime::DeviceRowBlocks blocks =
+        runtime::stream_row_blocks(r.view.row_ptr, mixed.nrows, tile, p.block_size, kernels);
+    const runtime::DeviceNarrowColumns got =
+        runtime::narrow_columns_device(r.view, blocks.starts, blocks.nblocks, kernels);
+    std::vector<std::int32_t> starts(static_cast<std::size_t>(blocks.nblocks + 1));
+    blocks.starts.download(starts.data(), starts.size() * 4);
+    std::vector<std::int32_t> base(static_cast<std::size_t>(blocks.nblocks));
+    got.base.download(base.data(), base.size() * 4);
+    std::vector<std::uint16_t> col16(static_cast<std::size_t>(mixed.nnz()));
+    got.col16.download(col16.data(), col16.size() * 2);
+    std::int64_t narrow = 0, wide = 0, mismatched = 0;
+    for (std::size_t b = 0; b < base.size(); ++b) {
+      const std::int64_t lo = mixed.row_ptr[starts[b]], hi = mixed.row_ptr[starts[b + 1]];
+      if (host_base[b] >= 0) {
+        ++narrow;
+        CHECK(base[b] == host_base[b]);
+        for (std::int64_t k = lo; k < hi; ++k) mismatched += col16[k] != host16[k] ? 1 : 0;
+      } else {
+        ++wide;
+        CHECK(base[b] == -1 - lo);
+      }
+    }
+    CHECK(mismatched == 0);
+    CHECK(narrow > 0);
+    CHECK(wide > 0);
+  }
+
+  // The kernel multiplies right with them, forced and as the planner's pick.
+  for (const CsrMatrix* a : {&mixed, static_cast<const CsrMatrix*>(&reversed)}) {
+    for (Precision precision : {Precision::f64, Precision::f32}) {
+      CAPTURE(to_string(precision));
+      const runtime::ResidentCsr r = runtime::upload_csr(*a, precision);
+      Options o = device_options(precision);
+      CsrStreamParams p;
+      p.tile = 2048;
+      p.narrow_columns = true;
+      o.params = p;
+      const Operator op = compile(r.view, o);
+      CHECK(op.source().kernel_name.find("_c16") != std::string::npos);
+      CHECK(check(*a, op) <= tolerance(precision));
+      CHECK(check(*a, op, -0.5, 1.25) <= tolerance(precision));
+    }
+  }
+  const runtime::ResidentCsr r = runtime::upload_csr(mixed, Precision::f32);
+  const Operator op = compile(r.view, device_options(Precision::f32));
+  const auto c16 = std::count_if(op.plan().candidates.begin(), op.plan().candidates.end(),
+                                 [](const Candidate& c) {
+                                   const auto* q = std::get_if<CsrStreamParams>(&c.params);
+                                   return c.applicable && q != nullptr && q->narrow_columns;
+                                 });
+  CHECK(c16 > 0);
+  CHECK(check(mixed, op) <= tolerance(Precision::f32));
 }

@@ -18,7 +18,8 @@ TEST_CASE("device csr: the build unit compiles without spills, every entry point
   const runtime::Cubin cubin = runtime::compile_cubin(k, "sm_90");
   for (const char* entry :
        {codegen::kRowStatsEntry, codegen::kStreamCountEntry, codegen::kStreamScanEntry,
-        codegen::kStreamFillEntry, codegen::kCodeValuesEntry}) {
+        codegen::kStreamFillEntry, codegen::kCodeValuesEntry, codegen::kNarrowValuesEntry,
+        codegen::kNarrowSlicesEntry, codegen::kNarrowColumnsEntry}) {
     CAPTURE(entry);
     CHECK(cubin.log.find(entry) != std::string::npos);
   }

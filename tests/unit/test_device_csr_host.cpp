@@ -107,9 +107,15 @@ TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile
     for (const std::uint64_t bits : patterns)
       CHECK(std::find(a.values.begin(), a.values.end(), std::bit_cast<double>(bits)) !=
             a.values.end());
-    // What the rows' columns would tell is not there.
+    // What the rows' columns would tell is not there; the narrow slices only once their pass
+    // has counted them.
     CHECK(got.bandwidth == 0);
     CHECK(got.x_sectors == 0);
+    CHECK(got.narrow_slice_nnz == -1);
+    RowStats counted = host_row_stats(a);
+    counted[S::narrow_slice_nnz] = static_cast<std::uint64_t>(want.narrow_slice_nnz);
+    CHECK(codegen::row_length_profile(counted, a.nrows, a.ncols, a.nnz(), Precision::f64)
+              .narrow_slice_nnz == want.narrow_slice_nnz);
   }
 }
 
@@ -166,7 +172,8 @@ TEST_CASE("device csr: the build unit is deterministic and declares every entry 
   CHECK(k.source == codegen::device_csr_source().source);
   for (const char* entry :
        {codegen::kRowStatsEntry, codegen::kStreamCountEntry, codegen::kStreamScanEntry,
-        codegen::kStreamFillEntry, codegen::kCodeValuesEntry, codegen::kNarrowValuesEntry}) {
+        codegen::kStreamFillEntry, codegen::kCodeValuesEntry, codegen::kNarrowValuesEntry,
+        codegen::kNarrowSlicesEntry, codegen::kNarrowColumnsEntry}) {
     CAPTURE(entry);
     CHECK(k.source.find(std::string("extern \"C\" __global__ void __launch_bounds__")) !=
           std::string::npos);

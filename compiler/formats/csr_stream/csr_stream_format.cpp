@@ -260,7 +260,11 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
   // Loads have no idle lanes; what is left is the tail of each block's tile.
   const double fill =
       std::min(1.0, static_cast<double>(profile.nnz) / std::max(1.0, blocks * p.tile));
-  c.lane_efficiency = (0.75 + 0.25 * fill) * value_coding_efficiency(p.values, profile, precision);
+  // Each row's reduction and each product's trip through shared memory, as bytes of reading.
+  const double work = heuristics::kStreamRowBytes * static_cast<double>(profile.nrows) +
+                      heuristics::kStreamNonzeroBytes * static_cast<double>(profile.nnz);
+  c.lane_efficiency = (0.75 + 0.25 * fill) * value_coding_efficiency(p.values, profile, precision) *
+                      c.total() / std::max(1.0, c.total() + work);
   // The longest row is walked by one block: row_max / block_size dependent gathers per thread.
   c.serial_seconds =
       std::ceil(static_cast<double>(profile.row_max) / p.block_size) * heuristics::kCsrStepSeconds;

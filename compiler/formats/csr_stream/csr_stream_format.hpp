@@ -52,7 +52,7 @@ class CsrStreamFormat final : public FormatUnit {
   /// and one per row longer than the tile, whichever bounds most).
   static double estimated_blocks(const Profile& profile, const CsrStreamParams& p);
   /// Largest column - base a 16-bit column offset holds.
-  static constexpr std::int64_t kNarrowSpan = 65535;
+  static constexpr std::int64_t kNarrowSpan = kNarrowColumnSpan;
   /// Share of the nonzeros whose blocks fit 16-bit columns, from the profile: 1 when every
   /// column fits (ncols <= 2^16); else the inspector's measured share of 256-row slices
   /// (Profile::narrow_slice_nnz); for a profile without it, 1 when every block's rows reach at
