@@ -3,6 +3,9 @@
 #include <cuda_runtime_api.h>
 
 #include <climits>
+#include <cstdint>
+#include <map>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -96,30 +99,77 @@ void set_device(int ordinal) { check_cuda(cudaSetDevice(ordinal), "cudaSetDevice
 
 // ---- DeviceBuffer ----
 
+namespace {
+
+// Whether the current device allocates from its pool; the first time a device is seen, its
+// default pool is told to keep kPoolKeepBytes of freed memory.
+bool pool_ready() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  static std::mutex mutex;
+  static std::map<int, bool> ready;
+  std::lock_guard guard(mutex);
+  const auto seen = ready.find(device);
+  if (seen != ready.end()) return seen->second;
+  int supported = 0;
+  cudaMemPool_t pool = nullptr;
+  std::uint64_t keep = kPoolKeepBytes;
+  const bool ok =
+      cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
+      supported != 0 && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) == cudaSuccess;
+  ready[device] = ok;
+  return ok;
+}
+
+}  // namespace
+
+std::uint64_t pool_reserved_bytes() {
+  int device = 0;
+  cudaMemPool_t pool = nullptr;
+  std::uint64_t reserved = 0;
+  if (!pool_ready() || cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess ||
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess)
+    return 0;
+  return reserved;
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   // cudaMalloc(0) returns a null pointer anyway; skipping it keeps empty arrays free of driver
   // calls.
-  if (bytes > 0) {
-    if (const cudaError_t e = cudaMalloc(&ptr_, bytes); e != cudaSuccess) {
-      throw_cuda(e, fmt::format("cudaMalloc({} bytes)", bytes));
-    }
+  if (bytes == 0) return;
+  pooled_ = pool_ready();
+  // Ordered on the default stream, which every launch and copy here uses.
+  const cudaError_t e = pooled_ ? cudaMallocAsync(&ptr_, bytes, nullptr) : cudaMalloc(&ptr_, bytes);
+  if (e != cudaSuccess) {
+    ptr_ = nullptr;
+    throw_cuda(e, fmt::format("{}({} bytes)", pooled_ ? "cudaMallocAsync" : "cudaMalloc", bytes));
   }
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    : ptr_(std::exchange(o.ptr_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)),
+      pooled_(std::exchange(o.pooled_, false)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
     std::swap(ptr_, o.ptr_);
     std::swap(bytes_, o.bytes_);
+    std::swap(pooled_, o.pooled_);
   }
   return *this;
 }
 
 DeviceBuffer::~DeviceBuffer() {
   // A destructor cannot report; a failed free after a sticky device error is expected anyway.
-  if (ptr_ != nullptr) (void)cudaFree(ptr_);
+  if (ptr_ == nullptr) return;
+  if (pooled_) {
+    (void)cudaFreeAsync(ptr_, nullptr);
+  } else {
+    (void)cudaFree(ptr_);
+  }
 }
 
 namespace {

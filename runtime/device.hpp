@@ -23,12 +23,24 @@ struct DeviceInfo {
   std::string arch() const;  ///< "sm_90"
 };
 
+/// Freed memory a device's pool keeps for later DeviceBuffers (above it, memory goes back to the
+/// device at the next synchronisation).
+inline constexpr std::uint64_t kPoolKeepBytes = std::uint64_t{4} << 30;
+
+/// Bytes the current device's memory pool holds (in use or kept for reuse); 0 where DeviceBuffers
+/// do not come from a pool.
+std::uint64_t pool_reserved_bytes();
+
 /// Probes device `ordinal`; throws NoDeviceError when there is none (no driver, no GPU).
 DeviceInfo probe_device(int ordinal = 0);
 /// Makes `ordinal` current for this thread.
 void set_device(int ordinal);
 
-/// Owning device allocation.
+/// Owning device allocation. Where the device supports memory pools, it comes from the device's
+/// stream-ordered pool (cudaMallocAsync on the default stream) and goes back to it on
+/// destruction, and the pool keeps up to kPoolKeepBytes of freed memory for the next buffers:
+/// a process that builds matrix after matrix reuses memory instead of paying cudaMalloc and
+/// cudaFree again (about 0.1 ms per 16 MB on an H100). Elsewhere it is plain cudaMalloc.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -48,6 +60,7 @@ class DeviceBuffer {
  private:
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
+  bool pooled_ = false;
 };
 
 /// A CUBIN loaded with cudaLibraryLoadData and one kernel looked up by name.

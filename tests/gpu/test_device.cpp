@@ -237,6 +237,30 @@ TEST_CASE("DeviceBuffer uploads, downloads, fills and checks ranges") {
   CHECK(empty.get() == nullptr);
 }
 
+TEST_CASE("freed DeviceBuffers stay in the device's pool, and reused memory holds new data") {
+  SPMVC_REQUIRE_DEVICE();
+  constexpr std::size_t kBytes = std::size_t{64} << 20;
+  {
+    DeviceBuffer big(kBytes);
+    big.fill_bytes(0xab);
+  }
+  synchronize();
+  const std::uint64_t kept = pool_reserved_bytes();
+  if (kept == 0) {
+    MESSAGE("this device allocates without a pool: nothing to check");
+    return;
+  }
+  // The freed 64 MiB is still reserved (below kPoolKeepBytes), not given back to the device.
+  CHECK(kept >= kBytes);
+  DeviceBuffer again(kBytes);
+  CHECK(pool_reserved_bytes() <= kept);  // served from what was kept
+  std::vector<unsigned char> host(kBytes, 0x5c);
+  again.upload(host.data(), host.size());
+  std::vector<unsigned char> back(kBytes, 0);
+  again.download(back.data(), back.size());
+  CHECK(back == host);
+}
+
 TEST_CASE("an NVRTC CUBIN loads and runs: y = 2x + i") {
   SPMVC_REQUIRE_DEVICE();
   const DeviceInfo info = probe_device();
