@@ -166,6 +166,10 @@ DeviceBuffer::~DeviceBuffer() {
   // A destructor cannot report; a failed free after a sticky device error is expected anyway.
   if (ptr_ == nullptr) return;
   if (pooled_) {
+    // cudaFree waits for the whole device; a stream-ordered free on the default stream would not
+    // wait for work on a caller's non-blocking stream (an apply() still reading the arrays), and
+    // the pool could hand the memory out again. Wait first, as cudaFree did.
+    (void)cudaDeviceSynchronize();
     (void)cudaFreeAsync(ptr_, nullptr);
   } else {
     (void)cudaFree(ptr_);
