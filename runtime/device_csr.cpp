@@ -123,29 +123,26 @@ DeviceInspection inspect_device(const DeviceCsr& a, Precision precision,
     Scratch& scratch = scratch_for(kernels.ordinal);
     std::lock_guard guard(scratch.lock);
     void* out = scratch.reserve(sizeof stats);
+    // The narrow-slice count starts at 0 here: the pass below adds to it.
+    constexpr std::size_t kSlot = codegen::RowStatSlots::narrow_slice_nnz;
+    stats[kSlot] = 0;
     scratch.buffer.upload(stats.data(), sizeof stats);
     launch_row_stats(a, precision, out, kernels);
     scratch.buffer.download(stats.data(), sizeof stats);  // synchronous: waits for the kernel
     if (std::string why = codegen::row_stats_problem(stats, a.nrows, a.ncols, a.nnz); !why.empty())
       throw InputError("DeviceCsr", 0, why);
-    // The offsets are sound: the slices' column spans can be read.
-    constexpr std::size_t kSlot = codegen::RowStatSlots::narrow_slice_nnz;
-    std::uint64_t narrow = 0;
-    scratch.buffer.upload(&narrow, sizeof narrow, kSlot * sizeof narrow);
+    // The offsets are sound: the slices' column spans can be read (a warp per slice).
     if (a.nnz > 0) {
       const void* row_ptr = a.row_ptr;
       const void* col_idx = a.col_idx;
       long long nrows = a.nrows;
       void* args[] = {&row_ptr, &col_idx, &nrows, &out};
       const std::int64_t slices = (a.nrows + kNarrowSliceRows - 1) / kNarrowSliceRows;
-      constexpr int kWarps = codegen::kNarrowBlock / 32;
-      kernels.narrow_slices->launch(
-          std::clamp<std::int64_t>((slices + kWarps - 1) / kWarps, 1, 8192), codegen::kNarrowBlock,
-          0, args, nullptr);
+      kernels.narrow_slices->launch(stride_grid(32 * slices, codegen::kNarrowBlock),
+                                    codegen::kNarrowBlock, 0, args, nullptr);
       check_last_launch(codegen::kNarrowSlicesEntry);
-      scratch.buffer.download(&narrow, sizeof narrow, kSlot * sizeof narrow);
+      scratch.buffer.download(&stats[kSlot], sizeof stats[kSlot], kSlot * sizeof stats[kSlot]);
     }
-    stats[kSlot] = narrow;
   }
   DeviceInspection out;
   out.profile = codegen::row_length_profile(stats, a.nrows, a.ncols, a.nnz, precision);
@@ -218,8 +215,8 @@ DeviceNarrowColumns narrow_columns_device(const DeviceCsr& a, const DeviceBuffer
   void* base = out.base.get();
   void* col16 = out.col16.get();
   void* args[] = {&row_ptr, &col_idx, &blocks, &n, &base, &col16};
-  constexpr int kWarps = codegen::kNarrowBlock / 32;
-  kernels.narrow_columns->launch(std::clamp<std::int64_t>((nblocks + kWarps - 1) / kWarps, 1, 8192),
+  // A warp per row block.
+  kernels.narrow_columns->launch(stride_grid(32 * nblocks, codegen::kNarrowBlock),
                                  codegen::kNarrowBlock, 0, args, nullptr);
   check_last_launch(codegen::kNarrowColumnsEntry);
   return out;
