@@ -21,6 +21,7 @@
 #include "formats/bro_hyb/bro_eta.hpp"
 #include "formats/cci/cci_format.hpp"
 #include "formats/format.hpp"
+#include "spmvc/build.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 #ifdef SPMVC_HAVE_TOOLING
@@ -31,16 +32,6 @@
 namespace spmvc::cli {
 
 namespace {
-
-compiler::PlanOptions plan_options(const Options& o) {
-  compiler::PlanOptions p;
-  p.precision = o.precision;
-  p.format = o.format;
-  p.csr = o.csr;
-  p.params = o.params;
-  p.value_coding = o.value_coding;
-  return p;
-}
 
 double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 
@@ -200,32 +191,13 @@ int run_inspect(const MatrixArgs& args) {
 int run_plan(const MatrixArgs& args) {
   const CsrMatrix a = load_matrix(args);
   const Options options = make_options(args);
-  // The ordering step as compile() runs it: "auto" asks the planner, a name forces one.
-  std::optional<CsrMatrix> reordered;
-  std::string label = "none", why;
-  if (options.reorder == "auto") {
-    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision);
-    why = choice.why;
-    if (choice.ordering) {
-      label = choice.ordering->name + " (rows and columns)";
-      reordered = permute(a, *choice.ordering);
-    }
-  } else if (options.reorder != "none") {
-    Ordering o = compute_ordering(a, options.reorder);
-    const bool renumber = o.kind == PermutationKind::symmetric && options.renumber_columns;
-    if (!renumber) o.kind = PermutationKind::rows_only;
-    label = o.name + (renumber ? " (rows and columns)" : " (rows)");
-    why = "forced by the caller";
-    reordered = permute(a, o);
-  } else {
-    why = "not asked (--reorder auto lets the planner choose)";
-  }
-  const Profile profile = inspect(reordered ? *reordered : a);
-  compiler::PlanOptions popts = plan_options(options);
-  popts.cost_model = compiler::parse_cost_model(args.cost_model);
-  Plan plan = compiler::make_plan(profile, popts);
-  plan.reorder = label;
-  plan.reorder_why = why;
+  BuildTarget target;
+  target.cost_model = args.cost_model;
+  target.until = BuildStage::plan;
+  const Build b = build(a, options, target);
+  const Profile& profile = b.profile;
+  const Plan& plan = b.plan;
+  const compiler::PlanOptions popts = compiler::plan_options(options, target);
   const compiler::Prediction chosen = compiler::predict(profile, plan.params, popts);
   if (args.json) {
     // Beside the plan: the cost model that ranked, the traffic model's bytes by kind, and each
@@ -298,16 +270,16 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     report = tooling::explain(src, options);
   } else {
     const CsrMatrix a = load_matrix(args);
-    const Profile profile = inspect(a);
-    const Plan plan = compiler::make_plan(profile, plan_options(make_options(args)));
-    const Encoded encoded = compiler::encode(a, plan);
-    const KernelSource src = codegen::generate(plan, encoded, profile);
+    const Build b = build(a, make_options(args));
+    const Plan& plan = b.plan;
+    const Encoded& encoded = b.encoded;
+    const KernelSource& src = b.source;
     std::int64_t stored = 0;
     for (const auto& array : encoded.arrays) stored = std::max(stored, array.count());
     options.shape = tooling::MatrixShape{a.nrows, a.nnz(), stored};
     report = tooling::explain(src, options);
     const formats::Cost cost =
-        formats::find_format(plan.format).cost(profile, plan.params, plan.precision);
+        formats::find_format(plan.format).cost(b.profile, plan.params, plan.precision);
     report.planner_bytes_per_nonzero = cost.matrix_bytes / static_cast<double>(a.nnz());
   }
   fmt::print("{}\n", args.json ? tooling::to_json(report) : tooling::to_report(report));
@@ -322,19 +294,23 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
 int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
   const std::string& out_dir = emit.out_dir;
   const CsrMatrix a = load_matrix(args);
-  const Profile profile = inspect(a);
-  const Options options = make_options(args);
-  const Plan plan = compiler::make_plan(profile, plan_options(options));
-  const Encoded encoded = compiler::encode(a, plan);
-  const KernelSource generated = codegen::generate(plan, encoded, profile);
+  Options options = make_options(args);
   // The flattened kernel replaces the template one: same entry point, so the harness and the
   // runtime load it unchanged.
-  const KernelSource source =
-      emit.flatten ? flatten_kernel(generated, emit.inline_helpers) : generated;
+  if (emit.flatten) {
+    const bool inline_helpers = emit.inline_helpers;
+    options.transform_source = [inline_helpers](const KernelSource& generated) {
+      return flatten_kernel(generated, inline_helpers);
+    };
+  }
+  const Build b = build(a, options);
+  const Plan& plan = b.plan;
+  const KernelSource& source = b.source;
   const std::vector<double> x = codegen::test_vector(a.ncols, plan.precision);
   std::vector<double> y(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, y);
-  const auto written = codegen::emit(plan, encoded, source, y, out_dir);
+  // y in the caller's order: a reordered unit writes it there through its row map.
+  const auto written = codegen::emit(plan, b.encoded, source, y, out_dir);
   if (args.json) {
     nlohmann::ordered_json j;
     j["kernel"] = source.kernel_name;
@@ -342,7 +318,8 @@ int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
     for (const auto& p : written) j["files"].push_back(p.string());
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("emitted {} ({}) into {}:\n", source.kernel_name, describe(plan.params), out_dir);
+    fmt::print("emitted {} ({}, reorder {}) into {}:\n", source.kernel_name, describe(plan.params),
+               plan.reorder, out_dir);
     for (const auto& p : written) fmt::print("  {}\n", p.string());
     fmt::print(
         "build and run offline:\n  cd {} && nvcc -O3 -std=c++17 -arch=sm_90 -I. harness.cu "

@@ -6,8 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "spmvc/build.hpp"
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/options.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 #include "spmvc/reorder.hpp"
@@ -68,6 +70,26 @@ Plan make_plan(const Profile& profile, const PlanOptions& options);
 /// and makes the fastest the plan at `precision`, every candidate kept beside it; `why` is left
 /// to the caller. InputError listing each candidate's reason when none is applicable.
 Plan pick_candidate(std::vector<Candidate> candidates, Precision precision);
+
+/// The planner's options for a caller's Options and build target (the pipeline's, spmvc/build.hpp).
+PlanOptions plan_options(const Options& options, const BuildTarget& target);
+
+/// What compile(DeviceCsr) cannot do whatever the arrays hold (planner/device_plan.cpp): measure
+/// mode, reordering, full inspection, formats other than csr and csr_stream. InputError naming
+/// the option; nothing when the options apply.
+void check_device_options(const Options& options);
+
+/// The plan for a CSR matrix in device memory (`a`'s sizes and pointer alignments are read,
+/// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
+/// as they are (a csr candidate whose vector loads cannot is tried with single loads), the
+/// fastest predicted. `profile` is the GPU inspection's.
+Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
+                     const std::string& arch);
+
+/// The unit for a device-array plan (csr or csr_stream over the caller's arrays): csr's kernel
+/// needs only the sizes, csr_stream's the number of row blocks the GPU cut.
+KernelSource generate_device_csr(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                 std::int64_t row_blocks);
 
 /// Encodes `a` for the plan's format and parameters.
 Encoded encode(const CsrMatrix& a, const Plan& plan);

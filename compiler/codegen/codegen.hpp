@@ -14,6 +14,7 @@
 #include "spmvc/kernel.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
+#include "spmvc/reorder.hpp"
 
 namespace spmvc::codegen {
 
@@ -38,13 +39,8 @@ std::string constants_block(const std::vector<std::pair<std::string, std::string
 /// The kernel translation unit for `plan` over `encoded`.
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile);
 
-/// How a reordered matrix maps back to the caller's numbering.
-struct RowColumnMap {
-  std::vector<std::int32_t> rows;  ///< reordered row i is the caller's row rows[i]
-  /// Reordered column j is the caller's column cols[j]; empty when the columns kept the caller's
-  /// numbering (x is then read in place).
-  std::vector<std::int32_t> cols;
-};
+/// How a reordered matrix maps back to the caller's numbering (spmvc/reorder.hpp).
+using RowColumnMap = spmvc::RowColumnMap;
 
 /// Makes `source` (generated for a reordered matrix) take x and give y in the caller's order:
 /// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to

@@ -39,6 +39,18 @@ CsrMatrix csr_from_arrays(std::int64_t nrows, std::int64_t ncols,
                           std::span<const std::int32_t> row_ptr,
                           std::span<const std::int32_t> col_idx, std::span<const double> values);
 
+/// A CSR matrix whose arrays are already in device memory (for instance the ones a cuSPARSE
+/// descriptor was made from). compile(DeviceCsr) builds on the GPU from them without copying:
+/// the Operator reads these arrays in every multiply, so they must stay allocated and unchanged
+/// for its lifetime.
+struct DeviceCsr {
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  const std::int32_t* row_ptr = nullptr;  ///< nrows+1 offsets: row_ptr[0] = 0, row_ptr[nrows] = nnz
+  const std::int32_t* col_idx = nullptr;  ///< nnz column indices in [0, ncols), any order in a row
+  /// nnz values: double for Precision::f64, float for f32 and f32_acc64.
+  const void* values = nullptr;
+};
+
 /// What the header of a Matrix Market file declared.
 struct MatrixMarketHeader {
   std::string field;     // "real", "integer" or "pattern"

@@ -52,6 +52,15 @@ struct Ordering {
   std::string note;    ///< what was done to the input beyond the plain algorithm, for reports
 };
 
+/// How a reordered matrix maps back to the caller's numbering: what a unit built for it needs to
+/// take x and give y in the caller's order.
+struct RowColumnMap {
+  std::vector<std::int32_t> rows;  ///< reordered row i is the caller's row rows[i]
+  /// Reordered column j is the caller's column cols[j]; empty when the columns kept the caller's
+  /// numbering (x is then read in place).
+  std::vector<std::int32_t> cols;
+};
+
 struct ReorderOptions {
   /// sort: rows are sorted by length inside consecutive windows of this many rows
   /// (0: kDefaultSortWindow).

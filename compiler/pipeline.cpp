@@ -1,0 +1,119 @@
+// The host pipeline (spmvc/build.hpp): the one place the stage sequence is written.
+#include <chrono>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "compiler.hpp"
+#include "spmvc/build.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The ordering step: "auto" asks the planner, a name or a precomputed Ordering forces one. The
+// kernels then run on the reordered matrix and the row map hides it. A symmetric ordering moves
+// the rows, and renumbers the columns only when asked (x is then gathered once per multiply);
+// otherwise the reordered matrix keeps the caller's column numbers and x is read in place.
+void order(const CsrMatrix& a, const Options& options, Build& b) {
+  std::optional<Ordering> picked;
+  bool renumber_columns = options.renumber_columns;
+  b.plan.reorder = "none";
+  if (options.ordering) {
+    picked = options.ordering;
+    b.plan.reorder_why = "given by the caller";
+  } else if (options.reorder == "auto") {
+    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision);
+    b.plan.reorder_why = std::move(choice.why);
+    picked = std::move(choice.ordering);
+    renumber_columns = choice.renumber_columns;
+  } else if (!options.reorder.empty() && options.reorder != "none") {
+    picked = compute_ordering(a, options.reorder, options.reorder_options);
+    b.plan.reorder_why = "forced by the caller";
+  } else {
+    b.plan.reorder_why = "not asked (reorder \"auto\" lets the planner choose)";
+  }
+  if (!picked) return;
+  Ordering ordering = std::move(*picked);
+  if (!is_permutation(ordering.perm, a.nrows) ||
+      (ordering.kind == PermutationKind::symmetric && a.nrows != a.ncols))
+    throw InputError("ordering", 0,
+                     fmt::format("ordering '{}' is not a permutation of this matrix's {} rows",
+                                 ordering.name, a.nrows));
+  const bool renumber = ordering.kind == PermutationKind::symmetric && renumber_columns;
+  RowColumnMap& map = b.map.emplace();
+  map.rows = ordering.perm;
+  if (renumber) {
+    map.cols = ordering.perm;
+  } else {
+    ordering.kind = PermutationKind::rows_only;
+  }
+  b.reordered = permute(a, ordering);
+  b.plan.reorder = ordering.name + (renumber ? " (rows and columns)" : " (rows)");
+}
+
+}  // namespace
+
+Build build(const CsrMatrix& a, const Options& options, const BuildTarget& target) {
+  Build b;
+  auto t0 = Clock::now();
+  order(a, options, b);
+  b.timings.reorder = seconds_since(t0);
+
+  t0 = Clock::now();
+  b.profile =
+      inspect(b.matrix(a), options.full_inspection ? InspectDepth::full : InspectDepth::rows);
+  b.timings.inspect = seconds_since(t0);
+
+  t0 = Clock::now();
+  Plan plan = compiler::make_plan(b.profile, compiler::plan_options(options, target));
+  plan.reorder = std::move(b.plan.reorder);
+  plan.reorder_why = std::move(b.plan.reorder_why);
+  b.timings.plan = seconds_since(t0);
+
+  if (target.until == BuildStage::plan) {
+    b.plan = std::move(plan);
+    return b;
+  }
+  realize(a, b, plan, options);
+  return b;
+}
+
+void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& options) {
+  auto t0 = Clock::now();
+  b.plan = plan;
+  b.encoded = compiler::encode(b.matrix(a), b.plan);
+  b.timings.encode = seconds_since(t0);
+
+  t0 = Clock::now();
+  b.source = codegen::generate(b.plan, b.encoded, b.profile);
+  if (b.map) codegen::attach_reordering(b.source, b.encoded, *b.map);
+  if (options.transform_source) b.source = options.transform_source(b.source);
+  b.timings.codegen = seconds_since(t0);
+}
+
+namespace compiler {
+
+PlanOptions plan_options(const Options& options, const BuildTarget& target) {
+  PlanOptions p;
+  p.precision = options.precision;
+  p.format = options.format;
+  p.csr = options.csr;
+  p.params = options.params;
+  p.value_coding = options.value_coding;
+  p.arch = target.arch;
+  p.cost_model = parse_cost_model(target.cost_model);
+  return p;
+}
+
+}  // namespace compiler
+
+}  // namespace spmvc

@@ -1,0 +1,144 @@
+// Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
+// the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
+// blocks and 16-bit columns, 8-bit value codes, fp32 values).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "codegen/codegen.hpp"
+#include "compiler.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/values/values.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::compiler {
+
+namespace {
+
+// Why `params` cannot run on the caller's arrays as they are (nullopt when they can).
+std::optional<std::string> device_csr_refusal(const FormatParams& params, const DeviceCsr& a,
+                                              Precision precision) {
+  auto misaligned = [](const void* p, std::size_t bytes) {
+    return reinterpret_cast<std::uintptr_t>(p) % bytes != 0;
+  };
+  int values = formats::kValuesPlain;
+  if (const auto* p = std::get_if<CsrParams>(&params)) {
+    if (p->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
+    const auto v = static_cast<std::size_t>(p->vector_width);
+    if (v > 1 && a.nnz % p->vector_width != 0)
+      return fmt::format("{}-wide loads would read past the {} nonzeros (not a multiple of {})", v,
+                         a.nnz, v);
+    // Coded values are spmvc's own array; plain ones are the caller's.
+    const bool own_values = p->values != formats::kValuesPlain;
+    if (v > 1 && (misaligned(a.col_idx, 4 * v) ||
+                  (!own_values &&
+                   misaligned(a.values, static_cast<std::size_t>(value_bytes(precision)) * v))))
+      return fmt::format("{}-wide loads need col_idx and values aligned to {} elements", v, v);
+    values = p->values;
+  } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
+    if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
+    values = q->values;
+  } else {
+    return fmt::format("{} needs its own encoding of the matrix", format_of(params));
+  }
+  if (values == formats::kValuesTable16)
+    return "16-bit value tables are built from host arrays only (device arrays: 8-bit tables)";
+  return std::nullopt;
+}
+
+}  // namespace
+
+void check_device_options(const Options& options) {
+  if (options.planner != PlannerMode::model)
+    throw InputError("planner", 0,
+                     "measure mode remembers decisions by the matrix's contents, which are in "
+                     "device memory here: use the model planner, or compile(CsrMatrix)");
+  if ((!options.reorder.empty() && options.reorder != "none") || options.ordering)
+    throw InputError("reorder", 0,
+                     "a matrix in device memory is multiplied in its own order: reordering needs "
+                     "compile(CsrMatrix)");
+  if (options.full_inspection)
+    throw InputError("full_inspection", 0,
+                     "from device arrays only row lengths are inspected (on the GPU): a full "
+                     "Profile needs compile(CsrMatrix)");
+  if (options.format != "auto" && options.format != "csr" && options.format != "csr_stream")
+    throw InputError("format", 0,
+                     fmt::format("{} needs its own encoding of the matrix; from device arrays only "
+                                 "csr and csr_stream (the CSR arrays as they are) run",
+                                 options.format));
+  if (options.params && !std::holds_alternative<CsrParams>(*options.params) &&
+      !std::holds_alternative<CsrStreamParams>(*options.params))
+    throw InputError("params", 0,
+                     fmt::format("{} parameters: from device arrays only csr and csr_stream run",
+                                 format_of(*options.params)));
+}
+
+Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
+                     const std::string& arch) {
+  BuildTarget target;
+  target.arch = arch;
+  PlanOptions po = plan_options(options, target);
+  const bool forced = options.csr || options.params;
+  std::vector<Candidate> all;
+  for (const std::string format : {"csr", "csr_stream"}) {
+    const bool wanted = forced
+                            ? (options.csr ? format == "csr" : format_of(*options.params) == format)
+                            : options.format == "auto" || options.format == format;
+    if (!wanted) continue;
+    po.format = format;
+    for (Candidate& c : make_plan(profile, po).candidates) all.push_back(std::move(c));
+  }
+  std::vector<Candidate> twins;
+  for (Candidate& c : all) {
+    if (!c.applicable) continue;
+    const std::optional<std::string> why = device_csr_refusal(c.params, a, options.precision);
+    if (!why) continue;
+    if (forced) throw InputError("params", 0, "from device arrays: " + *why);
+    const auto* p = std::get_if<CsrParams>(&c.params);
+    if (p != nullptr && p->vector_width > 1) {
+      CsrParams single = *p;
+      single.vector_width = 1;
+      if (!device_csr_refusal(single, a, options.precision)) {
+        const Prediction pr = predict(profile, single, po);
+        twins.push_back({"csr", single, describe(single), true,
+                         c.reason + "; single loads (device arrays)", pr.bytes(po.cost_model),
+                         pr.seconds(po.cost_model)});
+      }
+    }
+    c.applicable = false;
+    c.reason = "from device arrays: " + *why;
+  }
+  for (Candidate& t : twins) {
+    const bool seen = std::any_of(all.begin(), all.end(), [&](const Candidate& c) {
+      return c.applicable && c.format == t.format && c.label == t.label;
+    });
+    if (!seen) all.push_back(std::move(t));
+  }
+  Plan plan = pick_candidate(std::move(all), options.precision);
+  plan.why = forced ? "parameters forced by the caller (device arrays)"
+                    : fmt::format(
+                          "lowest predicted time of the csr and csr_stream candidates that "
+                          "run on device arrays as they are ({})",
+                          plan.candidates.front().reason);
+  return plan;
+}
+
+KernelSource generate_device_csr(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                 std::int64_t row_blocks) {
+  const std::string banner = codegen::banner(plan, profile);
+  if (const auto* params = std::get_if<CsrStreamParams>(&plan.params))
+    return formats::CsrStreamFormat::generate_kernel(*params, plan.precision, row_blocks, banner);
+  // csr's kernel needs only the sizes of the encoded matrix.
+  Encoded sizes;
+  sizes.format = "csr";
+  sizes.precision = plan.precision;
+  sizes.nrows = a.nrows;
+  sizes.ncols = a.ncols;
+  sizes.nnz = a.nnz;
+  return codegen::generate(plan, sizes, profile);
+}
+
+}  // namespace spmvc::compiler

@@ -1,0 +1,125 @@
+// compile(DeviceCsr): the build from a CSR matrix already in device memory, on the GPU. The GPU
+// inspects the arrays (runtime/device_csr.cpp), the planner chooses among the plans that run on
+// them (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the
+// caller's arrays, and the kernel comes from the cache.
+#include <cstdint>
+#include <limits>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "compiler.hpp"
+#include "device_csr.hpp"
+#include "formats/values/values.hpp"
+#include "operator_impl.hpp"
+
+namespace spmvc {
+
+namespace {
+
+using runtime::Clock;
+using runtime::seconds_since;
+
+// What the arrays must be for any plan: sizes that fit DeviceCsr's 32-bit offsets and device
+// pointers. InputError naming the fault.
+void check_device_arrays(const DeviceCsr& a) {
+  if (a.nrows < 0 || a.ncols < 0 || a.nnz < 0)
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("negative size: {} x {}, {} nonzeros", a.nrows, a.ncols, a.nnz));
+  if (a.nrows >= std::numeric_limits<std::int32_t>::max() ||
+      a.ncols > std::numeric_limits<std::int32_t>::max() ||
+      a.nnz > std::numeric_limits<std::int32_t>::max())
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("{} x {} with {} nonzeros does not fit the 32-bit row offsets and "
+                                 "columns of DeviceCsr",
+                                 a.nrows, a.ncols, a.nnz));
+  if (!runtime::is_device_pointer(a.row_ptr))
+    throw InputError("DeviceCsr", 0, "row_ptr is not a device (or managed) pointer");
+  if (a.nnz > 0 && !runtime::is_device_pointer(a.col_idx))
+    throw InputError("DeviceCsr", 0, "col_idx is not a device (or managed) pointer");
+  if (a.nnz > 0 && !runtime::is_device_pointer(a.values))
+    throw InputError("DeviceCsr", 0, "values is not a device (or managed) pointer");
+}
+
+}  // namespace
+
+Operator compile(const DeviceCsr& a, const Options& options) {
+  const runtime::DeviceInfo device = runtime::probe_device(options.device);
+  runtime::set_device(options.device);
+  compiler::check_device_options(options);
+  check_device_arrays(a);
+  auto im = std::make_unique<Operator::Impl>();
+  im->nrows = a.nrows;
+  im->ncols = a.ncols;
+  CompileTimings& timings = im->timings;
+  runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
+
+  // The build kernels are a unit of their own, cached like any other: their load counts as
+  // compile time.
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  timings.compile = kernels.seconds;
+
+  auto t0 = Clock::now();
+  runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
+  im->profile = std::move(inspection.profile);
+  timings.inspect = seconds_since(t0);
+
+  t0 = Clock::now();
+  im->plan = compiler::plan_device_csr(a, im->profile, options, device.arch());
+  timings.plan = seconds_since(t0);
+
+  // What is encoded, on the GPU: csr_stream's row blocks and 16-bit columns, 8-bit value codes or
+  // fp32 values.
+  t0 = Clock::now();
+  const int coding = formats::value_coding_of(im->plan.params);
+  if (coding == formats::kValuesTable8) {
+    runtime::DeviceValueCodes coded =
+        runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
+    im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
+    im->arrays.emplace_back("values", std::move(coded.codes));
+    im->arrays.emplace_back("values_table", std::move(coded.table));
+  } else if (coding == formats::kValuesF32) {
+    runtime::DeviceBuffer narrow = runtime::narrow_values_device(a, kernels);
+    im->device_bytes += static_cast<std::int64_t>(narrow.bytes());
+    im->arrays.emplace_back("values", std::move(narrow));
+  }
+  std::int64_t nblocks = 0;
+  bool narrow_columns = false;
+  if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
+    runtime::DeviceRowBlocks blocks =
+        runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_size, kernels);
+    nblocks = blocks.nblocks;
+    if (params->narrow_columns) {
+      // Wide blocks read the caller's col_idx (bound below as col_wide).
+      runtime::DeviceNarrowColumns narrow =
+          runtime::narrow_columns_device(a, blocks.starts, nblocks, kernels);
+      im->device_bytes += static_cast<std::int64_t>(narrow.base.bytes() + narrow.col16.bytes());
+      im->arrays.emplace_back("col_base", std::move(narrow.base));
+      im->arrays.emplace_back("col16", std::move(narrow.col16));
+      narrow_columns = true;
+    }
+    im->device_bytes += static_cast<std::int64_t>(blocks.starts.bytes());
+    im->arrays.emplace_back("row_blocks", std::move(blocks.starts));
+  }
+  timings.encode = seconds_since(t0);
+
+  t0 = Clock::now();
+  im->source = compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  if (options.transform_source) im->source = options.transform_source(im->source);
+  timings.codegen = seconds_since(t0);
+
+  timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
+
+  // The caller's arrays the kernel reads (its values only when they are not coded or dropped;
+  // spmvc's own "values" array comes first when they are).
+  const bool plain = coding == formats::kValuesPlain;
+  const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
+  im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
+  if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
+  im->bind_arrays();
+  runtime::synchronize();
+  return Operator::Impl::wrap(std::move(im));
+}
+
+}  // namespace spmvc

@@ -1,0 +1,84 @@
+// Operator's insides, shared by the files that build one: operator.cpp (the host pipeline's
+// build compiled and uploaded), measure.cpp (measure mode) and device_build.cpp (compile from
+// device arrays).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.hpp"
+#include "kernel_cache.hpp"
+#include "spmvc/build.hpp"
+#include "spmvc/spmvc.hpp"
+
+namespace spmvc {
+
+namespace runtime {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// The process's cache over `dir` (one per directory, so repeated compile() calls share the
+/// in-memory level); "" keeps kernels in memory only.
+KernelCache& cache_for(const std::filesystem::path& dir);
+/// The cache directory `options` ask for ("" when the disk cache is off).
+std::filesystem::path cache_dir_of(const Options& options);
+
+}  // namespace runtime
+
+struct Operator::Impl {
+  Profile profile;
+  Plan plan;
+  KernelSource source;
+  CompileTimings timings;
+  std::int64_t nrows = 0, ncols = 0, device_bytes = 0;
+  std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
+  /// Arrays the caller owns (compile(DeviceCsr)): read in place, never freed here.
+  std::vector<std::pair<std::string, const void*>> borrowed;
+  /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
+  static constexpr std::size_t kMaxParams = 24;
+  /// One per launch of the unit, in launch order.
+  struct Launch {
+    KernelLaunch desc;
+    std::shared_ptr<const runtime::LoadedKernel> kernel;
+    /// Device pointer of each array parameter, by parameter index (nullptr for the others).
+    std::vector<const void*> array_args;
+  };
+  std::vector<Launch> launches;
+
+  const void* array(const std::string& name) const;
+  /// Obtains the unit's CUBIN through `cache` and loads every launch's entry point: shared with
+  /// other operators (runtime::shared_kernel), or a load of its own when `own_load` (a reordered
+  /// unit, whose spmvc_row_map variable is set per operator). Fills the compile timings but the
+  /// time, which it returns.
+  double load_kernels(runtime::KernelCache& cache, const runtime::DeviceInfo& device,
+                      bool own_load);
+  /// Resolves every launch's array parameters to device pointers (after the arrays are in place).
+  void bind_arrays();
+
+  /// The operator for `build` (of the caller's matrix, through the pipeline): compiles through
+  /// the kernel cache, uploads the encoded arrays and binds them. `timings` arrive with the
+  /// steps before it filled in.
+  static std::unique_ptr<Impl> from_build(const Build& build, const Options& options,
+                                          const runtime::DeviceInfo& device,
+                                          CompileTimings timings);
+  /// Wraps an Impl (Operator's constructor is private to the friends it names).
+  static Operator wrap(std::unique_ptr<Impl> impl) { return Operator(std::move(impl)); }
+  static std::unique_ptr<Impl> unwrap(Operator&& op) { return std::move(op.impl_); }
+};
+
+/// Measure mode (measure.cpp): a remembered decision, else the model's best few candidates of
+/// `build` compiled and timed; the fastest becomes the operator.
+Operator compile_measured(const CsrMatrix& a, Build build, const Options& options,
+                          const BuildTarget& target, const runtime::DeviceInfo& device,
+                          const CompileTimings& timings);
+
+}  // namespace spmvc
