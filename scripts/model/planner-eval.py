@@ -3,14 +3,14 @@
 
 For every bandwidth-regime (with --regime small: small-regime) result of a `spmvc bench --suite`
 JSON (each format timed with the parameters the model chose for it then), plans the matrix again
-with the built spmvc (CPU only; plan and inspect JSON cached by scripts/planner_data.py) and
+with the built spmvc (CPU only; plan and inspect JSON cached by scripts/model/planner_data.py) and
 takes, per measured format, the
 prediction of the candidate with the measured parameters. The pick is the measured format with
 the lowest prediction; it counts when its measured time is within --tolerance (5%) of the
 oracle (the suite's fastest measured variant). Three ways to predict:
 
   build   the predictions as the build makes them (its compiler/calibration/<arch>.inc)
-  refit   the calibration fitted again here on every result (what scripts/calibrate.py writes;
+  refit   the calibration fitted again here on every result (what scripts/model/calibrate.py writes;
           equal to build when the committed file is current)
   loo     leave one matrix out: for each matrix the calibration is fitted on the others (both
           precisions of the matrix left out; formats need one matrix fewer) and predicts it
@@ -19,7 +19,7 @@ It also says where the build's best parameters for a format differ from the meas
 where the build's overall best candidate is a format or parameter set the suite did not time
 (the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
 
-Usage: scripts/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refit,loo]
+Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refit,loo]
        [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
 """
 import argparse

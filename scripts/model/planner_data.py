@@ -1,5 +1,5 @@
-"""Suite entries planned again on the CPU, cached: the inputs of scripts/planner-eval.py and
-scripts/calibrate.py.
+"""Suite entries planned again on the CPU, cached: the inputs of scripts/model/planner-eval.py and
+scripts/model/calibrate.py.
 
 For every bandwidth-regime result of a `spmvc bench --suite` JSON this runs the built `spmvc plan
 --json` (each candidate's predicted time and the time factor in it) and `spmvc inspect --json
@@ -15,7 +15,7 @@ import re
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/model/ -> the repository
 DEFAULT_SPMVC = os.path.join(ROOT, "build", "host", "cli", "spmvc")
 DEFAULT_MATRICES = os.environ.get("SPMVC_MATRIX_DIR",
                                   os.path.join(ROOT, "..", "shared", "matrices"))

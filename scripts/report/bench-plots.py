@@ -6,7 +6,7 @@ python3-matplotlib). Writes, next to the JSON unless --out says otherwise:
   bandwidth-<prec>.svg % of measured read bandwidth on each variant's own bytes
   planner-<prec>.svg   the planner's time over the oracle's (the fastest measured variant)
 
-Usage: scripts/bench-plots.py SUITE.json [--out DIR] [--png]
+Usage: scripts/report/bench-plots.py SUITE.json [--out DIR] [--png]
 """
 import argparse
 import json
