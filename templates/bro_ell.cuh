@@ -237,9 +237,8 @@ __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int nco
     } else if (kJ < ncol) {
       // Wider accumulation than storage (fp32 values, fp64 sums): the branch above made ptxas
       // spill on long patterns, so padding loads x at the lane's last column (0 before any) and
-      // a select drops its product. Only here: on the H100 a kernel that did this for every
-      // precision (with a per-slice bound on the symbol loads) ran 2-25% slower on 9 of 10
-      // suite matrices (bench/results/2026-11-23-h100-bro-sweep).
+      // a select drops its product. Only here: where the branch does not spill, it measured
+      // faster (bench/results/2026-11-23-h100-bro-sweep).
       col += static_cast<int>(d);
       const Acc product = static_cast<Acc>(load_ro(v + kJ * kLanes)) *
                           static_cast<Acc>(load_ro(x + (col < 0 ? 0 : col)));

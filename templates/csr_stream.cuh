@@ -16,14 +16,11 @@
 //
 // Reduction: with R rows in a block, L = the largest power of two <= min(32, kBlockSize / R)
 // lanes share each row; they sum its products cyclically and combine them with warp shuffles.
-// Every row is written once by one lane: no atomics, results are the same run to run. (Sharing
-// a block's long rows among more lanes, in rounds over its rows, measured slower on the H100:
-// wiki-Vote x16M fp32 0.85x -> 0.64x of cuSPARSE, ct2010 x16M fp64 1.23x -> 1.13x; the reduction
-// is on every block's critical path, and each round adds to it. Thread blocks that compute
-// several row blocks in turn, loading the next one's bounds during the current one, measured
-// slower still: 4 in turn took wiki-Vote x16M fp32 from 63 to 114 us, ct2010 from 82 to 95 us,
-// at 32 registers without spills; the hardware's own scheduling of independent blocks hides the
-// bounds' latency better than the chain of in-turn blocks does.)
+// Every row is written once by one lane: no atomics, results are the same run to run. Each
+// thread block computes one row block and reduces each row in one pass: the reduction is on
+// every block's critical path, so neither rounds that share long rows among more lanes nor
+// blocks that walk several row blocks in turn pay (the hardware's scheduling of independent
+// blocks hides the bounds' latency better; both measured slower, bench/results/README.md).
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -166,8 +163,7 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   const int last = __ldg(row_blocks + blockIdx.x + 1);
   const int t = static_cast<int>(threadIdx.x);
   // Each lane's row bounds for the reduction are loaded here, beside the block's bounds, rather
-  // than after the products: one dependent load fewer on the block's path (email-Enron x16M fp32
-  // 67 -> 62 us, ct2010 x16M fp32 88 -> 82 us on the H100).
+  // than after the products: one dependent load fewer on the block's critical path.
   const int rows = last - first;
   const int lanes = lanes_per_row<kBlockSize>(rows);
   const int local = t / lanes;

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""How close the planner's model pick comes to the fastest measured format, offline.
+
+For every bandwidth-regime (with --regime small: small-regime) result of a `spmvc bench --suite`
+JSON (each format timed with the parameters the model chose for it then), plans the matrix again
+with the built spmvc (CPU only; plan and inspect JSON cached by scripts/model/planner_data.py) and
+takes, per measured format, the
+prediction of the candidate with the measured parameters. The pick is the measured format with
+the lowest prediction; it counts when its measured time is within --tolerance (5%) of the
+oracle (the suite's fastest measured variant). Three ways to predict:
+
+  build   the predictions as the build makes them (its compiler/calibration/<arch>.inc)
+  refit   the calibration fitted again here on every result (what scripts/model/calibrate.py writes;
+          equal to build when the committed file is current)
+  loo     leave one matrix out: for each matrix the calibration is fitted on the others (both
+          precisions of the matrix left out; formats need one matrix fewer) and predicts it
+
+It also says where the build's best parameters for a format differ from the measured ones, and
+where the build's overall best candidate is a format or parameter set the suite did not time
+(the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
+
+Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refit,loo]
+       [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
+"""
+import argparse
+import os
+import sys
+
+import planner_data as pd
+
+
+def pick(result, obs, predict):
+    """(format, measured / oracle) of the lowest predicted measured format."""
+    best = None
+    for fmt, o in obs.items():
+        if "raw" not in o:
+            continue
+        t = predict(fmt, o)
+        if t is not None and (best is None or t < best[0]):
+            best = (t, fmt)
+    if best is None:
+        return None, None
+    return best[1], obs[best[1]]["ms"] / (result["oracle"]["ms"] * 1e-3)
+
+
+def refit_predict(rows, model, precision):
+    def predict(fmt, o):
+        f = pd.calibrated(rows, fmt, precision, o["imbalance"])
+        return None if f is None else o["raw"][model] * f
+    return predict
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--spmvc", default=pd.DEFAULT_SPMVC)
+    ap.add_argument("--matrices", default=pd.DEFAULT_MATRICES)
+    ap.add_argument("--cache", default=pd.DEFAULT_CACHE)
+    ap.add_argument("--mode", default="build,refit,loo")
+    ap.add_argument("--cost-model", default="compulsory", choices=["compulsory", "traffic"])
+    ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--calibration",
+                    default=os.path.join(pd.ROOT, "compiler", "calibration", "sm_90.inc"))
+    ap.add_argument("--min-matrices", type=int, default=4)
+    ap.add_argument("--regime", default="bandwidth", choices=["bandwidth", "small"],
+                    help="the suite's results to score (the calibration is fitted on bandwidth)")
+    ap.add_argument("--verbose", "-v", action="store_true", help="one line per result")
+    ap.add_argument("suite")
+    a = ap.parse_args()
+    model = a.cost_model
+
+    doc, results = pd.bandwidth_results(a.suite, a.regime)
+    runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr))
+    # The refit and leave-one-out modes recompute warp_imbalance here: it must agree with the
+    # build's, which the committed calibration file and the build's time factors tell.
+    committed, _ = pd.read_inc(a.calibration)
+    entries, notes, unmeasured = [], [], set()
+    for r in results:
+        plan, profile = runner.plan(r), runner.profile(r)
+        obs = pd.observations(r, plan, profile)
+        entries.append((r, obs))
+        name = f"{r['matrix']} {r['precision']}"
+        for fmt, o in obs.items():
+            expected = pd.calibrated(committed, fmt, r["precision"], o.get("imbalance", 1.0))
+            if "raw" in o and expected is not None and abs(o["time_factor"] / expected - 1) > 2e-3:
+                notes.append(f"{name}: {fmt}'s time factor is {o['time_factor']:.4f} in the build, "
+                             f"{expected:.4f} from {a.calibration} (stale build or imbalance)")
+            if "missing" in o:
+                notes.append(f"{name}: {fmt} [{o['missing']}] is no longer a candidate")
+            elif o["top_label"] != o["label"]:
+                notes.append(f"{name}: {fmt} measured [{o['label']}], the build's best is "
+                             f"[{o['top_label']}]")
+        top = min((c for c in plan["candidates"] if c["applicable"]),
+                  key=lambda c: c["seconds_by_model"][model])
+        timed = obs.get(top["format"], {})
+        if timed.get("label") != top["label"]:
+            unmeasured.add(id(r))
+            notes.append(f"{name}: the build's best candidate, {top['format']} [{top['label']}], "
+                         "was not timed: its pick above is the best timed candidate")
+
+    modes = [m for m in a.mode.split(",") if m]
+    picks = {m: {} for m in modes}
+    if "build" in modes:
+        for r, obs in entries:
+            picks["build"][id(r)] = pick(r, obs, lambda fmt, o: o["predicted"][model])
+    if "refit" in modes:
+        rows = pd.fit(entries, model, a.min_matrices)
+        for r, obs in entries:
+            picks["refit"][id(r)] = pick(r, obs, refit_predict(rows, model, r["precision"]))
+    if "loo" in modes:
+        for name in sorted({r["matrix"] for r, _ in entries}):
+            # One matrix fewer: a format timed on exactly --min-matrices keeps a row.
+            rows = pd.fit([e for e in entries if e[0]["matrix"] != name], model,
+                          max(1, a.min_matrices - 1))
+            for r, obs in entries:
+                if r["matrix"] == name:
+                    picks["loo"][id(r)] = pick(r, obs, refit_predict(rows, model, r["precision"]))
+
+    print(f"{doc['gpu']}, {len(entries)} {a.regime}-regime results of {a.suite}; "
+          f"{model} cost model; within {100 * a.tolerance:.0f}% of the oracle")
+    header = f"{'matrix':24s} {'prec':4s} {'oracle':11s}" + "".join(
+        f" {m + ' pick':>18s}" for m in modes)
+    rows_out = []
+    for r, obs in entries:
+        cells = []
+        for m in modes:
+            f, ratio = picks[m][id(r)]
+            mark = " " if ratio is not None and ratio <= 1 + a.tolerance else "*"
+            if m == "build" and id(r) in unmeasured:
+                mark = "?" if mark == " " else mark
+            cells.append(f" {f or '-':>11s} {ratio or 0:5.2f}{mark}")
+        line = f"{r['matrix'][:24]:24s} {r['precision']:4s} {r['oracle']['format'][:11]:11s}" + \
+            "".join(cells)
+        if a.verbose or "*" in line or "?" in line:
+            rows_out.append(line)
+    print(header)
+    print("\n".join(rows_out))
+    for prec in ("f64", "f32"):
+        counts = []
+        for m in modes:
+            sel = [picks[m][id(r)] for r, _ in entries if r["precision"] == prec]
+            ok = sum(1 for _, ratio in sel if ratio is not None and ratio <= 1 + a.tolerance)
+            counts.append(f"{m} {ok}/{len(sel)}")
+        print(f"{prec}: " + ", ".join(counts))
+    print("*: more than the tolerance from the oracle; ?: within it, but the build's best candidate "
+          "overall has parameters the suite did not time (see notes)")
+    if notes:
+        print("notes:")
+        print("\n".join("  " + n for n in notes))
+
+
+if __name__ == "__main__":
+    main()
