@@ -11,14 +11,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bandwidth.hpp"
 #include "codegen/test_vector.hpp"
 #include "commands.hpp"
 #include "compiler.hpp"
-#include "cusparse_baseline.hpp"
-#include "device.hpp"
-#include "kernel_cache.hpp"
-#include "nvrtc_compiler.hpp"
+#include "spmvc/bench/bandwidth.hpp"
+#include "spmvc/bench/cusparse.hpp"
+#include "spmvc/bench/gpu.hpp"
 
 namespace spmvc::cli {
 
@@ -44,8 +42,8 @@ struct Measured {
 // Median milliseconds per call of `fn` over `reps` repetitions, each long enough to time.
 double median_ms(const std::function<void()>& fn, const BenchArgs& b) {
   for (int i = 0; i < 5; ++i) fn();  // warm-up: module load, first-touch, clocks
-  runtime::synchronize();
-  runtime::EventTimer timer;
+  bench::synchronize();
+  bench::GpuTimer timer;
   timer.start();
   fn();
   const double single = std::max(1e-3, static_cast<double>(timer.stop_ms()));
@@ -61,7 +59,7 @@ double median_ms(const std::function<void()>& fn, const BenchArgs& b) {
 }
 
 int run_bench(const MatrixArgs& args, const BenchArgs& b) {
-  const runtime::DeviceInfo device = runtime::probe_device(0);
+  const bench::Gpu device = bench::open_gpu(0);
   std::string label;
   const CsrMatrix a = load_matrix(args, &label);
   Options options = make_options(args);
@@ -71,7 +69,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   double read_bw = 3.06e12;  // BENCHMARKING.md's H100 figure when not measured
   if (!b.skip_bandwidth) {
     if (!args.quiet) fmt::print(stderr, "measuring read bandwidth ...\n");
-    read_bw = runtime::measure_read_bandwidth();
+    read_bw = bench::measure_read_bandwidth();
   }
 
   // One-time costs: a cold compile into an empty cache directory, then the same kernel from disk
@@ -81,9 +79,9 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   if (!args.quiet) fmt::print(stderr, "compiling (cold) ...\n");
   Operator op = compile(a, options);
   const CompileTimings cold = op.timings();
-  runtime::KernelCache disk_cache(cache_dir);
-  const runtime::CachedKernel from_disk = disk_cache.get(op.source(), device.arch());
-  const runtime::CachedKernel from_memory = disk_cache.get(op.source(), device.arch());
+  bench::KernelCacheProbe disk_cache(cache_dir.string());
+  const bench::KernelCacheProbe::Lookup from_disk = disk_cache.get(op.source(), device.arch);
+  const bench::KernelCacheProbe::Lookup from_memory = disk_cache.get(op.source(), device.arch);
   fs::remove_all(cache_dir);
 
   const std::vector<double> x_host = codegen::test_vector(a.ncols, p);
@@ -92,7 +90,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
 
   const std::size_t xb = static_cast<std::size_t>(a.ncols) * static_cast<std::size_t>(vb);
   const std::size_t yb = static_cast<std::size_t>(a.nrows) * static_cast<std::size_t>(vb);
-  runtime::DeviceBuffer dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
+  bench::DeviceArray dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
   if (p == Precision::f64) {
     dx.upload(x_host.data(), xb);
   } else {
@@ -102,7 +100,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   auto check = [&](const std::function<void()>& fn) {
     dy.fill_bytes(0xff);  // NaN poison: unwritten rows fail the check
     fn();
-    runtime::synchronize();
+    bench::synchronize();
     std::vector<double> y(static_cast<std::size_t>(a.nrows));
     if (p == Precision::f64) {
       dy.download(y.data(), yb);
@@ -139,13 +137,13 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     }
   }
 
-  runtime::CusparseCsr cusparse(a, p);
-  for (runtime::CusparseAlg alg : {runtime::CusparseAlg::csr_alg1, runtime::CusparseAlg::csr_alg2,
-                                   runtime::CusparseAlg::sell_alg1}) {
+  bench::CusparseCsr cusparse(a, p);
+  for (bench::CusparseAlg alg : {bench::CusparseAlg::csr_alg1, bench::CusparseAlg::csr_alg2,
+                                 bench::CusparseAlg::sell_alg1}) {
     if (cusparse.not_applicable(alg)) continue;
     cusparse.prepare(alg, dx.get(), dy.get());
     auto fn = [&] { cusparse.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); };
-    results.push_back({fmt::format("cusparse {}", runtime::to_string(alg)), 0, check(fn)});
+    results.push_back({fmt::format("cusparse {}", bench::to_string(alg)), 0, check(fn)});
     results.back().ms = median_ms(fn, b);
   }
 
@@ -178,9 +176,9 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     j["nnz"] = a.nnz();
     j["precision"] = std::string(to_string(p));
     j["gpu"] = device.name;
-    j["arch"] = device.arch();
-    j["nvrtc"] = runtime::nvrtc_version();
-    j["cusparse"] = runtime::CusparseCsr::version();
+    j["arch"] = device.arch;
+    j["nvrtc"] = bench::nvrtc_version();
+    j["cusparse"] = bench::CusparseCsr::version();
     j["read_bandwidth"] = read_bw;
     j["kernel"] = op.source().kernel_name;
     j["plan"] = describe(op.plan().params);
@@ -222,7 +220,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("{} on {} ({}), {} x {}, {} nnz, {}; read bandwidth {:.0f} GB/s{}\n", label,
-               device.name, device.arch(), a.nrows, a.ncols, a.nnz(), to_string(p), read_bw / 1e9,
+               device.name, device.arch, a.nrows, a.ncols, a.nnz(), to_string(p), read_bw / 1e9,
                b.skip_bandwidth ? " (assumed)" : " (measured)");
     fmt::print("kernel {} [{}], {} registers, {} spill bytes\n", op.source().kernel_name,
                describe(op.plan().params), cold.registers, cold.spill_bytes);

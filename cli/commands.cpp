@@ -201,7 +201,7 @@ int run_plan(const MatrixArgs& args) {
   const compiler::Prediction chosen = compiler::predict(profile, plan.params, popts);
   if (args.json) {
     // Beside the plan: the cost model that ranked, the traffic model's bytes by kind, and each
-    // applicable candidate's time under both models (scripts/traffic-report.py reads them).
+    // applicable candidate's time under both models (scripts/model/traffic-report.py reads them).
     auto traffic_json = [](const compiler::TrafficBytes& t) {
       return nlohmann::ordered_json{{"matrix", t.matrix},
                                     {"x", t.x},

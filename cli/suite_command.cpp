@@ -2,7 +2,8 @@
 // times every applicable format (each with the planner's parameters for it) and the planner's own
 // pick against cuSPARSE CSR ALG1 (with preprocess) and ALG2, in one process, on one GPU, with the
 // same x (../shared/docs/BENCHMARKING.md). Results are appended to a JSON document after every
-// matrix, so a run cut short keeps what it measured; scripts/bench-plots.py draws the figures.
+// matrix, so a run cut short keeps what it measured; scripts/report/bench-plots.py draws the
+// figures.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,15 +19,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bandwidth.hpp"
 #include "codegen/test_vector.hpp"
 #include "commands.hpp"
 #include "compiler.hpp"
-#include "cusparse_baseline.hpp"
-#include "device.hpp"
-#include "device_csr.hpp"
 #include "formats/format.hpp"
-#include "nvrtc_compiler.hpp"
+#include "spmvc/bench/bandwidth.hpp"
+#include "spmvc/bench/cusparse.hpp"
+#include "spmvc/bench/gpu.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 
@@ -118,7 +117,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           e.replicate_to > 0 ? fmt::format(" replicated to >= {} nonzeros", e.replicate_to) : "");
     return 0;
   }
-  const runtime::DeviceInfo device = runtime::probe_device(0);
+  const bench::Gpu device = bench::open_gpu(0);
   std::vector<std::string> formats;
   if (s.formats == "all") {
     for (const formats::FormatUnit* u : formats::registry()) formats.emplace_back(u->name());
@@ -144,18 +143,18 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   }();
 
   double read_bw = 3.06e12;
-  if (!b.skip_bandwidth) read_bw = runtime::measure_read_bandwidth();
+  if (!b.skip_bandwidth) read_bw = bench::measure_read_bandwidth();
 
   json doc;
   doc["suite"] = "spmvc-" + s.version;
   doc["gpu"] = device.name;
-  doc["arch"] = device.arch();
+  doc["arch"] = device.arch;
   doc["cuda_runtime"] = device.runtime_version;
   doc["cuda_driver"] = device.driver_version;
-  doc["nvrtc"] = runtime::nvrtc_version();
-  doc["cusparse"] = runtime::CusparseCsr::version();
+  doc["nvrtc"] = bench::nvrtc_version();
+  doc["cusparse"] = bench::CusparseCsr::version();
   doc["baselines"] = {"cusparse csr_alg1 (preprocessed)", "cusparse csr_alg2",
-                      fmt::format("cusparse sell_alg1 (slice {})", runtime::kCusparseSellSlice)};
+                      fmt::format("cusparse sell_alg1 (slice {})", bench::kCusparseSellSlice)};
   doc["read_bandwidth"] = read_bw;
   doc["read_bandwidth_measured"] = !b.skip_bandwidth;
   doc["repetitions"] = b.repetitions;
@@ -189,7 +188,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       const std::vector<double> x_host = codegen::test_vector(a.ncols, p);
       std::vector<double> ref(static_cast<std::size_t>(a.nrows));
       compiler::csr_reference_spmv(a, x_host, ref);
-      runtime::DeviceBuffer dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
+      bench::DeviceArray dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
       if (p == Precision::f64) {
         dx.upload(x_host.data(), xb);
       } else {
@@ -199,7 +198,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       auto check = [&](const std::function<void()>& fn) {
         dy.fill_bytes(0xff);
         fn();
-        runtime::synchronize();
+        bench::synchronize();
         std::vector<double> y(static_cast<std::size_t>(a.nrows));
         if (p == Precision::f64) {
           dy.download(y.data(), yb);
@@ -227,11 +226,10 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       // Baselines.
       double best_cusparse = std::numeric_limits<double>::infinity();
       {
-        runtime::CusparseCsr cusparse(a, p);
-        for (runtime::CusparseAlg alg :
-             {runtime::CusparseAlg::csr_alg1, runtime::CusparseAlg::csr_alg2,
-              runtime::CusparseAlg::sell_alg1}) {
-          json& cj = r["cusparse"][std::string(runtime::to_string(alg))];
+        bench::CusparseCsr cusparse(a, p);
+        for (bench::CusparseAlg alg : {bench::CusparseAlg::csr_alg1, bench::CusparseAlg::csr_alg2,
+                                       bench::CusparseAlg::sell_alg1}) {
+          json& cj = r["cusparse"][std::string(bench::to_string(alg))];
           if (const auto why = cusparse.not_applicable(alg)) {
             cj = {{"applicable", false}, {"reason", *why}};
             continue;
@@ -321,8 +319,8 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the
       // one-time cost of an application whose matrix is already on the GPU.
       {
-        const runtime::ResidentCsr resident = runtime::upload_csr(a, p);
-        const DeviceCsr& view = resident.view;
+        const bench::ResidentCsr resident(a, p);
+        const DeviceCsr& view = resident.view();
         Options o;
         o.precision = p;
         try {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "bandwidth.hpp"
-#include "cusparse_baseline.hpp"
 #include "device.hpp"
 #include "kernel_cache.hpp"
 #include "nvrtc_compiler.hpp"
+#include "spmvc/bench/bandwidth.hpp"
+#include "spmvc/bench/cusparse.hpp"
 #include "spmvc/error.hpp"
 #include "test_kernels.hpp"
 #include "test_support.hpp"
@@ -24,6 +24,7 @@
 namespace fs = std::filesystem;
 using namespace spmvc;
 using namespace spmvc::runtime;
+using namespace spmvc::bench;
 
 #define SPMVC_REQUIRE_DEVICE()            \
   try {                                   \

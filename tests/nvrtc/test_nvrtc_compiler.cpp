@@ -9,14 +9,15 @@
 #include <string_view>
 #include <vector>
 
-#include "bandwidth.hpp"
 #include "nvrtc_compiler.hpp"
+#include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/error.hpp"
 #include "test_kernels.hpp"
 
 namespace fs = std::filesystem;
 using namespace spmvc;
 using namespace spmvc::runtime;
+using namespace spmvc::bench;
 
 namespace {
 

@@ -15,16 +15,17 @@
 #include <thread>
 #include <vector>
 
-#include "bandwidth.hpp"
-#include "cusparse_baseline.hpp"
 #include "device.hpp"
 #include "kernel_cache.hpp"
+#include "spmvc/bench/bandwidth.hpp"
+#include "spmvc/bench/cusparse.hpp"
 #include "spmvc/error.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace spmvc;
 using namespace spmvc::runtime;
+using namespace spmvc::bench;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "spmvc/matrix.hpp"
 #include "spmvc/plan.hpp"
 
-namespace spmvc::runtime {
+namespace spmvc::bench {
 
 /// csr_alg1 and csr_alg2 run on the CSR arrays; sell_alg1 on a Sliced ELL copy (slices of
 /// kCusparseSellSlice rows, built on first use).
@@ -56,4 +56,4 @@ class CusparseCsr {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace spmvc::runtime
+}  // namespace spmvc::bench

@@ -1,4 +1,4 @@
-#include "bandwidth.hpp"
+#include "spmvc/bench/bandwidth.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -9,7 +9,10 @@
 #include "nvrtc_compiler.hpp"
 #include "spmvc/error.hpp"
 
-namespace spmvc::runtime {
+namespace spmvc::bench {
+
+// The runtime's device layer (device.hpp, nvrtc_compiler.hpp) does the CUDA work.
+using namespace spmvc::runtime;
 
 namespace {
 
@@ -144,4 +147,4 @@ double measure_copy_bandwidth(std::int64_t bytes, int reps) {
   return 2.0 * static_cast<double>(n) * 16.0 / s;
 }
 
-}  // namespace spmvc::runtime
+}  // namespace spmvc::bench

@@ -1,4 +1,4 @@
-#include "cusparse_baseline.hpp"
+#include "spmvc/bench/cusparse.hpp"
 
 #include <cusparse.h>
 #include <library_types.h>
@@ -14,7 +14,10 @@
 #include "device.hpp"
 #include "spmvc/error.hpp"
 
-namespace spmvc::runtime {
+namespace spmvc::bench {
+
+// The runtime's device layer (device.hpp, nvrtc_compiler.hpp) does the CUDA work.
+using namespace spmvc::runtime;
 
 namespace {
 
@@ -306,4 +309,4 @@ std::string CusparseCsr::version() {
   return fmt::format("{}.{}.{}", major, minor, patch);
 }
 
-}  // namespace spmvc::runtime
+}  // namespace spmvc::bench

@@ -7,7 +7,7 @@
 
 #include "spmvc/kernel.hpp"
 
-namespace spmvc::runtime {
+namespace spmvc::bench {
 
 /// Bytes per second read by a grid-stride kernel that sums `bytes` of int4 data (rounded down
 /// to 16-byte elements) on device 0: median of `reps` timed launches after a warm-up. `bytes`
@@ -23,4 +23,4 @@ double measure_copy_bandwidth(std::int64_t bytes = std::int64_t{1} << 30, int re
 /// unit; exposed so the nvrtc tests compile it without a GPU.
 KernelSource bandwidth_kernel_source();
 
-}  // namespace spmvc::runtime
+}  // namespace spmvc::bench

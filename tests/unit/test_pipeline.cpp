@@ -1,0 +1,146 @@
+// The host pipeline (spmvc::build): the one stage sequence compile(), `spmvc plan`, `emit` and
+// `explain` share. A build is what the stages give by hand; a reordered build computes the
+// caller's product through its row map; stopping after planning leaves the unit empty.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+#include <algorithm>
+
+#include "codegen/codegen.hpp"
+#include "codegen/emit.hpp"
+#include "codegen/test_vector.hpp"
+#include "compiler.hpp"
+#include "spmvc/build.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+namespace fs = std::filesystem;
+
+namespace {
+
+// y = A x in the caller's order from a build's encoded arrays: the format's reference product on
+// the (possibly reordered) matrix, x gathered through the column map and y scattered through the
+// row map the unit carries, as the kernels do.
+std::vector<double> product_through_build(const Build& b, const std::vector<double>& x) {
+  std::vector<double> xb = x;
+  if (b.map && !b.map->cols.empty()) {
+    for (std::size_t j = 0; j < xb.size(); ++j) xb[j] = x[static_cast<std::size_t>(b.map->cols[j])];
+  }
+  std::vector<double> yb(static_cast<std::size_t>(b.encoded.nrows));
+  compiler::reference_spmv(b.plan, b.encoded, xb, yb);
+  if (!b.map) return yb;
+  std::vector<double> y(yb.size());
+  for (std::size_t i = 0; i < yb.size(); ++i) y[static_cast<std::size_t>(b.map->rows[i])] = yb[i];
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("build gives what the stages give by hand, in the caller's order") {
+  const CsrMatrix a = gen::from_spec("stencil27:n=8");
+  Options o;
+  o.precision = Precision::f32;
+  const Build b = build(a, o);
+  CHECK_FALSE(b.reordered);
+  CHECK_FALSE(b.map);
+  CHECK(b.plan.reorder == "none");
+
+  const Profile profile = inspect(a, InspectDepth::rows);
+  compiler::PlanOptions po;
+  po.precision = Precision::f32;
+  const Plan plan = compiler::make_plan(profile, po);
+  const Encoded encoded = compiler::encode(a, plan);
+  const KernelSource source = codegen::generate(plan, encoded, profile);
+  CHECK(b.plan.format == plan.format);
+  CHECK(describe(b.plan.params) == describe(plan.params));
+  CHECK(b.source.source == source.source);
+  CHECK(b.source.kernel_name == source.kernel_name);
+  REQUIRE(b.encoded.arrays.size() == encoded.arrays.size());
+  for (std::size_t i = 0; i < encoded.arrays.size(); ++i)
+    CHECK(b.encoded.arrays[i].bytes == encoded.arrays[i].bytes);
+}
+
+TEST_CASE("a reordered build carries its row map and multiplies in the caller's order") {
+  // A stencil numbered at random: RCM has something to do.
+  CsrMatrix a = gen::from_spec("stencil2d:n=24");
+  Ordering shuffle{"shuffle", PermutationKind::symmetric, {}, 0, ""};
+  shuffle.perm.resize(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < shuffle.perm.size(); ++i)
+    shuffle.perm[i] = static_cast<std::int32_t>((i * 37) % shuffle.perm.size());
+  a = permute(a, shuffle);
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+
+  for (const bool renumber : {false, true}) {
+    CAPTURE(renumber);
+    Options o;
+    o.reorder = "rcm";
+    o.renumber_columns = renumber;
+    const Build b = build(a, o);
+    REQUIRE(b.reordered);
+    REQUIRE(b.map);
+    CHECK(b.map->cols.empty() == !renumber);
+    CHECK(b.plan.reorder == (renumber ? "rcm (rows and columns)" : "rcm (rows)"));
+    CHECK(b.source.source.find("#define SPMVC_ROW_MAP 1") != std::string::npos);
+    CHECK_NOTHROW(b.encoded.array("row_map"));
+    CHECK(b.encoded.nrows == a.nrows);
+    CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
+  }
+}
+
+TEST_CASE("emit writes a reordered unit whose reference y is in the caller's order") {
+  const CsrMatrix a = gen::from_spec("random:n=300,per_row=6");
+  Options o;
+  o.reorder = "rcm";
+  const Build b = build(a, o);
+  REQUIRE(b.map);
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+  const fs::path dir =
+      fs::temp_directory_path() / ("spmvc-test-emit-reorder-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  codegen::emit(b.plan, b.encoded, b.source, ref, dir);
+  const Encoded back = codegen::read_encoded(dir / "matrix.bin");
+  CHECK(std::any_of(back.arrays.begin(), back.arrays.end(),
+                    [](const EncodedArray& e) { return e.name == "row_map"; }));
+  // The harness points spmvc_row_map at the uploaded map before its launches.
+  CHECK(codegen::harness_source(b.encoded, b.source).find("cudaMemcpyToSymbol(spmvc_row_map") !=
+        std::string::npos);
+  CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("build can stop after planning, and realize finishes any candidate") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=10,ef=8");
+  const Options o;
+  BuildTarget t;
+  t.until = BuildStage::plan;
+  Build b = build(a, o, t);
+  CHECK(b.source.source.empty());
+  CHECK(b.encoded.arrays.empty());
+  REQUIRE(b.plan.candidates.size() > 1);
+  // The second applicable candidate, encoded and generated by the pipeline's tail.
+  const auto second = std::find_if(b.plan.candidates.begin() + 1, b.plan.candidates.end(),
+                                   [](const Candidate& c) { return c.applicable; });
+  REQUIRE(second != b.plan.candidates.end());
+  Plan p = b.plan;
+  p.format = second->format;
+  p.params = second->params;
+  realize(a, b, p, o);
+  CHECK(b.plan.format == second->format);
+  CHECK_FALSE(b.source.source.empty());
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+  CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-12);
+}
+
+TEST_CASE("build refuses an ordering that is no permutation of the matrix") {
+  const CsrMatrix a = gen::from_spec("stencil2d:n=6");
+  Options o;
+  o.ordering = Ordering{"broken", PermutationKind::rows_only, {0, 0, 1}, 0, ""};
+  CHECK_THROWS_WITH_AS(build(a, o), doctest::Contains("not a permutation"), InputError);
+}
