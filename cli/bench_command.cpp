@@ -66,7 +66,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const Precision p = options.precision;
   const double vb = value_bytes(p);
 
-  double read_bw = 3.06e12;  // BENCHMARKING.md's H100 figure when not measured
+  double read_bw = compiler::kDefaultReadBandwidth;
   if (!b.skip_bandwidth) {
     if (!args.quiet) fmt::print(stderr, "measuring read bandwidth ...\n");
     read_bw = bench::measure_read_bandwidth();
@@ -152,7 +152,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
       static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);
   const double own_bytes =
       static_cast<double>(op.device_bytes() + static_cast<std::int64_t>(xb + yb));
-  const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
+  const double tol = compiler::result_tolerance(p);
   double best_cusparse = std::numeric_limits<double>::infinity();
   for (const Measured& m : results) {
     if (m.name.rfind("cusparse", 0) == 0 && m.rel_error <= tol)

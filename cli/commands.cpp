@@ -14,13 +14,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "codegen/codegen.hpp"
 #include "codegen/emit.hpp"
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
-#include "formats/bro_hyb/bro_eta.hpp"
-#include "formats/cci/cci_format.hpp"
-#include "formats/format.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
@@ -32,8 +28,6 @@
 namespace spmvc::cli {
 
 namespace {
-
-double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
 
 std::string with_commas(std::int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v), out;
@@ -102,60 +96,35 @@ std::string format_sizes(const CsrMatrix& a, const Profile& profile, Precision p
       "4 B per nonzero)\n  {:<9} {:<34} {:>12} {:>12} {:>8} {:>8}  {:>12}  {}\n",
       to_string(precision), "format", "parameters", "bytes", "index bytes", "B/nnz", "eta",
       "predicted", "paper's measure");
-  for (const formats::FormatUnit* unit : formats::registry()) {
-    compiler::PlanOptions o;
-    o.precision = precision;
-    o.format = std::string(unit->name());
-    Plan plan;
-    try {
-      plan = compiler::make_plan(profile, o);
-    } catch (const InputError& e) {
+  auto progress = [quiet](std::string_view format) {
+    if (!quiet) fmt::print(stderr, "encoding {} ...\n", format);
+  };
+  const double nnz = std::max<double>(1.0, static_cast<double>(a.nnz()));
+  for (const compiler::FormatSize& f : compiler::format_sizes(a, profile, precision, progress)) {
+    if (!f.applicable) {
       // The planner lists every rejected parameter set on its own line: one line per format here.
-      std::string reasons = e.detail();
+      std::string reasons = f.reason;
       const std::string lead = "no format can implement this matrix:\n  ";
       if (reasons.rfind(lead, 0) == 0) reasons = reasons.substr(lead.size());
       for (std::size_t at; (at = reasons.find("\n  ")) != std::string::npos;)
         reasons.replace(at, 3, "; ");
-      text += fmt::format("  {:<9} does not apply: {}\n", unit->name(), reasons);
-      rows.push_back({{"format", unit->name()}, {"applicable", false}, {"reason", e.detail()}});
+      text += fmt::format("  {:<9} does not apply: {}\n", f.format, reasons);
+      rows.push_back({{"format", f.format}, {"applicable", false}, {"reason", f.reason}});
       continue;
     }
-    if (!quiet) fmt::print(stderr, "encoding {} ...\n", unit->name());
-    const Encoded e = compiler::encode(a, plan);
-    std::int64_t index = 0;
-    for (const EncodedArray& arr : e.arrays) {
-      if (arr.scratch || arr.type == ElemType::f32 || arr.type == ElemType::f64) continue;
-      index += static_cast<std::int64_t>(arr.bytes.size());
-    }
-    const double nnz = std::max<double>(1.0, static_cast<double>(a.nnz()));
-    const double eta = 1.0 - static_cast<double>(index) / (4.0 * nnz);
-    // The papers' own space measures, where a format has one: BRO's eta (index data against
-    // the ELL/COO indices it replaces) and CCI's column data saved (codes and starts).
-    std::string paper;
-    std::visit(
-        [&](const auto& params) {
-          using P = std::decay_t<decltype(params)>;
-          if constexpr (std::is_same_v<P, BroEllParams> || std::is_same_v<P, BroCooParams> ||
-                        std::is_same_v<P, BroHybParams>) {
-            paper = fmt::format("BRO eta {:.1f}%", 100.0 * formats::bro_eta(a, params));
-          } else if constexpr (std::is_same_v<P, CciParams>) {
-            paper =
-                fmt::format("CCI saved {:.1f}%", 100.0 * formats::cci_space(e).saved_with_starts);
-          }
-        },
-        plan.params);
-    text += fmt::format("  {:<9} {:<34} {:>12} {:>12} {:>8.2f} {:>7.1f}%  {:>9.2f} us  {}\n",
-                        unit->name(), describe(plan.params), e.total_bytes(), index,
-                        static_cast<double>(e.total_bytes()) / nnz, 100.0 * eta,
-                        plan.predicted_seconds * 1e6, paper);
-    rows.push_back({{"format", unit->name()},
+    const double eta = 1.0 - static_cast<double>(f.index_bytes) / (4.0 * nnz);
+    text +=
+        fmt::format("  {:<9} {:<34} {:>12} {:>12} {:>8.2f} {:>7.1f}%  {:>9.2f} us  {}\n", f.format,
+                    f.params, f.bytes, f.index_bytes, static_cast<double>(f.bytes) / nnz,
+                    100.0 * eta, f.predicted_seconds * 1e6, f.paper_measure);
+    rows.push_back({{"format", f.format},
                     {"applicable", true},
-                    {"params", describe(plan.params)},
-                    {"bytes", e.total_bytes()},
-                    {"index_bytes", index},
+                    {"params", f.params},
+                    {"bytes", f.bytes},
+                    {"index_bytes", f.index_bytes},
                     {"eta", eta},
-                    {"paper_measure", paper},
-                    {"predicted_seconds", plan.predicted_seconds}});
+                    {"paper_measure", f.paper_measure},
+                    {"predicted_seconds", f.predicted_seconds}});
   }
   return json ? rows.dump(2) : text;
 }
@@ -278,9 +247,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     for (const auto& array : encoded.arrays) stored = std::max(stored, array.count());
     options.shape = tooling::MatrixShape{a.nrows, a.nnz(), stored};
     report = tooling::explain(src, options);
-    const formats::Cost cost =
-        formats::find_format(plan.format).cost(b.profile, plan.params, plan.precision);
-    report.planner_bytes_per_nonzero = cost.matrix_bytes / static_cast<double>(a.nnz());
+    report.planner_bytes_per_nonzero = compiler::matrix_bytes_per_nonzero(b.profile, plan);
   }
   fmt::print("{}\n", args.json ? tooling::to_json(report) : tooling::to_report(report));
   return 0;
@@ -343,14 +310,14 @@ int run_run(const MatrixArgs& args) {
   const double err = compiler::relative_error(y, ref);
   double checksum = 0;
   for (double v : y) checksum += v;
-  const bool ok = err <= tolerance(p) && !std::isnan(err);
+  const bool ok = err <= compiler::result_tolerance(p) && !std::isnan(err);
   const CompileTimings& t = op.timings();
   if (args.json) {
     nlohmann::ordered_json j;
     j["kernel"] = op.source().kernel_name;
     j["plan"] = nlohmann::json::parse(to_json(op.plan()));
     j["relative_error"] = err;
-    j["tolerance"] = tolerance(p);
+    j["tolerance"] = compiler::result_tolerance(p);
     j["checksum"] = checksum;
     j["passed"] = ok;
     j["timings"] = {{"inspect", t.inspect},
@@ -374,8 +341,8 @@ int run_run(const MatrixArgs& args) {
         t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
     if (args.verbose) fmt::print("NVRTC log:\n{}\n", t.compile_log);
-    fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED", tolerance(p),
-               to_string(p));
+    fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED",
+               compiler::result_tolerance(p), to_string(p));
   }
   return ok ? 0 : 1;
 }

@@ -22,7 +22,6 @@
 #include "codegen/test_vector.hpp"
 #include "commands.hpp"
 #include "compiler.hpp"
-#include "formats/format.hpp"
 #include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
@@ -120,11 +119,11 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   const bench::Gpu device = bench::open_gpu(0);
   std::vector<std::string> formats;
   if (s.formats == "all") {
-    for (const formats::FormatUnit* u : formats::registry()) formats.emplace_back(u->name());
+    formats = compiler::format_names();
   } else if (!s.formats.empty() && s.formats != "none") {
     std::stringstream ss(s.formats);
     for (std::string f; std::getline(ss, f, ',');)
-      formats.push_back(std::string(formats::find_format(f).name()));
+      formats.push_back(compiler::canonical_format_name(f));
   }
   std::vector<std::string> orderings;
   {
@@ -142,7 +141,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
     return fs::path(SPMVC_DEFAULT_MATRIX_DIR);
   }();
 
-  double read_bw = 3.06e12;
+  double read_bw = compiler::kDefaultReadBandwidth;
   if (!b.skip_bandwidth) read_bw = bench::measure_read_bandwidth();
 
   json doc;
@@ -211,7 +210,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       };
       const double csr_bytes =
           static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);
-      const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
+      const double tol = compiler::result_tolerance(p);
 
       json r;
       r["matrix"] = entry.name;

@@ -1,6 +1,7 @@
 // The compiler's entry points: plan, encode, generate, and the host reference SpMV.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,6 +17,10 @@
 #include "traffic.hpp"
 
 namespace spmvc::compiler {
+
+/// Read bandwidth (bytes/s) the time model and the benchmarks assume when none is measured:
+/// ../shared/docs/BENCHMARKING.md's figure for the H100 SXM (a streaming read kernel).
+inline constexpr double kDefaultReadBandwidth = 3.06e12;
 
 /// What the planner's time model counts as bytes moved.
 enum class CostModel {
@@ -98,6 +103,10 @@ Encoded encode(const CsrMatrix& a, const Plan& plan);
 void reference_spmv(const Plan& plan, const Encoded& encoded, std::span<const double> x,
                     std::span<double> y, double alpha = 1.0, double beta = 0.0);
 
+/// The relative error (relative_error) a kernel's y may have against the fp64 host reference:
+/// fp64 rounds only in another summation order; fp32 stores and multiplies in fp32.
+inline double result_tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+
 /// ||y - ref|| / ||ref|| (||y - ref|| when ref is zero); infinity when y holds a NaN, so an
 /// unwritten (NaN-poisoned) output never passes a tolerance check.
 double relative_error(std::span<const double> y, std::span<const double> ref);
@@ -109,6 +118,30 @@ struct OrderingChoice {
   std::string why;
 };
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision);
+
+/// Every registered format's name, in the registry's order.
+std::vector<std::string> format_names();
+/// The registered name `name` stands for; InputError listing the known names otherwise.
+std::string canonical_format_name(std::string_view name);
+/// Bytes of encoded matrix the plan's cost model counts per nonzero (arrays read once).
+double matrix_bytes_per_nonzero(const Profile& profile, const Plan& plan);
+
+/// One format's encoding of a matrix with the parameters the planner picks for it.
+struct FormatSize {
+  std::string format;
+  bool applicable = false;
+  std::string reason;            ///< why not, when not applicable (the planner's reasons)
+  std::string params;            ///< describe() of the parameters
+  std::int64_t bytes = 0;        ///< every encoded array
+  std::int64_t index_bytes = 0;  ///< every array but the values
+  double predicted_seconds = 0;
+  std::string paper_measure;  ///< BRO's eta or CCI's saving, for the formats that define one
+};
+/// Every format's encoding of `a` side by side; `progress` (optional) is called with each
+/// format's name before it is encoded.
+std::vector<FormatSize> format_sizes(const CsrMatrix& a, const Profile& profile,
+                                     Precision precision,
+                                     const std::function<void(std::string_view)>& progress = {});
 
 /// Plain CSR product on the host, accumulated in fp64: the oracle for every format.
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,

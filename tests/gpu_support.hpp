@@ -31,7 +31,7 @@ inline Options forced(Precision p, const FormatParams& params) {
 }
 
 /// The accuracy every format must reach: fp64 1e-12, fp32 storage 1e-5 (relative, 2-norm).
-inline double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+inline double tolerance(Precision p) { return compiler::result_tolerance(p); }
 
 /// Relative error of op's y = alpha*A*x + beta*y0 against the host CSR reference (x rounded to
 /// the plan's precision first, so only the kernel's arithmetic is measured). With beta = 0, y

@@ -24,7 +24,7 @@ inline bool amb_cci_have_device() {
   return false;
 }
 
-inline double amb_cci_tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+inline double amb_cci_tolerance(Precision p) { return compiler::result_tolerance(p); }
 
 /// op's y = alpha*A*x + beta*y0 on the device (y poisoned with NaN when beta is zero).
 inline std::vector<double> amb_cci_apply(const CsrMatrix& a, const Operator& op, double alpha,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler.hpp"
 #include "device.hpp"
 #include "kernel_cache.hpp"
 #include "nvrtc_compiler.hpp"
@@ -183,7 +184,7 @@ void check_cusparse(const CsrMatrix& a, Precision p, CusparseAlg alg) {
   m.spmv(alg, dx.get(), dy2.get(), alpha, beta, nullptr);
   synchronize();
 
-  const double tol = p == Precision::f64 ? 1e-12 : 1e-5;
+  const double tol = compiler::result_tolerance(p);
   for (DeviceBuffer* out : {&dy, &dy2}) {
     std::vector<unsigned char> bytes(hy.size());
     out->download(bytes.data(), bytes.size());

@@ -40,7 +40,7 @@ double error_of(const CsrMatrix& a, const Operator& op, double beta) {
   return compiler::relative_error(y, ref);
 }
 
-double tolerance(Precision p) { return p == Precision::f64 ? 1e-12 : 1e-5; }
+double tolerance(Precision p) { return compiler::result_tolerance(p); }
 
 }  // namespace
 
