@@ -18,7 +18,7 @@
 #include "codegen/emit.hpp"
 #include "codegen/test_vector.hpp"
 #include "compiler.hpp"
-#include "formats/bro_hyb/bro_eta.hpp"
+#include "formats/bro/bro_eta.hpp"
 #include "formats/cci/cci_format.hpp"
 #include "formats/format.hpp"
 #include "spmvc/generators.hpp"

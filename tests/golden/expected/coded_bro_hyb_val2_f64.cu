@@ -26,21 +26,23 @@ static_assert(Pattern::kColumns == 7 && Pattern::bits() == 40, "the encoding's w
 
 // Launch 1, the BRO-ELL part: y = alpha*A_ell*x + beta*y for every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_hyb_k7_h32_s32_t1_b256_u1_baked_i1024_vt8_f64(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned int* __restrict__ symbols, const unsigned char* __restrict__ values, const Value* __restrict__ values_table,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bro_hyb_k7_h32_s32_t1_b256_u1_baked_i1024_vt8_f64(long long nrows,
+    const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
+    const unsigned int* __restrict__ symbols, const unsigned char* __restrict__ values,
+    const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha, beta);
 }
 
 // Launch 2, the BRO-COO part: y += alpha*A_coo*x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_hyb_k7_h32_s32_t1_b256_u1_baked_i1024_vt8_f64_coo(const long long* __restrict__ count, const int* __restrict__ row_base,
-    const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
-    const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, const unsigned char* __restrict__ values, const Value* __restrict__ values_table,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {
+spmv_bro_hyb_k7_h32_s32_t1_b256_u1_baked_i1024_vt8_f64_coo(const long long* __restrict__ count,
+    const int* __restrict__ row_base, const unsigned char* __restrict__ widths,
+    const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
+    const int* __restrict__ col_idx, const unsigned char* __restrict__ values,
+    const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
+    double alpha) {
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha);
 }

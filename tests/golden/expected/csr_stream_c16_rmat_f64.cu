@@ -18,10 +18,11 @@ static_assert(sizeof(Offset) == 4, "row_ptr was encoded with 4-byte offsets");
 static_assert(sizeof(Value) == 8, "values were encoded with 8-byte elements");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_csr_stream_b256_t1024_c16_f64(const int* __restrict__ row_blocks, const Offset* __restrict__ row_ptr,
-    const int* __restrict__ col_base, const unsigned short* __restrict__ col16,
-    const int* __restrict__ col_wide, const Value* __restrict__ values, const Value* __restrict__ x,
-    Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_csr_stream_b256_t1024_c16_f64(const int* __restrict__ row_blocks,
+    const int* __restrict__ row_ptr, const int* __restrict__ col_base,
+    const unsigned short* __restrict__ col16, const int* __restrict__ col_wide,
+    const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, spmvc::csr_stream::NarrowColumns{col_base, col16, col_wide},
                                                                  values, x, y, alpha, beta);
 }

@@ -18,9 +18,10 @@ static_assert(sizeof(Offset) == 8, "row_ptr was encoded with 8-byte offsets");
 static_assert(sizeof(Value) == 4, "values were encoded with 4-byte elements");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_csr_stream_b128_t512_o64_f32(const int* __restrict__ row_blocks, const Offset* __restrict__ row_ptr,
-    const int* __restrict__ col_idx, const Value* __restrict__ values, const Value* __restrict__ x,
-    Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_csr_stream_b128_t512_o64_f32(const int* __restrict__ row_blocks,
+    const long long* __restrict__ row_ptr, const int* __restrict__ col_idx,
+    const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, spmvc::csr_stream::WideColumns{col_idx},
                                                                  values, x, y, alpha, beta);
 }

@@ -28,16 +28,18 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k5_t1_b256_i256_vt8_f32acc64(long long nrows, const int* __restrict__ ell_col_idx,
-    const unsigned char* __restrict__ ell_values, const Value* __restrict__ ell_values_table, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+    const unsigned char* __restrict__ ell_values, const float* __restrict__ ell_values_table,
+    const float* __restrict__ x, float* __restrict__ y, double alpha, double beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, ell_col_idx, spmvc::TableValues<Value, unsigned char>{ell_values, ell_values_table}, x, y, alpha, beta);
 }
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_hyb_k5_t1_b256_i256_vt8_f32acc64_coo(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
-    const unsigned char* __restrict__ coo_values, const Value* __restrict__ coo_values_table, const Value* __restrict__ x, Value* y, Acc alpha) {
+spmv_hyb_k5_t1_b256_i256_vt8_f32acc64_coo(const int* __restrict__ coo_row,
+    const int* __restrict__ coo_col, const unsigned char* __restrict__ coo_values,
+    const float* __restrict__ coo_values_table, const float* __restrict__ x, float* __restrict__ y,
+    double alpha) {
   spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
                                                           spmvc::TableValues<Value, unsigned char>{coo_values, coo_values_table}, x, y, alpha);
 }
@@ -46,7 +48,7 @@ spmv_hyb_k5_t1_b256_i256_vt8_f32acc64_coo(const int* __restrict__ coo_row, const
 #include "spmvc/permute.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
-spmvc_gather_x_f32acc64(long long ncols, const int* __restrict__ col_map, const float* __restrict__ x,
-    float* __restrict__ x_perm) {
+spmvc_gather_x_f32acc64(long long ncols, const int* __restrict__ col_map,
+    const float* __restrict__ x, float* __restrict__ x_perm) {
   spmvc::permute::gather<256, float>(ncols, col_map, x, x_perm);
 }
