@@ -8,7 +8,7 @@ namespace spmvc::heuristics {
 /// parallelism (fewer lanes per row, each walking more, hides the col -> x latency worse).
 /// T (threads per row) is the smallest power of two with mean_row_length / T <= this.
 /// From the H100 csr sweeps (bench/results/2026-11-22-h100-csr-*), where the fastest T put
-/// 5-6.5 nonzeros on each lane (Baskaran's half-warp per row lost badly on short rows); fp32
+/// 4.8-6.5 nonzeros on each lane (Baskaran's half-warp per row lost badly on short rows); fp32
 /// moves fewer bytes per nonzero and tolerated more per lane.
 inline constexpr double kCsrNonzerosPerLaneF64 = 6.0;
 inline constexpr double kCsrNonzerosPerLaneF32 = 7.0;
