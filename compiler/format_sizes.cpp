@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "compiler.hpp"
-#include "formats/bro_hyb/bro_eta.hpp"
+#include "formats/bro/bro_eta.hpp"
 #include "formats/cci/cci_format.hpp"
 #include "formats/format.hpp"
 #include "spmvc/error.hpp"

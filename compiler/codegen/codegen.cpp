@@ -18,6 +18,94 @@ std::string precision_tag(Precision p) { return std::string(to_string(p)); }
 
 std::vector<std::string> base_options() { return {"-std=c++17", "-default-device"}; }
 
+std::string c_type(ElemType type) {
+  switch (type) {
+    case ElemType::i32:
+      return "int";
+    case ElemType::i64:
+      return "long long";
+    case ElemType::u32:
+      return "unsigned int";
+    case ElemType::u64:
+      return "unsigned long long";
+    case ElemType::f32:
+      return "float";
+    case ElemType::f64:
+      return "double";
+    case ElemType::u8:
+      return "unsigned char";
+    case ElemType::u16:
+      return "unsigned short";
+  }
+  throw InternalError("unknown element type");
+}
+
+std::string entry_signature(const std::string& entry, const std::vector<KernelParam>& params,
+                            const Encoded& encoded, std::string_view launch_bounds,
+                            std::string_view array_prefix) {
+  return entry_signature(
+      entry, params, encoded.precision,
+      [&](const std::string& name) {
+        const EncodedArray& a = encoded.array(name);
+        return ArrayDecl{a.type, a.scratch};
+      },
+      launch_bounds, array_prefix);
+}
+
+std::string entry_signature(const std::string& entry, const std::vector<KernelParam>& params,
+                            Precision precision,
+                            const std::function<ArrayDecl(const std::string&)>& array,
+                            std::string_view launch_bounds, std::string_view array_prefix) {
+  using K = KernelParam::Kind;
+  const std::string value = value_type(precision);
+  const std::string acc = accumulate_type(precision);
+  std::vector<std::string> decls;
+  for (const KernelParam& p : params) {
+    switch (p.kind) {
+      case K::rows:
+      case K::cols:
+        decls.push_back("long long " + p.name);
+        break;
+      case K::array: {
+        const ArrayDecl a = array(p.name);
+        std::string_view name = p.name;
+        if (name.starts_with(array_prefix)) name.remove_prefix(array_prefix.size());
+        decls.push_back(
+            fmt::format("{}{}* __restrict__ {}", a.written ? "" : "const ", c_type(a.type), name));
+        break;
+      }
+      case K::x:
+        decls.push_back(fmt::format("const {}* __restrict__ {}", value, p.name));
+        break;
+      case K::y:
+        decls.push_back(fmt::format("{}* __restrict__ {}", value, p.name));
+        break;
+      case K::alpha:
+      case K::beta:
+        decls.push_back(acc + " " + p.name);
+        break;
+    }
+  }
+  constexpr std::size_t kColumns = 100;
+  std::string out =
+      fmt::format("extern \"C\" __global__ void __launch_bounds__({})\n", launch_bounds);
+  std::string line = entry + "(";
+  for (std::size_t i = 0; i < decls.size(); ++i) {
+    const bool last = i + 1 == decls.size();
+    const std::string piece = decls[i] + (last ? ") {" : ",");
+    const bool first_on_line = line.back() == '(' || line == "    ";
+    if (!first_on_line && line.size() + 1 + piece.size() > kColumns) {
+      out += line + "\n";
+      line = "    ";
+    } else if (!first_on_line) {
+      line += " ";
+    }
+    line += piece;
+  }
+  if (decls.empty()) line += ") {";
+  return out + line + "\n";
+}
+
 namespace {
 
 const std::string* find_template(const std::string& name) {
@@ -120,32 +208,29 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
   for (KernelLaunch& l : source.post_launches) to_scratch(l.params);
 
   constexpr int kBlock = 256;
-  const std::string value = value_type(encoded.precision);
-  const std::string entry = "spmvc_gather_x_" + precision_tag(encoded.precision);
-  source.source += fmt::format(R"(
-// Reordered columns: x is gathered into x_perm before the kernels above read it.
-#include "spmvc/permute.cuh"
-
-extern "C" __global__ void __launch_bounds__({B})
-{N}(long long ncols, const int* __restrict__ col_map, const {V}* __restrict__ x,
-    {V}* __restrict__ x_perm) {{
-  spmvc::permute::gather<{B}, {V}>(ncols, col_map, x, x_perm);
-}}
-)",
-                               fmt::arg("B", kBlock), fmt::arg("N", entry), fmt::arg("V", value));
-  for (auto& h : template_headers({"spmvc/permute.cuh"})) {
-    const bool have = std::any_of(source.headers.begin(), source.headers.end(),
-                                  [&](const auto& e) { return e.first == h.first; });
-    if (!have) source.headers.push_back(std::move(h));
-  }
   KernelLaunch gather;
-  gather.entry = entry;
+  gather.entry = "spmvc_gather_x_" + precision_tag(encoded.precision);
   gather.params = {{KernelParam::Kind::cols, "ncols"},
                    {KernelParam::Kind::array, "col_map"},
                    {KernelParam::Kind::x, "x"},
                    {KernelParam::Kind::array, "x_perm"}};
   gather.grid = std::max<std::int64_t>(1, (encoded.ncols + kBlock - 1) / kBlock);
   gather.block = kBlock;
+  source.source += fmt::format(R"(
+// Reordered columns: x is gathered into x_perm before the kernels above read it.
+#include "spmvc/permute.cuh"
+
+{SIG}  spmvc::permute::gather<{B}, {V}>(ncols, col_map, x, x_perm);
+}}
+)",
+                               fmt::arg("B", kBlock), fmt::arg("V", value_type(encoded.precision)),
+                               fmt::arg("SIG", entry_signature(gather.entry, gather.params, encoded,
+                                                               std::to_string(kBlock))));
+  for (auto& h : template_headers({"spmvc/permute.cuh"})) {
+    const bool have = std::any_of(source.headers.begin(), source.headers.end(),
+                                  [&](const auto& e) { return e.first == h.first; });
+    if (!have) source.headers.push_back(std::move(h));
+  }
   source.pre_launches.insert(source.pre_launches.begin(), std::move(gather));
 }
 

@@ -2,12 +2,15 @@
 //
 // The unit is a banner (plan and profile summary), the template includes, the chosen constants
 // one per line with a comment, static_asserts that repeat the host's assumptions, and extern "C"
-// entry points that call the template. The same matrix and options always give byte-identical
+// entry points that call the template, each declared by entry_signature from the parameter list
+// the runtime binds. The same matrix and options always give byte-identical
 // source: no timestamps, addresses or hash-order iteration.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +38,32 @@ std::string banner(const Plan& plan, const Profile& profile);
 /// The compile-time constants of a unit, one per line with its comment aligned, inside an
 /// anonymous namespace: {declaration, comment} pairs.
 std::string constants_block(const std::vector<std::pair<std::string, std::string>>& constants);
+
+/// The CUDA spelling of an element type ("int", "unsigned char", "double", ...).
+std::string c_type(ElemType type);
+
+/// How an entry point declares an array parameter.
+struct ArrayDecl {
+  ElemType type = ElemType::i32;
+  bool written = false;  ///< the kernels write it (scratch): a pointer to non-const
+};
+
+/// The `extern "C"` entry point `entry` declared from its launch parameters, up to and including
+/// the opening brace of its body: one C parameter per KernelParam, in the order the runtime binds
+/// them, so the signature and the binding have one source. rows and cols are `long long`; an
+/// array is a `__restrict__` pointer to the element type `array(name)` gives (const unless the
+/// kernels write it), named after the array less `array_prefix` (a hybrid's part prefix); x and
+/// y point to `precision`'s value type, alpha and beta are its accumulation type.
+/// `launch_bounds` is the __launch_bounds__ argument. Parameters fill lines of up to 100
+/// columns, continuation lines indented by four.
+std::string entry_signature(const std::string& entry, const std::vector<KernelParam>& params,
+                            Precision precision,
+                            const std::function<ArrayDecl(const std::string&)>& array,
+                            std::string_view launch_bounds, std::string_view array_prefix = "");
+/// entry_signature with each array's element type from `encoded` (written when scratch).
+std::string entry_signature(const std::string& entry, const std::vector<KernelParam>& params,
+                            const Encoded& encoded, std::string_view launch_bounds,
+                            std::string_view array_prefix = "");
 
 /// The kernel translation unit for `plan` over `encoded`.
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile);

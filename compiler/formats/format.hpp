@@ -1,12 +1,14 @@
 // The face every storage format shows the rest of the compiler (DESIGN.md, "Formats").
 //
-// A format is one unit: named parameters (a struct in include/spmvc/plan.hpp), proposals of
+// A format is one unit: named parameters (its folder's params.hpp, public as
+// spmvc/params/<name>.hpp), proposals of
 // parameter sets for a matrix with the reason each does or does not apply, an encoder, a host
 // reference SpMV over the encoded arrays (the oracle for its GPU kernel), a cost model, and the
 // generator of its kernel translation unit around its template. Formats are listed in one table
 // (registry.cpp); adding a format touches that table and the format's own folder.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,6 +65,25 @@ class FormatUnit {
   /// prints at the top.
   virtual KernelSource generate(const Encoded& encoded, const FormatParams& params,
                                 const std::string& banner) const = 0;
+
+ protected:
+  // What every format's propose, encode and generate begin with.
+
+  /// `params` as a candidate of this format, labelled by describe(); when it cannot implement
+  /// the matrix, not applicable with the reason. The caller adds, to an applicable one, why it
+  /// is worth considering (and the predicted bytes its propose reports).
+  Candidate candidate(const Profile& profile, const FormatParams& params,
+                      Precision precision) const;
+  /// `params` as a candidate of this format that does not apply, for `reason`.
+  Candidate rejected(const FormatParams& params, std::string reason) const;
+  /// `a`'s encoding in this format at `precision`: its sizes, no arrays yet.
+  Encoded encoded_for(const CsrMatrix& a, Precision precision) const;
+  /// A unit whose main entry point is `kernel_name` (its file named after it), with the
+  /// embedded `templates` and everything they include, the base NVRTC options, and the source
+  /// begun with `banner`; the launch geometry and parameters are the caller's.
+  static KernelSource kernel_source(const std::string& kernel_name,
+                                    const std::vector<std::string>& templates,
+                                    const std::string& banner);
 };
 
 /// Every format, in a fixed order.

@@ -1,15 +1,10 @@
 // The planner's ordering decision (Options.reorder = "auto"): reorder only a matrix whose x
 // accesses are scattered, with the ordering that makes them local.
 //
-// The rule comes from the H100 ordering runs (bench/results/2026-11-22-h100-suite-v1-formats/
-// suite-orderings*.json, 5 matrices x 6 formats x 7 orderings): on matrices already in a local
-// order (G3_circuit, cage11, wave, delaunay_n16: 0.07-0.15 x lines per nonzero) every ordering
-// slowed every format (rcm with renumbered columns 0.68-0.82x with csr), while on Andrews, stored
-// in a random order (0.85 lines per nonzero), RCM with renumbered columns gave 1.26x with csr
-// (METIS 1.36x, ten times the ordering time). The 2026-11-23 runs (suite v7,
-// bench/results/2026-11-23-h100-suite-v7-values/) place the threshold: in fp64, census graphs
-// at 0.50 and 0.56 lines per nonzero (ct2010, de2010) lost 20-25% under RCM, while ca-CondMat at
-// 0.87 gained 1.23x with csr_stream and Andrews at 0.85 1.16x with csr.
+// Why: an ordering slows every format on a matrix whose x accesses are already local, and pays
+// off only where they scatter (measured on the H100 ordering runs,
+// bench/results/2026-11-22-h100-suite-v1-formats/ and
+// bench/results/2026-11-23-h100-suite-v7-values/, which also place the threshold below).
 #include <fmt/format.h>
 
 #include "compiler.hpp"
@@ -26,9 +21,8 @@ constexpr double kScatteredLinesPerNonzero = 0.7;
 constexpr double kRequiredGain = 2.0;
 /// Renumbered columns cost a gather of x per multiply (x read through the map, x' written:
 /// about 2 values and an index per row), paid per row while the saving comes per nonzero: below
-/// this many nonzeros per row it does not repay. wing (3.9 per row, 0.94 lines of x per
-/// nonzero) lost 7% in fp64 and 11% in fp32 with bro_ell under RCM on the H100 (suite v7);
-/// ca-CondMat (8.1) and Andrews (12.6) gained.
+/// this many nonzeros per row it does not repay (between the short-row matrix that lost under
+/// RCM in suite v7 and the longer-row ones that gained).
 constexpr double kMinNonzerosPerRow = 6.0;
 
 }  // namespace

@@ -4,8 +4,10 @@
 
 #include <cstring>
 
+#include "golden/pinned_units.hpp"
 #include "golden_plans.hpp"
 #include "nvrtc_compiler.hpp"
+#include "nvrtc_support.hpp"
 
 TEST_CASE("every golden plan compiles to an sm_90 CUBIN without spills") {
   for (const auto& g : spmvc::test::golden_plans()) {
@@ -21,6 +23,13 @@ TEST_CASE("every golden plan compiles to an sm_90 CUBIN without spills") {
     CHECK(cubin.spill_store_bytes == 0);
     CHECK(cubin.spill_load_bytes == 0);
     CHECK(cubin.log.find(src.kernel_name) != std::string::npos);
+  }
+}
+
+TEST_CASE("every pinned csr_stream, value-coded and reordered unit compiles without spills") {
+  for (const auto& u : spmvc::test::pinned_units()) {
+    CAPTURE(u.name);
+    spmvc::test::check_compiles(spmvc::test::generate_pinned(u));
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
+#include "formats/csr/csr_model.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -493,11 +494,8 @@ std::vector<Candidate> AmbFormat::propose(const Profile& profile, Precision prec
 
   std::vector<Candidate> out;
   for (const AmbParams& p : sets) {
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       const TrafficEstimate t = amb_traffic(profile, p, precision);
       c.predicted_bytes = t.total();
       c.reason = fmt::format(
@@ -518,12 +516,7 @@ Encoded AmbFormat::encode(const CsrMatrix& a, const FormatParams& params,
                           Precision precision) const {
   const AmbParams& p = params_of(params);
   AmbLayout L = build_amb_layout(a, p);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   e.arrays.push_back(make_array<std::uint32_t>("chunk_len", ElemType::u32, L.chunk_len));
   e.arrays.push_back(make_array<std::int32_t>("chunk_start", ElemType::i32, L.chunk_start));
   if (p.deterministic) {
@@ -633,11 +626,7 @@ KernelSource AmbFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   const AmbParams& p = params_of(params);
   using K = KernelParam::Kind;
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/amb.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/amb.cuh"}, banner);
   k.block = p.block_size;
   const std::int64_t chunks = e.array("chunk_len").count();
   k.grid = chunks * p.slice_height / p.block_size;  // chunks are padded to whole blocks
@@ -675,9 +664,13 @@ KernelSource AmbFormat::generate(const Encoded& e, const FormatParams& params,
         {side_name, {{K::rows, "nrows"}, {K::y, "y"}, {K::beta, "beta"}}, row_grid, 256, 0});
   }
 
+  const std::string main_signature =
+      codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize");
+  const KernelLaunch& side = p.deterministic ? k.post_launches.front() : k.pre_launches.front();
+  const std::string side_signature = codegen::entry_signature(side.entry, side.params, e, "256");
+
   const std::string value = codegen::value_type(e.precision);
   const std::string acc = codegen::accumulate_type(e.precision);
-  k.source = banner;
   k.source += "#include \"spmvc/amb.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kSegmentBits = {};", p.segment_bits),
@@ -702,39 +695,25 @@ static_assert(spmvc::amb::kPadRow == 0x{PAD:X}, "padding rows were marked 0x{PAD
   k.source += checks;
   if (p.deterministic) {
     k.source += fmt::format(R"(
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(const unsigned* __restrict__ chunk_len, const int* __restrict__ chunk_start,
-    const int* __restrict__ slot, const unsigned short* __restrict__ col,
-    const Value* __restrict__ values, const Value* __restrict__ x, Acc* __restrict__ partial) {{
-  spmvc::amb::spmv_partial<kSegmentBits, kChunkRows, kColumnBlock, kBlockSize, Value, Acc>(
+{NSIG}  spmvc::amb::spmv_partial<kSegmentBits, kChunkRows, kColumnBlock, kBlockSize, Value, Acc>(
       chunk_len, chunk_start, slot, col, values, x, partial);
 }}
 
-extern "C" __global__ void __launch_bounds__(256)
-{R}(long long nrows, const int* __restrict__ red_ptr, const Acc* __restrict__ partial,
-    Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::amb::reduce<256, Value, Acc>(nrows, red_ptr, partial, y, alpha, beta);
+{RSIG}  spmvc::amb::reduce<256, Value, Acc>(nrows, red_ptr, partial, y, alpha, beta);
 }}
 )",
-                            fmt::arg("N", k.kernel_name), fmt::arg("R", side_name));
+                            fmt::arg("NSIG", main_signature), fmt::arg("RSIG", side_signature));
   } else {
     k.source += fmt::format(R"(
-extern "C" __global__ void __launch_bounds__(256)
-{S}(long long nrows, Value* __restrict__ y, Acc beta) {{
-  spmvc::amb::scale_y<256, Value, Acc>(nrows, y, beta);
+{SSIG}  spmvc::amb::scale_y<256, Value, Acc>(nrows, y, beta);
 }}
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(const unsigned* __restrict__ chunk_len, const int* __restrict__ chunk_start,
-    const unsigned short* __restrict__ perm, const unsigned short* __restrict__ perm_offset,
-    const unsigned short* __restrict__ col, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {{
-  spmvc::amb::spmv_atomic<kSegmentBits, kChunkRows, kSigma, kColumnBlock, kBlockSize, Value,
+{NSIG}  spmvc::amb::spmv_atomic<kSegmentBits, kChunkRows, kSigma, kColumnBlock, kBlockSize, Value,
                           Acc>(chunk_len, chunk_start, perm, perm_offset, col, values, x, y,
                                alpha);
 }}
 )",
-                            fmt::arg("N", k.kernel_name), fmt::arg("S", side_name));
+                            fmt::arg("NSIG", main_signature), fmt::arg("SSIG", side_signature));
   }
   return k;
 }

@@ -22,10 +22,9 @@ constexpr double kAmbL2CacheBytes = heuristics::kL2CacheBytes;
 /// L2 traffic of the atomicAdds to y, in units of the sectors they update: the read and the
 /// write of the read-modify-write (the slides count atomics as memory access). Atomics of a warp
 /// to one 32-byte sector are one update: a sector of adjacent rows costs as much as their values,
-/// and a row alone in its sector costs the whole sector. On the H100 suite (v3) AMB ran 1.4-1.6x
-/// slower than csr_stream on the census graphs (ct2010, nh2010, vt2010, de2010: short rows of
-/// lengths 1-15 mixed, so the length sort leaves no two rows of a chunk adjacent) whose bytes the
-/// value-sized count put level with csr_stream's.
+/// and a row alone in its sector costs the whole sector. Counting an atomic at a value's size
+/// put AMB level with csr_stream on short mixed rows (where the length sort leaves no two rows
+/// of a chunk adjacent), where the H100 suite measured it well behind.
 constexpr double kAmbAtomicValueFactor = 2.0;
 constexpr double kSectorBytes = 32.0;
 

@@ -8,7 +8,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
-#include "formats/bcsr/block_common.hpp"
+#include "formats/common/block_common.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats {
@@ -140,11 +140,8 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
   std::vector<Candidate> out;
   for (std::size_t i = 0; i < options.size() && i < blocks::kProposedShapes; ++i) {
     const BcsrParams& p = options[i].p;
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       c.reason =
           fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero", p.block_rows,
                       p.block_cols, 100.0 * options[i].fill,
@@ -156,13 +153,12 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
     BcsrParams p;
     p.block_rows = best_r;
     p.block_cols = best_c;
-    out.push_back({std::string(name()), p, describe(p), false,
-                   profile.block_shapes.empty()
-                       ? std::string("no block shapes inspected")
-                       : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
-                                     "at {:.3f})",
-                                     best_r, best_c, best_fill),
-                   0, 0});
+    out.push_back(rejected(
+        p, profile.block_shapes.empty()
+               ? std::string("no block shapes inspected")
+               : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
+                             "at {:.3f})",
+                             best_r, best_c, best_fill)));
   }
   return out;
 }
@@ -173,12 +169,7 @@ Encoded BcsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
   if (p.block_rows < 1 || p.block_rows > 8 || p.block_cols < 1 || p.block_cols > 8)
     throw InternalError("bcsr: block shape outside 1..8");
   const blocks::BlockRows b = blocks::build_block_rows(a, p.block_rows, p.block_cols);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   e.arrays.push_back(make_array<std::int64_t>("brow_ptr", ElemType::i64, b.ptr));
   e.arrays.push_back(make_array<std::int32_t>("bcol", ElemType::i32, b.col));
   e.arrays.push_back(value_array("values", precision, b.val, b.val.size()));
@@ -206,11 +197,7 @@ KernelSource BcsrFormat::generate(const Encoded& e, const FormatParams& params,
                                   const std::string& banner) const {
   const BcsrParams& p = params_of(params);
   const bool col_tail = e.ncols % p.block_cols != 0;
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision, col_tail);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/bcsr.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision, col_tail), {"spmvc/bcsr.cuh"}, banner);
   k.block = p.block_size;
   const std::int64_t nbrows = (e.nrows + p.block_rows - 1) / p.block_rows;
   k.grid =
@@ -224,7 +211,6 @@ KernelSource BcsrFormat::generate(const Encoded& e, const FormatParams& params,
               {KernelParam::Kind::y, "y"},
               {KernelParam::Kind::alpha, "alpha"},
               {KernelParam::Kind::beta, "beta"}};
-  k.source = banner;
   k.source += "#include \"spmvc/bcsr.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kR = {};", p.block_rows), "r: rows per block"},
@@ -237,20 +223,17 @@ KernelSource BcsrFormat::generate(const Encoded& e, const FormatParams& params,
        "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "brow_ptr is i64, bcol is i32");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, long long ncols, const long long* __restrict__ brow_ptr,
-    const int* __restrict__ bcol, const Value* __restrict__ values, const Value* __restrict__ x,
-    Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::bcsr::spmv<kR, kC, kT, kBlockSize, kColTail, Value, Acc>(nrows, ncols, brow_ptr, bcol,
+{SIG}  spmvc::bcsr::spmv<kR, kC, kT, kBlockSize, kColTail, Value, Acc>(nrows, ncols, brow_ptr, bcol,
                                                                   values, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name));
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")));
   return k;
 }
 

@@ -9,7 +9,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
-#include "formats/bcsr/block_common.hpp"
+#include "formats/common/block_common.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats {
@@ -137,11 +137,8 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
   std::vector<Candidate> out;
   for (std::size_t i = 0; i < options.size() && i < blocks::kProposedShapes; ++i) {
     const BellpackParams& p = options[i].p;
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       c.reason =
           fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero", p.block_rows,
                       p.block_cols, 100.0 * options[i].fill,
@@ -153,13 +150,12 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
     BellpackParams p;
     p.block_rows = best_r;
     p.block_cols = best_c;
-    out.push_back({std::string(name()), p, describe(p), false,
-                   profile.block_shapes.empty()
-                       ? std::string("no block shapes inspected")
-                       : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
-                                     "at {:.3f})",
-                                     best_r, best_c, best_fill),
-                   0, 0});
+    out.push_back(rejected(
+        p, profile.block_shapes.empty()
+               ? std::string("no block shapes inspected")
+               : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
+                             "at {:.3f})",
+                             best_r, best_c, best_fill)));
   }
   return out;
 }
@@ -186,12 +182,7 @@ Encoded BellpackFormat::encode(const CsrMatrix& a, const FormatParams& params,
     slice_ptr[static_cast<std::size_t>(s) + 1] = slice_ptr[static_cast<std::size_t>(s)] + width * h;
   }
   const std::int64_t slots = slice_ptr.back();
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   std::vector<std::int32_t> bcol(static_cast<std::size_t>(slots), -1);
   std::vector<double> val(static_cast<std::size_t>(slots) * r * c, 0.0);
   for (std::int64_t s = 0; s < nslices; ++s) {
@@ -239,11 +230,8 @@ KernelSource BellpackFormat::generate(const Encoded& e, const FormatParams& para
                                       const std::string& banner) const {
   const BellpackParams& p = params_of(params);
   const bool col_tail = e.ncols % p.block_cols != 0;
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision, col_tail);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/bellpack.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k =
+      kernel_source(kernel_name(p, e.precision, col_tail), {"spmvc/bellpack.cuh"}, banner);
   k.block = p.block_size;
   const std::int64_t nbrows = (e.nrows + p.block_rows - 1) / p.block_rows;
   const std::int64_t threads =
@@ -259,7 +247,6 @@ KernelSource BellpackFormat::generate(const Encoded& e, const FormatParams& para
               {KernelParam::Kind::y, "y"},
               {KernelParam::Kind::alpha, "alpha"},
               {KernelParam::Kind::beta, "beta"}};
-  k.source = banner;
   k.source += "#include \"spmvc/bellpack.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kR = {};", p.block_rows), "r: rows per block"},
@@ -272,20 +259,17 @@ KernelSource BellpackFormat::generate(const Encoded& e, const FormatParams& para
        "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "slice_ptr is i64, bcol and perm i32");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, long long ncols, const long long* __restrict__ slice_ptr,
-    const int* __restrict__ bcol, const Value* __restrict__ values, const int* __restrict__ perm,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::bellpack::spmv<kR, kC, kSlice, kBlockSize, kColTail, Value, Acc>(
+{SIG}  spmvc::bellpack::spmv<kR, kC, kSlice, kBlockSize, kColTail, Value, Acc>(
       nrows, ncols, slice_ptr, bcol, values, perm, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name));
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")));
   return k;
 }
 

@@ -8,7 +8,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
-#include "formats/bcsr/block_common.hpp"
+#include "formats/common/block_common.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats {
@@ -153,27 +153,21 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
     p.block_cols = 64;
     p.col_align = 16;
     const double fill = paper->row_padded_fill();
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (fill < blocks::kMinProposedFill) {
-      c.applicable = false;
-      c.reason = fmt::format("the paper's 4x64 blocks (A=16) are only {:.0f}% full", 100.0 * fill);
-    } else if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c =
+        fill < blocks::kMinProposedFill
+            ? rejected(p, fmt::format("the paper's 4x64 blocks (A=16) are only {:.0f}% full",
+                                      100.0 * fill))
+            : candidate(profile, p, precision);
+    if (c.applicable)
       c.reason = fmt::format("the paper's 4x64 blocks (A=16), {:.0f}% of stored entries nonzero",
                              100.0 * fill);
-    }
     options.insert(options.begin(), {p, 0, fill, true});
     out.push_back(std::move(c));
   }
   for (const Option& o : options) {
     if (o.paper) continue;
-    Candidate c{std::string(name()), o.p, describe(o.p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, o.p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, o.p, precision);
+    if (c.applicable) {
       c.reason = fmt::format(
           "{}x{} blocks (A={}), {:.0f}% of stored entries nonzero, {:.2f} "
           "matrix bytes per nonzero",
@@ -184,13 +178,12 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
   if (out.size() == (paper != nullptr ? 1u : 0u)) {
     BlockedParams p;
     p.col_align = kHopperAlign;
-    out.push_back({std::string(name()), p, describe(p), false,
-                   profile.block_shapes.empty()
-                       ? std::string("no block shapes inspected")
-                       : fmt::format("no br x bc shape (A={}) stores fewer bytes than csr (best "
-                                     "fill with rows padded: {:.3f})",
-                                     kHopperAlign, best_fill),
-                   0, 0});
+    out.push_back(
+        rejected(p, profile.block_shapes.empty()
+                        ? std::string("no block shapes inspected")
+                        : fmt::format("no br x bc shape (A={}) stores fewer bytes than csr (best "
+                                      "fill with rows padded: {:.3f})",
+                                      kHopperAlign, best_fill)));
   }
   return out;
 }
@@ -240,12 +233,7 @@ Encoded BlockedFormat::encode(const CsrMatrix& a, const FormatParams& params,
     brow_ptr.push_back(static_cast<std::int64_t>(block_col.size()));
     brow_val.push_back(static_cast<std::int64_t>(values.size()));
   }
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   e.arrays.push_back(make_array<std::int64_t>("brow_ptr", ElemType::i64, brow_ptr));
   e.arrays.push_back(make_array<std::int64_t>("brow_val", ElemType::i64, brow_val));
   e.arrays.push_back(make_array<std::int32_t>("block_col", ElemType::i32, block_col));
@@ -273,11 +261,7 @@ std::string BlockedFormat::kernel_name(const BlockedParams& p, Precision precisi
 KernelSource BlockedFormat::generate(const Encoded& e, const FormatParams& params,
                                      const std::string& banner) const {
   const BlockedParams& p = params_of(params);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/blocked.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/blocked.cuh"}, banner);
   k.block = p.block_size;
   const std::int64_t nbrows = (e.nrows + p.block_rows - 1) / p.block_rows;
   const std::int64_t warps_per_block = p.block_size / 32;
@@ -294,7 +278,6 @@ KernelSource BlockedFormat::generate(const Encoded& e, const FormatParams& param
               {KernelParam::Kind::y, "y"},
               {KernelParam::Kind::alpha, "alpha"},
               {KernelParam::Kind::beta, "beta"}};
-  k.source = banner;
   k.source += "#include \"spmvc/blocked.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kBR = {};", p.block_rows), "br: rows per block"},
@@ -307,22 +290,18 @@ KernelSource BlockedFormat::generate(const Encoded& e, const FormatParams& param
        "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "offsets are i64, block_col is i32");
 static_assert(kBC / kAlign <= 255, "block_len holds lengths in units of kAlign in one byte");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, long long ncols, const long long* __restrict__ brow_ptr,
-    const long long* __restrict__ brow_val, const int* __restrict__ block_col,
-    const unsigned char* __restrict__ block_len, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::blocked::spmv<kBR, kBC, kAlign, kBlockSize, Value, Acc>(
+{SIG}  spmvc::blocked::spmv<kBR, kBC, kAlign, kBlockSize, Value, Acc>(
       nrows, ncols, brow_ptr, brow_val, block_col, block_len, values, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name));
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")));
   return k;
 }
 

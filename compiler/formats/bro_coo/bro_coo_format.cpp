@@ -8,7 +8,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
-#include "formats/bro_ell/bro_model.hpp"
+#include "formats/bro_coo/bro_coo_model.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -75,11 +75,8 @@ std::vector<Candidate> BroCooFormat::propose(const Profile& profile, Precision p
   std::vector<Candidate> out;
   for (const BroCooParams& p :
        {BroCooParams{1024, 32, 256}, BroCooParams{1024, 64, 256}, BroCooParams{256, 32, 256}}) {
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       const bro::CooEstimate est =
           bro::estimate_coo(profile, 0, p.interval, p.symbol_bits, precision);
       c.reason = fmt::format("row-length independent: ~{:.0f} atomic row updates", est.atomics);
@@ -93,12 +90,7 @@ std::vector<Candidate> BroCooFormat::propose(const Profile& profile, Precision p
 Encoded BroCooFormat::encode(const CsrMatrix& a, const FormatParams& params,
                              Precision precision) const {
   const BroCooParams& p = params_of(params);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   bro::encode_coo(a, 0, p.interval, p.symbol_bits, precision, "", e.arrays, p.values);
   return e;
 }
@@ -135,18 +127,14 @@ CooKernelText coo_kernel_text(const Encoded& e, const std::string& prefix, int i
   const ValueArgs vals = value_args(values, "values", prefix + "values");
   k.launch.params.insert(k.launch.params.end(), vals.params.begin(), vals.params.end());
   k.launch.params.insert(k.launch.params.end(), {{K::x, "x"}, {K::y, "y"}, {K::alpha, "alpha"}});
+  // The signature names the arrays without the part's prefix.
   k.entry = fmt::format(R"(
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(const long long* __restrict__ count, const int* __restrict__ row_base,
-    const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
-    const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx,{VD}
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {{
-  spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
+{SIG}  spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, {VP}, x, y, alpha);
 }}
 )",
-                        fmt::arg("N", entry_name), fmt::arg("VD", vals.declared(" ", ",")),
+                        fmt::arg("SIG", codegen::entry_signature(entry_name, k.launch.params, e,
+                                                                 "kBlockSize", prefix)),
                         fmt::arg("VP", vals.pass));
   return k;
 }
@@ -157,11 +145,7 @@ KernelSource BroCooFormat::generate(const Encoded& e, const FormatParams& params
                                     const std::string& banner) const {
   using K = KernelParam::Kind;
   const BroCooParams& p = params_of(params);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/bro_coo.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/bro_coo.cuh"}, banner);
   bro::CooKernelText coo =
       bro::coo_kernel_text(e, "", p.interval, p.block_size, k.kernel_name, p.values);
   k.block = coo.launch.block;
@@ -183,7 +167,6 @@ KernelSource BroCooFormat::generate(const Encoded& e, const FormatParams& params
                        "stored values, x and y"});
   constants.push_back(
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"});
-  k.source = banner;
   k.source += "#include \"spmvc/bro_coo.cuh\"\n\n";
   k.source += codegen::constants_block(constants);
   k.source += fmt::format(
@@ -192,14 +175,13 @@ KernelSource BroCooFormat::generate(const Encoded& e, const FormatParams& params
       "encoded as {S}-bit words\");\n",
       fmt::arg("VB", value_bytes(e.precision)), fmt::arg("SB", p.symbol_bits / 8),
       fmt::arg("S", p.symbol_bits));
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 // Pass 1: y = beta*y, so the interval kernel only has to add.
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, Value* __restrict__ y, Acc beta) {{
-  spmvc::bro::scale_y<kBlockSize>(nrows, y, beta);
+{SIG}  spmvc::bro::scale_y<kBlockSize>(nrows, y, beta);
 }}
 )",
-                          fmt::arg("N", scale.entry));
+      fmt::arg("SIG", codegen::entry_signature(scale.entry, scale.params, e, "kBlockSize")));
   k.source += "\n// Pass 2: y += alpha*A*x.";
   k.source += coo.entry;
   return k;

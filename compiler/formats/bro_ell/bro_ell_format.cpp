@@ -8,7 +8,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
-#include "formats/bro_ell/bro_model.hpp"
+#include "formats/bro_ell/bro_ell_model.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
@@ -127,11 +127,8 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
         {BroEllParams{std::max(1, 32 / tb), 32, tb, 256, 1, false, 2}, "one width pattern, baked"});
   std::vector<Candidate> out;
   for (const Variant& v : variants) {
-    Candidate c{std::string(name()), v.p, describe(v.p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, v.p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, v.p, precision);
+    if (c.applicable) {
       const bro::EllEstimate est = bro::estimate_ell(profile, kWholeRow, bro::shape_of(v.p));
       const double index_bits =
           profile.nnz > 0 ? 8.0 * est.index_bytes / static_cast<double>(profile.nnz) : 0.0;
@@ -147,12 +144,7 @@ std::vector<Candidate> BroEllFormat::propose(const Profile& profile, Precision p
 Encoded BroEllFormat::encode(const CsrMatrix& a, const FormatParams& params,
                              Precision precision) const {
   const BroEllParams& p = params_of(params);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   bro::encode_ell(a, kWholeRow, bro::shape_of(p), precision, "", e.arrays);
   return e;
 }
@@ -179,7 +171,6 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
   EllKernelText k;
   const std::int64_t nslices = (e.nrows + shape.slice_height - 1) / shape.slice_height;
   k.grid = std::max<std::int64_t>(1, (nslices * shape.lanes() + block_size - 1) / block_size);
-  const std::string word = shape.symbol_bits == 64 ? "unsigned long long" : "unsigned int";
   k.constants = {
       {fmt::format("constexpr int kSliceRows = {};", shape.slice_height), "h: rows per slice"},
       {fmt::format("constexpr int kThreadsPerRow = {};", shape.threads_per_row),
@@ -196,15 +187,16 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
          "next symbol loaded as soon as the current one is taken"});
   }
   k.params = {{K::rows, "nrows"}, {K::array, prefix + "col_ptr"}, {K::array, prefix + "sym_ptr"}};
-  const std::string value = codegen::value_type(e.precision);
-  const std::string common_args =
-      "long long nrows, const long long* __restrict__ col_ptr,\n    const long long* "
-      "__restrict__ sym_ptr";
   const ValueArgs vals = value_args(shape.values, "values", prefix + "values");
-  const std::string tail_args = fmt::format(
-      "const {W}* __restrict__ symbols,{VD}\n    const Value* "
-      "__restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta",
-      fmt::arg("W", word), fmt::arg("VD", vals.declared(" ", ",")));
+  // The symbols and values, then the vectors and scalars; the signature names the arrays
+  // without the part's prefix.
+  const auto finish_params = [&] {
+    k.params.push_back({K::array, prefix + "symbols"});
+    k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
+    k.params.insert(k.params.end(),
+                    {{K::x, "x"}, {K::y, "y"}, {K::alpha, "alpha"}, {K::beta, "beta"}});
+    return codegen::entry_signature(entry_name, k.params, e, "kBlockSize", prefix);
+  };
   k.asserts = fmt::format(
       "static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == {}, \"symbols were "
       "encoded as {}-bit words\");\n",
@@ -228,21 +220,16 @@ EllKernelText ell_kernel_text(const Encoded& e, const std::string& prefix, const
         "static_assert(Pattern::kColumns == {} && Pattern::bits() == {}, \"the encoding's width "
         "pattern\");\n",
         pattern.size(), bits);
-    k.params.push_back({K::array, prefix + "symbols"});
-    k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
+    const std::string signature = finish_params();
     k.entry = fmt::format(
         R"(
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}({C},
-    {T}) {{
-  spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
+{SIG}  spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, {VP}, x, y, alpha, beta);
 }}
 )",
-        fmt::arg("N", entry_name), fmt::arg("C", common_args), fmt::arg("T", tail_args),
-        fmt::arg("VP", vals.pass));
+        fmt::arg("SIG", signature), fmt::arg("VP", vals.pass));
   } else {
-    std::string widths_arg, widths_value;
+    std::string widths_value;
     if (shape.tables == 1) {
       const EncodedArray& w = e.array(prefix + "widths");
       const auto* table = reinterpret_cast<const std::uint8_t*>(w.bytes.data());
@@ -265,29 +252,18 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
           "static_assert(sizeof(kWidthTable) == {}, \"one width per slice column\");\n", n);
       widths_value = "ConstantWidths{}";
     } else {
-      widths_arg = "const unsigned char* __restrict__ widths, ";
       widths_value = "spmvc::bro::GlobalWidths{widths}";
       k.params.push_back({K::array, prefix + "widths"});
     }
-    k.params.push_back({K::array, prefix + "symbols"});
-    k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
+    const std::string signature = finish_params();
     k.entry = fmt::format(
         R"(
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}({C},
-    {WA}{T}) {{
-  spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
+{SIG}  spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
       nrows, col_ptr, sym_ptr, {WV}, symbols, {VP}, x, y, alpha, beta);
 }}
 )",
-        fmt::arg("N", entry_name), fmt::arg("C", common_args), fmt::arg("WA", widths_arg),
-        fmt::arg("T", tail_args), fmt::arg("WV", widths_value), fmt::arg("VP", vals.pass));
+        fmt::arg("SIG", signature), fmt::arg("WV", widths_value), fmt::arg("VP", vals.pass));
   }
-  k.params.push_back({K::x, "x"});
-  k.params.push_back({K::y, "y"});
-  k.params.push_back({K::alpha, "alpha"});
-  k.params.push_back({K::beta, "beta"});
-  (void)value;
   return k;
 }
 
@@ -296,11 +272,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
 KernelSource BroEllFormat::generate(const Encoded& e, const FormatParams& params,
                                     const std::string& banner) const {
   const BroEllParams& p = params_of(params);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/bro_ell.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/bro_ell.cuh"}, banner);
   k.block = p.block_size;
   bro::EllKernelText text = bro::ell_kernel_text(e, "", bro::shape_of(p), p.block_size, p.unroll,
                                                  p.prefetch, k.kernel_name);
@@ -310,7 +282,6 @@ KernelSource BroEllFormat::generate(const Encoded& e, const FormatParams& params
                             "stored values, x and y"});
   text.constants.push_back(
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"});
-  k.source = banner;
   k.source += "#include \"spmvc/bro_ell.cuh\"\n\n";
   k.source += codegen::constants_block(text.constants);
   k.source += text.definitions;

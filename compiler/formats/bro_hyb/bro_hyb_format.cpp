@@ -9,9 +9,9 @@
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/bro_coo/bro_coo_format.hpp"
+#include "formats/bro_coo/bro_coo_model.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
-#include "formats/bro_ell/bro_model.hpp"
-#include "formats/bro_hyb/bro_eta.hpp"
+#include "formats/bro_ell/bro_ell_model.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -30,35 +30,7 @@ const BroHybParams& params_of(const FormatParams& params) {
 
 const char* tables_tag(int tables) { return tables == 1 ? "_const" : tables == 2 ? "_baked" : ""; }
 
-double eta_of(double compressed_bits, double original_bits) {
-  return original_bits > 0 ? 1.0 - compressed_bits / original_bits : 0.0;
-}
-
 }  // namespace
-
-double bro_eta(const CsrMatrix& a, const BroEllParams& p) {
-  const bro::EllSizes z = bro::measure_ell(a, kWholeRow, bro::shape_of(p));
-  return eta_of(8.0 * static_cast<double>(z.index_bytes(p.symbol_bits)),
-                32.0 * static_cast<double>(z.entries));
-}
-
-double bro_eta(const CsrMatrix& a, const BroCooParams& p) {
-  const bro::CooSizes z = bro::measure_coo(a, 0, p.interval, p.symbol_bits);
-  const double col_bytes = 4.0 * static_cast<double>(z.intervals * p.interval);
-  return eta_of(8.0 * (static_cast<double>(z.row_index_bytes(p.symbol_bits)) + col_bytes),
-                64.0 * static_cast<double>(z.entries));
-}
-
-double bro_eta(const CsrMatrix& a, const BroHybParams& p) {
-  const bro::EllSizes ell = bro::measure_ell(a, p.width, bro::shape_of(p));
-  const bro::CooSizes coo = bro::measure_coo(a, p.width, p.interval, p.symbol_bits);
-  const double c = 8.0 * static_cast<double>(ell.index_bytes(p.symbol_bits) +
-                                             coo.row_index_bytes(p.symbol_bits) +
-                                             4 * coo.intervals * p.interval);
-  const double o =
-      32.0 * static_cast<double>(ell.entries) + 64.0 * static_cast<double>(coo.entries);
-  return eta_of(c, o);
-}
 
 std::string BroHybFormat::kernel_name(const BroHybParams& p, Precision precision) {
   return fmt::format("spmv_bro_hyb_k{}_h{}_s{}_t{}_b{}_u{}{}{}_i{}{}", p.width, p.slice_height,
@@ -134,11 +106,8 @@ std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision p
   };
   std::vector<Candidate> out;
   for (const Variant& v : variants) {
-    Candidate c{std::string(name()), v.p, describe(v.p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, v.p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, v.p, precision);
+    if (c.applicable) {
       const bro::CooEstimate coo =
           bro::estimate_coo(profile, k, v.p.interval, v.p.symbol_bits, precision);
       const double share =
@@ -155,12 +124,7 @@ std::vector<Candidate> BroHybFormat::propose(const Profile& profile, Precision p
 Encoded BroHybFormat::encode(const CsrMatrix& a, const FormatParams& params,
                              Precision precision) const {
   const BroHybParams& p = params_of(params);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   bro::encode_ell(a, p.width, bro::shape_of(p), precision, "ell_", e.arrays);
   bro::encode_coo(a, p.width, p.interval, p.symbol_bits, precision, "coo_", e.arrays, p.values);
   return e;
@@ -183,11 +147,8 @@ void BroHybFormat::reference_spmv(const Encoded& e, const FormatParams& params,
 KernelSource BroHybFormat::generate(const Encoded& e, const FormatParams& params,
                                     const std::string& banner) const {
   const BroHybParams& p = params_of(params);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/bro_ell.cuh", "spmvc/bro_coo.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision),
+                                 {"spmvc/bro_ell.cuh", "spmvc/bro_coo.cuh"}, banner);
   k.block = p.block_size;
   bro::EllKernelText ell = bro::ell_kernel_text(e, "ell_", bro::shape_of(p), p.block_size, p.unroll,
                                                 p.prefetch, k.kernel_name);
@@ -203,7 +164,6 @@ KernelSource BroHybFormat::generate(const Encoded& e, const FormatParams& params
                        "stored values, x and y"});
   constants.push_back(
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"});
-  k.source = banner;
   k.source += "#include \"spmvc/bro_coo.cuh\"\n#include \"spmvc/bro_ell.cuh\"\n\n";
   k.source += codegen::constants_block(constants);
   k.source += ell.definitions;

@@ -429,11 +429,8 @@ std::vector<Candidate> CciFormat::propose(const Profile& profile, Precision prec
   std::vector<Candidate> out;
   const double nnz = std::max<double>(1.0, static_cast<double>(profile.nnz));
   for (const CciParams& p : sets) {
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       const Cost k = cost(profile, p, precision);
       c.predicted_bytes = k.total();
       c.reason = fmt::format("{:.1f} code bits per nonzero (estimated), model efficiency {:.0f}%",
@@ -538,12 +535,7 @@ Encoded CciFormat::encode(const CsrMatrix& a, const FormatParams& params,
     decode[static_cast<std::size_t>(8 + i)] = table.imm_bits[static_cast<std::size_t>(i)];
   }
 
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   e.arrays.push_back(make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr));
   e.arrays.push_back(std::move(cstart));
   e.arrays.push_back(std::move(codes));
@@ -638,11 +630,7 @@ KernelSource CciFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   const CciParams& p = params_of(params);
   const CciTable table = table_of(e);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, table, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/cci.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, table, e.precision), {"spmvc/cci.cuh"}, banner);
   k.block = p.block_size;
   k.grid = (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size;
   if (k.grid == 0) k.grid = 1;
@@ -661,7 +649,6 @@ KernelSource CciFormat::generate(const Encoded& e, const FormatParams& params,
   }
   const std::string value = codegen::value_type(e.precision);
   const std::string acc = codegen::accumulate_type(e.precision);
-  k.source = banner;
   k.source += "#include \"spmvc/cci.cuh\"\n\n";
   k.source += fmt::format(
       "// Decode table ({}), indexed by the code buffer's low 3 bits (opcode bits as read, first "
@@ -681,20 +668,17 @@ KernelSource CciFormat::generate(const Encoded& e, const FormatParams& params,
       {fmt::format("using Value = {};", value), "stored values, x and y"},
       {fmt::format("using Acc = {};", acc), "accumulation"},
   });
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(spmvc::cci::valid_table(kDecodeTable), "codes are at most 32 bits");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, const int* __restrict__ row_ptr, const int* __restrict__ cstart,
-    const unsigned* __restrict__ codes, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::cci::spmv<kThreadsPerRow, kBlockSize, kInterleaved, kOpLen, kImmBits, Value, Acc>(
+{SIG}  spmvc::cci::spmv<kThreadsPerRow, kBlockSize, kInterleaved, kOpLen, kImmBits, Value, Acc>(
       nrows, row_ptr, cstart, codes, values, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name));
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")));
   return k;
 }
 

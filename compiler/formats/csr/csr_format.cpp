@@ -9,6 +9,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
+#include "formats/csr/csr_model.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -111,7 +112,7 @@ CsrParams CsrFormat::choose(const Profile& profile, Precision precision) {
 int CsrFormat::vector_width_for(const Profile& profile, int threads_per_row) {
   // The length of the row an average nonzero sits in, E[len^2]/E[len]: equal to the mean on
   // regular matrices, far above it on power-law ones, whose long rows set the kernel's time
-  // (R-MAT scale 20 at T=32: V=4 0.45x, V=1 0.39x of cuSPARSE in fp64).
+  // (and there take vector loads even when the mean row is short).
   const double mean = std::max(profile.row_mean, 1e-9);
   const double weighted = (profile.row_stddev * profile.row_stddev + mean * mean) / mean;
   const double per_lane = weighted / threads_per_row;
@@ -122,10 +123,9 @@ int CsrFormat::vector_width_for(const Profile& profile, int threads_per_row) {
 }
 
 int CsrFormat::unroll_for(int) {
-  // The unroll sweep of 2026-11-22 (bench/results/2026-11-22-h100-csr-unroll-sweep): with the
-  // vector kernel, a second step of loads in flight (u=2) lost at V=1 on R-MAT (0.27x against
-  // 0.43x in fp32 at T=32) and on wave (0.31x against 0.39x at T=32), and won only within noise
-  // elsewhere; vector loads are the better way to keep loads in flight.
+  // Vector loads are the better way to keep loads in flight: with the vector kernel a second
+  // step of loads (u=2) lost or won only within noise on the H100
+  // (bench/results/2026-11-22-h100-csr-unroll-sweep).
   return 1;
 }
 
@@ -148,7 +148,7 @@ Cost CsrFormat::cost(const Profile& profile, const FormatParams& params,
   c.lane_efficiency = lane_efficiency(profile, p.threads_per_row) * latency *
                       value_coding_efficiency(p.values, profile, precision);
   // Per lane, the longest row is row_max / T dependent gathers; vector loads shorten the load
-  // side only (R-MAT sweep: T 16 -> 32 cut 20-35%, V 1 -> 4 at T=32 cut 0-15%).
+  // side only, so T sets the floor and V barely moves it.
   const double longest_steps = std::ceil(static_cast<double>(profile.row_max) / p.threads_per_row);
   c.serial_seconds = longest_steps * heuristics::kCsrStepSeconds;
   // A warp runs 32/T rows side by side and waits for its longest.
@@ -189,11 +189,8 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
     p.threads_per_row = t;
     p.vector_width = vector_width_for(profile, t);
     p.unroll = unroll_for(p.vector_width);
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       const Cost cost_t = this->cost(profile, p, precision);
       c.predicted_bytes = cost_t.total();
       c.reason =
@@ -210,12 +207,7 @@ std::vector<Candidate> CsrFormat::propose(const Profile& profile, Precision prec
 Encoded CsrFormat::encode(const CsrMatrix& a, const FormatParams& params,
                           Precision precision) const {
   const CsrParams& p = params_of(params);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   // Zero padding so a lane's aligned vector load past the last nonzero stays in the array.
   const std::size_t padded = static_cast<std::size_t>(padded_nnz(a.nnz()));
@@ -247,11 +239,7 @@ std::string CsrFormat::kernel_name(const CsrParams& p, Precision precision) {
 KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   const CsrParams& p = params_of(params);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/csr.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/csr.cuh"}, banner);
   k.block = p.block_size;
   k.grid = (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size;
   if (k.grid == 0) k.grid = 1;
@@ -268,7 +256,6 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
   const std::string value = codegen::value_type(e.precision);
   const std::string acc = codegen::accumulate_type(e.precision);
   const std::string offset = p.offsets64 ? "long long" : "int";
-  k.source = banner;
   k.source += "#include \"spmvc/csr.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kThreadsPerRow = {};", p.threads_per_row),
@@ -284,24 +271,20 @@ KernelSource CsrFormat::generate(const Encoded& e, const FormatParams& params,
       {fmt::format("using Value = {};", value), "stored values, x and y"},
       {fmt::format("using Acc = {};", acc), "accumulation"},
   });
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
 static_assert(spmvc::csr::kCsrPadElements == {PAD}, "col_idx and values were padded to {PAD}");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx,
-    {VD}const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {{
-  spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
+{SIG}  spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
       nrows, row_ptr, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
-                          fmt::arg("OB", p.offsets64 ? 8 : 4),
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("N", k.kernel_name), fmt::arg("PAD", kPadElements));
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
+      fmt::arg("VP", vals.pass), fmt::arg("OB", p.offsets64 ? 8 : 4),
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4), fmt::arg("PAD", kPadElements));
   return k;
 }
 

@@ -8,6 +8,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
+#include "formats/csr_stream/csr_stream_model.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -295,9 +296,7 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
   std::vector<Candidate> out;
   // Each shape with 32-bit columns, and with narrow (c16) columns when most blocks' columns
   // span less than 2^16. Narrow columns decide per block, not per nonzero, which column array
-  // to read; on the H100 they measured 1-24% faster where they apply (csr_stream sweep
-  // 2026-11-23: ego-Facebook x16M fp32 1.18x -> 1.46x of cuSPARSE, vt2010 x16M fp64 1.23x ->
-  // 1.36x, ct2010 x16M fp32 0.98x -> 0.99x).
+  // to read, and measured faster on the H100 wherever they apply.
   for (const bool narrow : {false, true}) {
     for (const auto& [block, tile] : kShapes) {
       CsrStreamParams p;
@@ -307,11 +306,8 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       p.narrow_columns = narrow;
       const double share = narrow ? narrow_share(profile, p) : 0.0;
       if (narrow && (p.offsets64 || share < kMinNarrowShare)) continue;
-      Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-      if (auto why = cannot_implement(profile, p, precision)) {
-        c.applicable = false;
-        c.reason = *why;
-      } else {
+      Candidate c = candidate(profile, p, precision);
+      if (c.applicable) {
         const Cost cost_p = this->cost(profile, p, precision);
         c.predicted_bytes = cost_p.total();
         c.reason = fmt::format("about {:.0f} blocks of <= {} nonzeros, model efficiency {:.0f}%",
@@ -329,12 +325,7 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
 Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
                                 Precision precision) const {
   const CsrStreamParams& p = params_of(params);
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, p.block_size);
   e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
   e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
@@ -374,11 +365,7 @@ KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& par
 
 KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precision precision,
                                               std::int64_t nblocks, const std::string& banner) {
-  KernelSource k;
-  k.kernel_name = kernel_name(p, precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/csr_stream.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, precision), {"spmvc/csr_stream.cuh"}, banner);
   k.block = p.block_size;
   k.grid = nblocks;
   const ValueArgs vals = value_args(p.values, "values");
@@ -396,10 +383,19 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
                                    {KernelParam::Kind::alpha, "alpha"},
                                    {KernelParam::Kind::beta, "beta"}});
 
+  // The arrays' element types as encode() and the device build make them: this unit is also
+  // generated before its arrays exist (generate_kernel from a row-block count).
+  const auto array_decl = [&](const std::string& name) {
+    if (name == "row_ptr") return codegen::ArrayDecl{p.offsets64 ? ElemType::i64 : ElemType::i32};
+    if (name == "col16") return codegen::ArrayDecl{ElemType::u16};
+    if (name == "values") return codegen::ArrayDecl{value_code_type(p.values, precision)};
+    if (name == "values_table") return codegen::ArrayDecl{value_elem_type(precision)};
+    return codegen::ArrayDecl{ElemType::i32};  // row_blocks, col_idx, col_base, col_wide
+  };
+
   const std::string value = codegen::value_type(precision);
   const std::string acc = codegen::accumulate_type(precision);
   const std::string offset = p.offsets64 ? "long long" : "int";
-  k.source = banner;
   k.source += "#include \"spmvc/csr_stream.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
@@ -414,24 +410,17 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(const int* __restrict__ row_blocks, const Offset* __restrict__ row_ptr,
-    {CD}, {VD}const Value* __restrict__ x,
-    Value* __restrict__ y, Acc alpha, Acc beta) {{
-  spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, {CP},
+{SIG}  spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, {CP},
                                                                  {VP}, x, y, alpha, beta);
 }}
 )",
-      fmt::arg("CD", p.narrow_columns ? "const int* __restrict__ col_base, const unsigned "
-                                        "short* __restrict__ col16,\n    const int* "
-                                        "__restrict__ col_wide"
-                                      : "const int* __restrict__ col_idx"),
       fmt::arg("CP", p.narrow_columns ? "spmvc::csr_stream::NarrowColumns{col_base, col16, "
                                         "col_wide}"
                                       : "spmvc::csr_stream::WideColumns{col_idx}"),
-      fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
-      fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
-      fmt::arg("N", k.kernel_name));
+      fmt::arg("VP", vals.pass), fmt::arg("OB", p.offsets64 ? 8 : 4),
+      fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,
+                                               "kBlockSize")));
   return k;
 }
 

@@ -8,7 +8,6 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
-#include "formats/ell/ell_heuristics.hpp"
 #include "formats/ell/ell_model.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
@@ -259,11 +258,8 @@ std::vector<Candidate> EllFormat::propose(const Profile& profile, Precision prec
           std::min<std::int64_t>(profile.row_max, std::numeric_limits<std::int32_t>::max()));
       p.threads_per_row = t;
       p.row_lengths = r;
-      Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-      if (auto why = cannot_implement(profile, p, precision)) {
-        c.applicable = false;
-        c.reason = *why;
-      } else {
+      Candidate c = candidate(profile, p, precision);
+      if (c.applicable) {
         const Cost k = cost(profile, p, precision);
         const double slots = static_cast<double>(padded_width(p.width, t)) *
                              static_cast<double>(pitch(profile.nrows));
@@ -292,12 +288,7 @@ Encoded EllFormat::encode(const CsrMatrix& a, const FormatParams& params,
   if (width < longest)
     throw InternalError(
         fmt::format("ell: width {} is less than the longest row {}", width, longest));
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   ell_part::encode(a, width, p.threads_per_row, p.row_lengths, precision, "", e, p.values);
   return e;
 }
@@ -320,11 +311,7 @@ KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   const EllParams& p = params_of(params);
   const std::int64_t width = ell_part::stored_width(e, "");
-  KernelSource k;
-  k.kernel_name = kernel_name(p, width, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/ell.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, width, e.precision), {"spmvc/ell.cuh"}, banner);
   k.block = p.block_size;
   k.grid =
       std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
@@ -338,7 +325,6 @@ KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
   k.params.push_back({KernelParam::Kind::alpha, "alpha"});
   k.params.push_back({KernelParam::Kind::beta, "beta"});
 
-  k.source = banner;
   k.source += "#include \"spmvc/ell.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kWidth = {};", width),
@@ -354,26 +340,20 @@ KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
        "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
-  const std::string lens_param = p.row_lengths ? "const int* __restrict__ row_lengths, " : "";
-  k.source += fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
 static_assert(spmvc::ell::kEllPitchAlign == {PITCH}, "slots were laid out with a pitch of nrows rounded up to {PITCH}");
 static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of T");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, {LP}const int* __restrict__ col_idx,
-    {VD}const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {{
-  spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
+{SIG}  spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, {LA}, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
-                          fmt::arg("VD", vals.declared("", ", ")), fmt::arg("VP", vals.pass),
-                          fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                          fmt::arg("PITCH", kPitchAlign), fmt::arg("N", k.kernel_name),
-                          fmt::arg("LP", lens_param),
-                          fmt::arg("LA", p.row_lengths ? "row_lengths" : "nullptr"));
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
+      fmt::arg("VP", vals.pass), fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("PITCH", kPitchAlign), fmt::arg("LA", p.row_lengths ? "row_lengths" : "nullptr"));
   return k;
 }
 

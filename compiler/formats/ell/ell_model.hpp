@@ -60,3 +60,20 @@ int threads_per_row_for(double mean, Precision precision);
 double latency_factor(double per_lane, Precision precision);
 
 }  // namespace spmvc::formats::ell_model
+
+// Limits of the ELL family's padding (ell, sell, hyb), each with where it came from. None has an
+// H100 sweep behind it yet; they are limits of sense.
+namespace spmvc::heuristics {
+
+/// ell, hyb: the padded ELL array may hold at most this many slots per nonzero (plus
+/// kEllPadSlack): beyond it the padding costs more bytes than the indices save, and on power-law
+/// matrices (one row of 10^5 in a million rows) ELL would need terabytes. The brief's bound.
+inline constexpr double kEllMaxPadRatio = 3.0;
+/// ell, hyb: slots always allowed, so small matrices (whose time is the launch) are never refused
+/// for padding; 2^16 slots are 768 KiB in fp64.
+inline constexpr std::int64_t kEllPadSlack = std::int64_t{1} << 16;
+/// ell, sell, hyb: the encoded arrays may take at most this many bytes: half of an H100's 80 GB,
+/// leaving room for x, y and the caller's own data.
+inline constexpr double kEllMaxEncodedBytes = 40e9;
+
+}  // namespace spmvc::heuristics

@@ -9,8 +9,8 @@
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/ell/ell_format.hpp"
-#include "formats/ell/ell_heuristics.hpp"
 #include "formats/ell/ell_model.hpp"
+#include "formats/hyb/hyb_model.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -145,11 +145,8 @@ std::vector<Candidate> HybFormat::propose(const Profile& profile, Precision prec
 
   std::vector<Candidate> out;
   for (const HybParams& p : sets) {
-    Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-    if (auto why = cannot_implement(profile, p, precision)) {
-      c.applicable = false;
-      c.reason = *why;
-    } else {
+    Candidate c = candidate(profile, p, precision);
+    if (c.applicable) {
       const Cost k = cost(profile, p, precision);
       const Split ps = split(profile, p.width);
       c.predicted_bytes = k.total();
@@ -172,12 +169,7 @@ Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
                           Precision precision) const {
   const HybParams& p = params_of(params);
   if (p.width < 0) throw InternalError("hyb: negative width");
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   ell_part::encode(a, p.width, p.threads_per_row, p.row_lengths, precision, kEll, e, p.values);
 
   // The COO part: each row's entries past the width, rows in order; row ranges write their own
@@ -244,11 +236,8 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
   const HybParams& p = params_of(params);
   const std::int64_t width = ell_part::stored_width(e, kEll);
   const std::int64_t coo = e.array("coo_row").count();
-  KernelSource k;
-  k.kernel_name = kernel_name(p, width, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/coo.cuh", "spmvc/ell.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k =
+      kernel_source(kernel_name(p, width, e.precision), {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
   k.block = p.block_size;
   k.grid =
       std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
@@ -262,23 +251,22 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
   k.params.push_back({KernelParam::Kind::y, "y"});
   k.params.push_back({KernelParam::Kind::alpha, "alpha"});
   k.params.push_back({KernelParam::Kind::beta, "beta"});
-  const std::string coo_name = coo_kernel_name(p, width, e.precision);
-  if (coo > 0) {
-    KernelLaunch post;
-    post.entry = coo_name;
-    post.params = {{KernelParam::Kind::array, "coo_row"}, {KernelParam::Kind::array, "coo_col"}};
-    post.params.insert(post.params.end(), coo_vals.params.begin(), coo_vals.params.end());
-    post.params.insert(post.params.end(), {{KernelParam::Kind::x, "x"},
-                                           {KernelParam::Kind::y, "y"},
-                                           {KernelParam::Kind::alpha, "alpha"}});
-    const std::int64_t warps = (coo + p.coo_interval - 1) / p.coo_interval;
-    const std::int64_t warps_per_block = p.block_size / 32;
-    post.grid = (warps + warps_per_block - 1) / warps_per_block;
-    post.block = p.block_size;
-    k.post_launches.push_back(std::move(post));
-  }
+  // The COO entry point is in every unit; it is launched only when the COO part has entries.
+  KernelLaunch post;
+  post.entry = coo_kernel_name(p, width, e.precision);
+  post.params = {{KernelParam::Kind::array, "coo_row"}, {KernelParam::Kind::array, "coo_col"}};
+  post.params.insert(post.params.end(), coo_vals.params.begin(), coo_vals.params.end());
+  post.params.insert(post.params.end(), {{KernelParam::Kind::x, "x"},
+                                         {KernelParam::Kind::y, "y"},
+                                         {KernelParam::Kind::alpha, "alpha"}});
+  const std::int64_t warps = (coo + p.coo_interval - 1) / p.coo_interval;
+  const std::int64_t warps_per_block = p.block_size / 32;
+  post.grid = (warps + warps_per_block - 1) / warps_per_block;
+  post.block = p.block_size;
+  const std::string coo_signature =
+      codegen::entry_signature(post.entry, post.params, e, "kBlockSize");
+  if (coo > 0) k.post_launches.push_back(std::move(post));
 
-  k.source = banner;
   k.source += "#include \"spmvc/coo.cuh\"\n#include \"spmvc/ell.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kWidth = {};", width),
@@ -297,37 +285,29 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
        "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
-  k.source +=
-      fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(int) == 4, "column and COO row indices were encoded with 4-byte integers");
 static_assert(spmvc::ell::kEllPitchAlign == {PITCH}, "ELL slots were laid out with a pitch of nrows rounded up to {PITCH}");
 static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of T");
 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, {LP}const int* __restrict__ ell_col_idx,
-    {EVD}const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {{
-  spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
+{SIG}  spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, {LA}, ell_col_idx, {EVP}, x, y, alpha, beta);
 }}
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{C}(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
-    {CVD}const Value* __restrict__ x, Value* y, Acc alpha) {{
-  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
+{CSIG}  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
                                                           {CVP}, x, y, alpha);
 }}
 )",
-                  fmt::arg("EVD", ell_vals.declared("", ", ")), fmt::arg("EVP", ell_vals.pass),
-                  fmt::arg("CVD", coo_vals.declared("", ", ")), fmt::arg("CVP", coo_vals.pass),
-                  fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                  fmt::arg("PITCH", EllFormat::kPitchAlign), fmt::arg("N", k.kernel_name),
-                  fmt::arg("C", coo_name),
-                  fmt::arg("LP", p.row_lengths ? "const int* __restrict__ ell_row_lengths, " : ""),
-                  fmt::arg("LA", p.row_lengths ? "ell_row_lengths" : "nullptr"));
+      fmt::arg("EVP", ell_vals.pass), fmt::arg("CVP", coo_vals.pass),
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("PITCH", EllFormat::kPitchAlign),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
+      fmt::arg("CSIG", coo_signature),
+      fmt::arg("LA", p.row_lengths ? "ell_row_lengths" : "nullptr"));
   return k;
 }
 

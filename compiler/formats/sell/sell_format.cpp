@@ -10,8 +10,8 @@
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/ell/ell_format.hpp"
-#include "formats/ell/ell_heuristics.hpp"
 #include "formats/ell/ell_model.hpp"
+#include "formats/sell/sell_model.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -159,11 +159,8 @@ std::vector<Candidate> SellFormat::propose(const Profile& profile, Precision pre
       SellParams p;
       p.sigma = sigma;
       p.threads_per_row = t;
-      Candidate c{std::string(name()), p, describe(p), true, "", 0, 0};
-      if (auto why = cannot_implement(profile, p, precision)) {
-        c.applicable = false;
-        c.reason = *why;
-      } else {
+      Candidate c = candidate(profile, p, precision);
+      if (c.applicable) {
         const Cost k = cost(profile, p, precision);
         c.predicted_bytes = k.total();
         c.reason = fmt::format(
@@ -220,12 +217,7 @@ Encoded SellFormat::encode(const CsrMatrix& a, const FormatParams& params,
   std::partial_sum(slice_ptr.begin(), slice_ptr.end(), slice_ptr.begin());
   const auto slots = static_cast<std::size_t>(slice_ptr[slices]);
 
-  Encoded e;
-  e.format = std::string(name());
-  e.precision = precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz();
+  Encoded e = encoded_for(a, precision);
   e.arrays.push_back(make_array<std::int64_t>("slice_ptr", ElemType::i64, slice_ptr));
   if (permuted(p)) e.arrays.push_back(make_array<std::int32_t>("perm", ElemType::i32, perm));
   EncodedArray col = uninitialized_array<std::int32_t>("col_idx", ElemType::i32, slots);
@@ -266,11 +258,7 @@ std::string SellFormat::kernel_name(const SellParams& p, Precision precision) {
 KernelSource SellFormat::generate(const Encoded& e, const FormatParams& params,
                                   const std::string& banner) const {
   const SellParams& p = params_of(params);
-  KernelSource k;
-  k.kernel_name = kernel_name(p, e.precision);
-  k.file_name = k.kernel_name + ".cu";
-  k.headers = codegen::template_headers({"spmvc/sell.cuh"});
-  k.options = codegen::base_options();
+  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/sell.cuh"}, banner);
   k.block = p.block_size;
   k.grid =
       std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
@@ -284,7 +272,6 @@ KernelSource SellFormat::generate(const Encoded& e, const FormatParams& params,
   k.params.push_back({KernelParam::Kind::alpha, "alpha"});
   k.params.push_back({KernelParam::Kind::beta, "beta"});
 
-  k.source = banner;
   k.source += "#include \"spmvc/sell.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kSliceHeight = {};", p.slice_height), "C: rows per slice"},
@@ -298,24 +285,20 @@ KernelSource SellFormat::generate(const Encoded& e, const FormatParams& params,
        "stored values, x and y"},
       {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
   });
-  k.source +=
-      fmt::format(R"(
+  k.source += fmt::format(
+      R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 static_assert(sizeof(long long) == 8, "slice_ptr was encoded with 8-byte offsets");
 static_assert(sizeof(int) == 4, "col_idx{PA} was encoded with 4-byte indices");
 
-extern "C" __global__ void __launch_bounds__(kBlockSize)
-{N}(long long nrows, const long long* __restrict__ slice_ptr, {PP}const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {{
-  spmvc::sell::spmv<kSliceHeight, kThreadsPerRow, kBlockSize, kPermuted, Value, Acc>(
+{SIG}  spmvc::sell::spmv<kSliceHeight, kThreadsPerRow, kBlockSize, kPermuted, Value, Acc>(
       nrows, slice_ptr, {PN}, col_idx, values, x, y, alpha, beta);
 }}
 )",
-                  fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-                  fmt::arg("N", k.kernel_name), fmt::arg("PA", permuted(p) ? " and perm" : ""),
-                  fmt::arg("PP", permuted(p) ? "const int* __restrict__ perm, " : ""),
-                  fmt::arg("PN", permuted(p) ? "perm" : "nullptr"));
+      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
+      fmt::arg("PA", permuted(p) ? " and perm" : ""),
+      fmt::arg("PN", permuted(p) ? "perm" : "nullptr"));
   return k;
 }
 

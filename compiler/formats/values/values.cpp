@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "formats/arrays.hpp"
-#include "heuristics.hpp"
+#include "formats/values/values_model.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::formats {
@@ -455,12 +455,28 @@ template std::vector<double> stored_values<double>(const Encoded&, const std::st
 template std::vector<float> stored_values<float>(const Encoded&, const std::string&, int,
                                                  std::int64_t);
 
+ElemType value_elem_type(Precision precision) {
+  return precision == Precision::f64 ? ElemType::f64 : ElemType::f32;
+}
+
+ElemType value_code_type(int coding, Precision precision) {
+  switch (coding) {
+    case kValuesTable8:
+      return ElemType::u8;
+    case kValuesTable16:
+      return ElemType::u16;
+    case kValuesF32:
+      return ElemType::f32;
+    default:
+      return value_elem_type(precision);
+  }
+}
+
 ValueArgs value_args(int coding, const std::string& name, const std::string& array) {
   using K = KernelParam::Kind;
   ValueArgs v;
   switch (coding) {
     case kValuesPlain:
-      v.declare = fmt::format("const Value* __restrict__ {}", name);
       v.pass = name;
       v.params = {{K::array, array}};
       break;
@@ -470,15 +486,12 @@ ValueArgs value_args(int coding, const std::string& name, const std::string& arr
     case kValuesTable8:
     case kValuesTable16: {
       const char* code = coding == kValuesTable8 ? "unsigned char" : "unsigned short";
-      v.declare = fmt::format("const {C}* __restrict__ {N}, const Value* __restrict__ {N}_table",
-                              fmt::arg("C", code), fmt::arg("N", name));
       v.pass = fmt::format("spmvc::TableValues<Value, {C}>{{{N}, {N}_table}}", fmt::arg("C", code),
                            fmt::arg("N", name));
       v.params = {{K::array, array}, {K::array, array + "_table"}};
       break;
     }
     case kValuesF32:
-      v.declare = fmt::format("const float* __restrict__ {}", name);
       v.pass = fmt::format("spmvc::NarrowValues<Value, float>{{{}}}", name);
       v.params = {{K::array, array}};
       break;

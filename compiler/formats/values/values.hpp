@@ -6,12 +6,13 @@
 // in fp32 (integer weights below 2^24, values read from single-precision data) keeps them as
 // fp32: half the bytes, and every product the same as with the fp64 array.
 //
-// A format that supports coding has an int `values` parameter (ValueCoding) and
+// A format that supports coding has an int `values` parameter (ValueCoding, defined in
+// formats/values/params.hpp) and
 //   - propose(): adds the coded variant of its candidates when the profile allows one;
 //   - cost(): counts value_code_bytes() a stored value plus value_table_bytes();
 //   - encode(): builds its plain Value array, then code_values() rewrites it;
 //   - reference_spmv(): reads stored_values() instead of the Value array;
-//   - generate(): declares and passes the values through value_args().
+//   - generate(): passes the values through value_args() (its launch parameters declare them).
 // The kernel templates read value k as load_ro(values + k) whatever the coding
 // (templates/common.cuh: UnitValues, TableValues), and mask padding slots by their indices, so a
 // padding slot's code may name any table entry.
@@ -26,18 +27,11 @@
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/params/values.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 
 namespace spmvc::formats {
-
-enum ValueCoding : int {
-  kValuesPlain = 0,    ///< one Value per stored nonzero
-  kValuesUnit = 1,     ///< every value is 1: no array; the kernel multiplies by 1
-  kValuesTable8 = 2,   ///< an 8-bit index per stored nonzero into a table of <= 256 values
-  kValuesTable16 = 3,  ///< a 16-bit index into a table of <= 65536 values
-  kValuesF32 = 4,      ///< fp64 values stored as fp32, each exactly (fp64 precision only)
-};
 
 /// Distinct values a table of `coding` holds at most.
 std::int64_t value_table_capacity(int coding);
@@ -87,19 +81,19 @@ template <typename Value>
 std::vector<Value> stored_values(const Encoded& e, const std::string& name, int coding,
                                  std::int64_t count);
 
-/// How a generated entry point declares and passes the values of array `array` under the
-/// parameter name `name`: `declare` the parameter declarations (empty for unit coding), `pass`
-/// the argument expression handed to the template, `params` the launch parameters, in order (the
-/// table array is `array + "_table"`, its parameter `name + "_table"`).
+/// Element type of `precision`'s stored values (f64 or f32): plain value arrays and tables.
+ElemType value_elem_type(Precision precision);
+/// Element type of the per-nonzero array `coding` stores at `precision` (for a kernel declared
+/// before its arrays exist, as the device build's is).
+ElemType value_code_type(int coding, Precision precision);
+
+/// How a generated entry point passes the values of array `array` under the parameter name
+/// `name`: `pass` the argument expression handed to the template, `params` the launch
+/// parameters, in order (the table array is `array + "_table"`, its parameter `name + "_table"`);
+/// codegen::entry_signature declares them from `params`.
 struct ValueArgs {
-  std::string declare;
   std::string pass;
   std::vector<KernelParam> params;
-  /// `declare` between `before` and `after`, or nothing when there is nothing to declare: the
-  /// piece a signature splices in where its value parameters go.
-  std::string declared(std::string_view before, std::string_view after) const {
-    return declare.empty() ? std::string() : std::string(before) + declare + std::string(after);
-  }
 };
 ValueArgs value_args(int coding, const std::string& name, const std::string& array);
 inline ValueArgs value_args(int coding, const std::string& name) {

@@ -21,15 +21,16 @@ static_assert(kBlockSize % kChunkRows == 0, "chunks were padded to whole blocks 
 static_assert(spmvc::amb::kPadRow == 0xFFFF, "padding rows were marked 0xFFFF");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_amb_seg16_c32_s32768_cb2_b256_det_f32acc64(const unsigned* __restrict__ chunk_len, const int* __restrict__ chunk_start,
-    const int* __restrict__ slot, const unsigned short* __restrict__ col,
-    const Value* __restrict__ values, const Value* __restrict__ x, Acc* __restrict__ partial) {
+spmv_amb_seg16_c32_s32768_cb2_b256_det_f32acc64(const unsigned int* __restrict__ chunk_len,
+    const int* __restrict__ chunk_start, const int* __restrict__ slot,
+    const unsigned short* __restrict__ col, const float* __restrict__ values,
+    const float* __restrict__ x, double* __restrict__ partial) {
   spmvc::amb::spmv_partial<kSegmentBits, kChunkRows, kColumnBlock, kBlockSize, Value, Acc>(
       chunk_len, chunk_start, slot, col, values, x, partial);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-spmv_amb_reduce_seg16_c32_s32768_cb2_b256_f32acc64(long long nrows, const int* __restrict__ red_ptr, const Acc* __restrict__ partial,
-    Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_amb_reduce_seg16_c32_s32768_cb2_b256_f32acc64(long long nrows, const int* __restrict__ red_ptr,
+    double* __restrict__ partial, float* __restrict__ y, double alpha, double beta) {
   spmvc::amb::reduce<256, Value, Acc>(nrows, red_ptr, partial, y, alpha, beta);
 }

@@ -20,9 +20,10 @@ static_assert(sizeof(Value) == 4, "values were encoded with 4-byte elements");
 static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "brow_ptr is i64, bcol is i32");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bcsr_r2_c4_t1_b256_tail_f32(long long nrows, long long ncols, const long long* __restrict__ brow_ptr,
-    const int* __restrict__ bcol, const Value* __restrict__ values, const Value* __restrict__ x,
-    Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bcsr_r2_c4_t1_b256_tail_f32(long long nrows, long long ncols,
+    const long long* __restrict__ brow_ptr, const int* __restrict__ bcol,
+    const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::bcsr::spmv<kR, kC, kT, kBlockSize, kColTail, Value, Acc>(nrows, ncols, brow_ptr, bcol,
                                                                   values, x, y, alpha, beta);
 }

@@ -20,9 +20,10 @@ static_assert(sizeof(Value) == 8, "values were encoded with 8-byte elements");
 static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "brow_ptr is i64, bcol is i32");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bcsr_r3_c3_t4_b256_f64(long long nrows, long long ncols, const long long* __restrict__ brow_ptr,
-    const int* __restrict__ bcol, const Value* __restrict__ values, const Value* __restrict__ x,
-    Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bcsr_r3_c3_t4_b256_f64(long long nrows, long long ncols,
+    const long long* __restrict__ brow_ptr, const int* __restrict__ bcol,
+    const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::bcsr::spmv<kR, kC, kT, kBlockSize, kColTail, Value, Acc>(nrows, ncols, brow_ptr, bcol,
                                                                   values, x, y, alpha, beta);
 }

@@ -20,9 +20,10 @@ static_assert(sizeof(Value) == 8, "values were encoded with 8-byte elements");
 static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "slice_ptr is i64, bcol and perm i32");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bellpack_r3_c3_s32_b256_f64(long long nrows, long long ncols, const long long* __restrict__ slice_ptr,
-    const int* __restrict__ bcol, const Value* __restrict__ values, const int* __restrict__ perm,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bellpack_r3_c3_s32_b256_f64(long long nrows, long long ncols,
+    const long long* __restrict__ slice_ptr, const int* __restrict__ bcol,
+    const double* __restrict__ values, const int* __restrict__ perm, const double* __restrict__ x,
+    double* __restrict__ y, double alpha, double beta) {
   spmvc::bellpack::spmv<kR, kC, kSlice, kBlockSize, kColTail, Value, Acc>(
       nrows, ncols, slice_ptr, bcol, values, perm, x, y, alpha, beta);
 }

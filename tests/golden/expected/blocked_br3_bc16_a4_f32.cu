@@ -20,10 +20,11 @@ static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "offsets are i64, bloc
 static_assert(kBC / kAlign <= 255, "block_len holds lengths in units of kAlign in one byte");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_blocked_br3_bc16_a4_b256_f32(long long nrows, long long ncols, const long long* __restrict__ brow_ptr,
-    const long long* __restrict__ brow_val, const int* __restrict__ block_col,
-    const unsigned char* __restrict__ block_len, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_blocked_br3_bc16_a4_b256_f32(long long nrows, long long ncols,
+    const long long* __restrict__ brow_ptr, const long long* __restrict__ brow_val,
+    const int* __restrict__ block_col, const unsigned char* __restrict__ block_len,
+    const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::blocked::spmv<kBR, kBC, kAlign, kBlockSize, Value, Acc>(
       nrows, ncols, brow_ptr, brow_val, block_col, block_len, values, x, y, alpha, beta);
 }

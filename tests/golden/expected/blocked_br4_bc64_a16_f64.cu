@@ -20,10 +20,11 @@ static_assert(sizeof(long long) == 8 && sizeof(int) == 4, "offsets are i64, bloc
 static_assert(kBC / kAlign <= 255, "block_len holds lengths in units of kAlign in one byte");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_blocked_br4_bc64_a16_b256_f64(long long nrows, long long ncols, const long long* __restrict__ brow_ptr,
-    const long long* __restrict__ brow_val, const int* __restrict__ block_col,
-    const unsigned char* __restrict__ block_len, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_blocked_br4_bc64_a16_b256_f64(long long nrows, long long ncols,
+    const long long* __restrict__ brow_ptr, const long long* __restrict__ brow_val,
+    const int* __restrict__ block_col, const unsigned char* __restrict__ block_len,
+    const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::blocked::spmv<kBR, kBC, kAlign, kBlockSize, Value, Acc>(
       nrows, ncols, brow_ptr, brow_val, block_col, block_len, values, x, y, alpha, beta);
 }

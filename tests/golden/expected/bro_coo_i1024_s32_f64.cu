@@ -19,17 +19,17 @@ static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == 4, "symbols w
 
 // Pass 1: y = beta*y, so the interval kernel only has to add.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_coo_i1024_s32_b256_f64_scale_y(long long nrows, Value* __restrict__ y, Acc beta) {
+spmv_bro_coo_i1024_s32_b256_f64_scale_y(long long nrows, double* __restrict__ y, double beta) {
   spmvc::bro::scale_y<kBlockSize>(nrows, y, beta);
 }
 
 // Pass 2: y += alpha*A*x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_coo_i1024_s32_b256_f64(const long long* __restrict__ count, const int* __restrict__ row_base,
-    const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
-    const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {
+spmv_bro_coo_i1024_s32_b256_f64(const long long* __restrict__ count,
+    const int* __restrict__ row_base, const unsigned char* __restrict__ widths,
+    const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
+    const int* __restrict__ col_idx, const double* __restrict__ values,
+    const double* __restrict__ x, double* __restrict__ y, double alpha) {
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, values, x, y, alpha);
 }

@@ -23,10 +23,11 @@ static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == 4, "symbols w
 static_assert(Pattern::kColumns == 4 && Pattern::bits() == 26, "the encoding's width pattern");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_ell_h16_s32_t2_b256_u1_baked_vt8_f64(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned int* __restrict__ symbols, const unsigned char* __restrict__ values, const Value* __restrict__ values_table,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bro_ell_h16_s32_t2_b256_u1_baked_vt8_f64(long long nrows,
+    const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
+    const unsigned int* __restrict__ symbols, const unsigned char* __restrict__ values,
+    const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha, beta);
 }

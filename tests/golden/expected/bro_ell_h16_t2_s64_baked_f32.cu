@@ -26,9 +26,9 @@ static_assert(Pattern::kColumns == 41 && Pattern::bits() == 98, "the encoding's 
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_bro_ell_h16_s64_t2_b128_u1_baked_f32(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned long long* __restrict__ symbols, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+    const long long* __restrict__ sym_ptr, const unsigned long long* __restrict__ symbols,
+    const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, values, x, y, alpha, beta);
 }

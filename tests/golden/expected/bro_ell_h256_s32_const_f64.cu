@@ -32,9 +32,9 @@ static_assert(sizeof(kWidthTable) == 5, "one width per slice column");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_bro_ell_h256_s32_t1_b256_u1_const_f64(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned int* __restrict__ symbols, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+    const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
+    const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
       nrows, col_ptr, sym_ptr, ConstantWidths{}, symbols, values, x, y, alpha, beta);
 }

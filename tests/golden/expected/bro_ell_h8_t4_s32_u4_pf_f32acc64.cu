@@ -22,9 +22,9 @@ static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == 4, "symbols w
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_bro_ell_h8_s32_t4_b256_u4_pf_f32acc64(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned char* __restrict__ widths, const unsigned int* __restrict__ symbols, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+    const long long* __restrict__ sym_ptr, const unsigned char* __restrict__ widths,
+    const unsigned int* __restrict__ symbols, const float* __restrict__ values,
+    const float* __restrict__ x, float* __restrict__ y, double alpha, double beta) {
   spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
       nrows, col_ptr, sym_ptr, spmvc::bro::GlobalWidths{widths}, symbols, values, x, y, alpha, beta);
 }

@@ -24,21 +24,23 @@ static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == 4, "symbols w
 
 // Launch 1, the BRO-ELL part: y = alpha*A_ell*x + beta*y for every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_hyb_k122_h32_s32_t1_b256_u2_pf_i1024_vt16_f64(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned char* __restrict__ widths, const unsigned int* __restrict__ symbols, const unsigned short* __restrict__ values, const Value* __restrict__ values_table,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bro_hyb_k122_h32_s32_t1_b256_u2_pf_i1024_vt16_f64(long long nrows,
+    const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
+    const unsigned char* __restrict__ widths, const unsigned int* __restrict__ symbols,
+    const unsigned short* __restrict__ values, const double* __restrict__ values_table,
+    const double* __restrict__ x, double* __restrict__ y, double alpha, double beta) {
   spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
       nrows, col_ptr, sym_ptr, spmvc::bro::GlobalWidths{widths}, symbols, spmvc::TableValues<Value, unsigned short>{values, values_table}, x, y, alpha, beta);
 }
 
 // Launch 2, the BRO-COO part: y += alpha*A_coo*x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_hyb_k122_h32_s32_t1_b256_u2_pf_i1024_vt16_f64_coo(const long long* __restrict__ count, const int* __restrict__ row_base,
-    const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
-    const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, const unsigned short* __restrict__ values, const Value* __restrict__ values_table,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {
+spmv_bro_hyb_k122_h32_s32_t1_b256_u2_pf_i1024_vt16_f64_coo(const long long* __restrict__ count,
+    const int* __restrict__ row_base, const unsigned char* __restrict__ widths,
+    const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
+    const int* __restrict__ col_idx, const unsigned short* __restrict__ values,
+    const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
+    double alpha) {
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, spmvc::TableValues<Value, unsigned short>{values, values_table}, x, y, alpha);
 }

@@ -26,21 +26,21 @@ static_assert(Pattern::kColumns == 1 && Pattern::bits() == 7, "the encoding's wi
 
 // Launch 1, the BRO-ELL part: y = alpha*A_ell*x + beta*y for every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_hyb_k4_h8_s32_t4_b256_u1_baked_i256_f32(long long nrows, const long long* __restrict__ col_ptr,
-    const long long* __restrict__ sym_ptr,
-    const unsigned int* __restrict__ symbols, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_bro_hyb_k4_h8_s32_t4_b256_u1_baked_i256_f32(long long nrows,
+    const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
+    const unsigned int* __restrict__ symbols, const float* __restrict__ values,
+    const float* __restrict__ x, float* __restrict__ y, float alpha, float beta) {
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, values, x, y, alpha, beta);
 }
 
 // Launch 2, the BRO-COO part: y += alpha*A_coo*x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_bro_hyb_k4_h8_s32_t4_b256_u1_baked_i256_f32_coo(const long long* __restrict__ count, const int* __restrict__ row_base,
-    const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
-    const spmvc::bro::SymbolWord<kSymbolBits>::type* __restrict__ symbols,
-    const int* __restrict__ col_idx, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha) {
+spmv_bro_hyb_k4_h8_s32_t4_b256_u1_baked_i256_f32_coo(const long long* __restrict__ count,
+    const int* __restrict__ row_base, const unsigned char* __restrict__ widths,
+    const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
+    const int* __restrict__ col_idx, const float* __restrict__ values, const float* __restrict__ x,
+    float* __restrict__ y, float alpha) {
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, values, x, y, alpha);
 }

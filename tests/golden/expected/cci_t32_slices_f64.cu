@@ -35,9 +35,10 @@ static_assert(sizeof(Value) == 8, "values were encoded with 8-byte elements");
 static_assert(spmvc::cci::valid_table(kDecodeTable), "codes are at most 32 bits");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_cci_t32_b256_slices_c0x8_f64(long long nrows, const int* __restrict__ row_ptr, const int* __restrict__ cstart,
-    const unsigned* __restrict__ codes, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_cci_t32_b256_slices_c0x8_f64(long long nrows, const int* __restrict__ row_ptr,
+    const int* __restrict__ cstart, const unsigned int* __restrict__ codes,
+    const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::cci::spmv<kThreadsPerRow, kBlockSize, kInterleaved, kOpLen, kImmBits, Value, Acc>(
       nrows, row_ptr, cstart, codes, values, x, y, alpha, beta);
 }

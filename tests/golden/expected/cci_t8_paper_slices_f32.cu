@@ -35,9 +35,10 @@ static_assert(sizeof(Value) == 4, "values were encoded with 4-byte elements");
 static_assert(spmvc::cci::valid_table(kDecodeTable), "codes are at most 32 bits");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_cci_t8_b256_slices_paper_f32(long long nrows, const int* __restrict__ row_ptr, const int* __restrict__ cstart,
-    const unsigned* __restrict__ codes, const Value* __restrict__ values,
-    const Value* __restrict__ x, Value* __restrict__ y, Acc alpha, Acc beta) {
+spmv_cci_t8_b256_slices_paper_f32(long long nrows, const int* __restrict__ row_ptr,
+    const int* __restrict__ cstart, const unsigned int* __restrict__ codes,
+    const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::cci::spmv<kThreadsPerRow, kBlockSize, kInterleaved, kOpLen, kImmBits, Value, Acc>(
       nrows, row_ptr, cstart, codes, values, x, y, alpha, beta);
 }

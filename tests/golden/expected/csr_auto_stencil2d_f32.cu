@@ -23,9 +23,10 @@ static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
 static_assert(spmvc::csr::kCsrPadElements == 128, "col_idx and values were padded to 128");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_csr_t8_v1_b256_u1_vt8_f32(long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx,
-    const unsigned char* __restrict__ values, const Value* __restrict__ values_table, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+spmv_csr_t8_v1_b256_u1_vt8_f32(long long nrows, const int* __restrict__ row_ptr,
+    const int* __restrict__ col_idx, const unsigned char* __restrict__ values,
+    const float* __restrict__ values_table, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
       nrows, row_ptr, col_idx, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha, beta);
 }

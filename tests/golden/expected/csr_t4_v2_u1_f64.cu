@@ -23,9 +23,9 @@ static_assert(sizeof(int) == 4, "col_idx was encoded with 4-byte indices");
 static_assert(spmvc::csr::kCsrPadElements == 128, "col_idx and values were padded to 128");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_csr_t4_v2_b256_u1_f64(long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+spmv_csr_t4_v2_b256_u1_f64(long long nrows, const int* __restrict__ row_ptr,
+    const int* __restrict__ col_idx, const double* __restrict__ values,
+    const double* __restrict__ x, double* __restrict__ y, double alpha, double beta) {
   spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
       nrows, row_ptr, col_idx, values, x, y, alpha, beta);
 }

@@ -23,8 +23,8 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_ell_k28_t4_b256_u1_vt8_f64(long long nrows, const int* __restrict__ col_idx,
-    const unsigned char* __restrict__ values, const Value* __restrict__ values_table, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+    const unsigned char* __restrict__ values, const double* __restrict__ values_table,
+    const double* __restrict__ x, double* __restrict__ y, double alpha, double beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, col_idx, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha, beta);
 }

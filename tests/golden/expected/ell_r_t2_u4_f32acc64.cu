@@ -22,9 +22,9 @@ static_assert(spmvc::ell::kEllPitchAlign == 32, "slots were laid out with a pitc
 static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of T");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_ellr_k6_t2_b256_u4_f32acc64(long long nrows, const int* __restrict__ row_lengths, const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+spmv_ellr_k6_t2_b256_u4_f32acc64(long long nrows, const int* __restrict__ row_lengths,
+    const int* __restrict__ col_idx, const float* __restrict__ values, const float* __restrict__ x,
+    float* __restrict__ y, double alpha, double beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, row_lengths, col_idx, values, x, y, alpha, beta);
 }

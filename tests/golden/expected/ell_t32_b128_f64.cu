@@ -23,8 +23,8 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_ell_k64_t32_b128_u1_f64(long long nrows, const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+    const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
+    double alpha, double beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, col_idx, values, x, y, alpha, beta);
 }

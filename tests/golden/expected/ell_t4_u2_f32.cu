@@ -23,8 +23,8 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_ell_k8_t4_b256_u2_f32(long long nrows, const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+    const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, col_idx, values, x, y, alpha, beta);
 }

@@ -26,17 +26,18 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_hyb_k122_t2_b256_i256_r_f64(long long nrows, const int* __restrict__ ell_row_lengths, const int* __restrict__ ell_col_idx,
-    const Value* __restrict__ ell_values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+spmv_hyb_k122_t2_b256_i256_r_f64(long long nrows, const int* __restrict__ ell_row_lengths,
+    const int* __restrict__ ell_col_idx, const double* __restrict__ ell_values,
+    const double* __restrict__ x, double* __restrict__ y, double alpha, double beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, ell_row_lengths, ell_col_idx, ell_values, x, y, alpha, beta);
 }
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_hyb_k122_t2_b256_i256_r_f64_coo(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
-    const Value* __restrict__ coo_values, const Value* __restrict__ x, Value* y, Acc alpha) {
+spmv_hyb_k122_t2_b256_i256_r_f64_coo(const int* __restrict__ coo_row,
+    const int* __restrict__ coo_col, const double* __restrict__ coo_values,
+    const double* __restrict__ x, double* __restrict__ y, double alpha) {
   spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
                                                           coo_values, x, y, alpha);
 }

@@ -27,8 +27,8 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k0_t1_b128_i32_f32(long long nrows, const int* __restrict__ ell_col_idx,
-    const Value* __restrict__ ell_values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+    const float* __restrict__ ell_values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha, float beta) {
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, ell_col_idx, ell_values, x, y, alpha, beta);
 }
@@ -36,7 +36,8 @@ spmv_hyb_k0_t1_b128_i32_f32(long long nrows, const int* __restrict__ ell_col_idx
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k0_t1_b128_i32_f32_coo(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
-    const Value* __restrict__ coo_values, const Value* __restrict__ x, Value* y, Acc alpha) {
+    const float* __restrict__ coo_values, const float* __restrict__ x, float* __restrict__ y,
+    float alpha) {
   spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
                                                           coo_values, x, y, alpha);
 }

@@ -20,9 +20,9 @@ static_assert(sizeof(long long) == 8, "slice_ptr was encoded with 8-byte offsets
 static_assert(sizeof(int) == 4, "col_idx and perm was encoded with 4-byte indices");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_sell_c8_s64_t4_b256_f32(long long nrows, const long long* __restrict__ slice_ptr, const int* __restrict__ perm, const int* __restrict__ col_idx,
-    const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,
-    Acc alpha, Acc beta) {
+spmv_sell_c8_s64_t4_b256_f32(long long nrows, const long long* __restrict__ slice_ptr,
+    const int* __restrict__ perm, const int* __restrict__ col_idx, const float* __restrict__ values,
+    const float* __restrict__ x, float* __restrict__ y, float alpha, float beta) {
   spmvc::sell::spmv<kSliceHeight, kThreadsPerRow, kBlockSize, kPermuted, Value, Acc>(
       nrows, slice_ptr, perm, col_idx, values, x, y, alpha, beta);
 }

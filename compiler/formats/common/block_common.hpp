@@ -123,10 +123,8 @@ inline ShapeStats shape_stats(const Profile& p, int r, int c, BlockPlacement pla
 
 /// BELLPACK's slices are column-major (ELL of blocks): a warp's lanes load neighbouring block
 /// columns at each step and every step is independent of the last, so a lane may walk far more
-/// blocks before its memory parallelism runs short. On the H100 the 60^3 elasticity matrix (27
-/// blocks of 3x3 per block row) ran at 2.5 TB/s in fp64, within 15% of its bytes at full read
-/// bandwidth, where kStepsPerLane charged it 8/27 (suite v10, 2026-11-23); 32 is the least
-/// tolerance that data allows.
+/// blocks before its memory parallelism runs short: 32 is the least tolerance the H100 suite
+/// (v10) allows, where a matrix of 27 block steps per lane ran near full read bandwidth.
 inline constexpr double kSlicedStepsPerLane = 32.0;
 
 /// Lane efficiency of a lane (or warp) walking `steps` dependent block steps on average, of

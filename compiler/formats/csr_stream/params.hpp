@@ -1,0 +1,33 @@
+// The `csr_stream` format's parameters. Public (spmvc::Options::params): CMake stages this file as
+// spmvc/params/csr_stream.hpp, and include/spmvc/plan.hpp gathers it into FormatParams. It includes
+// only the standard library and other staged parameter headers.
+#pragma once
+
+#include <string_view>
+
+#include "spmvc/params/values.hpp"
+
+namespace spmvc {
+
+/// `csr_stream`: CSR with row blocks balanced by nonzeros (templates/csr_stream.cuh): a block
+/// streams the products of up to `tile` nonzeros of consecutive rows into shared memory with
+/// coalesced loads, then reduces each row there; a longer row gets a block of its own.
+struct CsrStreamParams {
+  static constexpr std::string_view kFormat = "csr_stream";
+  int block_size = 256;    ///< threads per block (a multiple of 32 in 64..1024)
+  int tile = 1024;         ///< nonzeros staged per block: a multiple of block_size, <= 8 per thread
+  bool offsets64 = false;  ///< 64-bit row offsets (needed when nnz >= 2^31)
+  /// 16-bit columns: each block stores a base column and column - base per nonzero when its
+  /// columns span less than 2^16 (blocks that span more keep 32-bit columns in a side array)
+  bool narrow_columns = false;
+  int values = 0;  ///< formats::ValueCoding (spmvc/params/values.hpp)
+  static void fields(auto& p, auto&& f) {
+    f("block_size", "b", p.block_size);
+    f("tile", "tile", p.tile);
+    f("offsets64", "o64", p.offsets64);
+    f("narrow_columns", "c16", p.narrow_columns);
+    f("values", "val", p.values);
+  }
+};
+
+}  // namespace spmvc

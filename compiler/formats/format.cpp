@@ -1,0 +1,45 @@
+#include "formats/format.hpp"
+
+#include <utility>
+
+#include "codegen/codegen.hpp"
+
+namespace spmvc::formats {
+
+Candidate FormatUnit::candidate(const Profile& profile, const FormatParams& params,
+                                Precision precision) const {
+  Candidate c{std::string(name()), params, describe(params), true, "", 0, 0};
+  if (auto why = cannot_implement(profile, params, precision)) {
+    c.applicable = false;
+    c.reason = *why;
+  }
+  return c;
+}
+
+Candidate FormatUnit::rejected(const FormatParams& params, std::string reason) const {
+  return {std::string(name()), params, describe(params), false, std::move(reason), 0, 0};
+}
+
+Encoded FormatUnit::encoded_for(const CsrMatrix& a, Precision precision) const {
+  Encoded e;
+  e.format = std::string(name());
+  e.precision = precision;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz();
+  return e;
+}
+
+KernelSource FormatUnit::kernel_source(const std::string& kernel_name,
+                                       const std::vector<std::string>& templates,
+                                       const std::string& banner) {
+  KernelSource k;
+  k.kernel_name = kernel_name;
+  k.file_name = kernel_name + ".cu";
+  k.headers = codegen::template_headers(templates);
+  k.options = codegen::base_options();
+  k.source = banner;
+  return k;
+}
+
+}  // namespace spmvc::formats
