@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "codegen/device_csr.hpp"
-#include "compiler.hpp"
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "kernel_cache.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_build.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "compiler.hpp"
 #include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"

@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "codegen/emit.hpp"
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/emit.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 #ifdef SPMVC_HAVE_TOOLING

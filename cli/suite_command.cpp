@@ -19,12 +19,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "codegen/test_vector.hpp"
 #include "commands.hpp"
-#include "compiler.hpp"
 #include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "compiler.hpp"
 #include "formats/bro/bro_eta.hpp"
 #include "formats/cci/cci_format.hpp"
 #include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::compiler {

@@ -3,11 +3,13 @@
 // number only with the measurement that justifies it (bench/results/).
 #pragma once
 
+#include "spmvc/compiler/compiler.hpp"
+
 namespace spmvc::heuristics {
 
-/// Read bandwidth assumed when no device calibration is available: H100 SXM measured ~3.06 TB/s
-/// (../shared/docs/BENCHMARKING.md). Only ratios between candidates depend on it.
-inline constexpr double kDefaultReadBandwidth = 3.06e12;
+/// Read bandwidth assumed when no device calibration is available (defined once, beside the
+/// compiler's entry points, for the benchmarks too). Only ratios between candidates depend on it.
+using compiler::kDefaultReadBandwidth;
 
 /// Fixed cost of one kernel launch plus the tail of the last wave, in seconds: the floor under
 /// any predicted time (launch-bound regime of small matrices).

@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
+#include "formats/values/values.hpp"
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc {
@@ -101,6 +102,8 @@ void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& opti
 }
 
 namespace compiler {
+
+int value_coding(const Plan& plan) { return formats::value_coding_of(plan.params); }
 
 PlanOptions plan_options(const Options& options, const BuildTarget& target) {
   PlanOptions p;

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 
@@ -40,17 +41,6 @@ struct TrafficTraits {
 
 /// The traits of the format `params` belongs to, for `profile`.
 TrafficTraits traffic_traits(const Profile& profile, const FormatParams& params);
-
-/// Predicted bytes of one multiply, by kind.
-struct TrafficBytes {
-  double matrix = 0;    ///< the encoded arrays, as the format's Cost counts them
-  double x = 0;         ///< x: read once while it stays in L2, plus the gathers that miss
-  double y = 0;         ///< y as the Cost counts it (writes; some formats' atomics in L2)
-  double y_atomic = 0;  ///< atomic formats: y lines evicted before their updates, read and written
-  double total() const { return matrix + x + y + y_atomic; }
-  /// One line, for reports.
-  std::string describe() const;
-};
 
 /// The traffic of a candidate whose compulsory bytes are `cost`. Deterministic; O(1).
 TrafficBytes traffic_bytes(const formats::Cost& cost, const Profile& profile, Precision precision,

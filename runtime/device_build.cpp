@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "compiler.hpp"
 #include "device_csr.hpp"
-#include "formats/values/values.hpp"
 #include "operator_impl.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/params/values.hpp"
 
 namespace spmvc {
 
@@ -71,7 +71,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // What is encoded, on the GPU: csr_stream's row blocks and 16-bit columns, 8-bit value codes or
   // fp32 values.
   t0 = Clock::now();
-  const int coding = formats::value_coding_of(im->plan.params);
+  const int coding = compiler::value_coding(im->plan);
   if (coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);

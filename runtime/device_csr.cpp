@@ -7,8 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/device_csr.hpp"
-#include "formats/csr_stream/csr_stream_format.hpp"
+#include "spmvc/compiler/device_build.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::runtime {
@@ -231,7 +230,7 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
     blocks.starts.upload(none, sizeof none);
     return blocks;
   }
-  constexpr int kGroup = formats::CsrStreamFormat::kGroupRows;
+  constexpr int kGroup = codegen::kStreamGroupRows;
   const std::int64_t ngroups = (nrows + kGroup - 1) / kGroup;
   Scratch& scratch = scratch_for(kernels.ordinal);
   std::lock_guard guard(scratch.lock);

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
-#include "compiler.hpp"
 #include "operator_impl.hpp"
+#include "spmvc/compiler/compiler.hpp"
 
 namespace spmvc {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
 namespace spmvc::test {

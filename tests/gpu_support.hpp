@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-#include "codegen/device_csr.hpp"
+#include "spmvc/compiler/device_build.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -7,8 +7,12 @@
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
 
 namespace spmvc::codegen {
+
+static_assert(kStreamGroupRows == formats::CsrStreamFormat::kGroupRows,
+              "the device build cuts csr_stream's row blocks in the host encoder's groups");
 
 KernelSource device_csr_source() {
   using S = RowStatSlots;

@@ -1,4 +1,4 @@
-#include "codegen/emit.hpp"
+#include "spmvc/compiler/emit.hpp"
 
 #include <cstring>
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::codegen {

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "formats/values/values.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::compiler {

@@ -7,7 +7,7 @@
 // bench/results/2026-11-23-h100-suite-v7-values/, which also place the threshold below).
 #include <fmt/format.h>
 
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/reorder.hpp"
 
 namespace spmvc::compiler {

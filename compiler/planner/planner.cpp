@@ -6,11 +6,12 @@
 #include <fmt/format.h>
 
 #include "calibration.hpp"
-#include "compiler.hpp"
 #include "formats/format.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
+#include "traffic.hpp"
 
 namespace spmvc::compiler {
 

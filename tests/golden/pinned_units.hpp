@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
 #include "formats/values/values.hpp"
 #include "golden_plans.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
 namespace spmvc::test {

@@ -10,8 +10,8 @@
 #include <limits>
 #include <sstream>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"

@@ -2,9 +2,9 @@
 // power-law rows, every proposed shape, alpha and beta; then every public matrix.
 #include <doctest/doctest.h>
 
-#include "compiler.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "gpu_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "compiler.hpp"
 #include "device.hpp"
 #include "kernel_cache.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/bench/cusparse.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "test_kernels.hpp"
 #include "test_support.hpp"

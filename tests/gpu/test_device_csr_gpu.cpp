@@ -7,12 +7,12 @@
 
 #include <algorithm>
 
-#include "compiler.hpp"
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "formats/values/values.hpp"
 #include "gpu_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"

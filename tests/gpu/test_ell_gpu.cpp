@@ -10,10 +10,10 @@
 #include <random>
 #include <sstream>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/arrays.hpp"
 #include "gpu_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"

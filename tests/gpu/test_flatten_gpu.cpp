@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "codegen/test_vector.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"

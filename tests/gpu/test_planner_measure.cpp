@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"

@@ -9,9 +9,9 @@
 #include <optional>
 #include <random>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 #include "spmvc/spmvc.hpp"

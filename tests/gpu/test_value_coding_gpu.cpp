@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "compiler.hpp"
 #include "formats/values/values.hpp"
 #include "gpu_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 #include "test_support.hpp"

@@ -2,9 +2,9 @@
 // and 16-bit columns, compiles with NVRTC to an sm_90 CUBIN without spills (no GPU needed).
 #include <doctest/doctest.h>
 
-#include "compiler.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "nvrtc_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
 using namespace spmvc;

@@ -4,10 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "codegen/codegen.hpp"
-#include "codegen/device_csr.hpp"
-#include "compiler.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "nvrtc_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_build.hpp"
 #include "spmvc/generators.hpp"
 
 using namespace spmvc;

@@ -6,8 +6,8 @@
 #include <array>
 #include <cstdio>
 
-#include "codegen/emit.hpp"
 #include "golden_plans.hpp"
+#include "spmvc/compiler/emit.hpp"
 
 namespace fs = std::filesystem;
 using namespace spmvc;

@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
 #include "nvrtc_compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
 using namespace spmvc;

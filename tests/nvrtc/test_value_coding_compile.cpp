@@ -2,11 +2,11 @@
 // spills, in every precision the coding applies to (no GPU needed).
 #include <doctest/doctest.h>
 
-#include "compiler.hpp"
 #include "formats/format.hpp"
 #include "formats/values/values.hpp"
 #include "golden_plans.hpp"
 #include "nvrtc_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
 
 using namespace spmvc;
 

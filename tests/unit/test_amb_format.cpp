@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/amb/amb_format.hpp"
 #include "formats/amb/amb_traffic.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "test_support.hpp"
 

@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "block_plans.hpp"
-#include "compiler.hpp"
 #include "formats/bcsr/bcsr_format.hpp"
 #include "formats/bellpack/bellpack_format.hpp"
 #include "formats/blocked/blocked_format.hpp"
 #include "formats/common/block_common.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "spmvc/blocks.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "test_support.hpp"

@@ -9,8 +9,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/arrays.hpp"
 #include "formats/bro/bro_eta.hpp"
 #include "formats/bro_coo/bro_coo_codec.hpp"
@@ -19,6 +17,8 @@
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_ell/bro_ell_model.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "test_support.hpp"

@@ -9,11 +9,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/arrays.hpp"
 #include "formats/bro_ell/bro_ell_codec.hpp"
 #include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 
 // Stand-ins for what CUDA provides.

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "calibration.hpp"
-#include "compiler.hpp"
 #include "formats/amb/amb_traffic.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
 #include "test_support.hpp"

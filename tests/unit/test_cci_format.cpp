@@ -5,9 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/cci/cci_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "test_support.hpp"

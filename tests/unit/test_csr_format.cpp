@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "compiler.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 

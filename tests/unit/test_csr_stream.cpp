@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "test_support.hpp"

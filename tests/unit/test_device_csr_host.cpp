@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "codegen/device_csr.hpp"
+#include "spmvc/compiler/device_build.hpp"
 #include "spmvc/generators.hpp"
 
 using namespace spmvc;

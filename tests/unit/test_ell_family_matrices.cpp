@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "compiler.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
 #include "formats/sell/sell_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/matrix.hpp"
 #include "test_support.hpp"
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/emit.hpp"
 #include "golden_plans.hpp"
+#include "spmvc/compiler/emit.hpp"
 #include "spmvc/error.hpp"
 
 namespace fs = std::filesystem;

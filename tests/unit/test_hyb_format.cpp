@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "compiler.hpp"
 #include "formats/arrays.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 

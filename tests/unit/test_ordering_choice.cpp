@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 #include "test_support.hpp"

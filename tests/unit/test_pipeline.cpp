@@ -7,10 +7,10 @@
 #include <algorithm>
 
 #include "codegen/codegen.hpp"
-#include "codegen/emit.hpp"
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/emit.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 

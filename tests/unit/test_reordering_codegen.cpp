@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "codegen/codegen.hpp"
-#include "compiler.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 

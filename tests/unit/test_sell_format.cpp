@@ -7,9 +7,9 @@
 #include <cstring>
 #include <random>
 
-#include "compiler.hpp"
 #include "formats/ell/ell_model.hpp"
 #include "formats/sell/sell_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 

@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "compiler.hpp"
 #include "formats/amb/amb_traffic.hpp"
 #include "formats/format.hpp"
 #include "heuristics.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "traffic.hpp"

@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "codegen/test_vector.hpp"
-#include "compiler.hpp"
 #include "formats/arrays.hpp"
 #include "formats/format.hpp"
 #include "formats/values/values.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "test_support.hpp"

@@ -1,4 +1,7 @@
-// The compiler's entry points: plan, encode, generate, and the host reference SpMV.
+// The compiler's entry points for the layers above it (runtime, cli, tooling, bench): plan,
+// predict, encode, the reference products, the ordering decision and the device-array planning
+// rules. Part of spmvc_compiler's public include folder (compiler/include/); everything else in
+// compiler/ is internal to it.
 #pragma once
 
 #include <functional>
@@ -14,13 +17,23 @@
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 #include "spmvc/reorder.hpp"
-#include "traffic.hpp"
 
 namespace spmvc::compiler {
 
 /// Read bandwidth (bytes/s) the time model and the benchmarks assume when none is measured:
 /// ../shared/docs/BENCHMARKING.md's figure for the H100 SXM (a streaming read kernel).
 inline constexpr double kDefaultReadBandwidth = 3.06e12;
+
+/// Predicted bytes of one multiply, by kind.
+struct TrafficBytes {
+  double matrix = 0;    ///< the encoded arrays, as the format's Cost counts them
+  double x = 0;         ///< x: read once while it stays in L2, plus the gathers that miss
+  double y = 0;         ///< y as the Cost counts it (writes; some formats' atomics in L2)
+  double y_atomic = 0;  ///< atomic formats: y lines evicted before their updates, read and written
+  double total() const { return matrix + x + y + y_atomic; }
+  /// One line, for reports.
+  std::string describe() const;
+};
 
 /// What the planner's time model counts as bytes moved.
 enum class CostModel {
@@ -75,6 +88,10 @@ Plan make_plan(const Profile& profile, const PlanOptions& options);
 /// and makes the fastest the plan at `precision`, every candidate kept beside it; `why` is left
 /// to the caller. InputError listing each candidate's reason when none is applicable.
 Plan pick_candidate(std::vector<Candidate> candidates, Precision precision);
+
+/// How the plan stores its values: a formats::ValueCoding (spmvc/params/values.hpp); plain for a
+/// format that has no coding.
+int value_coding(const Plan& plan);
 
 /// The planner's options for a caller's Options and build target (the pipeline's, spmvc/build.hpp).
 PlanOptions plan_options(const Options& options, const BuildTarget& target);

@@ -39,6 +39,9 @@ inline constexpr int kRowStatsBlock = 256;
 inline constexpr int kStreamScanBlock = 1024;
 /// Threads per block of stream_count and stream_fill (one thread walks one group of rows).
 inline constexpr int kStreamGroupBlock = 128;
+/// Rows per group csr_stream's row blocks are cut from (CsrStreamFormat::kGroupRows; device_csr.cpp
+/// asserts they agree).
+inline constexpr int kStreamGroupRows = 2048;
 /// Threads per block of code_values and narrow_values.
 inline constexpr int kCodeValuesBlock = 256;
 /// Threads per block of narrow_slices and narrow_columns (a warp per slice or row block).
