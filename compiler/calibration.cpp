@@ -1,5 +1,5 @@
 // The planner's per-architecture time factors: data measured by `spmvc bench --suite` and fitted
-// by scripts/calibrate.py, embedded here with their provenance (calibration/<arch>.inc).
+// by scripts/model/calibrate.py, embedded here with their provenance (calibration/<arch>.inc).
 #include "calibration.hpp"
 
 #include <algorithm>

@@ -50,10 +50,9 @@ struct Options {
   /// A precomputed ordering (e.g. from compute_ordering on a matrix this one replicates); used
   /// instead of computing `reorder`.
   std::optional<Ordering> ordering;
-  /// measure mode: how many formats' best candidates to time (csr's is always among them). 4:
-  /// replaying the H100 suite's measured times (bench/results/2026-11-22-h100-suite-v1), the
-  /// best of the model's top 1/2/3/4/12 formats plus csr is within 5% of the fastest on 16/20/25/
-  /// 26/28 of 28 matrices in fp64 and 18/22/24/26/28 in fp32.
+  /// measure mode: how many formats' best candidates to time (csr's is always among them). Four
+  /// is where timing more formats stopped finding faster ones on the H100 suite (the replay is in
+  /// bench/results/README.md, suite v1).
   int measure_candidates = 4;
   /// Inspect everything (block fill, distinct values, symmetry) rather than only the row scan
   /// the planner uses; Operator::profile() then holds the full Profile. Costs several times the

@@ -5,7 +5,7 @@ namespace spmvc::heuristics {
 
 /// csr_stream: the fixed start of each row block (its bounds, then its rows' bounds, before any
 /// nonzero loads), charged as this many bytes of reading: the H100 tile sweeps (fp32, x16M,
-/// scripts/param-sweep) put a block's start at a few hundred bytes of reading. Without it the
+/// scripts/gpu/param-sweep) put a block's start at a few hundred bytes of reading. Without it the
 /// model ranked the 512-nonzero tile first on short-row graphs, where it measured slower.
 inline constexpr double kStreamBlockBytes = 256.0;
 
