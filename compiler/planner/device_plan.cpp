@@ -131,13 +131,20 @@ KernelSource generate_device_csr(const Plan& plan, const Profile& profile, const
   const std::string banner = codegen::banner(plan, profile);
   if (const auto* params = std::get_if<CsrStreamParams>(&plan.params))
     return formats::CsrStreamFormat::generate_kernel(*params, plan.precision, row_blocks, banner);
-  // csr's kernel needs only the sizes of the encoded matrix.
+  // csr's kernel needs only the sizes of the encoded matrix and its arrays' element types (its
+  // entry point is declared from them): the caller's 32-bit offsets and columns, and the values
+  // as the plan codes them. The arrays stay empty: their contents are on the device.
+  const auto& params = std::get<CsrParams>(plan.params);
   Encoded sizes;
   sizes.format = "csr";
   sizes.precision = plan.precision;
   sizes.nrows = a.nrows;
   sizes.ncols = a.ncols;
   sizes.nnz = a.nnz;
+  sizes.arrays.push_back({"row_ptr", ElemType::i32, {}});
+  sizes.arrays.push_back({"col_idx", ElemType::i32, {}});
+  sizes.arrays.push_back({"values", formats::value_code_type(params.values, plan.precision), {}});
+  sizes.arrays.push_back({"values_table", formats::value_elem_type(plan.precision), {}});
   return codegen::generate(plan, sizes, profile);
 }
 

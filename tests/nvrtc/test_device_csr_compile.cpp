@@ -5,9 +5,11 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/values/values.hpp"
 #include "nvrtc_support.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_build.hpp"
+#include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 
 using namespace spmvc;
@@ -42,4 +44,60 @@ TEST_CASE("device csr: csr_stream's kernel without host arrays equals the encode
     for (std::size_t i = 0; i < from_count.params.size(); ++i)
       CHECK(from_count.params[i].name == from_arrays.params[i].name);
   }
+}
+
+TEST_CASE("device csr: every device-array plan's unit is the host unit of the same plan") {
+  // compile(DeviceCsr) generates without host arrays (compiler::generate_device_csr); for every
+  // plan it may run, the unit must be the one the host pipeline generates from the encoded
+  // matrix, and it must compile. The DeviceCsr's pointers are host arrays here: planning reads
+  // only their alignment.
+  CsrMatrix a = gen::from_spec("stencil2d:n=64");  // two distinct values: codes apply
+  const Profile profile = inspect(a, InspectDepth::rows);
+  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
+  std::vector<double> values(a.values);
+  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  std::vector<FormatParams> forced;
+  for (int coding : {formats::kValuesPlain, formats::kValuesUnit, formats::kValuesTable8}) {
+    CsrParams c;
+    c.threads_per_row = 4;
+    c.values = coding;
+    forced.push_back(c);
+    CsrStreamParams s;
+    s.values = coding;
+    s.narrow_columns = coding == formats::kValuesTable8;
+    forced.push_back(s);
+  }
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    for (const FormatParams& params : forced) {
+      CAPTURE(describe(params));
+      CAPTURE(to_string(p));
+      Options o;
+      o.precision = p;
+      o.params = params;
+      if (formats::value_coding_of(params) == formats::kValuesUnit) {
+        // Only a pattern matrix stores no values: forcing it on this one is refused.
+        CHECK_THROWS_AS(compiler::plan_device_csr(view, profile, o, "sm_90"), InputError);
+        continue;
+      }
+      const Plan plan = compiler::plan_device_csr(view, profile, o, "sm_90");
+      const Encoded encoded = compiler::encode(a, plan);
+      const KernelSource host = codegen::generate(plan, encoded, profile);
+      const std::int64_t blocks = std::holds_alternative<CsrStreamParams>(params)
+                                      ? encoded.array("row_blocks").count() - 1
+                                      : 0;
+      const KernelSource device = compiler::generate_device_csr(plan, profile, view, blocks);
+      CHECK(device.source == host.source);
+      CHECK(device.grid == host.grid);
+      test::check_compiles(device);
+    }
+  }
+  // The unit-valued coding on a pattern matrix.
+  for (double& v : a.values) v = 1.0;
+  for (double& v : values) v = 1.0;
+  const Profile ones = inspect(a, InspectDepth::rows);
+  Options o;
+  o.params = forced[2];
+  const Plan plan = compiler::plan_device_csr(view, ones, o, "sm_90");
+  const KernelSource host = codegen::generate(plan, compiler::encode(a, plan), ones);
+  CHECK(compiler::generate_device_csr(plan, ones, view, 0).source == host.source);
 }
