@@ -21,8 +21,8 @@
 #include "spmvc/generators.hpp"
 #include "spmvc/reorder.hpp"
 #ifdef SPMVC_HAVE_TOOLING
-#include "tooling/explain.hpp"
-#include "tooling/flatten.hpp"
+#include "spmvc/tooling/explain.hpp"
+#include "spmvc/tooling/flatten.hpp"
 #endif
 
 namespace spmvc::cli {

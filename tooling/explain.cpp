@@ -1,7 +1,7 @@
 // Explain's AST walk: follows the entry point into every function it calls, carrying which entry
 // parameter each pointer derives from, and records loads, stores, loops and intrinsics. Constant
 // `if`s are followed into the taken branch only, as the compiler does.
-#include "tooling/explain.hpp"
+#include "spmvc/tooling/explain.hpp"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>

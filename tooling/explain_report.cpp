@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tooling/explain.hpp"
+#include "spmvc/tooling/explain.hpp"
 
 namespace spmvc::tooling {
 

@@ -3,7 +3,7 @@
 // (../shared/docs/TOOLCHAIN.md, section 2): they print `template <>` heads, `#pragma unroll
 // (enable)` and discarded `if constexpr` branches, and DeclPrinter ignores the helper, so
 // declarations, `for` heads and `if` statements are printed here.
-#include "tooling/flatten.hpp"
+#include "spmvc/tooling/flatten.hpp"
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/Attr.h>

@@ -10,8 +10,8 @@
 #include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
+#include "spmvc/tooling/flatten.hpp"
 #include "test_support.hpp"
-#include "tooling/flatten.hpp"
 
 using namespace spmvc;
 

@@ -8,7 +8,7 @@
 
 #include "formats/format.hpp"
 #include "golden_plans.hpp"
-#include "tooling/explain.hpp"
+#include "spmvc/tooling/explain.hpp"
 
 namespace {
 

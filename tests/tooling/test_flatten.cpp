@@ -14,7 +14,7 @@
 #include "golden_plans.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/error.hpp"
-#include "tooling/flatten.hpp"
+#include "spmvc/tooling/flatten.hpp"
 
 namespace fs = std::filesystem;
 
