@@ -18,28 +18,6 @@ namespace {
 constexpr char kMagic[8] = {'S', 'P', 'M', 'V', 'C', 'E', 'N', 'C'};
 constexpr std::size_t kNameBytes = 32;
 
-std::string c_type(ElemType t) {
-  switch (t) {
-    case ElemType::i32:
-      return "int";
-    case ElemType::i64:
-      return "long long";
-    case ElemType::u32:
-      return "unsigned int";
-    case ElemType::u64:
-      return "unsigned long long";
-    case ElemType::f32:
-      return "float";
-    case ElemType::f64:
-      return "double";
-    case ElemType::u8:
-      return "unsigned char";
-    case ElemType::u16:
-      return "unsigned short";
-  }
-  throw InternalError("unknown element type");
-}
-
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;

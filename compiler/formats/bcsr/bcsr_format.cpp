@@ -153,12 +153,7 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
     BcsrParams p;
     p.block_rows = best_r;
     p.block_cols = best_c;
-    out.push_back(rejected(
-        p, profile.block_shapes.empty()
-               ? std::string("no block shapes inspected")
-               : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
-                             "at {:.3f})",
-                             best_r, best_c, best_fill)));
+    out.push_back(rejected(p, blocks::no_shape_reason(profile, best_r, best_c, best_fill)));
   }
   return out;
 }

@@ -150,12 +150,7 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
     BellpackParams p;
     p.block_rows = best_r;
     p.block_cols = best_c;
-    out.push_back(rejected(
-        p, profile.block_shapes.empty()
-               ? std::string("no block shapes inspected")
-               : fmt::format("no r x c shape stores fewer bytes than csr (best fill: {}x{} "
-                             "at {:.3f})",
-                             best_r, best_c, best_fill)));
+    out.push_back(rejected(p, blocks::no_shape_reason(profile, best_r, best_c, best_fill)));
   }
   return out;
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "spmvc/blocks.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/matrix.hpp"
@@ -21,6 +23,15 @@ inline constexpr double kMinProposedFill = 0.5;
 /// + value per nonzero): with less to save than that, the zero fill and the block bookkeeping
 /// have eaten the index saving.
 inline constexpr double kMaxBytesVsCsr = 0.95;
+
+/// Why no r x c shape is proposed: the best shape seen and its fill (bcsr and bellpack).
+inline std::string no_shape_reason(const Profile& p, int best_r, int best_c, double best_fill) {
+  return p.block_shapes.empty()
+             ? std::string("no block shapes inspected")
+             : fmt::format(
+                   "no r x c shape stores fewer bytes than csr (best fill: {}x{} at {:.3f})",
+                   best_r, best_c, best_fill);
+}
 
 /// csr's matrix bytes per nonzero (4-byte column index and one value), the yardstick above.
 inline double csr_bytes(const Profile& p, double value_bytes) {
