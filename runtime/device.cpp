@@ -206,6 +206,15 @@ void DeviceBuffer::fill_bytes(unsigned char value) {
   check_cuda(cudaMemset(ptr_, value, bytes_), "cudaMemset");
 }
 
+void DeviceBuffer::fill_bytes(unsigned char value, std::size_t offset, std::size_t bytes) {
+  if (offset > bytes_ || bytes > bytes_ - offset)
+    throw InternalError(
+        fmt::format("fill of {} bytes at {} past a {}-byte buffer", bytes, offset, bytes_));
+  if (bytes == 0) return;
+  check_cuda(cudaMemsetAsync(static_cast<char*>(ptr_) + offset, value, bytes, nullptr),
+             "cudaMemsetAsync");
+}
+
 // ---- LoadedKernel ----
 
 LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& kernel_name)

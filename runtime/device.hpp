@@ -58,6 +58,8 @@ class DeviceBuffer {
   void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
   void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
   void fill_bytes(unsigned char value);
+  /// Sets `bytes` bytes from `offset` to `value`, ordered on the default stream (no wait).
+  void fill_bytes(unsigned char value, std::size_t offset, std::size_t bytes);
 
  private:
   void* ptr_ = nullptr;

@@ -161,6 +161,10 @@ DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
   DeviceValueCodes out;
   // Padded so that vector loads of codes stay inside the buffer.
   out.codes = DeviceBuffer(static_cast<std::size_t>((a.nnz + 15) / 16 * 16 + 16));
+  // The padding holds code 0, as the host encoder writes it: defined bytes for the loads that
+  // reach into it (and for a copy of the whole array).
+  const auto coded = static_cast<std::size_t>(a.nnz);
+  out.codes.fill_bytes(0, coded, out.codes.bytes() - coded);
   out.table = DeviceBuffer(patterns.size() * static_cast<std::size_t>(vb));
   if (vb == 8) {
     out.table.upload(patterns.data(), patterns.size() * 8);
@@ -188,6 +192,9 @@ DeviceValueCodes code_values_device(const DeviceCsr& a, Precision precision,
 DeviceBuffer narrow_values_device(const DeviceCsr& a, const DeviceCsrKernels& kernels) {
   // Padded so that 16-byte vector loads stay inside the buffer.
   DeviceBuffer out(static_cast<std::size_t>((a.nnz + 3) / 4 * 4 + 4) * sizeof(float));
+  // The padding holds zeros, as the host encoder writes it.
+  const std::size_t used = static_cast<std::size_t>(a.nnz) * sizeof(float);
+  out.fill_bytes(0, used, out.bytes() - used);
   const void* values = a.values;
   long long nnz = a.nnz;
   void* narrow = out.get();

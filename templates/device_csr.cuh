@@ -205,13 +205,16 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
         atomicAdd(out + kBadColumns, 1ull);
         atomicMin(out + kFirstBadColumn, static_cast<unsigned long long>(k));
       }
-      if (k < nnz && want_exact && !exact_in_f32(bits[u])) inexact = 1;
+      // The block's flags are set with atomics: other lanes read them (volatile) while they run,
+      // and only an atomic write is ordered against those reads.
+      if (k < nnz && want_exact && !exact_in_f32(bits[u])) atomicExch(&inexact, 1);
       // A lane looks a value up only when it differs from the last one it added: matrices
       // with few values repeat them.
       if (k >= nnz || !want_values || bits[u] == last_bits) continue;
       last_bits = bits[u];
       const int added = bits[u] == kEmptySlot ? -1 : set_insert(set, kBlockSlots, bits[u]);
-      if (added < 0 || (added > 0 && atomicAdd(&set_count, 1) >= kValueCap)) set_full = 1;
+      if (added < 0 || (added > 0 && atomicAdd(&set_count, 1) >= kValueCap))
+        atomicExch(&set_full, 1);
     }
   }
   if (first == 0) {

@@ -214,10 +214,19 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
       const runtime::DeviceInspection seen = runtime::inspect_device(r.view, p, kernels);
       REQUIRE(!seen.value_patterns.empty());
       CHECK(seen.profile.distinct_values == inspect(a).distinct_values);
+      {
+        // Freed memory full of 0xff, which the pool hands out again: the codes' padding must
+        // still come back as code 0.
+        runtime::DeviceBuffer dirty(static_cast<std::size_t>((a.nnz() + 15) / 16 * 16 + 16));
+        dirty.fill_bytes(0xff);
+      }
       runtime::DeviceValueCodes coded =
           runtime::code_values_device(r.view, p, seen.value_patterns, kernels);
-      std::vector<std::uint8_t> codes(static_cast<std::size_t>(a.nnz()));
-      coded.codes.download(codes.data(), codes.size());
+      std::vector<std::uint8_t> padded(coded.codes.bytes());
+      coded.codes.download(padded.data(), padded.size());
+      CHECK(std::all_of(padded.begin() + a.nnz(), padded.end(),
+                        [](std::uint8_t c) { return c == 0; }));
+      std::vector<std::uint8_t> codes(padded.begin(), padded.begin() + a.nnz());
       std::vector<double> decoded(codes.size());
       if (p == Precision::f64) {
         std::vector<double> table(seen.value_patterns.size());
