@@ -1,0 +1,61 @@
+// Every format on the edge matrices (tests/edge_matrices.hpp): the planner either refuses the
+// format with a reason (InputError) or its encoding's host reference product is the CSR one,
+// NaN and infinities in the same rows. Nothing crashes, nothing allocates past the matrix.
+#include <doctest/doctest.h>
+
+#include "edge_matrices.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/profile.hpp"
+
+using namespace spmvc;
+
+TEST_CASE("every format on the edge matrices: refused with a reason, or the CSR product") {
+  for (const auto& [name, a] : test::edge_matrices()) {
+    CAPTURE(name);
+    const Profile profile = inspect(a);
+    const std::vector<double> x = codegen::test_vector(a.ncols);
+    std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+    compiler::csr_reference_spmv(a, x, ref);
+    int ran = 0;
+    for (const std::string& format : compiler::format_names()) {
+      CAPTURE(format);
+      compiler::PlanOptions o;
+      o.format = format;
+      Plan plan;
+      try {
+        plan = compiler::make_plan(profile, o);
+      } catch (const InputError& e) {
+        CHECK(std::string(e.what()).size() > 10);  // a reason, not an empty refusal
+        continue;
+      }
+      const Encoded e = compiler::encode(a, plan);
+      std::vector<double> y(ref.size(), std::numeric_limits<double>::quiet_NaN());
+      compiler::reference_spmv(plan, e, x, y);
+      CHECK(test::same_product(y, ref, 1e-12));
+      ++ran;
+    }
+    // csr takes every matrix.
+    CHECK(ran >= 1);
+  }
+}
+
+TEST_CASE("the planner's own pick on the edge matrices gives the CSR product") {
+  for (const auto& [name, a] : test::edge_matrices()) {
+    CAPTURE(name);
+    const Profile profile = inspect(a);
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      compiler::PlanOptions o;
+      o.precision = p;
+      const Plan plan = compiler::make_plan(profile, o);
+      CAPTURE(plan.format);
+      const std::vector<double> x = codegen::test_vector(a.ncols, p);
+      std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+      compiler::csr_reference_spmv(a, x, ref);
+      std::vector<double> y(ref.size(), std::numeric_limits<double>::quiet_NaN());
+      compiler::reference_spmv(plan, compiler::encode(a, plan), x, y);
+      CHECK(test::same_product(y, ref, p == Precision::f64 ? 1e-12 : 1e-6));
+    }
+  }
+}
