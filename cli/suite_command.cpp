@@ -73,9 +73,7 @@ std::pair<CsrMatrix, std::int64_t> load_entry(const SuiteEntry& e, const fs::pat
                        "suite matrix not found (set SPMVC_MATRIX_DIR to the public matrices)");
     a = read_matrix_market(path);
   }
-  std::int64_t k = 1;
-  if (e.replicate_to > 0 && a.nnz() > 0)
-    k = std::max<std::int64_t>(1, (e.replicate_to + a.nnz() - 1) / a.nnz());
+  const std::int64_t k = replication_factor(1, e.replicate_to, a.nnz());
   return {std::move(a), k};
 }
 
