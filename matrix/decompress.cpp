@@ -101,9 +101,11 @@ std::string read_raw(const std::filesystem::path& path, std::uint64_t cap) {
   for (;;) {
     if (used == bytes.size()) {
       if (used > cap) over_budget(source, "file size", cap);
-      std::size_t next = std::max(capacity, bytes.size() * 2);
-      if (!ec && head_checked) next = std::max(next, static_cast<std::size_t>(size_hint) + 1);
-      bytes.resize(next);
+      std::uint64_t next = std::max(capacity, bytes.size() * 2);
+      if (!ec && head_checked) next = std::max<std::uint64_t>(next, size_hint + 1);
+      // Never more than one byte past the budget (used <= cap here, so that is room to read).
+      if (cap < UINT64_MAX) next = std::min(next, cap + 1);
+      bytes.resize(static_cast<std::size_t>(next));
     }
     const std::size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, file.get());
     used += got;
