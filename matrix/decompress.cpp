@@ -94,7 +94,6 @@ std::string read_raw(const std::filesystem::path& path, std::uint64_t cap) {
   // The size is only a hint: pipes, devices and /proc files report 0 or fail, so read until EOF
   // regardless, in chunks that start small so the first bytes are checked before much is read.
   const auto size_hint = std::filesystem::file_size(path, ec);
-  if (!ec && size_hint > cap) over_budget(source, "file size", cap);
   std::size_t capacity = std::size_t{1} << 16;
   std::size_t used = 0;
   bool head_checked = false;
@@ -116,6 +115,9 @@ std::string read_raw(const std::filesystem::path& path, std::uint64_t cap) {
           !starts_with_bytes(head, kZstdMagic))
         check_banner_start(head, true, source);
     }
+    // A file larger than the budget is refused once its first bytes have been judged (a file
+    // that is not Matrix Market at all gets that message instead).
+    if (head_checked && !ec && size_hint > cap) over_budget(source, "file size", cap);
     if (got == 0) break;
   }
   if (std::ferror(file.get())) {
