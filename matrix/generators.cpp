@@ -685,6 +685,9 @@ CsrMatrix from_spec(std::string_view spec) {
     args.fail(fmt::format("unknown generator '{}' (known: {})", name, names));
   }
   const std::int64_t rep = args.size("rep", 1);
+  // Read before the generators run: the catch below relabels their errors with the spec, and an
+  // invalid SPMVC_MEMORY_BUDGET must be reported as itself.
+  (void)memory_budget();
   try {
     CsrMatrix a = build(name, args);
     return rep == 1 ? a : replicate(a, rep);
