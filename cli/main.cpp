@@ -1,4 +1,6 @@
 // spmvc: the command-line face of the compiler. The only place in spmvc that prints.
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <new>
 #include <regex>
@@ -17,6 +19,19 @@ constexpr int kExitBadInput = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoDevice = 3;
 constexpr int kExitInternal = 4;
+
+// Counts and sizes whose 0 means "not given" in the argument structs, so a given value below 1
+// is refused (CLI::PositiveNumber would word it as a range up to 1.8e308).
+const CLI::Validator kPositive(
+    [](std::string& value) {
+      std::int64_t v = 0;
+      const char* end = value.data() + value.size();
+      const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+      if (value.empty() || ec != std::errc{} || ptr != end || v < 1)
+        return "must be a positive integer, got '" + value + "'";
+      return std::string();
+    },
+    "POSITIVE");
 
 // An option that, when given, must not be empty (`--reorder ''` would otherwise mean "none").
 const CLI::Validator kNonEmpty(
@@ -54,10 +69,10 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->required(matrix_required);
   cmd->add_option("--replicate", args.replicate,
                   "use I_k ⊗ A: k copies of the matrix on the diagonal")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--replicate-to", args.replicate_to,
                   "replicate until the matrix has at least this many nonzeros")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_flag("--json", args.json, "machine-readable output");
   cmd->add_flag("-q,--quiet", args.quiet, "no progress messages on stderr");
   cmd->add_flag("-v,--verbose", args.verbose, "run: also print NVRTC's log");
@@ -85,14 +100,13 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
                   "`spmvc plan` prints them; unset ones take their defaults)");
   // 0 stands for "not given" in MatrixArgs, so a given 0 (or less) is refused here.
   cmd->add_option("--threads-per-row", args.threads_per_row, "csr: force T (1, 2, 4, 8, 16, 32)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--vector-width", args.vector_width,
                   "csr: force V, nonzeros per vector load (1, 2, 4)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--unroll", args.unroll, "csr: force the unroll depth (1..8)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
+  cmd->add_option("--unroll", args.unroll, "csr: force the unroll depth (1..8)")->check(kPositive);
   cmd->add_option("--block-size", args.block_size, "csr: force threads per block")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
 }
 
 }  // namespace
@@ -165,8 +179,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_option("--only", sargs.only, "suite: entries whose name or regime matches this regex")
       ->check(kRegex);
-  bench->add_option("--limit", sargs.limit, "suite: at most this many entries")
-      ->check(CLI::PositiveNumber);
+  bench->add_option("--limit", sargs.limit, "suite: at most this many entries")->check(kPositive);
   bench->add_option("--precisions", sargs.precisions, "suite: comma list of precisions")
       ->capture_default_str();
   bench->add_option("--out", sargs.out, "suite: JSON file, rewritten after every matrix");
@@ -193,7 +206,7 @@ int main(int argc, char** argv) {
       "gen", "write a generated matrix as Matrix Market\n\n" + spmvc::gen::spec_help());
   gen->add_option("spec", spec, "generator spec, e.g. stencil27:n=64 or rmat:scale=16")->required();
   gen->add_option("-o,--output", gen_out, "output file (default: standard output)");
-  gen->add_option("--replicate", gen_rep, "k copies on the diagonal")->check(CLI::PositiveNumber);
+  gen->add_option("--replicate", gen_rep, "k copies on the diagonal")->check(kPositive);
 
   // Not CLI11_PARSE: its exit codes are CLI11's own (105 and up); README documents 2 for every
   // usage error, including a missing subcommand.
