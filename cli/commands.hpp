@@ -10,11 +10,15 @@
 
 namespace spmvc::cli {
 
+/// What the command is doing now, in words ("reading A.mtx", "inspect"): main() names it when
+/// an allocation fails, so an out-of-memory error says which stage ran out.
+std::string& current_stage();
+
 /// Options common to the commands that take a matrix.
 struct MatrixArgs {
   std::string matrix;             ///< a path or a generator spec
   std::int64_t replicate = 1;     ///< I_k ⊗ A
-  std::int64_t replicate_to = 0;  ///< smallest k with k*nnz >= this (0: off)
+  std::int64_t replicate_to = 0;  ///< smallest k with k*nnz >= this (0: not given)
   std::string precision = "f64";
   std::string format = "auto";
   int threads_per_row = 0;        ///< > 0 forces csr T
@@ -40,6 +44,11 @@ struct MatrixArgs {
 CsrMatrix load_matrix(const MatrixArgs& args, std::string* label = nullptr);
 /// Library options from the command-line options.
 Options make_options(const MatrixArgs& args);
+
+/// k of I_k ⊗ A: `replicate`, raised to the smallest k with k * nnz >= `replicate_to` when that
+/// is given (> 0). InputError for replicate < 1 or replicate_to < 0; never overflows.
+std::int64_t replication_factor(std::int64_t replicate, std::int64_t replicate_to,
+                                std::int64_t nnz);
 
 int run_inspect(const MatrixArgs& args);
 int run_plan(const MatrixArgs& args);

@@ -1,5 +1,10 @@
 // spmvc: the command-line face of the compiler. The only place in spmvc that prints.
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <new>
+#include <regex>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -9,9 +14,52 @@
 
 namespace {
 
+// The exit codes README.md documents.
 constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
 constexpr int kExitNoDevice = 3;
 constexpr int kExitInternal = 4;
+
+// Counts and sizes whose 0 means "not given" in the argument structs, so a given value below 1
+// is refused (CLI::PositiveNumber would word it as a range up to 1.8e308).
+const CLI::Validator kPositive(
+    [](std::string& value) {
+      std::int64_t v = 0;
+      const char* end = value.data() + value.size();
+      const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+      if (value.empty() || ec != std::errc{} || ptr != end || v < 1)
+        return "must be a positive integer, got '" + value + "'";
+      return std::string();
+    },
+    "POSITIVE");
+
+// An option that, when given, must not be empty (`--reorder ''` would otherwise mean "none").
+const CLI::Validator kNonEmpty(
+    [](std::string& value) { return value.empty() ? std::string("must not be empty") : ""; },
+    "NONEMPTY");
+
+// NVRTC's target names: sm_XY or compute_XY, optionally with an a/f suffix (sm_90a).
+const CLI::Validator kArch(
+    [](std::string& value) {
+      static const std::regex re("(sm|compute)_[0-9]+[af]?");
+      return std::regex_match(value, re)
+                 ? std::string()
+                 : "'" + value + "' is not an NVRTC architecture (e.g. sm_90, compute_90)";
+    },
+    "ARCH");
+
+// A regex that std::regex (ECMAScript) accepts, checked at parse time rather than when the
+// suite is filtered.
+const CLI::Validator kRegex(
+    [](std::string& value) {
+      try {
+        std::regex re(value);
+      } catch (const std::regex_error& e) {
+        return fmt::format("'{}' is not a valid regular expression: {}", value, e.what());
+      }
+      return std::string();
+    },
+    "REGEX");
 
 void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_format = true,
                         bool matrix_required = true) {
@@ -21,9 +69,10 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->required(matrix_required);
   cmd->add_option("--replicate", args.replicate,
                   "use I_k ⊗ A: k copies of the matrix on the diagonal")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--replicate-to", args.replicate_to,
-                  "replicate until the matrix has at least this many nonzeros");
+                  "replicate until the matrix has at least this many nonzeros")
+      ->check(kPositive);
   cmd->add_flag("--json", args.json, "machine-readable output");
   cmd->add_flag("-q,--quiet", args.quiet, "no progress messages on stderr");
   cmd->add_flag("-v,--verbose", args.verbose, "run: also print NVRTC's log");
@@ -36,7 +85,8 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->capture_default_str();
   cmd->add_option("--reorder", args.reorder,
                   "reorder before encoding (rcm, amd, metis, d, dset, bar, sort, or auto: the "
-                  "planner decides and says why); x and y keep their order");
+                  "planner decides and says why); x and y keep their order")
+      ->check(kNonEmpty);
   cmd->add_flag("--renumber-columns", args.renumber_columns,
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
   cmd->add_flag("--no-value-coding", args.no_value_coding,
@@ -48,11 +98,15 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--param", args.params,
                   "force parameters of --format: name=value,... (names or short labels as "
                   "`spmvc plan` prints them; unset ones take their defaults)");
-  cmd->add_option("--threads-per-row", args.threads_per_row, "csr: force T (1, 2, 4, 8, 16, 32)");
+  // 0 stands for "not given" in MatrixArgs, so a given 0 (or less) is refused here.
+  cmd->add_option("--threads-per-row", args.threads_per_row, "csr: force T (1, 2, 4, 8, 16, 32)")
+      ->check(kPositive);
   cmd->add_option("--vector-width", args.vector_width,
-                  "csr: force V, nonzeros per vector load (1, 2, 4)");
-  cmd->add_option("--unroll", args.unroll, "csr: force the unroll depth (1..8)");
-  cmd->add_option("--block-size", args.block_size, "csr: force threads per block");
+                  "csr: force V, nonzeros per vector load (1, 2, 4)")
+      ->check(kPositive);
+  cmd->add_option("--unroll", args.unroll, "csr: force the unroll depth (1..8)")->check(kPositive);
+  cmd->add_option("--block-size", args.block_size, "csr: force threads per block")
+      ->check(kPositive);
 }
 
 }  // namespace
@@ -71,9 +125,11 @@ int main(int argc, char** argv) {
   inspect->add_flag("--no-formats", margs.no_formats,
                     "skip the table of every format's encoded size (it encodes the matrix once "
                     "per format)");
-  inspect->add_option("--reorder", margs.reorder,
-                      "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort) and "
-                      "compare bandwidth, profile, BRO index saving and x lines per warp");
+  inspect
+      ->add_option("--reorder", margs.reorder,
+                   "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort) and "
+                   "compare bandwidth, profile, BRO index saving and x lines per warp")
+      ->check(kNonEmpty);
   inspect->add_flag("--blocks", margs.blocks,
                     "also report every dense-block shape (fill, blocks, aligned and unaligned)");
   auto* plan =
@@ -103,6 +159,7 @@ int main(int argc, char** argv) {
       "resources (needs the Clang tooling build)");
   add_matrix_options(explain, margs);
   explain->add_option("--arch", explain_arch, "NVRTC target for the resource report")
+      ->check(kArch)
       ->capture_default_str();
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
   add_matrix_options(run, margs);
@@ -120,8 +177,9 @@ int main(int argc, char** argv) {
                     "the planner's pick against cuSPARSE, as JSON");
   bench->add_option("--formats", sargs.formats, "suite: formats to time (comma list, all, none)")
       ->capture_default_str();
-  bench->add_option("--only", sargs.only, "suite: entries whose name or regime matches this regex");
-  bench->add_option("--limit", sargs.limit, "suite: at most this many entries");
+  bench->add_option("--only", sargs.only, "suite: entries whose name or regime matches this regex")
+      ->check(kRegex);
+  bench->add_option("--limit", sargs.limit, "suite: at most this many entries")->check(kPositive);
   bench->add_option("--precisions", sargs.precisions, "suite: comma list of precisions")
       ->capture_default_str();
   bench->add_option("--out", sargs.out, "suite: JSON file, rewritten after every matrix");
@@ -148,10 +206,25 @@ int main(int argc, char** argv) {
       "gen", "write a generated matrix as Matrix Market\n\n" + spmvc::gen::spec_help());
   gen->add_option("spec", spec, "generator spec, e.g. stencil27:n=64 or rmat:scale=16")->required();
   gen->add_option("-o,--output", gen_out, "output file (default: standard output)");
-  gen->add_option("--replicate", gen_rep, "k copies on the diagonal")->check(CLI::PositiveNumber);
+  gen->add_option("--replicate", gen_rep, "k copies on the diagonal")->check(kPositive);
 
-  CLI11_PARSE(app, argc, argv);
+  // Not CLI11_PARSE: its exit codes are CLI11's own (105 and up); README documents 2 for every
+  // usage error, including a missing subcommand.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
 
+  for (CLI::App* sub : app.get_subcommands())
+    spmvc::cli::current_stage() = fmt::format("running `spmvc {}`", sub->get_name());
   try {
     if (inspect->parsed()) return spmvc::cli::run_inspect(margs);
     if (plan->parsed()) return spmvc::cli::run_plan(margs);
@@ -180,6 +253,15 @@ int main(int argc, char** argv) {
   } catch (const spmvc::Error& e) {
     fmt::print(stderr, "spmvc: {}\n", e.what());
     return kExitInternal;
+  } catch (const std::bad_alloc&) {
+    // Size estimates refuse what would exceed the memory budget up front; this is what slipped
+    // past them (or a budget set above what the machine can give). The matrix is too large for
+    // this machine: the user's input, not a bug.
+    fmt::print(stderr,
+               "spmvc: error: out of memory while {} (the matrix is too large for this machine; "
+               "see SPMVC_MEMORY_BUDGET in README.md)\n",
+               spmvc::cli::current_stage());
+    return kExitBadInput;
   } catch (const std::exception& e) {
     fmt::print(stderr, "spmvc: unexpected error: {}\n", e.what());
     return kExitInternal;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -11,12 +12,31 @@
 
 namespace spmvc::cli {
 
+std::string& current_stage() {
+  static std::string stage;
+  return stage;
+}
+
+std::int64_t replication_factor(std::int64_t replicate, std::int64_t replicate_to,
+                                std::int64_t nnz) {
+  if (replicate < 1)
+    throw InputError("--replicate", 0, fmt::format("must be at least 1, got {}", replicate));
+  if (replicate_to < 0)
+    throw InputError("--replicate-to", 0, fmt::format("must be positive, got {}", replicate_to));
+  if (replicate_to == 0 || nnz == 0) return replicate;
+  // ceil(replicate_to / nnz) without forming replicate_to + nnz - 1, which overflows near 2^63.
+  const std::int64_t k = replicate_to / nnz + (replicate_to % nnz != 0 ? 1 : 0);
+  return std::max(replicate, k);
+}
+
 CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
   const auto t0 = std::chrono::steady_clock::now();
+  const std::string command_stage = current_stage();
   CsrMatrix a;
   std::string name;
   if (gen::is_spec(args.matrix)) {
     if (!args.quiet) fmt::print(stderr, "generating {} ...\n", args.matrix);
+    current_stage() = fmt::format("generating {}", args.matrix);
     a = gen::from_spec(args.matrix);
     name = args.matrix;
   } else {
@@ -24,6 +44,7 @@ CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
       throw InputError(args.matrix, 0,
                        "no such file, and not a generator spec (see `spmvc gen --help`)");
     if (!args.quiet) fmt::print(stderr, "reading {} ...\n", args.matrix);
+    current_stage() = fmt::format("reading {}", args.matrix);
     a = read_matrix_market(args.matrix);
     name = std::filesystem::path(args.matrix).filename().string();
     for (const char* ext : {".xz", ".gz", ".mtx"}) {
@@ -31,11 +52,10 @@ CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
         name.resize(name.size() - std::strlen(ext));
     }
   }
-  std::int64_t k = args.replicate;
-  if (args.replicate_to > 0 && a.nnz() > 0)
-    k = std::max<std::int64_t>(k, (args.replicate_to + a.nnz() - 1) / a.nnz());
+  const std::int64_t k = replication_factor(args.replicate, args.replicate_to, a.nnz());
   if (k > 1) {
     if (!args.quiet) fmt::print(stderr, "replicating {} times (I_k ⊗ A) ...\n", k);
+    current_stage() = fmt::format("replicating {} {} times", name, k);
     a = gen::replicate(a, k);
     name += fmt::format(" x{}", k);
   }
@@ -45,6 +65,7 @@ CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
                a.nnz(), s);
   }
   if (label != nullptr) *label = name;
+  current_stage() = command_stage;
   return a;
 }
 
@@ -60,6 +81,13 @@ Options make_options(const MatrixArgs& args) {
   } else if (args.planner != "model") {
     throw InputError("--planner", 0,
                      fmt::format("unknown planner mode '{}' (model or measure)", args.planner));
+  }
+  // 0 means "not given" in MatrixArgs; main() rejects a 0 or negative value that was given.
+  for (const auto& [option, value] :
+       {std::pair{"--threads-per-row", args.threads_per_row},
+        std::pair{"--vector-width", args.vector_width}, std::pair{"--unroll", args.unroll},
+        std::pair{"--block-size", args.block_size}}) {
+    if (value < 0) throw InputError(option, 0, fmt::format("must be positive, got {}", value));
   }
   if (args.threads_per_row > 0 || args.vector_width > 0 || args.unroll > 0 || args.block_size > 0) {
     CsrParams p;

@@ -73,9 +73,7 @@ std::pair<CsrMatrix, std::int64_t> load_entry(const SuiteEntry& e, const fs::pat
                        "suite matrix not found (set SPMVC_MATRIX_DIR to the public matrices)");
     a = read_matrix_market(path);
   }
-  std::int64_t k = 1;
-  if (e.replicate_to > 0 && a.nnz() > 0)
-    k = std::max<std::int64_t>(1, (e.replicate_to + a.nnz() - 1) / a.nnz());
+  const std::int64_t k = replication_factor(1, e.replicate_to, a.nnz());
   return {std::move(a), k};
 }
 
@@ -102,21 +100,22 @@ std::vector<SuiteEntry> suite_entries(const std::string& version) {
 int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   std::vector<SuiteEntry> entries = suite_entries(s.version);
   if (!s.only.empty()) {
-    const std::regex re(s.only);
+    std::regex re;
+    try {
+      re = std::regex(s.only);
+    } catch (const std::regex_error& e) {
+      throw InputError("--only", 0,
+                       fmt::format("'{}' is not a valid regular expression: {}", s.only, e.what()));
+    }
     std::erase_if(entries, [&](const SuiteEntry& e) {
       return !std::regex_search(e.name, re) && !std::regex_search(e.regime, re);
     });
   }
+  if (s.limit < 0) throw InputError("--limit", 0, fmt::format("must be positive, got {}", s.limit));
   if (s.limit > 0 && static_cast<std::int64_t>(entries.size()) > s.limit)
     entries.resize(static_cast<std::size_t>(s.limit));
-  if (s.list) {
-    for (const SuiteEntry& e : entries)
-      fmt::print(
-          "{:<28} {:<10} {}{}\n", e.name, e.regime, e.source,
-          e.replicate_to > 0 ? fmt::format(" replicated to >= {} nonzeros", e.replicate_to) : "");
-    return 0;
-  }
-  const bench::Gpu device = bench::open_gpu(0);
+  // Every option is checked before --list returns, so a listing never hides a typo that the
+  // real run would only report on the GPU machine.
   std::vector<std::string> formats;
   if (s.formats == "all") {
     formats = compiler::format_names();
@@ -125,17 +124,37 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
     for (std::string f; std::getline(ss, f, ',');)
       formats.push_back(compiler::canonical_format_name(f));
   }
+  {
+    std::stringstream ss(s.plain_twins);
+    for (std::string f; std::getline(ss, f, ',');)
+      if (!f.empty()) compiler::canonical_format_name(f);
+  }
   std::vector<std::string> orderings;
   {
+    const std::vector<std::string> known = ordering_names();
     std::stringstream ss(s.orderings);
-    for (std::string o; std::getline(ss, o, ',');)
-      if (!o.empty() && o != "none") orderings.push_back(o);
+    for (std::string o; std::getline(ss, o, ',');) {
+      if (o.empty() || o == "none") continue;
+      if (std::find(known.begin(), known.end(), o) == known.end())
+        throw InputError(
+            "--orderings", 0,
+            fmt::format("unknown ordering '{}' (known: {})", o, fmt::join(known, ", ")));
+      orderings.push_back(o);
+    }
   }
   std::vector<Precision> precisions;
   {
     std::stringstream ss(s.precisions);
     for (std::string p; std::getline(ss, p, ',');) precisions.push_back(parse_precision(p));
   }
+  if (s.list) {
+    for (const SuiteEntry& e : entries)
+      fmt::print(
+          "{:<28} {:<10} {}{}\n", e.name, e.regime, e.source,
+          e.replicate_to > 0 ? fmt::format(" replicated to >= {} nonzeros", e.replicate_to) : "");
+    return 0;
+  }
+  const bench::Gpu device = bench::open_gpu(0);
   const fs::path matrix_dir = [] {
     if (const char* d = std::getenv("SPMVC_MATRIX_DIR")) return fs::path(d);
     return fs::path(SPMVC_DEFAULT_MATRIX_DIR);

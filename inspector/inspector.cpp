@@ -1,7 +1,9 @@
 // inspect(): every Profile field in a few linear passes over the CSR arrays. The budget is about
 // a second for 8M nonzeros on one core, so nothing here sorts the whole matrix or hashes
-// coordinates: block fill uses a stamp array, symmetry a search of each entry's mirror in its
-// sorted row, and distinct values small hash sets that give way to hash-bucketed counting.
+// coordinates: block fill uses a stamp array (a per-block-row sort where the matrix is far wider
+// than it has nonzeros, so memory follows nonzeros, not width), symmetry a search of each entry's
+// mirror in its sorted row, and distinct values small hash sets that give way to hash-bucketed
+// counting.
 //
 // Every pass is split into row (or nonzero) ranges on the host threads (spmvc/parallel.hpp);
 // each range fills a partial result and the partials merge by sums, maxima and set unions, so
@@ -163,6 +165,11 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
 // touched block column bc, so the array is never cleared between block rows; R and C are
 // template arguments so the division by C is by a constant. Each row range (cut at block-row
 // boundaries) counts its own tiles with its own stamps: a tile lies in one block row.
+// Above this many block columns per nonzero of a row range, block_fill sorts each block row's
+// block columns instead of stamping an array as wide as the matrix: the stamps would cost more
+// to allocate and clear than the sort costs, and memory would follow the width, not the nonzeros.
+constexpr std::int64_t kStampColumnsPerNonzero = 16;
+
 template <int R, int C>
 BlockFill block_fill(const CsrMatrix& a, const std::vector<Range>& ranges) {
   const std::int64_t block_cols = (a.ncols + C - 1) / C;
@@ -178,6 +185,22 @@ BlockFill block_fill(const CsrMatrix& a, const std::vector<Range>& ranges) {
          const std::int64_t stop = block_start(r1);
          std::int64_t count = 0;
          if (first >= stop) return count;
+         const std::int64_t range_nnz = a.row_ptr[stop] - a.row_ptr[first];
+         if (block_cols > kStampColumnsPerNonzero * range_nnz) {
+           // Far more block columns than nonzeros (a nearly empty wide matrix): a stamp per block
+           // column would allocate by the matrix's width, not its content. Count each block
+           // row's distinct block columns by sorting them instead; the count is the same.
+           std::vector<std::int32_t> seen;
+           for (std::int64_t row0 = first; row0 < stop; row0 += R) {
+             const std::int64_t begin = a.row_ptr[row0];
+             const std::int64_t end = a.row_ptr[std::min(row0 + R, a.nrows)];
+             seen.clear();
+             for (std::int64_t k = begin; k < end; ++k) seen.push_back(col[k] / C);
+             std::sort(seen.begin(), seen.end());
+             count += std::unique(seen.begin(), seen.end()) - seen.begin();
+           }
+           return count;
+         }
          std::vector<std::int64_t> stamp(static_cast<std::size_t>(block_cols), -1);
          for (std::int64_t row0 = first, br = 0; row0 < stop; row0 += R, ++br) {
            const std::int64_t begin = a.row_ptr[row0];

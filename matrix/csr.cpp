@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -80,7 +81,7 @@ CsrMatrix from_arrays(std::int64_t nrows, std::int64_t ncols, std::span<const Of
   a.row_ptr.assign(row_ptr.begin(), row_ptr.end());
   a.col_idx.assign(col_idx.begin(), col_idx.end());
   a.values.assign(values.begin(), values.end());
-  detail::sort_rows_sum_duplicates(a);
+  detail::sort_rows_sum_duplicates(a, src, 0);
   return a;
 }
 
@@ -145,7 +146,7 @@ CsrMatrix csr_from_arrays(std::int64_t nrows, std::int64_t ncols,
 
 namespace detail {
 
-std::int64_t sort_rows_sum_duplicates(CsrMatrix& a) {
+std::int64_t sort_rows_sum_duplicates(CsrMatrix& a, const std::string& source, int index_base) {
   std::int32_t* col = a.col_idx.data();
   double* val = a.values.data();
   std::vector<std::pair<std::int32_t, double>> scratch;
@@ -192,6 +193,14 @@ std::int64_t sort_rows_sum_duplicates(CsrMatrix& a) {
       if (write > row_start && col[write - 1] == col[k]) {
         val[write - 1] += val[k];
         ++merged;
+        // Every input value is finite (the reader rejects inf and nan), so an infinite sum is
+        // an fp64 overflow of the duplicates: data that would otherwise be lost silently.
+        if (!std::isfinite(val[write - 1])) {
+          throw InputError(source, 0,
+                           fmt::format("duplicate entries at row {}, column {} sum to {}: the sum "
+                                       "of their values overflows fp64",
+                                       r + index_base, col[k] + index_base, val[write - 1]));
+        }
       } else {
         col[write] = col[k];
         val[write] = val[k];

@@ -19,6 +19,7 @@
 
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/memory_budget.hpp"
 #include "spmvc/parallel.hpp"
 
 namespace spmvc::gen {
@@ -122,10 +123,19 @@ std::vector<Offset> box_offsets(bool full_box, bool three_d) {
 // A grid operator: every grid point couples to its in-range neighbours listed in `offsets`,
 // each coupling a dense b×b block. `value(row, col)` gives the off-diagonal entries; the
 // diagonal entry is `diagonal(row, sum of |off-diagonal|)`.
+// Bytes of a CSR matrix with `rows` rows and `entries` nonzeros: 8-byte row offsets, 4-byte
+// columns, 8-byte values. In double, so that sizes from a spec never overflow.
+double csr_bytes(double rows, double entries) { return 8.0 * (rows + 1.0) + 12.0 * entries; }
+
 template <typename OffFn, typename DiagFn>
-CsrMatrix grid_operator(std::int64_t nx, std::int64_t ny, std::int64_t nz, int b,
-                        std::span<const Offset> offsets, OffFn off_value, DiagFn diag_value) {
+CsrMatrix grid_operator(const char* generator, std::int64_t nx, std::int64_t ny, std::int64_t nz,
+                        int b, std::span<const Offset> offsets, OffFn off_value,
+                        DiagFn diag_value) {
   const std::int64_t n = nx * ny * nz * b;
+  check_memory_budget(generator, 0,
+                      fmt::format("{}x{}x{} grid with {} unknowns per point", nx, ny, nz, b),
+                      csr_bytes(static_cast<double>(n),
+                                static_cast<double>(n) * static_cast<double>(offsets.size()) * b));
   CsrMatrix a;
   a.nrows = n;
   a.ncols = n;
@@ -172,7 +182,7 @@ CsrMatrix laplacian(const char* name, std::int64_t nx, std::int64_t ny, std::int
   checked_unknowns(name, nx, ny, nz, 1);
   const std::vector<Offset> offsets = box_offsets(full_box, three_d);
   return grid_operator(
-      nx, ny, nz, 1, offsets, [](std::int64_t, std::int64_t) { return -1.0; },
+      name, nx, ny, nz, 1, offsets, [](std::int64_t, std::int64_t) { return -1.0; },
       [diagonal](double) { return diagonal; });
 }
 
@@ -198,7 +208,7 @@ CsrMatrix elasticity_3d(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::
   // diagonally dominant with a positive diagonal, hence symmetric positive definite like a real
   // stiffness matrix.
   return grid_operator(
-      nx, ny, nz, 3, offsets,
+      "elasticity_3d", nx, ny, nz, 3, offsets,
       [seed](std::int64_t r, std::int64_t c) {
         const auto lo = static_cast<std::uint64_t>(std::min(r, c));
         const auto hi = static_cast<std::uint64_t>(std::max(r, c));
@@ -219,6 +229,13 @@ CsrMatrix rmat(int scale, int edge_factor, std::uint64_t seed, double a, double 
   }
   const std::int64_t n = std::int64_t{1} << scale;
   const std::int64_t m = n * edge_factor;
+  // Peak: the edge keys and the radix sort's second buffer (8 bytes each per edge), the label
+  // permutation, then the CSR result beside the keys.
+  check_memory_budget(name, 0,
+                      fmt::format("scale {} with edge factor {}: 2^{} vertices and {} edges", scale,
+                                  edge_factor, scale, m),
+                      16.0 * static_cast<double>(m) + 4.0 * static_cast<double>(n) +
+                          csr_bytes(static_cast<double>(n), static_cast<double>(m)));
 
   // Quadrant thresholds on a 32-bit draw: u < t1 -> (0,0), < t2 -> (0,1), < t3 -> (1,0), else
   // (1,1). 32-bit resolution (2.3e-10) is far below anything the degree distribution shows.
@@ -336,6 +353,10 @@ CsrMatrix random_uniform(std::int64_t nrows, std::int64_t ncols, std::int64_t pe
                           "columns",
                           per_row, ncols));
   }
+  // nrows * per_row can overflow int64: the estimate is in double and checked first.
+  check_memory_budget(name, 0, fmt::format("{} rows with {} nonzeros each", nrows, per_row),
+                      csr_bytes(static_cast<double>(nrows),
+                                static_cast<double>(nrows) * static_cast<double>(per_row)));
   CsrMatrix a;
   a.nrows = nrows;
   a.ncols = ncols;
@@ -387,6 +408,9 @@ CsrMatrix banded(std::int64_t n, std::int64_t half_bandwidth, std::uint64_t seed
   require_at_least(name, "half_bandwidth", half_bandwidth, 0);
   if (n > kMaxIndex) bad(name, fmt::format("n = {} exceeds 2^31-1: column indices are 32-bit", n));
   const std::int64_t hbw = std::min(half_bandwidth, n - 1);
+  check_memory_budget(name, 0, fmt::format("n = {} with half bandwidth {}", n, hbw),
+                      csr_bytes(static_cast<double>(n),
+                                static_cast<double>(n) * (2.0 * static_cast<double>(hbw) + 1.0)));
   CsrMatrix a;
   a.nrows = n;
   a.ncols = n;
@@ -414,15 +438,21 @@ CsrMatrix banded(std::int64_t n, std::int64_t half_bandwidth, std::uint64_t seed
 CsrMatrix replicate(const CsrMatrix& a, std::int64_t k) {
   const char* name = "replicate";
   require_at_least(name, "k", k, 1);
+  // k * ncols is not formed before it is known to fit: k can be anything up to 2^63-1.
   if (a.ncols > 0 && k > kMaxIndex / a.ncols) {
-    bad(name, fmt::format("{} copies of a matrix with {} columns need {} columns, more than "
-                          "2^31-1: column indices are 32-bit",
-                          k, a.ncols, k * a.ncols));
+    bad(name, fmt::format("{} copies of a matrix with {} columns need more than 2^31-1 columns: "
+                          "column indices are 32-bit",
+                          k, a.ncols));
   }
   if (a.nrows > 0 && k > std::numeric_limits<std::int64_t>::max() / 2 / a.nrows) {
     bad(name, fmt::format("{} copies of {} rows overflow the row count", k, a.nrows));
   }
   const std::int64_t nnz = a.nnz();
+  check_memory_budget(
+      name, 0,
+      fmt::format("{} copies of a {} x {} matrix with {} nonzeros", k, a.nrows, a.ncols, nnz),
+      csr_bytes(static_cast<double>(a.nrows) * static_cast<double>(k),
+                static_cast<double>(nnz) * static_cast<double>(k)));
   CsrMatrix out;
   out.nrows = a.nrows * k;
   out.ncols = a.ncols * k;
@@ -655,6 +685,9 @@ CsrMatrix from_spec(std::string_view spec) {
     args.fail(fmt::format("unknown generator '{}' (known: {})", name, names));
   }
   const std::int64_t rep = args.size("rep", 1);
+  // Read before the generators run: the catch below relabels their errors with the spec, and an
+  // invalid SPMVC_MEMORY_BUDGET must be reported as itself.
+  (void)memory_budget();
   try {
     CsrMatrix a = build(name, args);
     return rep == 1 ? a : replicate(a, rep);

@@ -31,12 +31,16 @@
 #include "decompress.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/memory_budget.hpp"
 
 namespace spmvc {
 
 namespace {
 
 constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max();
+// The shortest possible entry line ("1 1\n") is 4 bytes: the text left after the size line bounds
+// how many entries a file can hold, whatever its size line declares.
+constexpr std::int64_t kMinEntryBytes = 4;
 // Integers beyond 2^53 cannot be held exactly in the fp64 values array.
 constexpr std::int64_t kMaxExactInteger = std::int64_t{1} << 53;
 
@@ -324,6 +328,20 @@ void Parser::parse_size_line() {
     fail(fmt::format("a {} matrix must be square, but the size line declares {} x {}",
                      header_.symmetry, header_.nrows, header_.ncols));
   }
+  // The size line alone must not drive allocations: the row offsets (nrows+1 of them) are
+  // allocated before any entry is read, so their size is checked against the budget together
+  // with the entries the rest of the text could hold (staging COO, then CSR, doubled for a
+  // mirrored file).
+  {
+    const auto max_possible = static_cast<double>((end_ - p_) / kMinEntryBytes + 1);
+    const double entries = std::min(static_cast<double>(header_.stored_entries), max_possible);
+    const double per_entry = 16.0 + 12.0 * (symmetry_ != Symmetry::kGeneral ? 2.0 : 1.0);
+    const double bytes = 8.0 * (static_cast<double>(header_.nrows) + 1.0) + per_entry * entries;
+    check_memory_budget(source_, line_,
+                        fmt::format("the size line declares {} x {} with {} entries", header_.nrows,
+                                    header_.ncols, header_.stored_entries),
+                        bytes);
+  }
   end_line("the size line (expected '<rows> <columns> <entries>')");
 }
 
@@ -336,9 +354,9 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
   const std::int64_t declared = header_.stored_entries;
   const bool mirror = symmetry_ != Symmetry::kGeneral;
 
-  // The shortest possible entry line ("1 1\n") is 4 bytes; a declared count beyond what the text
-  // can hold is caught below as a truncated file, so never reserve more than that.
-  const auto max_possible = static_cast<std::int64_t>((end_ - p_) / 4 + 1);
+  // A declared count beyond what the text can hold is caught below as a truncated file, so never
+  // reserve more than the text could hold.
+  const auto max_possible = static_cast<std::int64_t>((end_ - p_) / kMinEntryBytes + 1);
   const std::size_t reserve = static_cast<std::size_t>(std::min(declared, max_possible));
   std::vector<std::int32_t> rows, cols;
   std::vector<double> vals;
@@ -407,22 +425,25 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
   a.col_idx.resize(total);
   a.values.resize(total);
   {
-    std::vector<std::int64_t> cursor(row_ptr.begin(), row_ptr.end() - 1);
+    // row_ptr[r] serves as row r's cursor (no second array of nrows offsets): after the scatter
+    // it holds row r's end, which is row r+1's start, so shifting by one restores the offsets.
     const double sign = symmetry_ == Symmetry::kSkew ? -1.0 : 1.0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const std::int32_t r = rows[k], c = cols[k];
-      const std::int64_t dst = cursor[r]++;
+      const std::int64_t dst = row_ptr[r]++;
       a.col_idx[dst] = c;
       a.values[dst] = vals[k];
       if (mirror && r != c) {
-        const std::int64_t mdst = cursor[c]++;
+        const std::int64_t mdst = row_ptr[c]++;
         a.col_idx[mdst] = r;
         a.values[mdst] = sign * vals[k];
       }
     }
+    for (std::int64_t i = nrows; i > 0; --i) row_ptr[i] = row_ptr[i - 1];
+    row_ptr[0] = 0;
   }
   a.row_ptr = std::move(row_ptr);
-  header_.duplicates_summed = detail::sort_rows_sum_duplicates(a);
+  header_.duplicates_summed = detail::sort_rows_sum_duplicates(a, source_, 1);
   if (header) *header = header_;
   return a;
 }
