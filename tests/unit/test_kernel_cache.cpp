@@ -455,3 +455,27 @@ TEST_CASE("bandwidth probes reject sizes and repetition counts that measure noth
   CHECK_THROWS_AS(measure_read_bandwidth(1 << 20, 0), InputError);
   CHECK_THROWS_AS(measure_copy_bandwidth(0, 5), InputError);
 }
+
+TEST_CASE("assumed read bandwidth comes from the GPU model, not one fixed figure") {
+  const std::optional<double> h100 = known_read_bandwidth("NVIDIA H100 80GB HBM3");
+  const std::optional<double> h200 = known_read_bandwidth("NVIDIA H200");
+  REQUIRE(h100.has_value());
+  REQUIRE(h200.has_value());
+  CHECK(*h100 == doctest::Approx(3.06e12));
+  CHECK(*h200 == doctest::Approx(4.46e12));
+  // Measured figures, each below its datasheet's 3.35 and 4.8 TB/s.
+  CHECK(*h100 < 3.35e12);
+  CHECK(*h200 < 4.8e12);
+  CHECK(*h200 > *h100);
+  // Names are matched whole: other parts of the family have other memory clocks.
+  CHECK_FALSE(known_read_bandwidth("NVIDIA H100 PCIe"));
+  CHECK_FALSE(known_read_bandwidth("NVIDIA H200 NVL"));
+  CHECK_FALSE(known_read_bandwidth("NVIDIA H100"));
+  CHECK_FALSE(known_read_bandwidth(""));
+  // A known model needs no device: nothing is measured.
+  Gpu gpu;
+  gpu.name = "NVIDIA H200";
+  const AssumedBandwidth assumed = assumed_read_bandwidth(gpu);
+  CHECK(assumed.bytes_per_second == *h200);
+  CHECK_FALSE(assumed.measured);
+}
