@@ -122,7 +122,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     if (best != nullptr) {
       objection = best->reason;
       best->applicable = true;
-      best->reason = "forced by --format; the planner would not choose it: " + objection;
+      best->reason = "forced; the planner would not choose it: " + objection;
     }
   }
   Plan plan = pick_candidate(std::move(candidates), options.precision);
