@@ -9,6 +9,7 @@
 
 #include "device.hpp"
 #include "nvrtc_compiler.hpp"
+#include "spmvc/bench/gpu.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::bench {

@@ -20,6 +20,7 @@
 #include "kernel_cache.hpp"
 #include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/bench/cusparse.hpp"
+#include "spmvc/bench/gpu.hpp"
 #include "spmvc/error.hpp"
 #include "test_support.hpp"
 

@@ -7,10 +7,11 @@
 #include <optional>
 #include <string_view>
 
-#include "spmvc/bench/gpu.hpp"
 #include "spmvc/kernel.hpp"
 
 namespace spmvc::bench {
+
+struct Gpu;  // spmvc/bench/gpu.hpp
 
 /// Bytes per second read by a grid-stride kernel that sums `bytes` of int4 data (rounded down
 /// to 16-byte elements) on device 0: median of `reps` timed launches after a warm-up. `bytes`
