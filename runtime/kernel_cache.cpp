@@ -157,6 +157,9 @@ std::string errno_text(int err) { return std::generic_category().message(err); }
 std::string check_dir(const fs::path& dir, bool create, bool* absent) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
+    // ENOTDIR: a component of the path is a file, so the directory cannot be created.
+    if (errno == ENOTDIR)
+      return fmt::format("cannot create {}: {}", dir.string(), errno_text(errno));
     if (errno != ENOENT) return fmt::format("cannot stat {}: {}", dir.string(), errno_text(errno));
     if (!create) {
       *absent = true;
