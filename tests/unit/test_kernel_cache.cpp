@@ -278,8 +278,9 @@ TEST_CASE("cache directory without write permission: memory only, and says why")
   fs::create_directories(dir);
   REQUIRE(::chmod(dir.c_str(), 0500) == 0);
   KernelCache cache(dir);
-  check_degraded(cache, "disk cache entry not written (kernel kept in memory): mkstemp in");
-  CHECK(cache.disk_note().find("Permission denied") != std::string::npos);
+  const std::string note =
+      check_degraded(cache, "disk cache entry not written (kernel kept in memory): mkstemp in");
+  CHECK(note.find("Permission denied") != std::string::npos);
   REQUIRE(::chmod(dir.c_str(), 0700) == 0);
   CHECK(files_in(dir).empty());
 }
