@@ -327,6 +327,7 @@ int run_run(const MatrixArgs& args) {
                     {"compile", t.compile},
                     {"upload", t.upload},
                     {"kernel_origin", t.kernel_origin},
+                    {"cache_note", t.cache_note},
                     {"registers", t.registers},
                     {"spill_bytes", t.spill_bytes}};
     fmt::print("{}\n", j.dump(2));
@@ -340,6 +341,7 @@ int run_run(const MatrixArgs& args) {
         t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
         t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
+    if (args.verbose && !t.cache_note.empty()) fmt::print("kernel cache    {}\n", t.cache_note);
     if (args.verbose) fmt::print("NVRTC log:\n{}\n", t.compile_log);
     fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED",
                compiler::result_tolerance(p), to_string(p));

@@ -58,6 +58,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // compile time.
   const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
   timings.compile = kernels.seconds;
+  timings.cache_note = kernels.disk_note;
 
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);

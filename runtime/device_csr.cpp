@@ -50,6 +50,7 @@ DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& d
   k.narrow_columns = shared_kernel(cached, codegen::kNarrowColumnsEntry, device.ordinal);
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
+  k.disk_note = cached.disk_note;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return k;
 }

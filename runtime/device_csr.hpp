@@ -35,7 +35,8 @@ struct DeviceCsrKernels {
       code_values, narrow_values, narrow_slices, narrow_columns;
   int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
-  double seconds = 0;  ///< obtaining the CUBIN and loading it
+  double seconds = 0;     ///< obtaining the CUBIN and loading it
+  std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN
 };
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device);
 

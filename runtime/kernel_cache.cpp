@@ -150,49 +150,48 @@ XXH128_canonical_t key_bytes(const std::string& key) {
 
 std::string errno_text(int err) { return std::generic_category().message(err); }
 
-// Makes sure `dir` is a directory private to this user, creating it (mode 0700) when `create`.
-// Returns false when it does not exist and was not to be created. An entry is loaded and run on
-// the GPU, so a directory others can write to is tightened, and one owned by someone else is
-// refused outright.
-bool secure_dir(const fs::path& dir, bool create) {
+// Why `dir` must not hold kernel cache entries, or "" when it is a directory private to this
+// user. An absent directory is created (mode 0700) when `create`, else `*absent` is set. An entry
+// is loaded and run on the GPU, so a directory someone else owns or can write to is refused: they
+// could have planted entries already, and tightening its mode would not remove them.
+std::string check_dir(const fs::path& dir, bool create, bool* absent) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) {
-      throw InputError(dir.string(), 0, "kernel cache directory: " + errno_text(errno));
+    // ENOTDIR: a component of the path is a file, so the directory cannot be created.
+    if (errno == ENOTDIR)
+      return fmt::format("cannot create {}: {}", dir.string(), errno_text(errno));
+    if (errno != ENOENT) return fmt::format("cannot stat {}: {}", dir.string(), errno_text(errno));
+    if (!create) {
+      *absent = true;
+      return "";
     }
-    if (!create) return false;
     std::error_code ec;
     if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
-    if (ec) {
-      throw InputError(dir.string(), 0, "cannot create kernel cache directory: " + ec.message());
-    }
+    if (ec) return fmt::format("cannot create {}: {}", dir.string(), ec.message());
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-      throw InputError(dir.string(), 0,
-                       "cannot create kernel cache directory: " + errno_text(errno));
+      return fmt::format("cannot create {}: {}", dir.string(), errno_text(errno));
     }
     if (::stat(dir.c_str(), &st) != 0) {
-      throw InputError(dir.string(), 0, "kernel cache directory: " + errno_text(errno));
+      return fmt::format("cannot stat {}: {}", dir.string(), errno_text(errno));
     }
   }
-  if (!S_ISDIR(st.st_mode)) {
-    throw InputError(dir.string(), 0, "kernel cache path exists and is not a directory");
-  }
+  if (!S_ISDIR(st.st_mode)) return fmt::format("{} is not a directory", dir.string());
   if (st.st_uid != ::geteuid()) {
-    throw InputError(dir.string(), 0,
-                     "kernel cache directory belongs to another user; set SPMVC_CACHE_DIR to a "
-                     "private directory");
+    return fmt::format(
+        "{} is owned by uid {}, not this user (uid {}); set SPMVC_CACHE_DIR to a private "
+        "directory",
+        dir.string(), st.st_uid, ::geteuid());
   }
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && ::chmod(dir.c_str(), 0700) != 0) {
-    throw InputError(
-        dir.string(), 0,
-        "kernel cache directory is writable by others and chmod 0700 failed: " + errno_text(errno));
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return fmt::format("{} is writable by group or others (mode {:04o}); chmod 0700 it to use it",
+                       dir.string(), st.st_mode & 07777u);
   }
-  return true;
+  return "";
 }
 
-bool write_all(int fd, const char* p, std::size_t n) {
+bool write_all(KernelCache::WriteFn write, int fd, const char* p, std::size_t n) {
   while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
+    const ssize_t w = write != nullptr ? write(fd, p, n) : ::write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -249,9 +248,44 @@ void KernelCache::clear_memory() {
   memory_.clear();
 }
 
-std::string KernelCache::last_disk_error() const {
+std::string KernelCache::disk_note() const {
   std::lock_guard lock(mutex_);
-  return disk_error_;
+  return disk_note_;
+}
+
+void KernelCache::set_write_for_testing(WriteFn write) {
+  std::lock_guard lock(mutex_);
+  write_ = write;
+}
+
+std::string KernelCache::usable_dir(bool create) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!disk_off_.empty()) return disk_off_;
+  }
+  bool absent = false;
+  std::string why = check_dir(dir_, create, &absent);
+  if (absent) return "absent";
+  std::lock_guard lock(mutex_);
+  if (!why.empty() && disk_off_.empty()) disk_off_ = why;
+  return why;
+}
+
+std::string KernelCache::disk_off_reason() {
+  if (dir_.empty()) return "";
+  std::string why = usable_dir(/*create=*/false);
+  return why == "absent" ? "" : why;
+}
+
+CachedKernel KernelCache::noted(CachedKernel k, std::string write_error) {
+  std::lock_guard lock(mutex_);
+  if (!disk_off_.empty()) {
+    k.disk_note = "disk cache off: " + disk_off_;
+  } else if (!write_error.empty()) {
+    k.disk_note = "disk cache entry not written (kernel kept in memory): " + write_error;
+  }
+  disk_note_ = k.disk_note;
+  return k;
 }
 
 CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) {
@@ -260,7 +294,10 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
   {
     std::lock_guard lock(mutex_);
     if (auto it = memory_.find(k); it != memory_.end()) {
-      return {it->second, CacheOrigin::memory, seconds_since(t0), k};
+      CachedKernel hit{it->second, CacheOrigin::memory, seconds_since(t0), k, {}};
+      if (!disk_off_.empty()) hit.disk_note = "disk cache off: " + disk_off_;
+      disk_note_ = hit.disk_note;
+      return hit;
     }
   }
   // The mutex is not held while reading or compiling: compiles take up to seconds and other
@@ -268,20 +305,26 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
   // second write replace the first whole.
   if (!dir_.empty()) {
     if (std::optional<Cubin> c = read_disk(k)) {
-      std::lock_guard lock(mutex_);
-      memory_.insert_or_assign(k, *c);
-      return {std::move(*c), CacheOrigin::disk, seconds_since(t0), k};
+      {
+        std::lock_guard lock(mutex_);
+        memory_.insert_or_assign(k, *c);
+      }
+      return noted({std::move(*c), CacheOrigin::disk, seconds_since(t0), k, {}}, "");
     }
   }
   Cubin c = compile_cubin(src, arch);
-  if (!dir_.empty()) write_disk(k, c);
-  std::lock_guard lock(mutex_);
-  memory_.insert_or_assign(k, c);
-  return {std::move(c), CacheOrigin::compiled, seconds_since(t0), k};
+  std::string write_error;
+  if (!dir_.empty()) write_error = write_disk(k, c);
+  {
+    std::lock_guard lock(mutex_);
+    memory_.insert_or_assign(k, c);
+  }
+  return noted({std::move(c), CacheOrigin::compiled, seconds_since(t0), k, {}},
+               std::move(write_error));
 }
 
-std::optional<Cubin> KernelCache::read_disk(const std::string& key) const {
-  if (!secure_dir(dir_, false)) return std::nullopt;
+std::optional<Cubin> KernelCache::read_disk(const std::string& key) {
+  if (!usable_dir(/*create=*/false).empty()) return std::nullopt;  // absent, or off
   const int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::string bytes;
@@ -316,8 +359,13 @@ std::optional<Cubin> KernelCache::read_disk(const std::string& key) const {
   return deserialize(payload, payload_bytes);
 }
 
-void KernelCache::write_disk(const std::string& key, const Cubin& cubin) const {
-  secure_dir(dir_, true);
+std::string KernelCache::write_disk(const std::string& key, const Cubin& cubin) {
+  if (std::string why = usable_dir(/*create=*/true); !why.empty()) return why;
+  WriteFn write = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    write = write_;
+  }
   const std::string payload = serialize(cubin);
   EntryHeader h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
@@ -335,8 +383,8 @@ void KernelCache::write_disk(const std::string& key, const Cubin& cubin) const {
   if (fd < 0) {
     error = fmt::format("mkstemp in {}: {}", dir_.string(), errno_text(errno));
   } else {
-    const bool wrote = write_all(fd, reinterpret_cast<const char*>(&h), sizeof h) &&
-                       write_all(fd, payload.data(), payload.size());
+    const bool wrote = write_all(write, fd, reinterpret_cast<const char*>(&h), sizeof h) &&
+                       write_all(write, fd, payload.data(), payload.size());
     const int write_errno = errno;
     if (::close(fd) != 0 || !wrote) {
       error = fmt::format("writing {}: {}", tmp, errno_text(wrote ? errno : write_errno));
@@ -346,8 +394,7 @@ void KernelCache::write_disk(const std::string& key, const Cubin& cubin) const {
       ::unlink(tmp.c_str());
     }
   }
-  std::lock_guard lock(mutex_);
-  disk_error_ = std::move(error);
+  return error;
 }
 
 std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,

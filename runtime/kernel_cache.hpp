@@ -6,6 +6,12 @@
 // to a temporary file and renamed into place, so readers never see a partial entry. An entry
 // whose header, length or hash does not check out is treated as absent (and replaced), never
 // trusted.
+//
+// The disk level is an optimisation, so it degrades instead of failing: a directory owned by
+// another user or writable by group or others is never used (a planted entry would run on the
+// GPU), and one that cannot be created (a read-only home on a cluster node) turns the disk level
+// off for the cache's life; a write that fails (disk full, read-only file system) is skipped.
+// get() then goes on in memory and says why in CachedKernel::disk_note.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +20,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+
+#include <sys/types.h>
 
 #include "device.hpp"
 #include "nvrtc_compiler.hpp"
@@ -28,6 +36,9 @@ struct CachedKernel {
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;  ///< time spent obtaining it (compile, or read and verify)
   std::string key;     ///< KernelCache::key of the unit
+  /// Why the disk level did not serve or keep this kernel ("disk cache off: <dir> is owned by
+  /// uid 12345 ..."); empty when it worked or the cache is memory only.
+  std::string disk_note;
 };
 
 class KernelCache {
@@ -35,8 +46,7 @@ class KernelCache {
   static constexpr int kFormatVersion = 1;
 
   /// `dir` empty: memory only. Otherwise the directory is created (mode 0700) on first write.
-  /// get() throws InputError if the directory belongs to another user (a planted entry would run
-  /// on the GPU); one writable by group or others is tightened to 0700.
+  /// Nothing about the directory makes get() throw: see the file comment.
   explicit KernelCache(std::filesystem::path dir);
 
   /// The default directory: $SPMVC_CACHE_DIR, else $XDG_CACHE_HOME/spmvc, else $HOME/.cache/spmvc.
@@ -50,18 +60,31 @@ class KernelCache {
   std::filesystem::path entry_path(const std::string& key) const;
   const std::filesystem::path& dir() const { return dir_; }
   void clear_memory();
-  /// Why the last disk write failed ("" if it succeeded). A failed write only costs a later
-  /// recompile, so get() does not throw for it; tools may report it.
-  std::string last_disk_error() const;
+  /// Why the directory must not be used ("" when it may be, or does not exist yet). Others that
+  /// keep files under it (measure mode's decisions) ask before reading or writing.
+  std::string disk_off_reason();
+  /// The disk note of the last get() ("" when the disk level worked or there is none).
+  std::string disk_note() const;
+
+  /// The write(2) the disk level calls; tests substitute one that fails (disk full, EROFS).
+  using WriteFn = ssize_t (*)(int fd, const void* data, std::size_t bytes);
+  void set_write_for_testing(WriteFn write);
 
  private:
-  std::optional<Cubin> read_disk(const std::string& key) const;
-  void write_disk(const std::string& key, const Cubin& cubin) const;
+  // "" when the directory may be used; else why not ("absent" when it does not exist and
+  // `create` is false). Any other reason turns the disk level off from then on.
+  std::string usable_dir(bool create);
+  std::optional<Cubin> read_disk(const std::string& key);
+  // "" when written; else why not.
+  std::string write_disk(const std::string& key, const Cubin& cubin);
+  CachedKernel noted(CachedKernel k, std::string write_error);
 
   std::filesystem::path dir_;
   mutable std::mutex mutex_;
   std::map<std::string, Cubin> memory_;
-  mutable std::string disk_error_;  // guarded by mutex_
+  std::string disk_off_;     // guarded by mutex_: why the disk level is off ("" while on)
+  std::string disk_note_;    // guarded by mutex_: the last get()'s note
+  WriteFn write_ = nullptr;  // nullptr: ::write
 };
 
 /// Kernels loaded onto devices, shared by the whole process: entry `entry` of the CUBIN cached

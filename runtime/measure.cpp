@@ -87,9 +87,12 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   using Impl = Operator::Impl;
   const auto t0 = Clock::now();
   const std::filesystem::path dir = runtime::cache_dir_of(options);
+  // Decisions live beside the kernels, under the same rule: none from a directory the kernel
+  // cache will not use (another user's could steer the choice).
+  const bool disk_ok = !dir.empty() && runtime::cache_for(dir).disk_off_reason().empty();
   const std::filesystem::path decision =
-      dir.empty() ? std::filesystem::path()
-                  : dir / "decisions" / (decision_key(a, options, device) + ".txt");
+      !disk_ok ? std::filesystem::path()
+               : dir / "decisions" / (decision_key(a, options, device) + ".txt");
   if (!decision.empty()) {
     if (std::optional<FormatParams> remembered = read_decision(decision)) {
       compiler::PlanOptions forced = compiler::plan_options(options, target);

@@ -61,6 +61,7 @@ double Operator::Impl::load_kernels(runtime::KernelCache& cache, const runtime::
   const runtime::LoadedKernel& main_kernel = *launches[source.pre_launches.size()].kernel;
   const double seconds = seconds_since(t0);
   timings.kernel_origin = std::string(runtime::to_string(cached.origin));
+  if (!cached.disk_note.empty()) timings.cache_note = cached.disk_note;
   // The driver's numbers for the loaded image; the ptxas log lacks them when NVRTC served the
   // CUBIN from its own cache (no resource lines then).
   timings.registers =

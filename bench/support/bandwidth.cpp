@@ -1,12 +1,15 @@
 #include "spmvc/bench/bandwidth.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "device.hpp"
 #include "nvrtc_compiler.hpp"
+#include "spmvc/bench/gpu.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::bench {
@@ -145,6 +148,31 @@ double measure_copy_bandwidth(std::int64_t bytes, int reps) {
   void* args[] = {&in_ptr, &n, &out_ptr};
   const double s = median_seconds(reps, [&] { p.kernel.launch(p.grid, kBlock, 0, args, nullptr); });
   return 2.0 * static_cast<double>(n) * 16.0 / s;
+}
+
+namespace {
+
+// Read bandwidth measure_read_bandwidth() gave on each model, by the name the driver reports
+// (docs/BENCHMARKING.md's table, medians of the default 1 GiB probe): the H100 SXM streams
+// ~3.06 of its nominal 3.35 TB/s, the H200 ~4.46 of its 4.8. Names are matched whole: an H100
+// PCIe or H200 NVL has other memory clocks and must be measured.
+constexpr std::array<std::pair<std::string_view, double>, 2> kKnownReadBandwidth{{
+    {"NVIDIA H100 80GB HBM3", 3.06e12},
+    {"NVIDIA H200", 4.46e12},
+}};
+
+}  // namespace
+
+std::optional<double> known_read_bandwidth(std::string_view device_name) {
+  for (const auto& [name, bytes_per_second] : kKnownReadBandwidth) {
+    if (name == device_name) return bytes_per_second;
+  }
+  return std::nullopt;
+}
+
+AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu) {
+  if (const std::optional<double> known = known_read_bandwidth(gpu.name)) return {*known, false};
+  return {measure_read_bandwidth(), true};
 }
 
 }  // namespace spmvc::bench

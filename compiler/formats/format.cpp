@@ -8,16 +8,27 @@ namespace spmvc::formats {
 
 Candidate FormatUnit::candidate(const Profile& profile, const FormatParams& params,
                                 Precision precision) const {
-  Candidate c{std::string(name()), params, describe(params), true, "", 0, 0};
+  Candidate c{std::string(name()), params, describe(params), true, "", 0, 0, true};
   if (auto why = cannot_implement(profile, params, precision)) {
     c.applicable = false;
+    c.representable = false;
     c.reason = *why;
   }
   return c;
 }
 
 Candidate FormatUnit::rejected(const FormatParams& params, std::string reason) const {
-  return {std::string(name()), params, describe(params), false, std::move(reason), 0, 0};
+  return {std::string(name()), params, describe(params), false, std::move(reason), 0, 0, false};
+}
+
+Candidate FormatUnit::not_paying(const Profile& profile, const FormatParams& params,
+                                 Precision precision, std::string reason) const {
+  Candidate c = candidate(profile, params, precision);
+  if (c.applicable) {
+    c.applicable = false;
+    c.reason = std::move(reason);
+  }
+  return c;
 }
 
 Encoded FormatUnit::encoded_for(const CsrMatrix& a, Precision precision) const {

@@ -74,8 +74,13 @@ class FormatUnit {
   /// is worth considering (and the predicted bytes its propose reports).
   Candidate candidate(const Profile& profile, const FormatParams& params,
                       Precision precision) const;
-  /// `params` as a candidate of this format that does not apply, for `reason`.
+  /// `params` as a candidate of this format that cannot implement the matrix, for `reason`.
   Candidate rejected(const FormatParams& params, std::string reason) const;
+  /// `params` as a candidate the planner would not choose for `reason` (it does not pay), but
+  /// that can implement the matrix (Candidate::representable): a forced format may still take
+  /// it. When it cannot implement the matrix either, it is candidate()'s rejection.
+  Candidate not_paying(const Profile& profile, const FormatParams& params, Precision precision,
+                       std::string reason) const;
   /// `a`'s encoding in this format at `precision`: its sizes, no arrays yet.
   Encoded encoded_for(const CsrMatrix& a, Precision precision) const;
   /// A unit whose main entry point is `kernel_name` (its file named after it), with the

@@ -109,6 +109,7 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
       }
     }
     c.applicable = false;
+    c.representable = false;
     c.reason = "from device arrays: " + *why;
   }
   for (Candidate& t : twins) {

@@ -79,7 +79,8 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
                   true,
                   "forced by the caller",
                   0,
-                  0};
+                  0,
+                  true};
       if (auto why = unit->cannot_implement(profile, c.params, options.precision))
         throw InputError(fmt::format("{} parameters", unit->name()), 0, *why);
       proposed.push_back(std::move(c));
@@ -102,9 +103,35 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       candidates.push_back(std::move(c));
     }
   }
+  // A format the caller forced runs even where the planner thinks it does not pay: when none of
+  // its candidates applies but some can implement the matrix, the one predicted fastest is taken
+  // and the planner's objection goes into the plan's why. One that cannot implement the matrix
+  // is still refused.
+  std::string objection;
+  const bool none_applies = std::none_of(candidates.begin(), candidates.end(),
+                                         [](const Candidate& c) { return c.applicable; });
+  if (!forced && options.format != "auto" && none_applies) {
+    Candidate* best = nullptr;
+    for (Candidate& c : candidates) {
+      if (!c.representable) continue;
+      const Prediction p = predict(formats::find_format(c.format), profile, c.params, options);
+      c.predicted_bytes = p.bytes(options.cost_model);
+      c.predicted_seconds = p.seconds(options.cost_model);
+      if (best == nullptr || c.predicted_seconds < best->predicted_seconds) best = &c;
+    }
+    if (best != nullptr) {
+      objection = best->reason;
+      best->applicable = true;
+      best->reason = "forced; the planner would not choose it: " + objection;
+    }
+  }
   Plan plan = pick_candidate(std::move(candidates), options.precision);
   if (forced) {
     plan.why = "parameters forced by the caller";
+  } else if (!objection.empty()) {
+    plan.why =
+        fmt::format("forced: format {} [{}] was asked for; the planner would not choose it: {}",
+                    plan.format, plan.candidates.front().label, objection);
   } else {
     const std::size_t applicable =
         static_cast<std::size_t>(std::count_if(plan.candidates.begin(), plan.candidates.end(),

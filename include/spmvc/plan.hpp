@@ -62,6 +62,10 @@ struct Candidate {
   /// compiler::PlanOptions::cost_model asks for the traffic model).
   double predicted_bytes = 0;
   double predicted_seconds = 0;
+  /// False when the parameters cannot implement the matrix at all. A candidate that is not
+  /// applicable but representable was rejected only because it does not pay (it would store
+  /// more bytes than csr, say): a format the caller forces may still take it.
+  bool representable = true;
 };
 
 struct Plan {

@@ -33,6 +33,9 @@ struct CompileTimings {
   double reorder = 0;
   /// Where the kernel binary came from: "nvrtc", "memory" or "disk".
   std::string kernel_origin;
+  /// Why the disk cache did not serve or keep the kernel ("disk cache off: <dir> is owned by uid
+  /// N ..."); empty when it worked or is disabled by Options. The compile goes on regardless.
+  std::string cache_note;
   /// Registers per thread (ptxas's log, else the driver's count for the loaded kernel).
   int registers = -1;
   /// Bytes spilled per thread (ptxas's spill stores, else the driver's local memory per thread).

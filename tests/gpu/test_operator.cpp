@@ -2,6 +2,9 @@
 // generated classes and every public matrix with at least 10k nonzeros. Skipped without a GPU.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <fstream>
 #include <limits>

@@ -407,3 +407,67 @@ TEST_CASE("bellpack's slices tolerate long block rows that bcsr's row walk does 
   CHECK(formats::blocks::latency_factor(27, formats::blocks::kSlicedStepsPerLane) == 1.0);
   CHECK(formats::blocks::latency_factor(64, formats::blocks::kSlicedStepsPerLane) == 0.5);
 }
+
+TEST_CASE("a forced block format runs on a matrix without dense blocks, with the objection") {
+  // A 2D 5-point stencil: no shape has the fill the block formats need to pay, so the planner
+  // rejects every candidate of theirs for not paying, none for being unable to represent it.
+  const CsrMatrix a = gen::from_spec("stencil2d:n=40");
+  const Profile profile = inspect(a);
+  for (const char* format : {"blocked", "bcsr", "bellpack"}) {
+    CAPTURE(format);
+    const auto proposed = formats::find_format(format).propose(profile, Precision::f64);
+    REQUIRE_FALSE(proposed.empty());
+    CHECK(std::none_of(proposed.begin(), proposed.end(),
+                       [](const Candidate& c) { return c.applicable; }));
+    CHECK(std::any_of(proposed.begin(), proposed.end(),
+                      [](const Candidate& c) { return c.representable; }));
+    // Left to itself the planner does not take them.
+    CHECK(compiler::make_plan(profile, {}).format != format);
+
+    compiler::PlanOptions o;
+    o.format = format;
+    const Plan plan = compiler::make_plan(profile, o);
+    CHECK(plan.format == format);
+    CHECK(format_of(plan.params) == format);
+    CHECK(plan.predicted_seconds > 0);
+    INFO("why: ", plan.why);
+    CHECK(plan.why.rfind(std::string("forced: format ") + format, 0) == 0);
+    const std::string marker = "the planner would not choose it: ";
+    const std::size_t at = plan.why.find(marker);
+    REQUIRE(at != std::string::npos);
+    // The objection is the format's own: its shapes store more bytes than csr or are too empty.
+    const std::string objection = plan.why.substr(at + marker.size());
+    CHECK((objection.find("fewer bytes than csr") != std::string::npos ||
+           objection.find("% full") != std::string::npos));
+    CHECK(to_report(plan).find("the planner would not choose it") != std::string::npos);
+    REQUIRE_FALSE(plan.candidates.empty());
+    CHECK(plan.candidates.front().applicable);
+    // Its encoding's host reference multiply is the CSR one.
+    CHECK(round_trip(a, plan.params) <= 1e-12);
+  }
+}
+
+TEST_CASE("a forced block format that cannot represent the matrix is still refused") {
+  const Profile stencil = inspect(gen::from_spec("stencil2d:n=40"));
+  for (const char* format : {"blocked", "bcsr", "bellpack"}) {
+    CAPTURE(format);
+    compiler::PlanOptions o;
+    o.format = format;
+    // Every shape claims 2^40 blocks (and stored entries): none fits the formats' 32-bit offsets.
+    Profile huge = stencil;
+    for (BlockShape& s : huge.block_shapes) {
+      s.blocks = std::int64_t{1} << 40;
+      s.stored_row_padded = std::int64_t{1} << 40;
+    }
+    const auto proposed = formats::find_format(format).propose(huge, Precision::f64);
+    CHECK(std::none_of(proposed.begin(), proposed.end(),
+                       [](const Candidate& c) { return c.representable; }));
+    CHECK_THROWS_WITH_AS(compiler::make_plan(huge, o),
+                         doctest::Contains("no format can implement this matrix"), InputError);
+    // No block statistics at all: nothing to build the blocks from.
+    Profile none = stencil;
+    none.block_shapes.clear();
+    CHECK_THROWS_WITH_AS(compiler::make_plan(none, o),
+                         doctest::Contains("no block shapes inspected"), InputError);
+  }
+}

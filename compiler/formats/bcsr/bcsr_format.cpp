@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -117,6 +118,8 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
   std::vector<Option> options;
   double best_fill = 0;
   int best_r = 1, best_c = 1;
+  // The shape storing the fewest bytes among those that do not pay: what a forced format takes.
+  std::optional<Option> least_bad;
   for (const BlockShape& b : profile.block_shapes) {
     if (b.placement != BlockPlacement::aligned || b.c > 8 || b.r * b.c < 2) continue;
     if (b.fill() > best_fill) {
@@ -124,15 +127,17 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
       best_r = b.r;
       best_c = b.c;
     }
-    if (b.fill() < blocks::kMinProposedFill) continue;
     BcsrParams p;
     p.block_rows = b.r;
     p.block_cols = b.c;
     const double nbrows = std::ceil(static_cast<double>(profile.nrows) / b.r);
     p.threads_per_row = threads_for(nbrows > 0 ? static_cast<double>(b.blocks) / nbrows : 0);
     const double bytes = cost(profile, p, precision).matrix_bytes;
-    if (bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision)))
+    if (b.fill() < blocks::kMinProposedFill ||
+        bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision))) {
+      if (!least_bad || bytes < least_bad->bytes) least_bad = Option{p, bytes, b.fill()};
       continue;
+    }
     options.push_back({p, bytes, b.fill()});
   }
   std::stable_sort(options.begin(), options.end(),
@@ -150,10 +155,19 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
     out.push_back(std::move(c));
   }
   if (out.empty()) {
-    BcsrParams p;
-    p.block_rows = best_r;
-    p.block_cols = best_c;
-    out.push_back(rejected(p, blocks::no_shape_reason(profile, best_r, best_c, best_fill)));
+    const std::string reason = blocks::no_shape_reason(profile, best_r, best_c, best_fill);
+    if (least_bad) {
+      out.push_back(not_paying(
+          profile, least_bad->p, precision,
+          fmt::format("{}; {}x{} stores {:.2f} matrix bytes per nonzero", reason,
+                      least_bad->p.block_rows, least_bad->p.block_cols,
+                      least_bad->bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)))));
+    } else {
+      BcsrParams p;
+      p.block_rows = best_r;
+      p.block_cols = best_c;
+      out.push_back(rejected(p, reason));
+    }
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -116,6 +117,8 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
   std::vector<Option> options;
   double best_fill = 0;
   int best_r = 1, best_c = 1;
+  // The shape storing the fewest bytes among those that do not pay: what a forced format takes.
+  std::optional<Option> least_bad;
   for (const BlockShape& b : profile.block_shapes) {
     if (b.placement != BlockPlacement::aligned || b.c > 8 || b.r * b.c < 2) continue;
     if (b.fill() > best_fill) {
@@ -123,13 +126,15 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
       best_r = b.r;
       best_c = b.c;
     }
-    if (b.fill() < blocks::kMinProposedFill) continue;
     BellpackParams p;
     p.block_rows = b.r;
     p.block_cols = b.c;
     const double bytes = cost(profile, p, precision).matrix_bytes;
-    if (bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision)))
+    if (b.fill() < blocks::kMinProposedFill ||
+        bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision))) {
+      if (!least_bad || bytes < least_bad->bytes) least_bad = Option{p, bytes, b.fill()};
       continue;
+    }
     options.push_back({p, bytes, b.fill()});
   }
   std::stable_sort(options.begin(), options.end(),
@@ -147,10 +152,19 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
     out.push_back(std::move(c));
   }
   if (out.empty()) {
-    BellpackParams p;
-    p.block_rows = best_r;
-    p.block_cols = best_c;
-    out.push_back(rejected(p, blocks::no_shape_reason(profile, best_r, best_c, best_fill)));
+    const std::string reason = blocks::no_shape_reason(profile, best_r, best_c, best_fill);
+    if (least_bad) {
+      out.push_back(not_paying(
+          profile, least_bad->p, precision,
+          fmt::format("{}; {}x{} stores {:.2f} matrix bytes per nonzero", reason,
+                      least_bad->p.block_rows, least_bad->p.block_cols,
+                      least_bad->bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)))));
+    } else {
+      BellpackParams p;
+      p.block_rows = best_r;
+      p.block_cols = best_c;
+      out.push_back(rejected(p, reason));
+    }
   }
   return out;
 }

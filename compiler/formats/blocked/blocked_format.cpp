@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -125,20 +126,25 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
   std::vector<Option> options;
   double best_fill = 0;
   const BlockShape* paper = nullptr;
+  // The shape storing the fewest bytes among those that do not pay: what a forced format takes.
+  std::optional<Option> least_bad;
   for (const BlockShape& b : profile.block_shapes) {
     if (b.placement != BlockPlacement::unaligned || b.c < 16) continue;
     if (b.r == 4 && b.c == 64 && b.col_align == 16) paper = &b;
     if (b.col_align != kHopperAlign) continue;
     best_fill = std::max(best_fill, b.row_padded_fill());
-    if (b.row_padded_fill() < blocks::kMinProposedFill) continue;
     BlockedParams p;
     p.block_rows = b.r;
     p.block_cols = b.c;
     p.col_align = b.col_align;
     const double bytes = cost(profile, p, precision).matrix_bytes;
-    if (bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision)))
+    const Option o{p, bytes, b.row_padded_fill(), false};
+    if (b.row_padded_fill() < blocks::kMinProposedFill ||
+        bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision))) {
+      if (!least_bad || bytes < least_bad->bytes) least_bad = o;
       continue;
-    options.push_back({p, bytes, b.row_padded_fill(), false});
+    }
+    options.push_back(o);
   }
   std::stable_sort(options.begin(), options.end(),
                    [](const Option& a, const Option& b) { return a.bytes < b.bytes; });
@@ -155,8 +161,9 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
     const double fill = paper->row_padded_fill();
     Candidate c =
         fill < blocks::kMinProposedFill
-            ? rejected(p, fmt::format("the paper's 4x64 blocks (A=16) are only {:.0f}% full",
-                                      100.0 * fill))
+            ? not_paying(
+                  profile, p, precision,
+                  fmt::format("the paper's 4x64 blocks (A=16) are only {:.0f}% full", 100.0 * fill))
             : candidate(profile, p, precision);
     if (c.applicable)
       c.reason = fmt::format("the paper's 4x64 blocks (A=16), {:.0f}% of stored entries nonzero",
@@ -176,14 +183,21 @@ std::vector<Candidate> BlockedFormat::propose(const Profile& profile, Precision 
     out.push_back(std::move(c));
   }
   if (out.size() == (paper != nullptr ? 1u : 0u)) {
-    BlockedParams p;
-    p.col_align = kHopperAlign;
-    out.push_back(
-        rejected(p, profile.block_shapes.empty()
-                        ? std::string("no block shapes inspected")
-                        : fmt::format("no br x bc shape (A={}) stores fewer bytes than csr (best "
-                                      "fill with rows padded: {:.3f})",
-                                      kHopperAlign, best_fill)));
+    const std::string reason = fmt::format(
+        "no br x bc shape (A={}) stores fewer bytes than csr (best fill with rows padded: "
+        "{:.3f})",
+        kHopperAlign, best_fill);
+    if (least_bad) {
+      out.push_back(not_paying(
+          profile, least_bad->p, precision,
+          fmt::format("{}; {}x{} stores {:.2f} matrix bytes per nonzero", reason,
+                      least_bad->p.block_rows, least_bad->p.block_cols, least_bad->bytes / nnz)));
+    } else {
+      BlockedParams p;
+      p.col_align = kHopperAlign;
+      out.push_back(rejected(
+          p, profile.block_shapes.empty() ? std::string("no block shapes inspected") : reason));
+    }
   }
   return out;
 }

@@ -81,7 +81,9 @@ struct Prediction {
 Prediction predict(const Profile& profile, const FormatParams& params, const PlanOptions& options);
 
 /// Ranks every applicable candidate of every (or the forced) format and picks the fastest.
-/// InputError when a forced format or parameter set cannot implement the matrix.
+/// A forced format (options.format) whose candidates were all rejected for not paying
+/// (Candidate::representable) still gets its fastest one, the objection in Plan::why
+/// ("forced: ..."). InputError when a forced format or parameter set cannot implement the matrix.
 Plan make_plan(const Profile& profile, const PlanOptions& options);
 
 /// Ranks `candidates` (applicable first, by predicted time, then by bytes; ties keep their order)

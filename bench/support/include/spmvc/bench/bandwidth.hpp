@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "spmvc/kernel.hpp"
 
 namespace spmvc::bench {
+
+struct Gpu;  // spmvc/bench/gpu.hpp
 
 /// Bytes per second read by a grid-stride kernel that sums `bytes` of int4 data (rounded down
 /// to 16-byte elements) on device 0: median of `reps` timed launches after a warm-up. `bytes`
@@ -18,6 +22,19 @@ double measure_read_bandwidth(std::int64_t bytes = std::int64_t{1} << 30, int re
 /// Bytes per second moved (read plus written) copying `bytes` from one buffer to another, in
 /// the same way; 2*`bytes` of device memory is needed.
 double measure_copy_bandwidth(std::int64_t bytes = std::int64_t{1} << 30, int reps = 20);
+
+/// The read bandwidth measure_read_bandwidth gave on a known GPU model, by the name the driver
+/// reports (Gpu::name, matched whole); nullopt for a model not in the table.
+std::optional<double> known_read_bandwidth(std::string_view device_name);
+
+/// The read bandwidth a benchmark that skips the probe assumes for `gpu`.
+struct AssumedBandwidth {
+  double bytes_per_second = 0;
+  bool measured = false;  ///< the model is not in the table, so it was measured after all
+};
+/// known_read_bandwidth for `gpu`'s model, else measure_read_bandwidth() on the current device:
+/// a figure from another GPU would make every "% of bandwidth" wrong.
+AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu);
 
 /// The two probe kernels (spmvc_read_bandwidth, spmvc_copy_bandwidth) in one translation
 /// unit; exposed so the nvrtc tests compile it without a GPU.
