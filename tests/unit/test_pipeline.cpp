@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <numeric>
+#include <random>
 
 #include "codegen/codegen.hpp"
 #include "spmvc/build.hpp"
@@ -143,4 +145,26 @@ TEST_CASE("build refuses an ordering that is no permutation of the matrix") {
   Options o;
   o.ordering = Ordering{"broken", PermutationKind::rows_only, {0, 0, 1}, 0, ""};
   CHECK_THROWS_WITH_AS(build(a, o), doctest::Contains("not a permutation"), InputError);
+}
+
+TEST_CASE("reorder auto: a scattered grid is reordered, a local one not") {
+  const CsrMatrix grid = gen::from_spec("stencil27:n=40");  // scattered enough once shuffled
+  Ordering shuffle{"shuffle", PermutationKind::symmetric, {}, 0, ""};
+  shuffle.perm.resize(static_cast<std::size_t>(grid.nrows));
+  std::iota(shuffle.perm.begin(), shuffle.perm.end(), 0);
+  std::mt19937 rng(7);
+  std::shuffle(shuffle.perm.begin(), shuffle.perm.end(), rng);  // a scattered order
+  const CsrMatrix scattered = permute(grid, shuffle);
+  Options o;
+  o.reorder = "auto";
+  BuildTarget t;
+  t.until = BuildStage::plan;
+  const Build a = build(scattered, o, t);
+  CAPTURE(a.plan.reorder_why);
+  CHECK(a.plan.reorder == "rcm (rows and columns)");
+  REQUIRE(a.map);
+  CHECK(a.map->cols.size() == static_cast<std::size_t>(grid.ncols));
+  const Build b = build(grid, o, t);
+  CHECK(b.plan.reorder == "none");
+  CHECK(b.plan.reorder_why.find("already local") != std::string::npos);
 }
