@@ -157,11 +157,11 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
   if (out.empty()) {
     const std::string reason = blocks::no_shape_reason(profile, best_r, best_c, best_fill);
     if (least_bad) {
-      out.push_back(not_paying(
-          profile, least_bad->p, precision,
-          fmt::format("{}; {}x{} stores {:.2f} matrix bytes per nonzero", reason,
-                      least_bad->p.block_rows, least_bad->p.block_cols,
-                      least_bad->bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)))));
+      const Option& least = *least_bad;
+      out.push_back(
+          not_paying(profile, least.p, precision,
+                     blocks::least_bytes_reason(reason, least.p.block_rows, least.p.block_cols,
+                                                least.bytes, profile)));
     } else {
       BcsrParams p;
       p.block_rows = best_r;

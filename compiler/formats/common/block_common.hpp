@@ -24,6 +24,13 @@ inline constexpr double kMinProposedFill = 0.5;
 /// have eaten the index saving.
 inline constexpr double kMaxBytesVsCsr = 0.95;
 
+/// The objection to the least-bytes r x c shape when no shape pays: `reason` and what it stores.
+inline std::string least_bytes_reason(const std::string& reason, int r, int c, double bytes,
+                                      const Profile& p) {
+  return fmt::format("{}; {}x{} stores {:.2f} matrix bytes per nonzero", reason, r, c,
+                     bytes / std::max<double>(1.0, static_cast<double>(p.nnz)));
+}
+
 /// Why no r x c shape is proposed: the best shape seen and its fill (bcsr and bellpack).
 inline std::string no_shape_reason(const Profile& p, int best_r, int best_c, double best_fill) {
   return p.block_shapes.empty()
