@@ -68,10 +68,10 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
 
   // --skip-bandwidth assumes the figure measured earlier on this GPU model; a model not in the
   // table is measured all the same.
-  const bool bw_measured = !b.skip_bandwidth || !bench::known_read_bandwidth(device.name);
-  if (bw_measured && !args.quiet) fmt::print(stderr, "measuring read bandwidth ...\n");
-  const double read_bw = b.skip_bandwidth ? bench::assumed_read_bandwidth(device).bytes_per_second
-                                          : bench::measure_read_bandwidth();
+  if (!args.quiet) fmt::print(stderr, "read bandwidth ...\n");
+  const bench::AssumedBandwidth bw = bench::assumed_read_bandwidth(device, b.skip_bandwidth);
+  const double read_bw = bw.bytes_per_second;
+  const bool bw_measured = bw.measured;
 
   // One-time costs: a cold compile into an empty cache directory, then the same kernel from disk
   // (a new cache object over that directory, as a new process would) and from its memory.

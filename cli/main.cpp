@@ -198,8 +198,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,
                   "suite: symmetric orderings renumber the columns too (x gathered per multiply)");
-  bench->add_flag("--skip-bandwidth", bargs.skip_bandwidth,
-                  "assume 3.06 TB/s instead of measuring");
+  bench->add_flag(
+      "--skip-bandwidth", bargs.skip_bandwidth,
+      "assume the read bandwidth measured earlier on this GPU model (H100, H200) instead of "
+      "measuring it");
   std::string spec, gen_out;
   std::int64_t gen_rep = 1;
   auto* gen = app.add_subcommand(

@@ -162,12 +162,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
 
   // --skip-bandwidth assumes the figure measured earlier on this GPU model (measured all the
   // same for a model not in the table).
-  bench::AssumedBandwidth bw{0, true};
-  if (b.skip_bandwidth) {
-    bw = bench::assumed_read_bandwidth(device);
-  } else {
-    bw.bytes_per_second = bench::measure_read_bandwidth();
-  }
+  const bench::AssumedBandwidth bw = bench::assumed_read_bandwidth(device, b.skip_bandwidth);
   const double read_bw = bw.bytes_per_second;
 
   json doc;

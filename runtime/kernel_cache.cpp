@@ -258,33 +258,35 @@ void KernelCache::set_write_for_testing(WriteFn write) {
   write_ = write;
 }
 
-std::string KernelCache::usable_dir(bool create) {
+std::string KernelCache::usable_dir(bool create, bool* absent) {
   {
     std::lock_guard lock(mutex_);
     if (!disk_off_.empty()) return disk_off_;
   }
-  bool absent = false;
-  std::string why = check_dir(dir_, create, &absent);
-  if (absent) return "absent";
+  bool missing = false;
+  std::string why = check_dir(dir_, create, &missing);
+  if (absent != nullptr) *absent = missing;
   std::lock_guard lock(mutex_);
   if (!why.empty() && disk_off_.empty()) disk_off_ = why;
   return why;
 }
 
 std::string KernelCache::disk_off_reason() {
-  if (dir_.empty()) return "";
-  std::string why = usable_dir(/*create=*/false);
-  return why == "absent" ? "" : why;
+  return dir_.empty() ? "" : usable_dir(/*create=*/false);
 }
 
-CachedKernel KernelCache::noted(CachedKernel k, std::string write_error) {
-  std::lock_guard lock(mutex_);
+void KernelCache::note_locked(CachedKernel& k, const std::string& write_error) {
   if (!disk_off_.empty()) {
     k.disk_note = "disk cache off: " + disk_off_;
   } else if (!write_error.empty()) {
     k.disk_note = "disk cache entry not written (kernel kept in memory): " + write_error;
   }
   disk_note_ = k.disk_note;
+}
+
+CachedKernel KernelCache::noted(CachedKernel k, const std::string& write_error) {
+  std::lock_guard lock(mutex_);
+  note_locked(k, write_error);
   return k;
 }
 
@@ -295,8 +297,7 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
     std::lock_guard lock(mutex_);
     if (auto it = memory_.find(k); it != memory_.end()) {
       CachedKernel hit{it->second, CacheOrigin::memory, seconds_since(t0), k, {}};
-      if (!disk_off_.empty()) hit.disk_note = "disk cache off: " + disk_off_;
-      disk_note_ = hit.disk_note;
+      note_locked(hit, "");
       return hit;
     }
   }
@@ -319,12 +320,12 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
     std::lock_guard lock(mutex_);
     memory_.insert_or_assign(k, c);
   }
-  return noted({std::move(c), CacheOrigin::compiled, seconds_since(t0), k, {}},
-               std::move(write_error));
+  return noted({std::move(c), CacheOrigin::compiled, seconds_since(t0), k, {}}, write_error);
 }
 
 std::optional<Cubin> KernelCache::read_disk(const std::string& key) {
-  if (!usable_dir(/*create=*/false).empty()) return std::nullopt;  // absent, or off
+  bool absent = false;
+  if (!usable_dir(/*create=*/false, &absent).empty() || absent) return std::nullopt;
   const int fd = ::open(entry_path(key).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::string bytes;

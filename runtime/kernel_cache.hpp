@@ -71,13 +71,15 @@ class KernelCache {
   void set_write_for_testing(WriteFn write);
 
  private:
-  // "" when the directory may be used; else why not ("absent" when it does not exist and
-  // `create` is false). Any other reason turns the disk level off from then on.
-  std::string usable_dir(bool create);
+  // "" when the directory may be used (`*absent` set when it does not exist and `create` is
+  // false); else why not, which turns the disk level off from then on.
+  std::string usable_dir(bool create, bool* absent = nullptr);
   std::optional<Cubin> read_disk(const std::string& key);
   // "" when written; else why not.
   std::string write_disk(const std::string& key, const Cubin& cubin);
-  CachedKernel noted(CachedKernel k, std::string write_error);
+  // Sets k's disk note (the disk level off, or `write_error`) and remembers it as the last one.
+  void note_locked(CachedKernel& k, const std::string& write_error);  // mutex_ held
+  CachedKernel noted(CachedKernel k, const std::string& write_error);
 
   std::filesystem::path dir_;
   mutable std::mutex mutex_;

@@ -10,6 +10,7 @@
 #include "device.hpp"
 #include "nvrtc_compiler.hpp"
 #include "spmvc/bench/gpu.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::bench {
@@ -23,7 +24,7 @@ namespace {
 // variants, and 16 bytes per load is already the widest single global load. Each thread keeps
 // four loads in flight per iteration so a modest grid saturates DRAM. The XOR sum is stored per
 // block so the compiler cannot drop any load.
-constexpr const char* kSource = R"(// spmvc bandwidth probe kernels (runtime/bandwidth.cpp).
+constexpr const char* kSource = R"(// spmvc bandwidth probe kernels (bench/support/bandwidth.cpp).
 #define SPMVC_BW_BLOCK 256
 
 extern "C" __global__ void __launch_bounds__(SPMVC_BW_BLOCK)
@@ -157,7 +158,7 @@ namespace {
 // ~3.06 of its nominal 3.35 TB/s, the H200 ~4.46 of its 4.8. Names are matched whole: an H100
 // PCIe or H200 NVL has other memory clocks and must be measured.
 constexpr std::array<std::pair<std::string_view, double>, 2> kKnownReadBandwidth{{
-    {"NVIDIA H100 80GB HBM3", 3.06e12},
+    {"NVIDIA H100 80GB HBM3", compiler::kDefaultReadBandwidth},
     {"NVIDIA H200", 4.46e12},
 }};
 
@@ -170,8 +171,9 @@ std::optional<double> known_read_bandwidth(std::string_view device_name) {
   return std::nullopt;
 }
 
-AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu) {
-  if (const std::optional<double> known = known_read_bandwidth(gpu.name)) return {*known, false};
+AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu, bool skip_probe) {
+  if (const std::optional<double> known = known_read_bandwidth(gpu.name); known && skip_probe)
+    return {*known, false};
   return {measure_read_bandwidth(), true};
 }
 

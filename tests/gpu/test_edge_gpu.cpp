@@ -22,7 +22,7 @@ bool multiplies_right(const CsrMatrix& a, const Operator& op) {
   compiler::csr_reference_spmv(a, x, ref);
   std::vector<double> y(ref.size(), std::numeric_limits<double>::quiet_NaN());
   op.apply_host(x, y);
-  return test::same_product(y, ref, p == Precision::f64 ? 1e-12 : 1e-5);
+  return test::same_product(y, ref, test::tolerance(p));
 }
 
 }  // namespace

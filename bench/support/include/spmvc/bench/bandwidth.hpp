@@ -27,14 +27,15 @@ double measure_copy_bandwidth(std::int64_t bytes = std::int64_t{1} << 30, int re
 /// reports (Gpu::name, matched whole); nullopt for a model not in the table.
 std::optional<double> known_read_bandwidth(std::string_view device_name);
 
-/// The read bandwidth a benchmark that skips the probe assumes for `gpu`.
+/// The read bandwidth a benchmark divides by, and whether it was measured.
 struct AssumedBandwidth {
   double bytes_per_second = 0;
-  bool measured = false;  ///< the model is not in the table, so it was measured after all
+  bool measured = false;
 };
-/// known_read_bandwidth for `gpu`'s model, else measure_read_bandwidth() on the current device:
-/// a figure from another GPU would make every "% of bandwidth" wrong.
-AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu);
+/// With `skip_probe`, known_read_bandwidth for `gpu`'s model; measure_read_bandwidth() on the
+/// current device otherwise, and for a model not in the table (a figure from another GPU would
+/// make every "% of bandwidth" wrong).
+AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu, bool skip_probe = true);
 
 /// The two probe kernels (spmvc_read_bandwidth, spmvc_copy_bandwidth) in one translation
 /// unit; exposed so the nvrtc tests compile it without a GPU.
