@@ -162,7 +162,10 @@ int run_plan(const MatrixArgs& args) {
   const Options options = make_options(args);
   BuildTarget target;
   target.cost_model = args.cost_model;
+  target.gpu = args.gpu;
   target.until = BuildStage::plan;
+  // main.cpp accepts only a calibrated --gpu.
+  const compiler::CalibrationInfo calibration = compiler::calibration_for(target.arch, target.gpu);
   const Build b = build(a, options, target);
   const Profile& profile = b.profile;
   const Plan& plan = b.plan;
@@ -180,6 +183,8 @@ int run_plan(const MatrixArgs& args) {
     };
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(to_json(plan));
     doc["cost_model"] = std::string(compiler::to_string(popts.cost_model));
+    doc["calibration"] = {{"gpu", calibration.model},
+                          {"read_bandwidth", calibration.read_bandwidth}};
     doc["traffic"] = traffic_json(chosen.traffic);
     auto& cands = doc["candidates"];
     for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
@@ -196,6 +201,8 @@ int run_plan(const MatrixArgs& args) {
     fmt::print("{}", to_report(plan));
     fmt::print("cost model: {}; traffic model for the plan: {}\n",
                compiler::to_string(popts.cost_model), chosen.traffic.describe());
+    fmt::print("calibration: {} ({:.2f} TB/s read)\n", calibration.model,
+               calibration.read_bandwidth / 1e12);
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 
 namespace spmvc::cli {
@@ -19,6 +20,7 @@ struct MatrixArgs {
   std::string matrix;             ///< a path or a generator spec
   std::int64_t replicate = 1;     ///< I_k ⊗ A
   std::int64_t replicate_to = 0;  ///< smallest k with k*nnz >= this (0: not given)
+  bool repeat_values = false;     ///< replicas repeat A's values (suite v1) instead of scaling
   std::string precision = "f64";
   std::string format = "auto";
   int threads_per_row = 0;        ///< > 0 forces csr T
@@ -30,6 +32,8 @@ struct MatrixArgs {
   std::string planner = "model";  ///< model or measure
   /// plan: the bytes the planner ranks by, compulsory or traffic (compiler::CostModel)
   std::string cost_model = "compulsory";
+  /// plan: the GPU whose calibration the planner uses (BuildTarget::gpu); empty: sm_90's reference
+  std::string gpu;
   bool json = false;
   bool quiet = false;
   bool verbose = false;  ///< run: also print NVRTC's log
@@ -81,12 +85,14 @@ struct SuiteEntry {
   std::string regime;  ///< "small" (as is, launch-bound) or "bandwidth" (>= 16M nonzeros)
   std::string source;  ///< a public matrix's name or a generator spec
   std::int64_t replicate_to = 0;  ///< replicate as I_k ⊗ A to at least this many nonzeros
+  /// The replicas' values: v1 repeats A's in every copy, v13 scales each copy's (generators.hpp).
+  gen::ReplicaValues replica_values = gen::ReplicaValues::scaled;
 };
-/// The entries of suite `version` ("v1"); InputError for an unknown one.
+/// The entries of suite `version` ("v1", "v13"); InputError for an unknown one.
 std::vector<SuiteEntry> suite_entries(const std::string& version);
 
 struct SuiteArgs {
-  std::string version = "v1";
+  std::string version = "v13";
   std::string formats = "all";  ///< comma-separated, "all" or "none" (planner pick only)
   std::string only;             ///< regex over entry names and regimes
   std::int64_t limit = 0;       ///< at most this many entries (0: all)

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
 namespace {
@@ -68,8 +69,11 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
          "Matrix Market file (.mtx, .mtx.gz, .mtx.xz) or generator spec (e.g. stencil27:n=64)")
       ->required(matrix_required);
   cmd->add_option("--replicate", args.replicate,
-                  "use I_k ⊗ A: k copies of the matrix on the diagonal")
+                  "use I_k ⊗ A: k copies of the matrix on the diagonal, each copy's values "
+                  "scaled by its own factor (unless A holds one value)")
       ->check(kPositive);
+  cmd->add_flag("--repeat-values", args.repeat_values,
+                "replicas repeat A's values instead (suite v1's replication)");
   cmd->add_option("--replicate-to", args.replicate_to,
                   "replicate until the matrix has at least this many nonzeros")
       ->check(kPositive);
@@ -135,6 +139,17 @@ int main(int argc, char** argv) {
   auto* plan =
       app.add_subcommand("plan", "show the chosen plan and every alternative with its reason");
   add_matrix_options(plan, margs);
+  plan->add_option("--gpu", margs.gpu,
+                   "plan with this GPU's calibration (" +
+                       fmt::format("{}", fmt::join(spmvc::compiler::calibrated_gpus(), ", ")) +
+                       ", or a device name); default: the reference GPU of sm_90 (H100)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (spmvc::compiler::calibration_for("sm_90", value).own) return {};
+            return fmt::format("no calibration for '{}' (calibrated: {})", value,
+                               fmt::join(spmvc::compiler::calibrated_gpus(), ", "));
+          },
+          "GPU"));
   plan->add_option("--cost-model", margs.cost_model,
                    "bytes the planner ranks by: compulsory (every array, x and y once) or "
                    "traffic (also x gathers and y lines that miss L2)")

@@ -56,7 +56,8 @@ CsrMatrix load_matrix(const MatrixArgs& args, std::string* label) {
   if (k > 1) {
     if (!args.quiet) fmt::print(stderr, "replicating {} times (I_k ⊗ A) ...\n", k);
     current_stage() = fmt::format("replicating {} {} times", name, k);
-    a = gen::replicate(a, k);
+    a = gen::replicate(
+        a, k, args.repeat_values ? gen::ReplicaValues::repeated : gen::ReplicaValues::scaled);
     name += fmt::format(" x{}", k);
   }
   if (!args.quiet) {

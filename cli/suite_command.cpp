@@ -23,6 +23,7 @@
 #include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
+#include "spmvc/bench/suite.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
@@ -48,9 +49,10 @@ std::vector<SuiteEntry> suite_v1() {
       "bcsstk16",         "wing",         "astro-ph",    "nh2010",   "delaunay_n15",  "ca-CondMat",
       "ego-Facebook",     "vt2010",       "de2010",      "wiki-Vote"};
   std::vector<SuiteEntry> s;
-  for (const char* m : kPublic) s.push_back({m, "small", m, 0});
+  for (const char* m : kPublic) s.push_back({m, "small", m, 0, gen::ReplicaValues::repeated});
   for (const char* m : kPublic)
-    s.push_back({std::string(m) + " x16M", "bandwidth", m, kBandwidthNnz});
+    s.push_back(
+        {std::string(m) + " x16M", "bandwidth", m, kBandwidthNnz, gen::ReplicaValues::repeated});
   // Generated classes at bandwidth scale.
   s.push_back({"stencil2d 2000^2", "bandwidth", "stencil2d:n=2000", 0});
   s.push_back({"stencil27 126^3", "bandwidth", "stencil27:nx=126,ny=126,nz=126", 0});
@@ -58,6 +60,36 @@ std::vector<SuiteEntry> suite_v1() {
   s.push_back({"kronecker scale 21", "bandwidth", "rmat:scale=21,ef=16", 0});
   s.push_back({"random 1M x 16", "bandwidth", "random:n=1000000,per_row=16", 0});
   s.push_back({"banded 1M hbw 8", "bandwidth", "banded:n=1000000,hbw=8", 0});
+  return s;
+}
+
+// Version 13: the bandwidth regime with values that scale like real ones. Replicas scale each
+// copy's values (pattern matrices stay pattern), generated stencils come in constant- and
+// variable-coefficient forms, and large matrices that are not replicas (a Kronecker graph, a
+// random geometric graph, a variable-coefficient 3D stencil) give x accesses that span the whole
+// vector. Each entry's class (R, P, G) comes from its profile.
+std::vector<SuiteEntry> suite_v13() {
+  static const char* kPublic[] = {
+      "G3_circuit",       "wave",         "landmark",    "Andrews",  "cage11",        "Maragal_6",
+      "MIT8_facebook100", "delaunay_n16", "email-Enron", "ct2010",   "rgg_n_2_15_s0", "EX5",
+      "bcsstk16",         "wing",         "astro-ph",    "nh2010",   "delaunay_n15",  "ca-CondMat",
+      "ego-Facebook",     "vt2010",       "de2010",      "wiki-Vote"};
+  std::vector<SuiteEntry> s;
+  for (const char* m : kPublic)
+    s.push_back({std::string(m) + " x16M", "bandwidth", m, kBandwidthNnz});
+  s.push_back({"stencil2d 2000^2", "bandwidth", "stencil2d:n=2000", 0});
+  s.push_back({"stencil2d 2000^2 var", "bandwidth", "stencil2d:n=2000,contrast=1000", 0});
+  s.push_back({"stencil27 126^3", "bandwidth", "stencil27:nx=126,ny=126,nz=126", 0});
+  s.push_back(
+      {"stencil27 126^3 var", "bandwidth", "stencil27:nx=126,ny=126,nz=126,contrast=1000", 0});
+  s.push_back({"elasticity 60^3", "bandwidth", "elasticity:n=60", 0});
+  s.push_back({"kronecker scale 21", "bandwidth", "rmat:scale=21,ef=16", 0});
+  s.push_back({"random 1M x 16", "bandwidth", "random:n=1000000,per_row=16", 0});
+  s.push_back({"banded 1M hbw 8", "bandwidth", "banded:n=1000000,hbw=8", 0});
+  // Large, not replicated (>= 50M nonzeros).
+  s.push_back({"kronecker scale 22 large", "bandwidth", "rmat:scale=22,ef=16", 0});
+  s.push_back({"rgg 3.4M large", "bandwidth", "rgg:n=3400000,degree=16", 0});
+  s.push_back({"stencil7 200^3 var large", "bandwidth", "stencil7:n=200,contrast=1000", 0});
   return s;
 }
 
@@ -94,7 +126,8 @@ Ordering replicate_ordering(const Ordering& o, std::int64_t n, std::int64_t k) {
 
 std::vector<SuiteEntry> suite_entries(const std::string& version) {
   if (version == "v1") return suite_v1();
-  throw InputError("--suite", 0, fmt::format("unknown suite '{}' (known: v1)", version));
+  if (version == "v13") return suite_v13();
+  throw InputError("--suite", 0, fmt::format("unknown suite '{}' (known: v1, v13)", version));
 }
 
 int run_suite(const SuiteArgs& s, const BenchArgs& b) {
@@ -167,6 +200,10 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
 
   json doc;
   doc["suite"] = "spmvc-" + s.version;
+  doc["classes"] = {
+      {"G", fmt::format("power-law rows: longest row over {}x the mean", bench::kPowerLawRowRatio)},
+      {"P", fmt::format("pattern or few values: at most {} distinct", kDistinctValuesCap)},
+      {"R", "real values: too many distinct values to code"}};
   doc["gpu"] = device.name;
   doc["arch"] = device.arch;
   doc["cuda_runtime"] = device.runtime_version;
@@ -193,7 +230,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
     std::int64_t k = 1;
     try {
       std::tie(base, k) = load_entry(entry, matrix_dir);
-      a = k > 1 ? gen::replicate(base, k) : base;
+      a = k > 1 ? gen::replicate(base, k, entry.replica_values) : base;
     } catch (const Error& e) {
       fmt::print(stderr, "  skipped: {}\n", e.what());
       doc["results"].push_back({{"matrix", entry.name}, {"skipped", e.what()}});
@@ -201,6 +238,9 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       continue;
     }
     const double nnz = static_cast<double>(a.nnz());
+    // The entry's class and value count, from the row scan the planner reads.
+    const Profile profile = inspect(a, InspectDepth::rows);
+    const std::string klass(bench::matrix_class(profile));
     for (Precision p : precisions) {
       const double vb = value_bytes(p);
       const std::size_t xb = static_cast<std::size_t>(a.ncols) * static_cast<std::size_t>(vb);
@@ -240,6 +280,13 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       r["nrows"] = a.nrows;
       r["ncols"] = a.ncols;
       r["nnz"] = a.nnz();
+      r["replicas"] = k;
+      r["class"] = klass;
+      // Counted up to kDistinctValuesCap; more reads as kDistinctValuesCap + 1.
+      r["distinct_values"] = profile.distinct_values;
+      r["distinct_values_capped"] = profile.distinct_values > kDistinctValuesCap;
+      r["row_max"] = profile.row_max;
+      r["row_mean"] = profile.row_mean;
       r["precision"] = std::string(to_string(p));
       r["csr_bytes"] = csr_bytes;
 

@@ -1,36 +1,78 @@
-// The planner's per-architecture time factors: data measured by `spmvc bench --suite` and fitted
-// by scripts/model/calibrate.py, embedded here with their provenance (calibration/<arch>.inc).
+// The planner's per-GPU time factors: data measured by `spmvc bench --suite` on each GPU model and
+// fitted by scripts/model/calibrate.py, embedded here with their provenance
+// (calibration/<model>.inc).
 #include "calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <string_view>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmvc/compiler/compiler.hpp"
 
 namespace spmvc::compiler {
 
 namespace {
 
-struct Factor {
-  std::string_view format;
-  std::string_view precision;
-  double factor;              ///< median of measured / predicted over the suite (balanced warps)
-  double imbalance_exponent;  ///< time grows as warp_imbalance^exponent beyond the factor
-  int matrices;
-  double log_spread;
+constexpr TimeFactor kH100[] = {
+#include "calibration/h100.inc"
 };
 
-constexpr Factor kSm90[] = {
-#include "calibration/sm_90.inc"
+constexpr TimeFactor kH200[] = {
+#include "calibration/h200.inc"
 };
+
+// The streaming read bandwidths are docs/BENCHMARKING.md's medians of the default 1 GiB probe:
+// the H100 SXM reaches ~3.06 of its nominal 3.35 TB/s, the H200 ~4.46 of its 4.8. Names are
+// matched whole: an H100 PCIe or H200 NVL has other memory clocks.
+const std::array<GpuCalibration, 2> kCalibrations{{
+    {"H100", "NVIDIA H100 80GB HBM3", "sm_90", kDefaultReadBandwidth, kH100},
+    {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200},
+}};
 
 }  // namespace
 
-double time_factor(std::string_view arch, std::string_view format, Precision precision,
+const GpuCalibration* find_calibration(std::string_view arch, std::string_view gpu) {
+  const GpuCalibration* reference = nullptr;
+  for (const GpuCalibration& c : kCalibrations) {
+    if (c.arch != arch) continue;
+    if (!gpu.empty() && (gpu == c.model || gpu == c.device_name)) return &c;
+    if (reference == nullptr) reference = &c;
+  }
+  return reference;
+}
+
+CalibrationInfo calibration_for(std::string_view arch, std::string_view gpu) {
+  CalibrationInfo info;
+  if (const GpuCalibration* c = find_calibration(arch, gpu)) {
+    info.model = c->model;
+    info.own = gpu == c->model || gpu == c->device_name;
+    info.read_bandwidth = c->read_bandwidth;
+  }
+  return info;
+}
+
+std::optional<double> calibrated_read_bandwidth(std::string_view device_name) {
+  for (const GpuCalibration& c : kCalibrations) {
+    if (c.device_name == device_name) return c.read_bandwidth;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> calibrated_gpus() {
+  std::vector<std::string> out;
+  for (const GpuCalibration& c : kCalibrations) out.emplace_back(c.model);
+  return out;
+}
+
+double time_factor(const GpuCalibration* calibration, std::string_view format, Precision precision,
                    double warp_imbalance) {
+  if (calibration == nullptr) return 1.0;  // uncalibrated architectures use the model as is
   // f32acc64 moves fp32 data; its arithmetic differs, its traffic does not.
   const std::string_view prec = precision == Precision::f64 ? "f64" : "f32";
-  if (arch != "sm_90") return 1.0;  // uncalibrated architectures use the model as is
-  for (const Factor& f : kSm90) {
+  for (const TimeFactor& f : calibration->factors) {
     if (f.format == format && f.precision == prec)
       return f.factor * std::pow(std::max(1.0, warp_imbalance), f.imbalance_exponent);
   }

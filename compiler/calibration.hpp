@@ -1,17 +1,42 @@
-// Per-architecture calibration of the planner's time model (see calibration.cpp).
+// Per-GPU calibration of the planner's time model: each calibrated GPU model's read bandwidth and
+// per-format time factors, measured by `spmvc bench --suite` on that GPU and fitted by
+// scripts/model/calibrate.py (calibration/<model>.inc).
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "spmvc/plan.hpp"
 
 namespace spmvc::compiler {
 
-/// Measured over predicted time for `format` on `arch` ("sm_90"), from the benchmark suite: the
-/// format's factor times `warp_imbalance` (formats::Cost) raised to the format's fitted
-/// exponent, the share of a warp's wait for its longest row that shows in time. 1 where there is
-/// no calibration; the bare factor for a balanced format (warp_imbalance 1).
-double time_factor(std::string_view arch, std::string_view format, Precision precision,
+/// One format's measured over predicted time at one precision.
+struct TimeFactor {
+  std::string_view format;
+  std::string_view precision;
+  double factor;              ///< median of measured / predicted over the suite (balanced warps)
+  double imbalance_exponent;  ///< time grows as warp_imbalance^exponent beyond the factor
+  int matrices;
+  double log_spread;
+};
+
+struct GpuCalibration {
+  std::string_view model;        ///< short name: "H100"
+  std::string_view device_name;  ///< the driver's name, matched whole: "NVIDIA H100 80GB HBM3"
+  std::string_view arch;         ///< "sm_90"
+  double read_bandwidth;         ///< bytes/s a streaming read kernel reaches
+  std::span<const TimeFactor> factors;
+};
+
+/// The calibration for `gpu` (a device name or a model's short name, compared whole) on `arch`:
+/// that GPU's own where it is calibrated, else the architecture's reference GPU (the first listed
+/// for it), else nullptr (an uncalibrated architecture: the model's times as they are).
+const GpuCalibration* find_calibration(std::string_view arch, std::string_view gpu);
+
+/// Measured over predicted time for `format` under `calibration`: the format's factor times
+/// `warp_imbalance` (formats::Cost) raised to the format's fitted exponent, the share of a warp's
+/// wait for its longest row that shows in time. 1 with no calibration or no row for the format.
+double time_factor(const GpuCalibration* calibration, std::string_view format, Precision precision,
                    double warp_imbalance = 1.0);
 
 }  // namespace spmvc::compiler

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <span>
 #include <string>
 #include <string_view>
@@ -122,7 +123,7 @@ std::vector<Offset> box_offsets(bool full_box, bool three_d) {
 
 // A grid operator: every grid point couples to its in-range neighbours listed in `offsets`,
 // each coupling a dense b×b block. `value(row, col)` gives the off-diagonal entries; the
-// diagonal entry is `diagonal(row, sum of |off-diagonal|)`.
+// diagonal entry is `diagonal(row, sum of |off-diagonal|, neighbours outside the grid)`.
 // Bytes of a CSR matrix with `rows` rows and `entries` nonzeros: 8-byte row offsets, 4-byte
 // columns, 8-byte values. In double, so that sizes from a spec never overflow.
 double csr_bytes(double rows, double entries) { return 8.0 * (rows + 1.0) + 12.0 * entries; }
@@ -151,9 +152,13 @@ CsrMatrix grid_operator(const char* generator, std::int64_t nx, std::int64_t ny,
         for (int comp = 0; comp < b; ++comp, ++row) {
           std::int64_t diag_pos = -1;
           double off_sum = 0.0;
+          int missing = 0;
           for (const Offset& o : offsets) {
             const std::int64_t xx = x + o.dx, yy = y + o.dy, zz = z + o.dz;
-            if (xx < 0 || xx >= nx || yy < 0 || yy >= ny || zz < 0 || zz >= nz) continue;
+            if (xx < 0 || xx >= nx || yy < 0 || yy >= ny || zz < 0 || zz >= nz) {
+              ++missing;
+              continue;
+            }
             const std::int64_t base = (xx + nx * (yy + ny * zz)) * b;
             for (int cc = 0; cc < b; ++cc) {
               const std::int64_t col = base + cc;
@@ -168,7 +173,7 @@ CsrMatrix grid_operator(const char* generator, std::int64_t nx, std::int64_t ny,
               }
             }
           }
-          a.values[static_cast<std::size_t>(diag_pos)] = diag_value(off_sum);
+          a.values[static_cast<std::size_t>(diag_pos)] = diag_value(row, off_sum, missing);
           a.row_ptr[row + 1] = static_cast<std::int64_t>(a.col_idx.size());
         }
       }
@@ -177,27 +182,55 @@ CsrMatrix grid_operator(const char* generator, std::int64_t nx, std::int64_t ny,
   return a;
 }
 
+// A diffusion operator with coefficient kappa(p) = contrast^u(p) at each grid point, u uniform in
+// (0, 1] hashed from (seed, p): heterogeneous media with `contrast` between the largest and
+// smallest coefficient. The coupling of neighbours p and q is minus the harmonic mean of their
+// coefficients; the diagonal is the sum of the couplings of every neighbour offset, one outside
+// the grid coupling with kappa(p) (a Dirichlet boundary). Symmetric, diagonally dominant and
+// strictly so on the boundary: positive definite. contrast = 1 is the constant-coefficient
+// Laplacian (off-diagonal -1, the diagonal the number of neighbour offsets) exactly.
 CsrMatrix laplacian(const char* name, std::int64_t nx, std::int64_t ny, std::int64_t nz,
-                    bool full_box, bool three_d, double diagonal) {
+                    bool full_box, bool three_d, double contrast, std::uint64_t seed) {
   checked_unknowns(name, nx, ny, nz, 1);
+  if (!(contrast >= 1.0) || !std::isfinite(contrast))
+    bad(name, fmt::format("contrast must be a finite number >= 1, got {}", contrast));
   const std::vector<Offset> offsets = box_offsets(full_box, three_d);
+  if (contrast == 1.0) {
+    const auto neighbours = static_cast<double>(offsets.size() - 1);
+    return grid_operator(
+        name, nx, ny, nz, 1, offsets, [](std::int64_t, std::int64_t) { return -1.0; },
+        [neighbours](std::int64_t, double, int) { return neighbours; });
+  }
+  const double log_contrast = std::log(contrast);
+  const std::uint64_t field = mix64(seed ^ 0x4b41505041ULL);
+  auto kappa = [=](std::int64_t p) {
+    return std::exp(log_contrast * unit_interval(mix64(field ^ static_cast<std::uint64_t>(p))));
+  };
   return grid_operator(
-      name, nx, ny, nz, 1, offsets, [](std::int64_t, std::int64_t) { return -1.0; },
-      [diagonal](double) { return diagonal; });
+      name, nx, ny, nz, 1, offsets,
+      [&](std::int64_t r, std::int64_t c) {
+        const double kr = kappa(r), kc = kappa(c);
+        return -2.0 * kr * kc / (kr + kc);
+      },
+      [&](std::int64_t r, double off_sum, int missing) {
+        return off_sum + kappa(r) * static_cast<double>(missing);
+      });
 }
 
 }  // namespace
 
-CsrMatrix stencil_2d_5pt(std::int64_t nx, std::int64_t ny) {
-  return laplacian("stencil_2d_5pt", nx, ny, 1, false, false, 4.0);
+CsrMatrix stencil_2d_5pt(std::int64_t nx, std::int64_t ny, double contrast, std::uint64_t seed) {
+  return laplacian("stencil_2d_5pt", nx, ny, 1, false, false, contrast, seed);
 }
 
-CsrMatrix stencil_3d_7pt(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
-  return laplacian("stencil_3d_7pt", nx, ny, nz, false, true, 6.0);
+CsrMatrix stencil_3d_7pt(std::int64_t nx, std::int64_t ny, std::int64_t nz, double contrast,
+                         std::uint64_t seed) {
+  return laplacian("stencil_3d_7pt", nx, ny, nz, false, true, contrast, seed);
 }
 
-CsrMatrix stencil_3d_27pt(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
-  return laplacian("stencil_3d_27pt", nx, ny, nz, true, true, 26.0);
+CsrMatrix stencil_3d_27pt(std::int64_t nx, std::int64_t ny, std::int64_t nz, double contrast,
+                          std::uint64_t seed) {
+  return laplacian("stencil_3d_27pt", nx, ny, nz, true, true, contrast, seed);
 }
 
 CsrMatrix elasticity_3d(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::uint64_t seed) {
@@ -214,7 +247,7 @@ CsrMatrix elasticity_3d(std::int64_t nx, std::int64_t ny, std::int64_t nz, std::
         const auto hi = static_cast<std::uint64_t>(std::max(r, c));
         return 2.0 * unit_interval(hash3(seed, lo, hi)) - 1.0;
       },
-      [](double off_sum) { return off_sum + 1.0; });
+      [](std::int64_t, double off_sum, int) { return off_sum + 1.0; });
 }
 
 CsrMatrix rmat(int scale, int edge_factor, std::uint64_t seed, double a, double b, double c) {
@@ -435,7 +468,95 @@ CsrMatrix banded(std::int64_t n, std::int64_t half_bandwidth, std::uint64_t seed
   return a;
 }
 
-CsrMatrix replicate(const CsrMatrix& a, std::int64_t k) {
+CsrMatrix random_geometric(std::int64_t n, double degree, std::uint64_t seed) {
+  const char* name = "random_geometric";
+  require_at_least(name, "n", n, 2);
+  if (n > kMaxIndex) bad(name, fmt::format("n = {} exceeds 2^31-1: column indices are 32-bit", n));
+  if (!(degree > 0) || !std::isfinite(degree) || degree > static_cast<double>(n - 1))
+    bad(name, fmt::format("degree must be in (0, n-1], got {}", degree));
+  // pi r^2 (n - 1) neighbours on average, away from the border.
+  const double radius = std::sqrt(degree / (std::numbers::pi * static_cast<double>(n - 1)));
+  // Entries: about n * degree, a little less for the border; the points and their cell keys.
+  check_memory_budget(name, 0, fmt::format("{} points with {} neighbours on average", n, degree),
+                      csr_bytes(static_cast<double>(n), static_cast<double>(n) * degree) +
+                          32.0 * static_cast<double>(n));
+  const auto cells = static_cast<std::int64_t>(
+      std::clamp(std::floor(1.0 / radius), 1.0, std::sqrt(static_cast<double>(n)) + 1.0));
+  const double cell_size = 1.0 / static_cast<double>(cells);
+
+  // Points, then counting-sorted by cell (row-major), which numbers the vertices.
+  struct Point {
+    double x, y;
+  };
+  auto cell_of = [&](double v) {
+    return std::min(cells - 1, static_cast<std::int64_t>(v / cell_size));
+  };
+  std::vector<Point> drawn(static_cast<std::size_t>(n));
+  {
+    Rng rng(seed);
+    for (Point& p : drawn) {
+      p.x = unit_interval(rng.next()) - 0x1.0p-53;  // [0, 1)
+      p.y = unit_interval(rng.next()) - 0x1.0p-53;
+    }
+  }
+  std::vector<std::int64_t> cell_start(static_cast<std::size_t>(cells * cells) + 1, 0);
+  for (const Point& p : drawn) ++cell_start[cell_of(p.y) * cells + cell_of(p.x) + 1];
+  for (std::size_t c = 1; c < cell_start.size(); ++c) cell_start[c] += cell_start[c - 1];
+  std::vector<Point> pts(drawn.size());
+  {
+    std::vector<std::int64_t> cursor(cell_start.begin(), cell_start.end() - 1);
+    for (const Point& p : drawn) pts[cursor[cell_of(p.y) * cells + cell_of(p.x)]++] = p;
+  }
+  std::vector<Point>().swap(drawn);
+
+  // Neighbours of vertex v: the 3x3 cells around its own, scanned in increasing cell order, so the
+  // columns of a row come out sorted (vertices are numbered by cell).
+  const double r2 = radius * radius;
+  auto for_each_neighbour = [&](std::int64_t v, auto&& emit) {
+    const Point p = pts[v];
+    const std::int64_t cx = cell_of(p.x), cy = cell_of(p.y);
+    for (std::int64_t y = std::max<std::int64_t>(cy - 1, 0); y <= std::min(cy + 1, cells - 1);
+         ++y) {
+      const std::int64_t x0 = std::max<std::int64_t>(cx - 1, 0), x1 = std::min(cx + 1, cells - 1);
+      for (std::int64_t u = cell_start[y * cells + x0]; u < cell_start[y * cells + x1 + 1]; ++u) {
+        const double dx = pts[u].x - p.x, dy = pts[u].y - p.y;
+        if (u != v && dx * dx + dy * dy <= r2) emit(u);
+      }
+    }
+  };
+  CsrMatrix a;
+  a.nrows = n;
+  a.ncols = n;
+  a.row_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  constexpr std::int64_t kGrain = std::int64_t{1} << 14;
+  parallel_for(n, kGrain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t v = begin; v < end; ++v) {
+      std::int64_t count = 0;
+      for_each_neighbour(v, [&](std::int64_t) { ++count; });
+      a.row_ptr[v + 1] = count;
+    }
+  });
+  for (std::int64_t v = 0; v < n; ++v) a.row_ptr[v + 1] += a.row_ptr[v];
+  a.col_idx.resize(static_cast<std::size_t>(a.row_ptr[n]));
+  a.values.assign(a.col_idx.size(), 1.0);
+  parallel_for(n, kGrain, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t v = begin; v < end; ++v) {
+      std::int64_t k = a.row_ptr[v];
+      for_each_neighbour(v, [&](std::int64_t u) { a.col_idx[k++] = static_cast<std::int32_t>(u); });
+    }
+  });
+  return a;
+}
+
+double replica_scale(std::int64_t copy, std::uint64_t seed) {
+  if (copy == 0) return 1.0;
+  // 2^(2u - 1), u uniform in (0, 1]: a factor in (0.5, 2], distinct per copy with probability
+  // 1 - 2^-40 or so, and positive, so a copy of a positive definite block stays one.
+  const double u = unit_interval(hash3(seed, static_cast<std::uint64_t>(copy), 0x5245504cULL));
+  return std::exp2(2.0 * u - 1.0);
+}
+
+CsrMatrix replicate(const CsrMatrix& a, std::int64_t k, ReplicaValues values, std::uint64_t seed) {
   const char* name = "replicate";
   require_at_least(name, "k", k, 1);
   // k * ncols is not formed before it is known to fit: k can be anything up to 2^63-1.
@@ -462,6 +583,11 @@ CsrMatrix replicate(const CsrMatrix& a, std::int64_t k) {
   out.row_ptr[0] = 0;
   // Entries (and rows) of the result in ranges per host thread, each range walking the copies it
   // overlaps: every output element is written by exactly one range.
+  // A matrix whose nonzeros all hold one value (a pattern matrix, unit edge weights, a constant
+  // coupling) keeps it: scaling would invent values the class of matrix does not have.
+  const bool one_value =
+      std::all_of(a.values.begin(), a.values.end(), [&](double v) { return v == a.values[0]; });
+  const bool scaled = values == ReplicaValues::scaled && !one_value;
   constexpr std::int64_t kGrain = std::int64_t{1} << 18;
   parallel_for(nnz * k, kGrain, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t copy = begin / std::max<std::int64_t>(nnz, 1); copy * nnz < end; ++copy) {
@@ -470,7 +596,12 @@ CsrMatrix replicate(const CsrMatrix& a, std::int64_t k) {
       const std::int64_t j0 = std::max(begin, nz_base) - nz_base;
       const std::int64_t j1 = std::min(end, nz_base + nnz) - nz_base;
       for (std::int64_t j = j0; j < j1; ++j) out.col_idx[nz_base + j] = a.col_idx[j] + col_base;
-      std::copy(a.values.begin() + j0, a.values.begin() + j1, out.values.begin() + nz_base + j0);
+      const double f = scaled ? replica_scale(copy, seed) : 1.0;
+      if (f == 1.0) {
+        std::copy(a.values.begin() + j0, a.values.begin() + j1, out.values.begin() + nz_base + j0);
+      } else {
+        for (std::int64_t j = j0; j < j1; ++j) out.values[nz_base + j] = a.values[j] * f;
+      }
     }
   });
   parallel_for(a.nrows * k, kGrain, [&](std::int64_t begin, std::int64_t end) {
@@ -506,10 +637,17 @@ constexpr GeneratorInfo kGenerators[] = {
      "random:n=100000,per_row=16,seed=1  uniform random columns (nrows, ncols override n; "
      "default 100000)"},
     {"banded", "banded:n=100000,hbw=8,seed=1  banded, all |i-j| <= hbw present"},
+    {"rgg",
+     "rgg:n=100000,degree=16,seed=1  random geometric graph in the unit square (pattern), "
+     "vertices numbered by cell"},
 };
 
+constexpr std::string_view kStencilHelp =
+    "the stencils take contrast=C,seed=S: a coefficient in [1, C] per grid point (default C=1: "
+    "constant)";
 constexpr std::string_view kRepHelp =
-    "any spec may end with rep=K: I_K (x) A, K copies down the diagonal (default 1)";
+    "any spec may end with rep=K: I_K (x) A, K copies down the diagonal (default 1), each copy's "
+    "values scaled by its own factor unless A holds a single value";
 
 bool known_generator(std::string_view name) {
   return std::any_of(std::begin(kGenerators), std::end(kGenerators),
@@ -618,18 +756,24 @@ CsrMatrix build(std::string_view name, SpecArgs& args) {
   };
   if (name == "stencil2d") {
     const auto d = grid(1024, false);
-    args.finish("n, nx, ny, rep");
-    return stencil_2d_5pt(d[0], d[1]);
+    const double contrast = args.real("contrast", 1.0);
+    const std::uint64_t seed = args.seed(1);
+    args.finish("n, nx, ny, contrast, seed, rep");
+    return stencil_2d_5pt(d[0], d[1], contrast, seed);
   }
   if (name == "stencil7") {
     const auto d = grid(64, true);
-    args.finish("n, nx, ny, nz, rep");
-    return stencil_3d_7pt(d[0], d[1], d[2]);
+    const double contrast = args.real("contrast", 1.0);
+    const std::uint64_t seed = args.seed(1);
+    args.finish("n, nx, ny, nz, contrast, seed, rep");
+    return stencil_3d_7pt(d[0], d[1], d[2], contrast, seed);
   }
   if (name == "stencil27") {
     const auto d = grid(64, true);
-    args.finish("n, nx, ny, nz, rep");
-    return stencil_3d_27pt(d[0], d[1], d[2]);
+    const double contrast = args.real("contrast", 1.0);
+    const std::uint64_t seed = args.seed(1);
+    args.finish("n, nx, ny, nz, contrast, seed, rep");
+    return stencil_3d_27pt(d[0], d[1], d[2], contrast, seed);
   }
   if (name == "elasticity") {
     const auto d = grid(32, true);
@@ -662,6 +806,13 @@ CsrMatrix build(std::string_view name, SpecArgs& args) {
     const std::uint64_t seed = args.seed(1);
     args.finish("n, hbw, seed, rep");
     return banded(n, hbw, seed);
+  }
+  if (name == "rgg") {
+    const std::int64_t n = args.size("n", 100000, 2);
+    const double degree = args.real("degree", 16.0);
+    const std::uint64_t seed = args.seed(1);
+    args.finish("n, degree, seed, rep");
+    return random_geometric(n, degree, seed);
   }
   args.fail(fmt::format("unknown generator '{}'", name));
 }
@@ -704,6 +855,8 @@ std::string spec_help() {
     out += g.help;
     out += '\n';
   }
+  out += kStencilHelp;
+  out += '\n';
   out += kRepHelp;
   out += '\n';
   return out;

@@ -66,7 +66,10 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
-  im->plan = compiler::plan_device_csr(a, im->profile, options, device.arch());
+  BuildTarget target;
+  target.arch = device.arch();
+  target.gpu = device.name;
+  im->plan = compiler::plan_device_csr(a, im->profile, options, target);
   timings.plan = seconds_since(t0);
 
   // What is encoded, on the GPU: csr_stream's row blocks and 16-bit columns, 8-bit value codes or

@@ -209,6 +209,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   runtime::set_device(options.device);
   BuildTarget target;
   target.arch = device.arch();
+  target.gpu = device.name;
   const bool measure = options.planner == PlannerMode::measure && !options.csr && !options.params;
   // Measure mode encodes and generates only the candidates it times.
   if (measure) target.until = BuildStage::plan;

@@ -151,24 +151,9 @@ double measure_copy_bandwidth(std::int64_t bytes, int reps) {
   return 2.0 * static_cast<double>(n) * 16.0 / s;
 }
 
-namespace {
-
-// Read bandwidth measure_read_bandwidth() gave on each model, by the name the driver reports
-// (docs/BENCHMARKING.md's table, medians of the default 1 GiB probe): the H100 SXM streams
-// ~3.06 of its nominal 3.35 TB/s, the H200 ~4.46 of its 4.8. Names are matched whole: an H100
-// PCIe or H200 NVL has other memory clocks and must be measured.
-constexpr std::array<std::pair<std::string_view, double>, 2> kKnownReadBandwidth{{
-    {"NVIDIA H100 80GB HBM3", compiler::kDefaultReadBandwidth},
-    {"NVIDIA H200", 4.46e12},
-}};
-
-}  // namespace
-
 std::optional<double> known_read_bandwidth(std::string_view device_name) {
-  for (const auto& [name, bytes_per_second] : kKnownReadBandwidth) {
-    if (name == device_name) return bytes_per_second;
-  }
-  return std::nullopt;
+  // The planner's calibration holds each calibrated model's figure (compiler/calibration.cpp).
+  return compiler::calibrated_read_bandwidth(device_name);
 }
 
 AssumedBandwidth assumed_read_bandwidth(const Gpu& gpu, bool skip_probe) {

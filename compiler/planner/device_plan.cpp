@@ -77,9 +77,7 @@ void check_device_options(const Options& options) {
 }
 
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
-                     const std::string& arch) {
-  BuildTarget target;
-  target.arch = arch;
+                     const BuildTarget& target) {
   PlanOptions po = plan_options(options, target);
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;

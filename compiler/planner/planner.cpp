@@ -26,11 +26,13 @@ double predict_seconds(const formats::Cost& cost, double bytes, double bandwidth
 
 Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
                    const FormatParams& params, const PlanOptions& options) {
-  const double bandwidth =
-      options.read_bandwidth > 0 ? options.read_bandwidth : heuristics::kDefaultReadBandwidth;
+  const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+  const double bandwidth = options.read_bandwidth > 0 ? options.read_bandwidth
+                           : calibration != nullptr   ? calibration->read_bandwidth
+                                                      : heuristics::kDefaultReadBandwidth;
   const formats::Cost cost = unit.cost(profile, params, options.precision);
   Prediction p;
-  p.time_factor = time_factor(options.arch, unit.name(), options.precision, cost.warp_imbalance);
+  p.time_factor = time_factor(calibration, unit.name(), options.precision, cost.warp_imbalance);
   p.compulsory_bytes = cost.total();
   p.compulsory_seconds = predict_seconds(cost, p.compulsory_bytes, bandwidth) * p.time_factor;
   p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));

@@ -38,6 +38,9 @@ enum class BuildStage {
 struct BuildTarget {
   /// Architecture whose calibration scales the model's times ("sm_90"; "" for none).
   std::string arch = "sm_90";
+  /// The GPU whose calibration the planner uses (a device name or "H100", "H200"); empty: the
+  /// architecture's reference GPU (compiler::calibration_for).
+  std::string gpu;
   /// The bytes the planner ranks by: "compulsory" or "traffic" (compiler.hpp's CostModel).
   std::string cost_model = "compulsory";
   BuildStage until = BuildStage::source;

@@ -9,7 +9,7 @@ prediction of the candidate with the measured parameters. The pick is the measur
 the lowest prediction; it counts when its measured time is within --tolerance (5%) of the
 oracle (the suite's fastest measured variant). Three ways to predict:
 
-  build   the predictions as the build makes them (its compiler/calibration/<arch>.inc)
+  build   the predictions as the build makes them (its compiler/calibration/<gpu>.inc)
   refit   the calibration fitted again here on every result (what scripts/model/calibrate.py writes;
           equal to build when the committed file is current)
   loo     leave one matrix out: for each matrix the calibration is fitted on the others (both
@@ -58,8 +58,9 @@ def main():
     ap.add_argument("--mode", default="build,refit,loo")
     ap.add_argument("--cost-model", default="compulsory", choices=["compulsory", "traffic"])
     ap.add_argument("--tolerance", type=float, default=0.05)
-    ap.add_argument("--calibration",
-                    default=os.path.join(pd.ROOT, "compiler", "calibration", "sm_90.inc"))
+    ap.add_argument("--gpu", help="the calibrated model the suite ran on (H100, H200); default: "
+                    "from the suite file's gpu field")
+    ap.add_argument("--calibration", help="default: compiler/calibration/<gpu>.inc")
     ap.add_argument("--min-matrices", type=int, default=4)
     ap.add_argument("--regime", default="bandwidth", choices=["bandwidth", "small"],
                     help="the suite's results to score (the calibration is fitted on bandwidth)")
@@ -69,7 +70,13 @@ def main():
     model = a.cost_model
 
     doc, results = pd.bandwidth_results(a.suite, a.regime)
-    runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr))
+    gpu = a.gpu or next((m for m in ("H100", "H200") if m in doc["gpu"]), None)
+    if gpu is None:
+        sys.exit(f"no calibrated model in '{doc['gpu']}': give --gpu")
+    if a.calibration is None:
+        a.calibration = os.path.join(pd.ROOT, "compiler", "calibration", f"{gpu.lower()}.inc")
+    runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr),
+                       gpu=gpu)
     # The refit and leave-one-out modes recompute warp_imbalance here: it must agree with the
     # build's, which the committed calibration file and the build's time factors tell.
     committed, _ = pd.read_inc(a.calibration)

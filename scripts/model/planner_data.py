@@ -38,6 +38,8 @@ def matrix_args(result, matrices):
     args = [os.path.join(matrices, source + ".mtx.xz")]
     if result["matrix"].endswith(" x16M"):  # I_k (x) A with >= 16M nonzeros (cli/suite_command.cpp)
         args += ["--replicate-to", "16000000"]
+        if "class" not in result:  # suite v1 (no classes): the replicas repeated A's values
+            args += ["--repeat-values"]
     return args
 
 
@@ -53,8 +55,9 @@ class Runner:
     """Runs spmvc plan / inspect for suite results, caching their JSON."""
 
     def __init__(self, spmvc=DEFAULT_SPMVC, matrices=DEFAULT_MATRICES, cache=DEFAULT_CACHE,
-                 log=None):
+                 log=None, gpu=None):
         self.spmvc, self.matrices, self.cache, self.log = spmvc, matrices, cache, log
+        self.gpu = gpu  # plan with this GPU model's calibration (spmvc plan --gpu)
         self.binary = _binary_hash(spmvc)
 
     def _cached(self, kind, key, cmd):
@@ -76,6 +79,8 @@ class Runner:
     def plan(self, result):
         args = matrix_args(result, self.matrices)
         cmd = [self.spmvc, "plan", *args, "--precision", result["precision"], "--json", "-q"]
+        if self.gpu:
+            cmd += ["--gpu", self.gpu]
         return self._cached("plan", [self.binary, cmd[2:]], cmd)
 
     def profile(self, result):

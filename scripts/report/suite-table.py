@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Prints a short table from a `spmvc bench --suite` JSON: per matrix and precision, the
 planner's pick and each format's speed relative to the best cuSPARSE, then geometric means.
-A pick the planner reordered is marked with a trailing +."""
+A pick the planner reordered is marked with a trailing +. Suites with classes (v13: R real
+values, P pattern or few values, G power-law rows) end with the figures per class and
+precision: geomean of each pick over the best cuSPARSE with the count below 1.0x, and the share
+of matrices where the model pick is within 5% of the measured oracle."""
 import json
 import math
 import sys
@@ -31,7 +34,7 @@ def main(path):
         for m in r.get("formats", []):
             if m["format"] not in formats:
                 formats.append(m["format"])
-    head = (f"{'matrix':<24} {'prec':<4} {'cuSP us':>8} {'alg':<5} {'pick':<9} {'x':>6} {'gap%':>5} "
+    head = (f"{'matrix':<24} {'c'} {'prec':<4} {'cuSP us':>8} {'alg':<5} {'pick':<9} {'x':>6} {'gap%':>5} "
             f"{'measured':<9} {'x':>6} {'gap%':>5} {'device x':>8} {'dev b-e':>7}")
     print(head + "".join(f" {f[:8]:>8}" for f in formats))
     logs = {}
@@ -39,7 +42,8 @@ def main(path):
     for r in rows:
         p = r["planner"]
         x = p.get("speedup_vs_best_cusparse")
-        line = (f"{r['matrix'][:24]:<24} {r['precision']:<4} {r['best_cusparse_ms'] * 1e3:>8.1f} "
+        line = (f"{r['matrix'][:24]:<24} {r.get('class', '-')} {r['precision']:<4} "
+                f"{r['best_cusparse_ms'] * 1e3:>8.1f} "
                 f"{best_cusparse_alg(r):<5} {name(p):<9} {x if x else 0:>6.2f} "
                 f"{r.get('planner_gap_pct', float('nan')):>5.1f}")
         pm = r.get("planner_measure", {})
@@ -79,6 +83,40 @@ def main(path):
         never = sum(1 for b in v if math.isinf(b))
         print(f"median break-even ({mode}), {regime} {prec}: {med:.0f} multiplies over {len(v)} "
               f"matrices ({never} never repay: not faster than cuSPARSE)")
+    if any("class" in r for r in rows):
+        print_classes(rows)
+
+
+def print_classes(rows):
+    """Per class (and all) and precision: each pick's geomean over the best cuSPARSE, how many
+    matrices it is below 1.0x on, and the model pick's share within 5% of the oracle."""
+    print(f"\n{'class':<5} {'prec':<4} {'n':>3} {'model':>7} {'<1':>3} {'measure':>8} {'<1':>3} "
+          f"{'device':>7} {'<1':>3} {'oracle':>7} {'model within 5% of oracle':>26}")
+    groups = {}
+    for r in rows:
+        if "class" not in r:
+            continue
+        for c in (r["class"], "all"):
+            groups.setdefault((c, r["precision"]), []).append(r)
+    order = {"R": 0, "P": 1, "G": 2, "all": 3}
+    for (c, prec), rs in sorted(groups.items(), key=lambda kv: (kv[0][1], order[kv[0][0]])):
+        line = f"{c:<5} {prec:<4} {len(rs):>3}"
+        for key, width in (("planner", 7), ("planner_measure", 8), ("planner_device", 7)):
+            xs = [r[key]["speedup_vs_best_cusparse"] for r in rs
+                  if r.get(key, {}).get("correct") and r[key].get("speedup_vs_best_cusparse")]
+            if xs:
+                g = math.exp(sum(math.log(x) for x in xs) / len(xs))
+                line += f" {g:>{width}.3f} {sum(1 for x in xs if x < 1.0):>3}"
+            else:
+                line += f" {'-':>{width}} {'-':>3}"
+        xo = [r["best_cusparse_ms"] / r["oracle"]["ms"] for r in rs
+              if r.get("oracle", {}).get("ms") and math.isfinite(r["oracle"]["ms"])]
+        line += f" {math.exp(sum(math.log(x) for x in xo) / len(xo)):>7.3f}" if xo else f" {'-':>7}"
+        gaps = [r["planner_gap_pct"] for r in rs if "planner_gap_pct" in r]
+        if gaps:
+            within = sum(1 for g in gaps if g <= 5.0)
+            line += f" {within:>10}/{len(gaps):<3} ({100 * within / len(gaps):.0f}%)"
+        print(line)
 
 
 if __name__ == "__main__":

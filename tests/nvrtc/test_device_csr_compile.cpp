@@ -76,10 +76,10 @@ TEST_CASE("device csr: every device-array plan's unit is the host unit of the sa
       o.params = params;
       if (formats::value_coding_of(params) == formats::kValuesUnit) {
         // Only a pattern matrix stores no values: forcing it on this one is refused.
-        CHECK_THROWS_AS(compiler::plan_device_csr(view, profile, o, "sm_90"), InputError);
+        CHECK_THROWS_AS(compiler::plan_device_csr(view, profile, o, BuildTarget{}), InputError);
         continue;
       }
-      const Plan plan = compiler::plan_device_csr(view, profile, o, "sm_90");
+      const Plan plan = compiler::plan_device_csr(view, profile, o, BuildTarget{});
       const Encoded encoded = compiler::encode(a, plan);
       const KernelSource host = codegen::generate(plan, encoded, profile);
       const std::int64_t blocks = std::holds_alternative<CsrStreamParams>(params)
@@ -97,7 +97,7 @@ TEST_CASE("device csr: every device-array plan's unit is the host unit of the sa
   const Profile ones = inspect(a, InspectDepth::rows);
   Options o;
   o.params = forced[2];
-  const Plan plan = compiler::plan_device_csr(view, ones, o, "sm_90");
+  const Plan plan = compiler::plan_device_csr(view, ones, o, BuildTarget{});
   const KernelSource host = codegen::generate(plan, compiler::encode(a, plan), ones);
   CHECK(compiler::generate_device_csr(plan, ones, view, 0).source == host.source);
 }

@@ -78,20 +78,23 @@ double min_predicted(const Plan& plan, std::string_view format) {
 }  // namespace
 
 TEST_CASE("calibration: csr's factor grows with its warp imbalance, balanced formats' does not") {
+  const compiler::GpuCalibration* h100 = compiler::find_calibration("sm_90", "H100");
+  REQUIRE(h100 != nullptr);
   for (Precision prec : {Precision::f64, Precision::f32}) {
     CAPTURE(static_cast<int>(prec));
-    const double flat = compiler::time_factor("sm_90", "csr", prec, 1.0);
-    const double skewed = compiler::time_factor("sm_90", "csr", prec, 3.0);
+    const double flat = compiler::time_factor(h100, "csr", prec, 1.0);
+    const double skewed = compiler::time_factor(h100, "csr", prec, 3.0);
     // The suite's csr/csr_stream ratio rose with the imbalance (census graphs at T=1: about 3).
     CHECK(skewed > 1.2 * flat);
-    CHECK(compiler::time_factor("sm_90", "csr", prec) == flat);
+    CHECK(compiler::time_factor(h100, "csr", prec) == flat);
     // An imbalance below 1 is no imbalance.
-    CHECK(compiler::time_factor("sm_90", "csr", prec, 0.5) == flat);
-    CHECK(compiler::time_factor("sm_90", "csr_stream", prec, 3.0) ==
-          compiler::time_factor("sm_90", "csr_stream", prec, 1.0));
+    CHECK(compiler::time_factor(h100, "csr", prec, 0.5) == flat);
+    CHECK(compiler::time_factor(h100, "csr_stream", prec, 3.0) ==
+          compiler::time_factor(h100, "csr_stream", prec, 1.0));
   }
-  CHECK(compiler::time_factor("sm_80", "csr", Precision::f64, 3.0) == 1.0);
-  CHECK(compiler::time_factor("sm_90", "no_such_format", Precision::f64) == 1.0);
+  CHECK(compiler::time_factor(compiler::find_calibration("sm_80", ""), "csr", Precision::f64,
+                              3.0) == 1.0);
+  CHECK(compiler::time_factor(h100, "no_such_format", Precision::f64) == 1.0);
 }
 
 TEST_CASE("csr: warp imbalance is the warp's longest row over the mean row, in steps") {
@@ -172,4 +175,64 @@ TEST_CASE("planner: census graphs rank csr_stream above amb and csr") {
       CHECK(stream < min_predicted(plan, "csr"));
     }
   }
+}
+
+TEST_CASE("calibration is per GPU model: its own where calibrated, sm_90's reference otherwise") {
+  const compiler::GpuCalibration* h100 = compiler::find_calibration("sm_90", "H100");
+  const compiler::GpuCalibration* h200 = compiler::find_calibration("sm_90", "NVIDIA H200");
+  REQUIRE(h100 != nullptr);
+  REQUIRE(h200 != nullptr);
+  CHECK(h100->model == "H100");
+  CHECK(h200->model == "H200");
+  CHECK(compiler::find_calibration("sm_90", "NVIDIA H100 80GB HBM3") == h100);
+  CHECK(compiler::find_calibration("sm_90", "H200") == h200);
+  // Another sm_90 part (other memory clocks) and no GPU named: the reference GPU's, not its own.
+  CHECK(compiler::find_calibration("sm_90", "NVIDIA H100 PCIe") == h100);
+  CHECK(compiler::find_calibration("sm_90", "") == h100);
+  CHECK_FALSE(compiler::calibration_for("sm_90", "NVIDIA H100 PCIe").own);
+  CHECK(compiler::calibration_for("sm_90", "NVIDIA H200").own);
+  CHECK(compiler::calibration_for("sm_90", "NVIDIA H200").model == "H200");
+  // An architecture without calibration: none.
+  CHECK(compiler::find_calibration("sm_80", "NVIDIA H200") == nullptr);
+  CHECK(compiler::calibration_for("sm_80", "").model.empty());
+  CHECK(h200->read_bandwidth > h100->read_bandwidth);
+  CHECK(compiler::calibrated_read_bandwidth("NVIDIA H200") == h200->read_bandwidth);
+  CHECK_FALSE(compiler::calibrated_read_bandwidth("H200"));  // a device name, matched whole
+  CHECK(compiler::calibrated_gpus() == std::vector<std::string>{"H100", "H200"});
+  // Every fitted row is a factor of a format and precision the planner knows.
+  for (const compiler::GpuCalibration* c : {h100, h200}) {
+    CAPTURE(c->model);
+    CHECK(c->factors.size() >= 20);
+    for (const compiler::TimeFactor& f : c->factors) {
+      CHECK(f.factor > 0.2);
+      CHECK(f.factor < 5.0);
+      CHECK((f.precision == "f64" || f.precision == "f32"));
+    }
+  }
+}
+
+TEST_CASE("the planner predicts with the target GPU's bandwidth and factors") {
+  const CsrMatrix a = gen::stencil_3d_27pt(40, 40, 40);
+  const Profile profile = inspect(a, InspectDepth::rows);
+  compiler::PlanOptions h100;
+  h100.gpu = "H100";
+  compiler::PlanOptions h200;
+  h200.gpu = "H200";
+  const Plan plan = compiler::make_plan(profile, h100);
+  const compiler::Prediction p100 = compiler::predict(profile, plan.params, h100);
+  const compiler::Prediction p200 = compiler::predict(profile, plan.params, h200);
+  CHECK(p100.compulsory_bytes == p200.compulsory_bytes);
+  CHECK(p100.time_factor == compiler::time_factor(compiler::find_calibration("sm_90", "H100"),
+                                                  plan.format, Precision::f64));
+  CHECK(p200.time_factor == compiler::time_factor(compiler::find_calibration("sm_90", "H200"),
+                                                  plan.format, Precision::f64));
+  // The same GPU's bandwidth given explicitly predicts the same; another bandwidth does not.
+  compiler::PlanOptions h200_explicit = h200;
+  h200_explicit.read_bandwidth = compiler::calibration_for("sm_90", "H200").read_bandwidth;
+  CHECK(compiler::predict(profile, plan.params, h200_explicit).compulsory_seconds ==
+        p200.compulsory_seconds);
+  compiler::PlanOptions h200_slow = h200;
+  h200_slow.read_bandwidth = compiler::calibration_for("sm_90", "H100").read_bandwidth;
+  CHECK(compiler::predict(profile, plan.params, h200_slow).compulsory_seconds >
+        p200.compulsory_seconds);
 }

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "spmvc/bench/suite.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/profile.hpp"
 
 namespace {
 
@@ -201,7 +203,7 @@ TEST_CASE("banded: band structure and dominance") {
 
 TEST_CASE("replicate: block diagonal copies") {
   const CsrMatrix a = gen::random_uniform(3, 4, 2, 9);
-  const CsrMatrix r = gen::replicate(a, 3);
+  const CsrMatrix r = gen::replicate(a, 3, gen::ReplicaValues::repeated);
   CHECK(r.nrows == 9);
   CHECK(r.ncols == 12);
   CHECK(r.nnz() == 3 * a.nnz());
@@ -218,6 +220,117 @@ TEST_CASE("replicate: block diagonal copies") {
   }
   CHECK(same(gen::replicate(a, 1), a));
   CHECK_THROWS_AS(gen::replicate(a, 0), spmvc::InputError);
+}
+
+TEST_CASE("replicate: each copy's values scaled by its own factor, so distinct values grow") {
+  const CsrMatrix a = gen::random_uniform(40, 50, 5, 3);
+  const std::int64_t k = 12;
+  const CsrMatrix r = gen::replicate(a, k);
+  const CsrMatrix repeated = gen::replicate(a, k, gen::ReplicaValues::repeated);
+  CHECK(r.row_ptr == repeated.row_ptr);
+  CHECK(r.col_idx == repeated.col_idx);
+  const auto n = static_cast<std::size_t>(a.nnz());
+  std::vector<double> factors;
+  for (std::int64_t copy = 0; copy < k; ++copy) {
+    const double f = r.values[copy * n] / a.values[0];
+    // One factor per copy, applied to every value of it.
+    for (std::size_t j = 0; j < n; ++j)
+      CHECK(r.values[copy * n + j] == doctest::Approx(a.values[j] * f).epsilon(1e-15));
+    if (copy == 0) CHECK(f == 1.0);
+    CHECK(f > 0.5);
+    CHECK(f <= 2.0);
+    factors.push_back(f);
+  }
+  std::sort(factors.begin(), factors.end());
+  CHECK(std::adjacent_find(factors.begin(), factors.end()) == factors.end());
+  std::vector<double> distinct = r.values;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  CHECK(distinct.size() == static_cast<std::size_t>(k) * n);
+  // Deterministic from the seed; another seed scales differently.
+  CHECK(same(r, gen::replicate(a, k)));
+  CHECK(!same(r, gen::replicate(a, k, gen::ReplicaValues::scaled, 2)));
+  CHECK(is_symmetric(gen::replicate(gen::banded(30, 2, 1), 5)));
+}
+
+TEST_CASE("replicate: a matrix holding one value (pattern, unit weights) keeps it") {
+  CsrMatrix pattern = gen::random_uniform(20, 20, 3, 1);
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
+  const CsrMatrix r = gen::replicate(pattern, 7);
+  CHECK(std::all_of(r.values.begin(), r.values.end(), [](double v) { return v == 1.0; }));
+  // Two values are real values: the copies are scaled.
+  const CsrMatrix lap = gen::replicate(gen::stencil_2d_5pt(4, 4), 3);
+  CHECK(std::count(lap.values.begin(), lap.values.end(), -1.0) ==
+        std::count(lap.values.begin(), lap.values.begin() + lap.nnz() / 3, -1.0));
+}
+
+TEST_CASE("stencils with contrast: variable coefficients, symmetric, diagonally dominant") {
+  // contrast = 1 is the constant-coefficient Laplacian exactly.
+  CHECK(same(gen::stencil_3d_27pt(5, 4, 3, 1.0, 9), gen::stencil_3d_27pt(5, 4, 3)));
+  const CsrMatrix c = gen::stencil_3d_7pt(3, 3, 3);
+  CHECK(entry(c, 0, 0) == 6.0);
+  CHECK(entry(c, 13, 13) == 6.0);
+  for (const CsrMatrix& a :
+       {gen::stencil_2d_5pt(12, 9, 100.0, 3), gen::stencil_3d_7pt(6, 5, 4, 1000.0, 1),
+        gen::stencil_3d_27pt(5, 5, 5, 1000.0, 2)}) {
+    CHECK_NOTHROW(spmvc::validate(a));
+    CHECK(is_symmetric(a));
+    std::int64_t distinct_off = 0;
+    std::vector<double> offs;
+    for (std::int64_t r = 0; r < a.nrows; ++r) {
+      double off = 0, diag = 0;
+      for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+        if (a.col_idx[k] == r) {
+          diag = a.values[k];
+        } else {
+          off += std::abs(a.values[k]);
+          offs.push_back(a.values[k]);
+          // Minus a harmonic mean of two coefficients in [1, contrast].
+          CHECK(a.values[k] <= -1.0);
+          CHECK(a.values[k] >= -1000.0);
+        }
+      }
+      CHECK(diag >= off);
+    }
+    std::sort(offs.begin(), offs.end());
+    distinct_off = std::unique(offs.begin(), offs.end()) - offs.begin();
+    // Each coupling is its own value (a pair and its mirror share one).
+    CHECK(distinct_off >= static_cast<std::int64_t>(offs.size()) / 2 - 1);
+  }
+  // Boundary rows are strictly dominant (Dirichlet): row 0 of the 2D stencil.
+  const CsrMatrix b = gen::stencil_2d_5pt(6, 6, 50.0, 4);
+  CHECK(entry(b, 0, 0) > -entry(b, 0, 1) - entry(b, 0, 6));
+  CHECK(!same(b, gen::stencil_2d_5pt(6, 6, 50.0, 5)));
+  CHECK(
+      same(gen::from_spec("stencil7:n=4,contrast=10,seed=3"), gen::stencil_3d_7pt(4, 4, 4, 10, 3)));
+  CHECK(
+      contains(spec_error("stencil2d:n=4,contrast=0.5"), "contrast must be a finite number >= 1"));
+}
+
+TEST_CASE("random_geometric: symmetric pattern, mean degree, vertices numbered by cell") {
+  const CsrMatrix g = gen::random_geometric(20000, 12.0, 7);
+  CHECK_NOTHROW(spmvc::validate(g));
+  CHECK(g.nrows == 20000);
+  CHECK(is_symmetric(g));
+  CHECK(std::all_of(g.values.begin(), g.values.end(), [](double v) { return v == 1.0; }));
+  std::int64_t self_loops = 0, near = 0;
+  for (std::int64_t r = 0; r < g.nrows; ++r) {
+    for (std::int64_t k = g.row_ptr[r]; k < g.row_ptr[r + 1]; ++k) {
+      self_loops += g.col_idx[k] == r;
+      // Cell order: neighbours sit within a few rows of cells (sqrt(n / 12 * pi) cells a row).
+      near += std::abs(g.col_idx[k] - r) < 3 * 20000 / 40;
+    }
+  }
+  CHECK(self_loops == 0);
+  CHECK(near == g.nnz());
+  // The border has fewer neighbours: the mean is a little below the target.
+  const double mean = static_cast<double>(g.nnz()) / static_cast<double>(g.nrows);
+  CHECK(mean > 0.9 * 12.0);
+  CHECK(mean < 12.0);
+  CHECK(same(g, gen::from_spec("rgg:n=20000,degree=12,seed=7")));
+  CHECK(!same(g, gen::random_geometric(20000, 12.0, 8)));
+  CHECK(contains(spec_error("rgg:n=100,degree=0"), "degree must be in (0, n-1]"));
+  CHECK(contains(spec_error("rgg:n=1"), "n=1 must be at least 2"));
 }
 
 TEST_CASE("replicate refuses more than 2^31-1 columns") {
@@ -287,11 +400,11 @@ TEST_CASE("is_spec recognises generator names only") {
 
 TEST_CASE("spec_help has one line per generator") {
   const std::string help = gen::spec_help();
-  for (const char* name :
-       {"stencil2d", "stencil7", "stencil27", "elasticity", "rmat", "random", "banded", "rep="}) {
+  for (const char* name : {"stencil2d", "stencil7", "stencil27", "elasticity", "rmat", "random",
+                           "banded", "rgg", "contrast=", "rep="}) {
     CHECK(contains(help, name));
   }
-  CHECK(std::count(help.begin(), help.end(), '\n') == 8);
+  CHECK(std::count(help.begin(), help.end(), '\n') == 10);
 }
 
 TEST_CASE("generator output is pinned: the same on every machine and compiler") {
@@ -311,4 +424,26 @@ TEST_CASE("generator output is pinned: the same on every machine and compiler") 
   const CsrMatrix e = gen::elasticity_3d(2, 2, 2, 1);
   CHECK(e.values[0] == 10.5643061324882);
   CHECK(e.values[1] == 0.15800646447997968);
+}
+
+TEST_CASE("suite classes from the profile: power-law G, few values P, real values R") {
+  using spmvc::InspectDepth;
+  using spmvc::bench::matrix_class;
+  // A Kronecker graph's longest row is hundreds of times its mean.
+  CHECK(matrix_class(spmvc::inspect(gen::rmat(14, 16, 1), InspectDepth::rows)) == "G");
+  // Constant coefficients and pattern graphs: a table codes their values.
+  CHECK(matrix_class(spmvc::inspect(gen::stencil_3d_27pt(30, 30, 30), InspectDepth::rows)) == "P");
+  CHECK(matrix_class(spmvc::inspect(gen::random_geometric(50000, 16), InspectDepth::rows)) == "P");
+  // Variable coefficients: one value per coupling, far more than a table holds.
+  const spmvc::Profile var =
+      spmvc::inspect(gen::stencil_3d_27pt(30, 30, 30, 1000.0), InspectDepth::rows);
+  CHECK(var.distinct_values > spmvc::kDistinctValuesCap);
+  CHECK(matrix_class(var) == "R");
+  // Replicas of a few-valued matrix stay few-valued only while k times its values fit a table.
+  const CsrMatrix lap = gen::stencil_2d_5pt(100, 100);
+  CHECK(matrix_class(spmvc::inspect(gen::replicate(lap, 1000), InspectDepth::rows)) == "P");
+  const CsrMatrix real = gen::banded(2000, 4, 1);
+  CHECK(matrix_class(spmvc::inspect(gen::replicate(real, 20), InspectDepth::rows)) == "R");
+  CHECK(matrix_class(spmvc::inspect(gen::replicate(real, 20, gen::ReplicaValues::repeated),
+                                    InspectDepth::rows)) == "P");
 }

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "spmvc/build.hpp"
 #include "spmvc/kernel.hpp"
@@ -23,6 +24,19 @@ namespace spmvc::compiler {
 /// Read bandwidth (bytes/s) the time model and the benchmarks assume when none is measured:
 /// ../shared/docs/BENCHMARKING.md's figure for the H100 SXM (a streaming read kernel).
 inline constexpr double kDefaultReadBandwidth = 3.06e12;
+
+/// The calibration the planner uses for `gpu` (a device name or a model's short name) on `arch`.
+struct CalibrationInfo {
+  std::string model;          ///< "H100", "H200"; empty when the architecture is uncalibrated
+  bool own = false;           ///< `gpu`'s own calibration, not the architecture's reference GPU's
+  double read_bandwidth = 0;  ///< the calibrated model's streaming read bandwidth (bytes/s)
+};
+CalibrationInfo calibration_for(std::string_view arch, std::string_view gpu);
+/// The streaming read bandwidth of the calibrated GPU whose driver name is `device_name` (matched
+/// whole: an H100 PCIe or H200 NVL has other memory clocks); nothing for any other name.
+std::optional<double> calibrated_read_bandwidth(std::string_view device_name);
+/// The calibrated GPU models' short names, in the order calibration_for tries them.
+std::vector<std::string> calibrated_gpus();
 
 /// Predicted bytes of one multiply, by kind.
 struct TrafficBytes {
@@ -53,7 +67,11 @@ struct PlanOptions {
   std::optional<FormatParams> params;
   /// Architecture whose calibration scales the model's times ("sm_90"; "" for none).
   std::string arch = "sm_90";
-  double read_bandwidth = 0;  ///< bytes/s for the time model; 0: the default in heuristics
+  /// The GPU the plan is for: a device name ("NVIDIA H200") or a calibrated model's short name
+  /// ("H200"). Its own calibration where there is one, else the architecture's reference GPU's.
+  std::string gpu;
+  /// Bytes/s for the time model; 0: the calibrated GPU's (kDefaultReadBandwidth uncalibrated).
+  double read_bandwidth = 0;
   /// Consider value-coded candidates (formats/values): false keeps one plain Value per nonzero.
   bool value_coding = true;
   /// The bytes candidates are ranked by. Calibration (calibration/<arch>.inc) was fitted to the
@@ -108,7 +126,7 @@ void check_device_options(const Options& options);
 /// as they are (a csr candidate whose vector loads cannot is tried with single loads), the
 /// fastest predicted. `profile` is the GPU inspection's.
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
-                     const std::string& arch);
+                     const BuildTarget& target);
 
 /// The unit for a device-array plan (csr or csr_stream over the caller's arrays): csr's kernel
 /// needs only the sizes, csr_stream's the number of row blocks the GPU cut.
