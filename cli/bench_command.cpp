@@ -453,8 +453,8 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
   fmt::print("{:<24} {:<8} {:>11} {:>12} {:>12} {:>7} {:>10} {:>10}\n", "matrix", "method",
              "iterations", "cuSPARSE s", "spmvc s", "ratio", "res cuSP", "res spmvc");
   auto iterations = [](const Run& r) {
-    const std::int64_t ours = r.spmvc.result.iterations, theirs = r.cusparse.result.iterations;
-    return ours == theirs ? fmt::format("{}", ours) : fmt::format("{}/{}", theirs, ours);
+    const std::int64_t mine = r.spmvc.result.iterations, other = r.cusparse.result.iterations;
+    return mine == other ? fmt::format("{}", mine) : fmt::format("{}/{}", other, mine);
   };
   for (const Run& r : runs) {
     fmt::print("{:<24} {:<8} {:>11} {:>12.4f} {:>12.4f} {:>6.2f}x {:>10.1e} {:>10.1e}\n", label,
