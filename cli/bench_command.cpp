@@ -489,7 +489,8 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
   fmt::print(
       "times: setup + solve; cuSPARSE's setup is its upload and preprocessing, spmvc's is "
       "compile(); ratio = cuSPARSE / spmvc; iterations cuSPARSE/spmvc where they differ; res: "
-      "||b - A x|| / ||b||\n");
+      "||b - A x|| / ||b||; the stop code is read every {} iterations\n",
+      bench::kKrylovCheckEvery);
   if (!correct) {
     fmt::print("FAILED: spmvc's A x_true is {:.1e} from the host's (tolerance {:.0e})\n",
                spmv_error, compiler::result_tolerance(p));

@@ -190,7 +190,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
   add_matrix_options(run, margs);
   spmvc::cli::BenchArgs bargs;
-  auto* bench = app.add_subcommand("bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2");
+  auto* bench = app.add_subcommand(
+      "bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2 (--solve: a Krylov solve)");
   add_matrix_options(bench, margs, true, false);  // --suite names its own matrices
   bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")
       ->capture_default_str();
