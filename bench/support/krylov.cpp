@@ -485,6 +485,21 @@ std::string describe(SolveStop s) {
   return "";
 }
 
+std::int64_t solve_end_iteration(SolveStop stop, std::int64_t completed, std::int64_t launched) {
+  if (completed < 0 || completed > launched) {
+    throw InternalError(
+        fmt::format("Krylov solve completed {} of {} iterations launched", completed, launched));
+  }
+  switch (stop) {
+    case SolveStop::iterations:
+      return launched;
+    case SolveStop::converged:
+      return completed;
+    default:
+      return std::min(completed + 1, launched);
+  }
+}
+
 SolveAccuracy solve_accuracy(const CsrMatrix& a, std::span<const double> x,
                              std::span<const double> b, std::span<const double> x_true) {
   if (static_cast<std::int64_t>(x.size()) != a.ncols ||
@@ -521,13 +536,24 @@ struct KrylovSolver::Impl {
   // Two pinned slots for the queued reads of the stop code, and their events.
   int* pinned = nullptr;
   std::array<cudaEvent_t, 2> checks{};
+  // Timing: the start, the end of the last launch, and a ring of marks after each iteration
+  // (marks[i % size] after iteration i, 0 the start step) to time a solve to the iteration
+  // that stopped it rather than to the end of the iterations queued after it.
   cudaEvent_t begin = nullptr, end = nullptr;
+  std::array<cudaEvent_t, 2 * kKrylovCheckEvery + 2> marks{};
 
   ~Impl() {
     for (cudaEvent_t e : {checks[0], checks[1], begin, end}) {
       if (e != nullptr) cudaEventDestroy(e);
     }
+    for (cudaEvent_t e : marks) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
     if (pinned != nullptr) cudaFreeHost(pinned);
+  }
+
+  cudaEvent_t mark(std::int64_t iteration) const {
+    return marks[static_cast<std::size_t>(iteration) % marks.size()];
   }
 
   void launch(Kernel k, std::int64_t blocks, std::vector<void*> args) const {
@@ -600,6 +626,7 @@ KrylovSolver::KrylovSolver(KrylovMethod method, std::int64_t n, Precision precis
     check_cuda(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreate");
   check_cuda(cudaEventCreate(&m.begin), "cudaEventCreate");
   check_cuda(cudaEventCreate(&m.end), "cudaEventCreate");
+  for (cudaEvent_t& e : m.marks) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
   synchronize();
 }
 
@@ -630,7 +657,8 @@ SolveResult KrylovSolver::solve(const DeviceSpmv& spmv, std::int64_t max_iterati
   void* p_or_null = cg ? nullptr : p;
   m.launch(kInit, g, {&n, &b, &x, &r, &u, &p_or_null, &part});
   m.scalar(kStart, 1, tol * tol);
-  std::int64_t checks = 0;
+  check_cuda(cudaEventRecord(m.mark(0), nullptr), "cudaEventRecord");
+  std::int64_t checks = 0, launched = 0;
   for (std::int64_t it = 1; it <= max_iterations; ++it) {
     if (cg) {
       spmv(u, w);                                  // q = A p
@@ -651,6 +679,8 @@ SolveResult KrylovSolver::solve(const DeviceSpmv& spmv, std::int64_t max_iterati
       m.scalar(kBicgBeta, 2);
       m.launch(kBicgDirection, g, {&n, &r, &p, &v, &u, &s, &f});
     }
+    check_cuda(cudaEventRecord(m.mark(it), nullptr), "cudaEventRecord");
+    launched = it;
     if (it % kKrylovCheckEvery != 0 || it == max_iterations) continue;
     // Queue a read of the stop code, then look at the one queued kKrylovCheckEvery iterations
     // ago: the device still has this many iterations queued, so it never idles on the host.
@@ -669,15 +699,19 @@ SolveResult KrylovSolver::solve(const DeviceSpmv& spmv, std::int64_t max_iterati
   check_cuda(cudaEventRecord(m.end, nullptr), "cudaEventRecord");
   check_cuda(cudaEventSynchronize(m.end), "cudaEventSynchronize");
   check_last_launch("Krylov solve");
-  float ms = 0;
-  check_cuda(cudaEventElapsedTime(&ms, m.begin, m.end), "cudaEventElapsedTime");
 
   SolveResult res;
-  res.seconds = static_cast<double>(ms) * 1e-3;
   std::array<int, 2> state{};
   m.flags.download(state.data(), sizeof(state));
   res.stop = solve_stop_from_code(state[0]);
   res.iterations = state[1];
+  // The ring still holds the stopping iteration's mark: the loop ends within two checks of it.
+  const std::int64_t last = solve_end_iteration(res.stop, res.iterations, launched);
+  const bool marked = launched - last < static_cast<std::int64_t>(m.marks.size());
+  float ms = 0;
+  check_cuda(cudaEventElapsedTime(&ms, m.begin, marked ? m.mark(last) : m.end),
+             "cudaEventElapsedTime");
+  res.seconds = static_cast<double>(ms) * 1e-3;
   res.x.resize(static_cast<std::size_t>(m.n));
   if (m.f64) {
     m.x.download(res.x.data(), res.x.size() * sizeof(double));

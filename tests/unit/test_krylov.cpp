@@ -118,3 +118,19 @@ TEST_CASE("solve accuracy: residual against b and error against x_true, in fp64"
           solve_accuracy(a, std::vector<double>{1}, b, x_true);
         }).find("vectors of 1, 2 and 2 elements for a 2 x 2 matrix") != std::string::npos);
 }
+
+TEST_CASE("a solve's time ends at the iteration that stopped it") {
+  // Ran them all.
+  CHECK(solve_end_iteration(SolveStop::iterations, 100, 100) == 100);
+  // Converged in iteration 37; the loop saw it and stopped launching at 50.
+  CHECK(solve_end_iteration(SolveStop::converged, 37, 50) == 37);
+  // b = 0: converged before the first iteration.
+  CHECK(solve_end_iteration(SolveStop::converged, 0, 20) == 0);
+  // Broke down in iteration 38, after 37 complete ones.
+  CHECK(solve_end_iteration(SolveStop::omega_breakdown, 37, 50) == 38);
+  CHECK(solve_end_iteration(SolveStop::curvature, 0, 20) == 1);
+  // ... unless that was the last one launched.
+  CHECK(solve_end_iteration(SolveStop::rho_breakdown, 5, 5) == 5);
+  CHECK_THROWS_AS(solve_end_iteration(SolveStop::converged, 51, 50), InternalError);
+  CHECK_THROWS_AS(solve_end_iteration(SolveStop::converged, -1, 50), InternalError);
+}

@@ -8,8 +8,8 @@
 // method's scalar step, and a stop code on the device (converged, breakdown, not finite) turns
 // every later kernel into a no-op. The host never waits inside an iteration: every
 // kKrylovCheckEvery iterations it queues a copy of the stop code and reads the previous such
-// copy, so at most 2 * kKrylovCheckEvery iterations' SpMVs run after a stop (counted in the
-// solve's time, not in its iterations).
+// copy, so at most 2 * kKrylovCheckEvery iterations' SpMVs run after a stop; a CUDA event after
+// every iteration lets the solve's time end at the iteration that stopped it.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,13 @@ bool is_breakdown(SolveStop s);
 /// One sentence for a report: "" for iterations and converged, otherwise what broke down.
 std::string describe(SolveStop s);
 
+/// The iteration whose end ends a solve's timed work, given how it stopped, the iterations it
+/// completed and those launched: all launched when it ran them all; the last completed when it
+/// converged; the one that broke down (completed + 1) otherwise. Later iterations only run
+/// their multiplies (every other kernel is a no-op by then) and are not timed. InternalError
+/// when completed is outside 0..launched.
+std::int64_t solve_end_iteration(SolveStop stop, std::int64_t completed, std::int64_t launched);
+
 /// How close x is: ||b - A x|| / ||b|| and ||x - x_true|| / ||x_true|| (absolute norms where the
 /// reference is zero), in fp64 on the host; infinity when x holds a NaN or infinity.
 struct SolveAccuracy {
@@ -73,7 +80,9 @@ using DeviceSpmv = std::function<void(const void* x, void* y)>;
 struct SolveResult {
   std::int64_t iterations = 0;  ///< iterations completed (the stop's iteration, not the check's)
   SolveStop stop = SolveStop::iterations;
-  double seconds = 0;     ///< CUDA-event time of the whole solve, x0 = 0 to the last kernel
+  /// CUDA-event time from x0 = 0 to the end of the iteration that stopped the solve
+  /// (solve_end_iteration)
+  double seconds = 0;
   std::vector<double> x;  ///< the solution, downloaded after timing
 };
 
