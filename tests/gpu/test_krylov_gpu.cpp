@@ -81,7 +81,7 @@ std::pair<Outcome, Outcome> solve_both(const CsrMatrix& a, KrylovMethod method, 
 
 }  // namespace
 
-TEST_CASE("CG on an SPD stencil converges to x_true through both SpMVs") {
+TEST_CASE("krylov: CG on an SPD stencil converges to x_true through both SpMVs") {
   if (!have_device()) return;
   const CsrMatrix a = gen::stencil_2d_5pt(40, 40);
   // fp32 stops on its recurrence residual; the true one, in fp64 against the fp64 b, lags it.
@@ -106,7 +106,7 @@ TEST_CASE("CG on an SPD stencil converges to x_true through both SpMVs") {
   }
 }
 
-TEST_CASE("BiCGStab on a nonsymmetric convection-diffusion matrix converges through both") {
+TEST_CASE("krylov: BiCGStab on a nonsymmetric convection-diffusion matrix converges through both") {
   if (!have_device()) return;
   const CsrMatrix a = convection_diffusion(40, 0.4);
   // fp32 stops on its recurrence residual; the true one, in fp64 against the fp64 b, lags it.
@@ -129,7 +129,7 @@ TEST_CASE("BiCGStab on a nonsymmetric convection-diffusion matrix converges thro
   }
 }
 
-TEST_CASE("tol 0 runs exactly the iterations asked, the same x through both SpMVs") {
+TEST_CASE("krylov: tol 0 runs exactly the iterations asked, the same x through both SpMVs") {
   if (!have_device()) return;
   const CsrMatrix a = gen::stencil_2d_5pt(40, 40);
   for (std::int64_t n : {1, 9, 10, 11, 37}) {  // around the stop-code checks every 10
@@ -143,7 +143,7 @@ TEST_CASE("tol 0 runs exactly the iterations asked, the same x through both SpMV
   }
 }
 
-TEST_CASE("a breakdown stops the solve with its reason and a finite x") {
+TEST_CASE("krylov: a breakdown stops the solve with its reason and a finite x") {
   if (!have_device()) return;
   // Negative definite: CG's first p'Ap is negative.
   CsrMatrix neg = gen::stencil_2d_5pt(8, 8);
