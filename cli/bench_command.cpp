@@ -1,5 +1,6 @@
 // `spmvc bench`: our kernel against cuSPARSE cusparseSpMV (CSR ALG1 with preprocess, and ALG2)
-// in one process, on the same matrix, x and GPU (../shared/docs/BENCHMARKING.md).
+// in one process, on the same matrix, x and GPU (../shared/docs/BENCHMARKING.md); with --solve,
+// the time to solution of a Krylov method with each SpMV.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "spmvc/bench/bandwidth.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
+#include "spmvc/bench/krylov.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/test_vector.hpp"
 
@@ -250,6 +252,248 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
       fmt::print("  sweep {:<12} {:>10.2f} us {:>7.3f}x  rel err {:.1e}\n", m.name, m.ms * 1e3,
                  best_cusparse / m.ms, m.rel_error);
     if (!correct) fmt::print("FAILED: spmvc result outside tolerance {:.0e}\n", tol);
+  }
+  return correct ? 0 : 1;
+}
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One side's solve: its result and accuracy, its one-time cost added.
+struct SolveSide {
+  bench::SolveResult result;
+  bench::SolveAccuracy accuracy;
+  double setup = 0;
+  double total() const { return setup + result.seconds; }
+};
+
+SolveSide run_side(bench::KrylovSolver& solver, const bench::DeviceSpmv& spmv, std::int64_t n,
+                   double tol, double setup, const CsrMatrix& a, const std::vector<double>& rhs,
+                   const std::vector<double>& x_true) {
+  SolveSide side;
+  side.result = solver.solve(spmv, n, tol);
+  side.setup = setup;
+  side.accuracy = bench::solve_accuracy(a, side.result.x, rhs, x_true);
+  return side;
+}
+
+nlohmann::ordered_json side_json(const SolveSide& s) {
+  nlohmann::ordered_json j;
+  j["iterations"] = s.result.iterations;
+  j["stop"] = std::string(bench::to_string(s.result.stop));
+  j["note"] = bench::describe(s.result.stop);
+  auto finite_or_null = [](double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  };
+  j["relative_residual"] = finite_or_null(s.accuracy.relative_residual);
+  j["relative_error"] = finite_or_null(s.accuracy.relative_error);
+  j["setup_seconds"] = s.setup;
+  j["solve_seconds"] = s.result.seconds;
+  j["total_seconds"] = s.total();
+  return j;
+}
+
+}  // namespace
+
+int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve) {
+  using clock = std::chrono::steady_clock;
+  const bench::KrylovMethod method = bench::parse_krylov_method(solve.method);
+  const std::vector<std::int64_t> counts = bench::parse_iteration_counts(solve.iterations);
+  std::string label;
+  const CsrMatrix a = load_matrix(args, &label);
+  if (a.nrows != a.ncols) {
+    throw UsageError(fmt::format("--solve {} needs a square matrix; {} is {} x {}",
+                                 bench::to_string(method), label, a.nrows, a.ncols));
+  }
+  const bench::Gpu device = bench::open_gpu(0);
+  const Options options = make_options(args);
+  const Precision p = options.precision;
+  auto progress = [&](std::string_view what) {
+    if (!args.quiet) fmt::print(stderr, "{} ...\n", what);
+  };
+
+  // b = A x_true in fp64 on the host; the solver rounds it to the value type.
+  const std::vector<double> x_true = codegen::test_vector(a.ncols, p);
+  std::vector<double> rhs(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x_true, rhs);
+  progress("loading the solver's kernels");
+  bench::KrylovSolver solver(method, a.nrows, p, rhs, options.cache_dir);
+  const void* in = solver.spmv_input();
+  void* out = solver.spmv_output();
+
+  // spmvc's one-time cost: compile() to the end of its upload, by the wall clock.
+  progress("compiling");
+  bench::synchronize();
+  auto t0 = clock::now();
+  const Operator op = compile(a, options);
+  bench::synchronize();
+  const double spmvc_setup = seconds_since(t0);
+  const CompileTimings& ct = op.timings();
+  // The operator's A x_true against the host's b, as `spmvc bench` checks a multiply.
+  const double spmv_error = [&] {
+    const std::size_t bytes = static_cast<std::size_t>(a.nrows) * (p == Precision::f64 ? 8 : 4);
+    bench::DeviceArray dx(bytes), dy(bytes);
+    std::vector<double> y(rhs.size());
+    if (p == Precision::f64) {
+      dx.upload(x_true.data(), bytes);
+      op.apply(dx.get(), dy.get());
+      dy.download(y.data(), bytes);
+    } else {
+      const std::vector<float> xf(x_true.begin(), x_true.end());
+      std::vector<float> yf(y.size());
+      dx.upload(xf.data(), bytes);
+      op.apply(dx.get(), dy.get());
+      dy.download(yf.data(), bytes);
+      std::copy(yf.begin(), yf.end(), y.begin());
+    }
+    return compiler::relative_error(y, rhs);
+  }();
+
+  // cuSPARSE's: the upload of the CSR arrays and the handle, then the descriptor, buffer and
+  // preprocessing of the faster of ALG1 and ALG2 (both timed as `spmvc bench` times them).
+  progress("cuSPARSE upload and preprocessing");
+  t0 = clock::now();
+  bench::CusparseCsr cusparse(a, p);
+  bench::synchronize();
+  const double cusparse_upload = seconds_since(t0);
+  struct AlgTime {
+    bench::CusparseAlg alg;
+    double prepare = 0;
+    double spmv_ms = 0;
+  };
+  std::vector<AlgTime> algs;
+  for (bench::CusparseAlg alg : {bench::CusparseAlg::csr_alg1, bench::CusparseAlg::csr_alg2}) {
+    if (cusparse.not_applicable(alg)) continue;
+    t0 = clock::now();
+    cusparse.prepare(alg, in, out);
+    bench::synchronize();
+    AlgTime t{alg, seconds_since(t0), 0};
+    t.spmv_ms = median_ms([&] { cusparse.spmv(alg, in, out, 1.0, 0.0, nullptr); }, b);
+    algs.push_back(t);
+  }
+  const AlgTime best =
+      *std::min_element(algs.begin(), algs.end(),
+                        [](const AlgTime& x, const AlgTime& y) { return x.spmv_ms < y.spmv_ms; });
+  const double cusparse_setup = cusparse_upload + best.prepare;
+  const double spmvc_spmv_ms = median_ms([&] { op.apply(in, out); }, b);
+
+  const bench::DeviceSpmv ours = [&](const void* x, void* y) { op.apply(x, y); };
+  const bench::DeviceSpmv theirs = [&](const void* x, void* y) {
+    cusparse.spmv(best.alg, x, y, 1.0, 0.0, nullptr);
+  };
+  struct Run {
+    std::int64_t asked = 0;
+    SolveSide spmvc, cusparse;
+  };
+  std::vector<Run> runs;
+  for (std::int64_t n : counts) {
+    progress(fmt::format("{} iterations", n));
+    Run r;
+    r.asked = n;
+    r.spmvc = run_side(solver, ours, n, solve.tol, spmvc_setup, a, rhs, x_true);
+    r.cusparse = run_side(solver, theirs, n, solve.tol, cusparse_setup, a, rhs, x_true);
+    runs.push_back(std::move(r));
+  }
+  const bool correct = spmv_error <= compiler::result_tolerance(p);
+
+  if (args.json) {
+    nlohmann::ordered_json j;
+    j["matrix"] = label;
+    j["nrows"] = a.nrows;
+    j["ncols"] = a.ncols;
+    j["nnz"] = a.nnz();
+    j["precision"] = std::string(to_string(p));
+    j["method"] = std::string(bench::to_string(method));
+    j["tol"] = solve.tol;
+    j["check_every"] = bench::kKrylovCheckEvery;
+    j["gpu"] = device.name;
+    j["arch"] = device.arch;
+    j["nvrtc"] = bench::nvrtc_version();
+    j["cusparse_version"] = bench::CusparseCsr::version();
+    j["solver_kernels"] = {{"seconds", solver.kernel_load_seconds()},
+                           {"origin", solver.kernel_origin()}};
+    j["spmvc"] = {{"kernel", op.source().kernel_name},
+                  {"plan", describe(op.plan().params)},
+                  {"kernel_origin", ct.kernel_origin},
+                  {"cache_note", ct.cache_note},
+                  {"spmv_ms", spmvc_spmv_ms},
+                  {"spmv_relative_error", spmv_error},
+                  {"setup_seconds", spmvc_setup},
+                  {"setup",
+                   {{"reorder", ct.reorder},
+                    {"inspect", ct.inspect},
+                    {"plan", ct.plan},
+                    {"measure", ct.measure},
+                    {"encode", ct.encode},
+                    {"codegen", ct.codegen},
+                    {"compile", ct.compile},
+                    {"upload", ct.upload}}}};
+    nlohmann::ordered_json alg_ms;
+    for (const AlgTime& t : algs) alg_ms[std::string(bench::to_string(t.alg))] = t.spmv_ms;
+    j["cusparse"] = {{"alg", std::string(bench::to_string(best.alg))},
+                     {"spmv_ms", best.spmv_ms},
+                     {"spmv_ms_by_alg", alg_ms},
+                     {"setup_seconds", cusparse_setup},
+                     {"setup", {{"upload", cusparse_upload}, {"prepare", best.prepare}}}};
+    j["runs"] = nlohmann::ordered_json::array();
+    for (const Run& r : runs) {
+      j["runs"].push_back({{"iterations", r.asked},
+                           {"spmvc", side_json(r.spmvc)},
+                           {"cusparse", side_json(r.cusparse)},
+                           {"ratio", r.cusparse.total() / r.spmvc.total()},
+                           {"solve_ratio", r.cusparse.result.seconds / r.spmvc.result.seconds}});
+    }
+    j["correct"] = correct;
+    fmt::print("{}\n", j.dump(2));
+    return correct ? 0 : 1;
+  }
+
+  fmt::print(
+      "{} on {} ({}), {} x {}, {} nnz, {}; {} from x0 = 0, b = A x_true, {}\n", label, device.name,
+      device.arch, a.nrows, a.ncols, a.nnz(), to_string(p), bench::to_string(method),
+      solve.tol > 0 ? fmt::format("tol {:g}", solve.tol) : std::string("tol 0 (every iteration)"));
+  fmt::print(
+      "spmvc {} [{}]: setup {:.3f} s (inspect {:.1f} ms, plan {:.1f} ms, encode {:.1f} ms, "
+      "kernel {:.1f} ms from {}, upload {:.1f} ms); SpMV {:.2f} us\n",
+      op.plan().format, describe(op.plan().params), spmvc_setup, ct.inspect * 1e3,
+      (ct.plan + ct.measure + ct.reorder) * 1e3, ct.encode * 1e3, (ct.codegen + ct.compile) * 1e3,
+      ct.kernel_origin, ct.upload * 1e3, spmvc_spmv_ms * 1e3);
+  fmt::print(
+      "cuSPARSE {} {}: setup {:.3f} s (upload {:.1f} ms, descriptor, buffer and preprocess "
+      "{:.1f} ms); SpMV {:.2f} us\n",
+      bench::CusparseCsr::version(), bench::to_string(best.alg), cusparse_setup,
+      cusparse_upload * 1e3, best.prepare * 1e3, best.spmv_ms * 1e3);
+  fmt::print("{:<24} {:<8} {:>11} {:>12} {:>12} {:>7} {:>10} {:>10}\n", "matrix", "method",
+             "iterations", "cuSPARSE s", "spmvc s", "ratio", "res cuSP", "res spmvc");
+  auto iterations = [](const Run& r) {
+    const std::int64_t mine = r.spmvc.result.iterations, other = r.cusparse.result.iterations;
+    return mine == other ? fmt::format("{}", mine) : fmt::format("{}/{}", other, mine);
+  };
+  for (const Run& r : runs) {
+    fmt::print("{:<24} {:<8} {:>11} {:>12.4f} {:>12.4f} {:>6.2f}x {:>10.1e} {:>10.1e}\n", label,
+               bench::to_string(method), iterations(r), r.cusparse.total(), r.spmvc.total(),
+               r.cusparse.total() / r.spmvc.total(), r.cusparse.accuracy.relative_residual,
+               r.spmvc.accuracy.relative_residual);
+    const std::pair<const char*, const SolveSide*> sides[] = {{"cuSPARSE", &r.cusparse},
+                                                              {"spmvc", &r.spmvc}};
+    for (const auto& [who, side] : sides) {
+      if (bench::is_breakdown(side->result.stop)) {
+        fmt::print("  {} of {} iterations: {} (after {})\n", who, r.asked,
+                   bench::describe(side->result.stop), side->result.iterations);
+      }
+    }
+  }
+  fmt::print(
+      "times: setup + solve; cuSPARSE's setup is its upload and preprocessing, spmvc's is "
+      "compile(); ratio = cuSPARSE / spmvc; iterations cuSPARSE/spmvc where they differ; res: "
+      "||b - A x|| / ||b||; the stop code is read every {} iterations\n",
+      bench::kKrylovCheckEvery);
+  if (!correct) {
+    fmt::print("FAILED: spmvc's A x_true is {:.1e} from the host's (tolerance {:.0e})\n",
+               spmv_error, compiler::result_tolerance(p));
   }
   return correct ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,12 @@
 #include "spmvc/spmvc.hpp"
 
 namespace spmvc::cli {
+
+/// A usage error found after parsing (an option that does not fit the matrix): exit 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 /// What the command is doing now, in words ("reading A.mtx", "inspect"): main() names it when
 /// an allocation fails, so an out-of-memory error says which stage ran out.
@@ -78,6 +85,16 @@ int run_bench(const MatrixArgs& args, const BenchArgs& bench);
 /// Median milliseconds per call of `fn` over bench.repetitions CUDA-event timings, each of
 /// enough calls to last bench.min_rep_ms, after warm-up calls.
 double median_ms(const std::function<void()>& fn, const BenchArgs& bench);
+
+/// `bench --solve`: the same Krylov method with spmvc's operator and with cuSPARSE.
+struct SolveArgs {
+  std::string method;               ///< cg or bicgstab
+  std::string iterations = "1000";  ///< comma-separated iteration counts, one solve each
+  double tol = 0;                   ///< stop when ||r|| <= tol ||b|| (0: run every iteration)
+};
+/// Time to solution, one-time costs included, for each iteration count. UsageError for a
+/// matrix that is not square.
+int run_solve(const MatrixArgs& args, const BenchArgs& bench, const SolveArgs& solve);
 
 /// One matrix of a benchmark suite.
 struct SuiteEntry {

@@ -1,5 +1,6 @@
 // spmvc: the command-line face of the compiler. The only place in spmvc that prints.
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <new>
@@ -10,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "spmvc/bench/krylov.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
@@ -61,6 +63,30 @@ const CLI::Validator kRegex(
       return std::string();
     },
     "REGEX");
+
+// bench --iterations: a comma list of positive counts (spmvc::bench::parse_iteration_counts).
+const CLI::Validator kIterationList(
+    [](std::string& value) {
+      try {
+        (void)spmvc::bench::parse_iteration_counts(value);
+      } catch (const spmvc::InputError& e) {
+        return e.detail();
+      }
+      return std::string();
+    },
+    "N[,N...]");
+
+// bench --tol: a finite number >= 0 (CLI::NonNegativeNumber lets "nan" through).
+const CLI::Validator kTolerance(
+    [](std::string& value) {
+      double v = -1;
+      const char* end = value.data() + value.size();
+      const auto [ptr, ec] = std::from_chars(value.data(), end, v);
+      if (value.empty() || ec != std::errc{} || ptr != end || !(v >= 0) || !std::isfinite(v))
+        return "must be a finite number >= 0, got '" + value + "'";
+      return std::string();
+    },
+    "TOL");
 
 void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_format = true,
                         bool matrix_required = true) {
@@ -179,7 +205,8 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
   add_matrix_options(run, margs);
   spmvc::cli::BenchArgs bargs;
-  auto* bench = app.add_subcommand("bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2");
+  auto* bench = app.add_subcommand(
+      "bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2 (--solve: a Krylov solve)");
   add_matrix_options(bench, margs, true, false);  // --suite names its own matrices
   bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")
       ->capture_default_str();
@@ -213,6 +240,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,
                   "suite: symmetric orderings renumber the columns too (x gathered per multiply)");
+  spmvc::cli::SolveArgs solve_args;
+  auto* solve_opt =
+      bench
+          ->add_option("--solve", solve_args.method,
+                       "time to solution: run this Krylov method (cg, bicgstab) from x0 = 0 with "
+                       "cuSPARSE's SpMV and with spmvc's, one-time costs included")
+          ->check(CLI::IsMember({"cg", "bicgstab"}))
+          ->excludes("--suite");
+  bench
+      ->add_option("--iterations", solve_args.iterations,
+                   "solve: iteration counts, a solve each (comma list, e.g. 100,1000,10000)")
+      ->check(kIterationList)
+      ->needs(solve_opt)
+      ->capture_default_str();
+  bench
+      ->add_option("--tol", solve_args.tol,
+                   "solve: also stop when ||r|| <= tol ||b|| (0: run every iteration)")
+      ->check(kTolerance)
+      ->needs(solve_opt)
+      ->capture_default_str();
   bench->add_flag(
       "--skip-bandwidth", bargs.skip_bandwidth,
       "assume the read bandwidth measured earlier on this GPU model (H100, H200) instead of "
@@ -252,9 +299,13 @@ int main(int argc, char** argv) {
       if (bench->count("--suite") > 0) return spmvc::cli::run_suite(sargs, bargs);
       if (margs.matrix.empty())
         throw spmvc::InputError("bench", 0, "give a matrix (file or spec) or --suite NAME");
+      if (solve_opt->count() > 0) return spmvc::cli::run_solve(margs, bargs, solve_args);
       return spmvc::cli::run_bench(margs, bargs);
     }
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);
+  } catch (const spmvc::cli::UsageError& e) {
+    fmt::print(stderr, "spmvc: error: {}\n", e.what());
+    return kExitUsage;
   } catch (const spmvc::NoDeviceError& e) {
     fmt::print(stderr, "spmvc: {}\n", e.what());
     fmt::print(stderr,
