@@ -56,6 +56,18 @@ bool contains(const clang::Stmt* s, const std::function<bool(const clang::Stmt*)
   return false;
 }
 
+// A value read from memory (an array element, a load or a column reader's call), as opposed
+// to arithmetic on indices and CUDA's built-in variables (whose getters are calls too).
+bool is_loaded_value(const clang::Stmt* s) {
+  if (isa<clang::ArraySubscriptExpr>(s)) return true;
+  const auto* call = dyn_cast<clang::CallExpr>(s);
+  if (call == nullptr) return false;
+  const clang::FunctionDecl* callee = call->getDirectCallee();
+  if (callee == nullptr) return true;
+  const clang::SourceManager& sm = callee->getASTContext().getSourceManager();
+  return !sm.isInSystemHeader(callee->getLocation()) && !callee->getReturnType()->isVoidType();
+}
+
 class Walker {
  public:
   Walker(const clang::ASTContext& ctx, const clang::FunctionDecl& entry, ExplainReport& report)
@@ -103,9 +115,7 @@ class Walker {
       const bool lhs_ptr = bin->getLHS()->getType()->isPointerType();
       Binding b = root(lhs_ptr ? bin->getLHS() : bin->getRHS(), f);
       const clang::Expr* offset = lhs_ptr ? bin->getRHS() : bin->getLHS();
-      b.gather = b.gather || contains(offset, [](const clang::Stmt* s) {
-                   return isa<clang::ArraySubscriptExpr>(s) || isa<clang::CallExpr>(s);
-                 });
+      b.gather = b.gather || contains(offset, is_loaded_value);
       return b;
     }
     if (const auto* un = dyn_cast<clang::UnaryOperator>(e)) {
@@ -127,9 +137,7 @@ class Walker {
     if (const auto* op = dyn_cast<clang::CXXOperatorCallExpr>(e)) {
       if (op->getOperator() == clang::OO_Plus && op->getNumArgs() == 2) {
         Binding b = root(op->getArg(0), f);
-        b.gather = b.gather || contains(op->getArg(1), [](const clang::Stmt* s) {
-                     return isa<clang::ArraySubscriptExpr>(s) || isa<clang::CallExpr>(s);
-                   });
+        b.gather = b.gather || contains(op->getArg(1), is_loaded_value);
         return b;
       }
       return {};
@@ -301,7 +309,7 @@ class Walker {
     if (const auto* decl = dyn_cast<clang::DeclStmt>(s)) {
       for (const clang::Decl* d : decl->decls()) {
         const auto* v = dyn_cast<clang::VarDecl>(d);
-        if (v == nullptr) continue;
+        if (v == nullptr || v->isConstexpr()) continue;  // folded: nothing runs
         if (v->hasAttr<clang::CUDASharedAttr>()) {
           report_.shared.push_back(
               {v->getName().str(), ctx_.getTypeSizeInChars(v->getType()).getQuantity()});
@@ -541,8 +549,8 @@ std::string role_of(const KernelParam& kp, int index, const Walker& w) {
     case KernelParam::Kind::beta:
       return "scalar beta (scales y; y is not read when it is 0)";
     case KernelParam::Kind::x:
-      if (w.gathered.count(index) != 0) return "x (input vector, gathered by column index)";
-      return read ? "x (input vector, read)" : "x (input vector, not read by this kernel)";
+      return read ? "x (input vector, gathered by column index)"
+                  : "x (input vector, not read by this kernel)";
     case KernelParam::Kind::y:
       if (!written) return read ? "y (output vector, read)" : "y (output vector, not written)";
       return read ? "y (output vector, written; read when beta != 0 or to add to it)"
@@ -558,7 +566,7 @@ std::string role_of(const KernelParam& kp, int index, const Walker& w) {
   } else if (w.per_nonzero_loaded.count(index) != 0) {
     access = "read per nonzero";
   } else if (w.per_row_loaded.count(index) != 0) {
-    access = "read outside the nonzero loop";
+    access = "read";
   } else {
     access = "not read by this kernel";
   }
