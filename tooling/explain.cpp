@@ -573,6 +573,35 @@ std::string role_of(const KernelParam& kp, int index, const Walker& w) {
   return fmt::format("{} (array {}, {})", array_label(kp.name), kp.name, access);
 }
 
+// A kernel read from disk has no launch list: its parameters are named the way codegen's
+// entry_signature names them (nrows, ncols, x, y, alpha, beta, each array after its encoded
+// array), and that convention gives the same list back.
+std::vector<KernelParam> params_by_name(const clang::FunctionDecl& entry) {
+  std::vector<KernelParam> params;
+  for (const clang::ParmVarDecl* p : entry.parameters()) {
+    const std::string name = p->getName().str();
+    using Kind = KernelParam::Kind;
+    Kind kind = Kind::array;
+    if (name == "nrows") {
+      kind = Kind::rows;
+    } else if (name == "ncols") {
+      kind = Kind::cols;
+    } else if (name == "x") {
+      kind = Kind::x;
+    } else if (name == "y") {
+      kind = Kind::y;
+    } else if (name == "alpha") {
+      kind = Kind::alpha;
+    } else if (name == "beta") {
+      kind = Kind::beta;
+    } else if (!p->getType()->isPointerType()) {
+      return {};  // not a generated kernel: roles from the uses alone
+    }
+    params.push_back({kind, name});
+  }
+  return params;
+}
+
 int parse_smem(const std::string& log) {
   std::smatch m;
   static const std::regex re(R"((\d+) bytes smem)");
@@ -748,8 +777,8 @@ ExplainReport explain(const KernelSource& src, const ExplainOptions& options) {
   const std::unique_ptr<clang::ASTUnit> ast = detail::parse_cuda(src, options.include_dirs);
   const clang::ASTContext& ctx = ast->getASTContext();
   const clang::FunctionDecl& entry = detail::find_entry(*ast, src);
-  std::vector<KernelParam> params;
-  if (!src.kernel_name.empty()) params = src.params;
+  const std::vector<KernelParam> params =
+      src.kernel_name.empty() ? params_by_name(entry) : src.params;
   std::vector<std::pair<std::string, int>> uses;
   ExplainReport r = explain_kernel(ctx, entry, params, options, uses);
   r.planner_bytes_per_nonzero = options.planner_bytes_per_nonzero;
@@ -781,9 +810,9 @@ UnitReport explain_unit(const KernelSource& src, const ExplainOptions& options) 
   for (const clang::FunctionDecl* entry : entries) {
     std::vector<std::pair<std::string, int>> uses;
     const auto lp = launch_params.find(entry->getNameAsString());
-    ExplainReport r = explain_kernel(
-        ctx, *entry, lp != launch_params.end() ? lp->second : std::vector<KernelParam>{}, options,
-        uses);
+    ExplainReport r =
+        explain_kernel(ctx, *entry, lp != launch_params.end() ? lp->second : params_by_name(*entry),
+                       options, uses);
     for (const auto& [array, use] : uses) {
       if ((use & 1) != 0) users[array].first.push_back(r.kernel_name);
       if ((use & 2) != 0) users[array].second.push_back(r.kernel_name);

@@ -13,6 +13,7 @@
 #include "golden_plans.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/tooling/explain.hpp"
+#include "spmvc/tooling/flatten.hpp"
 #include "tooling/golden_units.hpp"
 
 namespace {
@@ -273,6 +274,36 @@ TEST_CASE("explain shows every kernel of a multi-launch unit, and what each one 
       REQUIRE(row_map != r.arrays.end());
       CHECK_FALSE(row_map->read_by.empty());
       CHECK(r.difference.find("row map") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("explain on a kernel file takes the roles from the generator's parameter names") {
+  // A flattened unit as `spmvc emit --flatten` writes it: no launch list, every kernel reported.
+  for (const auto& u : spmvc::test::every_golden_unit()) {
+    if (u.name != "amb_seg16_c32_cb2_det_f32acc64" && u.name != "bro_ell_h32_s64_u2_pf_f32")
+      continue;
+    CAPTURE(u.name);
+    spmvc::KernelSource file = spmvc::tooling::flatten(u.source);
+    file.kernel_name.clear();
+    file.params.clear();
+    file.pre_launches.clear();
+    file.post_launches.clear();
+    spmvc::tooling::ExplainOptions options;
+    options.arch = "";
+    const auto r = spmvc::tooling::explain_unit(file, options);
+    REQUIRE(r.kernels.size() == u.source.launches().size());
+    const auto& main = r.kernels[u.source.pre_launches.size()];
+    CHECK(main.kernel_name == u.source.kernel_name);
+    REQUIRE(role(main, "x") != nullptr);
+    CHECK(role(main, "x")->role == "x (input vector, gathered by column index)");
+    if (u.name == "amb_seg16_c32_cb2_det_f32acc64") {
+      // The first kernel writes partial sums, the reduction reads them and writes y.
+      CHECK(role(main, "partial")->role == "partial sums (workspace) (array partial, written)");
+      CHECK(role(r.kernels.back(), "partial")->role.find("read") != std::string::npos);
+    } else {
+      CHECK(role(main, "symbols")->role.find("(array symbols, read") != std::string::npos);
+      CHECK(role(main, "widths")->role.find("(array widths, read") != std::string::npos);
     }
   }
 }
