@@ -737,7 +737,9 @@ std::vector<BakedData> baked_data(clang::ASTUnit& ast) {
 // model differ, by format: the model charges what a multiply fetches, estimated from the profile.
 std::string model_difference(const std::string& format) {
   static const std::map<std::string, std::string> reasons = {
-      {"csr", "the model charges a coded unit's value table at the profile's distinct values"},
+      {"csr",
+       "the model charges a coded unit's value table at the profile's count of distinct values; "
+       "the encoded table may hold more (a zero for the padded slots)"},
       {"csr_stream",
        "the model adds a fixed start per thread block (its bounds and row bounds) and estimates "
        "the 16-bit column blocks from the profile"},
@@ -878,6 +880,12 @@ UnitReport explain_unit(const KernelSource& src, const ExplainOptions& options) 
     const bool reordered = std::any_of(u.arrays.begin(), u.arrays.end(), [](const ArrayUse& a) {
       return a.name == "row_map" || a.name == "col_map";
     });
+    const bool coded = std::any_of(u.arrays.begin(), u.arrays.end(), [](const ArrayUse& a) {
+      return a.name.size() >= 12 && a.name.compare(a.name.size() - 12, 12, "values_table") == 0;
+    });
+    if (coded && options.format != "csr") {
+      u.difference += "; the value table is charged at the profile's count of distinct values";
+    }
     if (reordered) {
       u.difference +=
           "; the row map and the gather of x (reordering, not the format) are not in "
