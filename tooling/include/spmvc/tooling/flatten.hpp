@@ -9,8 +9,8 @@ namespace spmvc::tooling {
 /// How flatten() prints.
 struct FlattenOptions {
   bool format = true;  ///< run clang-format (Google style) over the result
-  /// Print each free helper's body at its call sites (plain blocks) instead of as separate
-  /// functions; struct member functions stay members.
+  /// Print each free helper with one exit at its call sites (plain blocks) instead of as a
+  /// separate function; helpers with early returns and struct member functions stay functions.
   bool inline_helpers = false;
 };
 
