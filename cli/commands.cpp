@@ -230,10 +230,11 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
 #ifdef SPMVC_HAVE_TOOLING
   tooling::ExplainOptions options;
   options.arch = arch;
-  tooling::ExplainReport report;
+  tooling::UnitReport report;
   const std::filesystem::path path = args.matrix;
   if (path.extension() == ".cu" || path.extension() == ".cuh") {
-    // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it.
+    // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it, and every
+    // kernel it defines is reported (roles from their uses: the file has no launch list).
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(args.matrix, 0, "cannot read file");
     std::stringstream text;
@@ -243,18 +244,19 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     src.file_name = path.filename().string();
     const std::string dir = std::filesystem::absolute(path).parent_path().string();
     options.include_dirs.push_back(dir);
-    report = tooling::explain(src, options);
+    report = tooling::explain_unit(src, options);
   } else {
+    // The whole unit the planner builds: each kernel in launch order, roles from the unit's
+    // parameter list, the encoded arrays' sizes and the tables baked in.
     const CsrMatrix a = load_matrix(args);
     const Build b = build(a, make_options(args));
-    const Plan& plan = b.plan;
-    const Encoded& encoded = b.encoded;
-    const KernelSource& src = b.source;
     std::int64_t stored = 0;
-    for (const auto& array : encoded.arrays) stored = std::max(stored, array.count());
+    for (const auto& array : b.encoded.arrays) stored = std::max(stored, array.count());
     options.shape = tooling::MatrixShape{a.nrows, a.nnz(), stored};
-    report = tooling::explain(src, options);
-    report.planner_bytes_per_nonzero = compiler::matrix_bytes_per_nonzero(b.profile, plan);
+    options.encoded = &b.encoded;
+    options.format = b.plan.format;
+    options.planner_bytes_per_nonzero = compiler::matrix_bytes_per_nonzero(b.profile, b.plan);
+    report = tooling::explain_unit(b.source, options);
   }
   fmt::print("{}\n", args.json ? tooling::to_json(report) : tooling::to_report(report));
   return 0;

@@ -16,8 +16,10 @@
 #include <clang/Tooling/Tooling.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <functional>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -49,12 +51,16 @@ constexpr const char* kPrelude = R"(
 struct __attribute__((aligned(8))) uint2 { unsigned int x, y; };
 struct __attribute__((aligned(16))) uint4 { unsigned int x, y, z, w; };
 __device__ void __syncthreads();
+__device__ void __syncwarp(unsigned = 0xffffffffu);
 template <class T> __device__ T __shfl_sync(unsigned, T, int, int = 32);
 template <class T> __device__ T __shfl_up_sync(unsigned, T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down_sync(unsigned, T, unsigned, int = 32);
 template <class T> __device__ T __shfl_xor_sync(unsigned, T, int, int = 32);
 __device__ unsigned __ballot_sync(unsigned, int);
 __device__ int __popc(unsigned);
+__device__ int __ffs(int);
+__device__ long long __double_as_longlong(double);
+__device__ unsigned __float_as_uint(float);
 __device__ int __clz(int);
 __device__ int __clzll(long long);
 template <class T> __device__ T __ldg(const T*);
@@ -132,6 +138,36 @@ const clang::FunctionDecl& find_entry(clang::ASTUnit& ast, const KernelSource& s
                       src.file_name);
 }
 
+// The unit's extern "C" __global__ definitions: those it launches, in launch order, then any
+// other it defines (hyb's COO kernel when the COO part is empty), in source order.
+std::vector<const clang::FunctionDecl*> entry_points(clang::ASTUnit& ast, const KernelSource& src) {
+  std::vector<const clang::FunctionDecl*> entries;
+  if (!src.kernel_name.empty()) {
+    for (const KernelLaunch& launch : src.launches()) {
+      KernelSource named = src;
+      named.kernel_name = launch.entry;
+      const clang::FunctionDecl* f = &find_entry(ast, named);
+      if (std::find(entries.begin(), entries.end(), f) == entries.end()) entries.push_back(f);
+    }
+  }
+  for (const clang::Decl* d : ast.getASTContext().getTranslationUnitDecl()->decls()) {
+    const auto* linkage = llvm::dyn_cast<clang::LinkageSpecDecl>(d);
+    const auto* single = llvm::dyn_cast<clang::FunctionDecl>(d);
+    std::vector<const clang::Decl*> inner;
+    if (linkage != nullptr) inner.assign(linkage->decls_begin(), linkage->decls_end());
+    if (single != nullptr) inner.push_back(single);
+    for (const clang::Decl* i : inner) {
+      const auto* f = llvm::dyn_cast<clang::FunctionDecl>(i);
+      if (f != nullptr && f->isExternC() && f->hasAttr<clang::CUDAGlobalAttr>() &&
+          f->doesThisDeclarationHaveABody() &&
+          std::find(entries.begin(), entries.end(), f) == entries.end()) {
+        entries.push_back(f);
+      }
+    }
+  }
+  return entries;
+}
+
 }  // namespace detail
 
 namespace {
@@ -139,37 +175,134 @@ namespace {
 using clang::dyn_cast;
 using clang::isa;
 
-// Every function with a body that `root` calls, directly or not, callees before callers.
-// Functions of system headers (clang's threadIdx/blockIdx getters) are CUDA's, not ours.
-class CalleeCollector : public clang::RecursiveASTVisitor<CalleeCollector> {
+// A construct the printer cannot write as plain CUDA yet: an error naming it and where it is,
+// never a file that does not compile.
+[[noreturn]] void cannot_print(const std::string& what, const clang::SourceManager& sm,
+                               clang::SourceLocation loc) {
+  const clang::PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(loc));
+  std::string file = p.isValid() ? p.getFilename() : "?";
+  file = file.substr(file.find_last_of('/') + 1);
+  throw InternalError(fmt::format("flatten: cannot print {} ({}:{}) yet", what, file,
+                                  p.isValid() ? p.getLine() : 0));
+}
+
+// Declarations of CUDA itself: clang's built-in variables (system headers) and the vector types
+// the prelude declares (NVRTC and nvcc supply both).
+bool is_cuda_own(const clang::SourceManager& sm, const clang::Decl& d) {
+  const clang::SourceLocation loc = d.getLocation();
+  if (sm.isInSystemHeader(loc)) return true;
+  const clang::PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(loc));
+  return p.isValid() && std::string(p.getFilename()).find("spmvc_prelude") != std::string::npos;
+}
+
+// Integral constants are not printed (namespace-scope ones like kCsrPadElements are outside the
+// flattened functions; local constexpr ones like kBytes may serve only a discarded branch, and
+// nvcc warns about them), so every use takes the value.
+bool is_folded_constant(const clang::VarDecl& v) {
+  const bool global = v.hasGlobalStorage() && !v.isStaticLocal() && v.getType().isConstQualified();
+  return (global || v.isConstexpr()) && v.getType()->isIntegralOrEnumerationType();
+}
+
+// Every function with a body that the entry points call or construct with, directly or not,
+// callees before callers (member functions and constructors of the structs included); the
+// structs their code names; the namespace-scope variables it reads.
+class Collector : public clang::RecursiveASTVisitor<Collector> {
  public:
-  explicit CalleeCollector(const clang::SourceManager& sm) : sm_(sm) {}
+  explicit Collector(const clang::SourceManager& sm) : sm_(sm) {}
   std::vector<const clang::FunctionDecl*> order;
+  std::vector<const clang::CXXRecordDecl*> records;
+  std::vector<const clang::VarDecl*> globals;
 
   void collect(const clang::FunctionDecl& f) {
     seen_.insert(f.getCanonicalDecl());
+    signature(f);
+    if (const auto* ctor = dyn_cast<clang::CXXConstructorDecl>(&f)) {
+      for (const clang::CXXCtorInitializer* init : ctor->inits()) {
+        if (init->isWritten()) TraverseStmt(init->getInit());
+      }
+    }
     TraverseStmt(f.getBody());
   }
   bool VisitCallExpr(clang::CallExpr* call) {
-    const clang::FunctionDecl* callee = call->getDirectCallee();
-    if (callee == nullptr) return true;
-    const clang::FunctionDecl* def = callee->getDefinition();
-    if (def == nullptr || sm_.isInSystemHeader(def->getLocation()) ||
-        !seen_.insert(def->getCanonicalDecl()).second) {
+    reach(call->getDirectCallee());
+    return true;
+  }
+  bool VisitCXXConstructExpr(clang::CXXConstructExpr* e) {
+    const clang::CXXConstructorDecl* ctor = e->getConstructor();
+    if (ctor != nullptr && ctor->isUserProvided()) reach(ctor);
+    add_type(e->getType());
+    return true;
+  }
+  bool VisitExpr(clang::Expr* e) {
+    if (!e->isTypeDependent()) add_type(e->getType());
+    return true;
+  }
+  bool VisitDeclaratorDecl(clang::DeclaratorDecl* d) {
+    add_type(d->getType());
+    return true;
+  }
+  bool VisitDeclRefExpr(clang::DeclRefExpr* ref) {
+    const auto* v = dyn_cast<clang::VarDecl>(ref->getDecl());
+    if (v == nullptr || !v->hasGlobalStorage() || v->isStaticLocal() || v->isStaticDataMember() ||
+        is_folded_constant(*v) || is_cuda_own(sm_, *v)) {
       return true;
     }
-    CalleeCollector inner(sm_);
-    inner.seen_ = seen_;
-    inner.collect(*def);
-    for (const auto* g : inner.order) {
-      if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
-    }
-    seen_.insert(inner.seen_.begin(), inner.seen_.end());
-    order.push_back(def);
+    const clang::VarDecl* def = v->getDefinition() != nullptr ? v->getDefinition() : v;
+    if (std::find(globals.begin(), globals.end(), def) == globals.end()) globals.push_back(def);
     return true;
   }
 
  private:
+  void signature(const clang::FunctionDecl& f) {
+    add_type(f.getReturnType());
+    for (const clang::ParmVarDecl* p : f.parameters()) add_type(p->getType());
+    if (const auto* m = dyn_cast<clang::CXXMethodDecl>(&f)) add_record(m->getParent());
+  }
+
+  void reach(const clang::FunctionDecl* callee) {
+    if (callee == nullptr) return;
+    const clang::FunctionDecl* def = callee->getDefinition();
+    if (def == nullptr || is_cuda_own(sm_, *def) || !seen_.insert(def->getCanonicalDecl()).second)
+      return;
+    Collector inner(sm_);
+    inner.seen_ = seen_;
+    inner.records = records;
+    inner.globals = globals;
+    inner.collect(*def);
+    for (const auto* g : inner.order) {
+      if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
+    }
+    records = inner.records;
+    globals = inner.globals;
+    seen_.insert(inner.seen_.begin(), inner.seen_.end());
+    order.push_back(def);
+  }
+
+  void add_type(clang::QualType t) {
+    if (t.isNull()) return;
+    t = t.getCanonicalType();
+    while (true) {
+      if (t->isPointerType() || t->isReferenceType()) {
+        t = t->getPointeeType().getCanonicalType();
+      } else if (const clang::ArrayType* a = t->getAsArrayTypeUnsafe()) {
+        t = a->getElementType().getCanonicalType();
+      } else {
+        break;
+      }
+    }
+    if (const clang::CXXRecordDecl* r = t->getAsCXXRecordDecl()) add_record(r);
+  }
+
+  void add_record(const clang::CXXRecordDecl* r) {
+    const clang::CXXRecordDecl* def = r->getDefinition();
+    if (def == nullptr || is_cuda_own(sm_, *def) || def->isLambda() ||
+        std::find(records.begin(), records.end(), def) != records.end()) {
+      return;
+    }
+    records.push_back(def);
+    for (const clang::FieldDecl* f : def->fields()) add_type(f->getType());
+  }
+
   const clang::SourceManager& sm_;
   std::set<const clang::FunctionDecl*> seen_;
 };
@@ -190,10 +323,35 @@ std::string identifier_part(std::string s) {
   return out;
 }
 
+void append_argument(const clang::TemplateArgument& arg, const clang::PrintingPolicy& pp,
+                     std::string& out) {
+  std::string part;
+  switch (arg.getKind()) {
+    case clang::TemplateArgument::Integral:
+      part = arg.getIntegralType()->isBooleanType()
+                 ? (arg.getAsIntegral().getBoolValue() ? "true" : "false")
+                 : llvm::toString(arg.getAsIntegral(), 10);
+      break;
+    case clang::TemplateArgument::Type:
+      part = arg.getAsType().getCanonicalType().getAsString(pp);
+      if (part.rfind("spmvc::", 0) == 0) part = part.substr(7);
+      break;
+    case clang::TemplateArgument::Pack:
+      for (const auto& element : arg.pack_elements()) append_argument(element, pp, out);
+      return;
+    default:
+      part = "arg";
+      break;
+  }
+  out += '_';
+  out += identifier_part(part);
+}
+
 // `spmvc::csr::spmv<4, 2, 256, 1, true, int, double, double>` -> `csr_spmv_4_2_256_1_true_int_
 // double_double`: the qualified name less the spmvc namespace, then each template argument.
-std::string flat_name(const clang::FunctionDecl& f, const clang::PrintingPolicy& pp) {
-  std::string name = f.getQualifiedNameAsString();
+std::string flat_name(const clang::NamedDecl& d, const clang::TemplateArgumentList* args,
+                      const clang::PrintingPolicy& pp) {
+  std::string name = d.getQualifiedNameAsString();
   if (name.rfind("spmvc::", 0) == 0) name = name.substr(7);
   std::string out;
   for (std::size_t i = 0; i < name.size(); ++i) {
@@ -204,23 +362,20 @@ std::string flat_name(const clang::FunctionDecl& f, const clang::PrintingPolicy&
       out += name[i];
     }
   }
-  if (const auto* args = f.getTemplateSpecializationArgs()) {
-    for (const auto& arg : args->asArray()) {
-      std::string part;
-      if (arg.getKind() == clang::TemplateArgument::Integral) {
-        part = arg.getIntegralType()->isBooleanType()
-                   ? (arg.getAsIntegral().getBoolValue() ? "true" : "false")
-                   : llvm::toString(arg.getAsIntegral(), 10);
-      } else if (arg.getKind() == clang::TemplateArgument::Type) {
-        part = arg.getAsType().getCanonicalType().getAsString(pp);
-      } else {
-        part = "arg";
-      }
-      out += '_';
-      out += identifier_part(part);
-    }
+  out = identifier_part(out);
+  if (args != nullptr) {
+    for (const auto& arg : args->asArray()) append_argument(arg, pp, out);
   }
   return out;
+}
+
+std::string flat_name(const clang::FunctionDecl& f, const clang::PrintingPolicy& pp) {
+  return flat_name(f, f.getTemplateSpecializationArgs(), pp);
+}
+
+std::string flat_name(const clang::CXXRecordDecl& r, const clang::PrintingPolicy& pp) {
+  const auto* spec = dyn_cast<clang::ClassTemplateSpecializationDecl>(&r);
+  return flat_name(r, spec != nullptr ? &spec->getTemplateArgs() : nullptr, pp);
 }
 
 // How a helper's body can stand in for a call to it, in plain C++ (NVRTC rejects GNU statement
@@ -265,10 +420,12 @@ InlineShape inline_shape(const clang::FunctionDecl& f) {
 class FlatPrinter : public clang::PrinterHelper {
  public:
   FlatPrinter(const clang::ASTContext& ctx, const clang::PrintingPolicy& pp,
-              const std::map<const clang::FunctionDecl*, std::string>& names, bool inline_helpers)
-      : ctx_(ctx), pp_(pp), names_(names), inline_(inline_helpers) {}
+              const std::map<const clang::FunctionDecl*, std::string>& names,
+              const std::set<const clang::FunctionDecl*>& members, bool inline_helpers)
+      : ctx_(ctx), pp_(pp), names_(names), members_(members), inline_(inline_helpers) {}
 
-  /// Functions some call still names (printed as functions); in inline mode, only those.
+  /// Functions some printed call still names (printed as functions): helpers (in inline mode,
+  /// only those not printed at their call sites), member functions and constructors.
   const std::set<const clang::FunctionDecl*>& needed() const { return needed_; }
 
   void print(const clang::Stmt* s, llvm::raw_ostream& os) {
@@ -304,17 +461,64 @@ class FlatPrinter : public clang::PrinterHelper {
     }
     if (auto* decl = dyn_cast<clang::DeclStmt>(s)) return print_decls(*decl, os, true);
     if (auto* loop = dyn_cast<clang::ForStmt>(s)) return print_for(*loop, os);
+    if (auto* construct = dyn_cast<clang::CXXConstructExpr>(s)) {
+      mark(construct->getConstructor());
+      return false;
+    }
+    if (isa<clang::LambdaExpr>(s)) {
+      cannot_print("a lambda expression", ctx_.getSourceManager(), s->getBeginLoc());
+    }
+    if (isa<clang::StmtExpr>(s)) {
+      cannot_print("a GNU statement expression", ctx_.getSourceManager(), s->getBeginLoc());
+    }
     return false;
+  }
+
+  /// Prints `v`'s declaration (no `;`): storage and CUDA memory space, type, name, initialiser.
+  void print_variable(const clang::VarDecl& v, llvm::raw_ostream& os) {
+    if (v.hasAttr<clang::CUDASharedAttr>()) os << "__shared__ ";
+    if (const auto* a = v.getAttr<clang::CUDAConstantAttr>(); a != nullptr && !a->isImplicit())
+      os << "__constant__ ";
+    if (const auto* a = v.getAttr<clang::CUDADeviceAttr>(); a != nullptr && !a->isImplicit())
+      os << "__device__ ";
+    if (v.isStaticLocal()) os << "static ";
+    clang::QualType type = v.getType();
+    if (v.isConstexpr()) {
+      os << "constexpr ";
+      type.removeLocalConst();  // implied by constexpr
+    }
+    type.print(os, pp_, v.getName());
+    const clang::Expr* init = v.getInit();
+    if (init == nullptr) return;
+    if (const auto* construct = dyn_cast<clang::CXXConstructExpr>(init->IgnoreImplicit());
+        construct != nullptr && !isa<clang::CXXTemporaryObjectExpr>(construct)) {
+      // `T v(args)`, `T v{args}` or a default construction: the arguments in the written form.
+      mark(construct->getConstructor());
+      if (construct->getNumArgs() == 0) return;
+      const bool list = construct->isListInitialization();
+      os << (list ? "{" : "(");
+      for (unsigned i = 0; i < construct->getNumArgs(); ++i) {
+        if (i > 0) os << ", ";
+        print(construct->getArg(i), os);
+      }
+      os << (list ? "}" : ")");
+      return;
+    }
+    os << " = ";
+    print(init, os);
   }
 
  private:
   // A call to a printed function takes its flat name; its arguments go through this helper.
   bool print_call(const clang::CallExpr& call, llvm::raw_ostream& os) {
     const clang::FunctionDecl* callee = call.getDirectCallee();
-    if (callee == nullptr || isa<clang::CXXOperatorCallExpr>(call)) return false;
+    if (callee == nullptr) return false;
     const clang::FunctionDecl* def = callee->getDefinition();
     const auto it = def != nullptr ? names_.find(def) : names_.end();
-    if (it == names_.end()) return false;
+    if (it == names_.end()) {
+      mark(def);  // a member function or operator: printed as written
+      return false;
+    }
     if (inline_) {
       switch (inline_shape(*def)) {
         case InlineShape::block:
@@ -357,8 +561,17 @@ class FlatPrinter : public clang::PrinterHelper {
     const int site = ++sites_;
     std::vector<std::pair<const clang::ParmVarDecl*, std::optional<std::string>>> saved;
     os << "{  // " << name << "\n";
+    const std::set<std::string> locals = local_names(def);
     for (unsigned i = 0; i < def.getNumParams(); ++i) {
       const clang::ParmVarDecl* p = def.getParamDecl(i);
+      // A variable passed to a parameter the body only reads is used as is: a copy into a
+      // local would drop the __restrict__ of the caller's pointer, and the compiler's aliasing
+      // (hence its code) could change.
+      if (const std::optional<std::string> same =
+              passed_through(def, *p, argument(call, i), locals)) {
+        saved.emplace_back(p, rename(p, *same));
+        continue;
+      }
       const std::string local = identifier_part(def.getNameAsString()) + "_" + p->getName().str() +
                                 "_" + std::to_string(site);
       p->getType().print(os, pp_, local);
@@ -382,6 +595,71 @@ class FlatPrinter : public clang::PrinterHelper {
     os << "}";
     restore(saved);
     return true;
+  }
+
+  // Names the body of `f` declares.
+  static std::set<std::string> local_names(const clang::FunctionDecl& f) {
+    class Walk : public clang::RecursiveASTVisitor<Walk> {
+     public:
+      std::set<std::string> names;
+      bool VisitVarDecl(clang::VarDecl* v) {
+        names.insert(v->getName().str());
+        return true;
+      }
+    } walk;
+    walk.TraverseStmt(f.getBody());
+    return walk.names;
+  }
+
+  // The text of `arg` when it is a variable that can stand for `p` in f's body: p a scalar or
+  // pointer of arg's type the body never writes, takes the address of or passes on by
+  // reference, and no local of the body shares arg's name.
+  std::optional<std::string> passed_through(const clang::FunctionDecl& f,
+                                            const clang::ParmVarDecl& p, const clang::Expr* arg,
+                                            const std::set<std::string>& locals) {
+    const auto* ref = dyn_cast<clang::DeclRefExpr>(arg->IgnoreParenImpCasts());
+    if (ref == nullptr || !isa<clang::VarDecl>(ref->getDecl())) return std::nullopt;
+    const clang::QualType pt = p.getType().getCanonicalType().getUnqualifiedType();
+    const clang::QualType at = ref->getType().getCanonicalType().getUnqualifiedType();
+    if (!(pt->isScalarType()) || pt != at) return std::nullopt;
+    class Writes : public clang::RecursiveASTVisitor<Writes> {
+     public:
+      explicit Writes(const clang::ParmVarDecl& param) : p(param) {}
+      const clang::ParmVarDecl& p;
+      bool written = false;
+      bool names_p(const clang::Expr* e) const {
+        const auto* r = dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+        return r != nullptr && r->getDecl() == &p;
+      }
+      bool VisitBinaryOperator(clang::BinaryOperator* op) {
+        if (op->isAssignmentOp() && names_p(op->getLHS())) written = true;
+        return true;
+      }
+      bool VisitUnaryOperator(clang::UnaryOperator* op) {
+        if ((op->isIncrementDecrementOp() || op->getOpcode() == clang::UO_AddrOf) &&
+            names_p(op->getSubExpr()))
+          written = true;
+        return true;
+      }
+      bool VisitCallExpr(clang::CallExpr* call) {
+        const clang::FunctionDecl* callee = call->getDirectCallee();
+        for (unsigned i = 0; i < call->getNumArgs(); ++i) {
+          if (!names_p(call->getArg(i))) continue;
+          if (callee == nullptr || i >= callee->getNumParams() ||
+              callee->getParamDecl(i)->getType()->isReferenceType())
+            written = true;
+        }
+        return true;
+      }
+    } writes(p);
+    writes.TraverseStmt(f.getBody());
+    if (writes.written) return std::nullopt;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    print(ref, os);
+    os.flush();
+    if (locals.count(text) != 0) return std::nullopt;
+    return text;
   }
 
   // `f(a)` with f's body `return e;`: `(e)` with each parameter replaced by its argument.
@@ -493,13 +771,10 @@ class FlatPrinter : public clang::PrinterHelper {
     return true;
   }
 
-  // Integral constants are not printed (namespace-scope ones like kCsrPadElements are outside the
-  // flattened functions; local constexpr ones like kBytes may serve only a discarded branch, and
-  // nvcc warns about them), so every use takes the value.
-  static bool is_folded_constant(const clang::VarDecl& v) {
-    const bool global =
-        v.hasGlobalStorage() && !v.isStaticLocal() && v.getType().isConstQualified();
-    return (global || v.isConstexpr()) && v.getType()->isIntegralOrEnumerationType();
+  void mark(const clang::FunctionDecl* f) {
+    if (f == nullptr) return;
+    const clang::FunctionDecl* def = f->getDefinition();
+    if (def != nullptr && members_.count(def) != 0) needed_.insert(def);
   }
 
   bool print_constant(const clang::DeclRefExpr& ref, llvm::raw_ostream& os) {
@@ -528,18 +803,7 @@ class FlatPrinter : public clang::PrinterHelper {
       if (const auto* v = dyn_cast<clang::VarDecl>(d)) {
         if (!statement && !first) return false;  // a `for` head: fall back below
         if (statement && is_folded_constant(*v)) continue;
-        if (v->hasAttr<clang::CUDASharedAttr>()) os << "__shared__ ";
-        if (v->isStaticLocal()) os << "static ";
-        clang::QualType type = v->getType();
-        if (v->isConstexpr()) {
-          os << "constexpr ";
-          type.removeLocalConst();  // implied by constexpr
-        }
-        type.print(os, pp_, v->getName());
-        if (const clang::Expr* init = v->getInit()) {
-          os << " = ";
-          print(init, os);
-        }
+        print_variable(*v, os);
         if (statement) os << ";\n";
         first = false;
       } else if (const auto* a = dyn_cast<clang::StaticAssertDecl>(d)) {
@@ -551,8 +815,8 @@ class FlatPrinter : public clang::PrinterHelper {
         }
         os << ");\n";
       } else if (!isa<clang::TypedefNameDecl>(d)) {
-        throw InternalError("flatten: cannot print a local " + std::string(d->getDeclKindName()) +
-                            " declaration");
+        cannot_print("a local " + std::string(d->getDeclKindName()) + " declaration",
+                     ctx_.getSourceManager(), d->getLocation());
       }
     }
     return true;
@@ -582,6 +846,7 @@ class FlatPrinter : public clang::PrinterHelper {
   const clang::ASTContext& ctx_;
   const clang::PrintingPolicy& pp_;
   const std::map<const clang::FunctionDecl*, std::string>& names_;
+  const std::set<const clang::FunctionDecl*>& members_;
   const bool inline_;
   std::set<const clang::FunctionDecl*> needed_;
   std::map<const clang::ParmVarDecl*, std::string> renamed_;
@@ -615,71 +880,155 @@ std::string clang_format(const std::string& code, const std::string& file_name) 
 
 }  // namespace
 
+namespace {
+
+// Structs in an order where each follows those it holds by value.
+std::vector<const clang::CXXRecordDecl*> by_value_order(
+    const std::vector<const clang::CXXRecordDecl*>& records) {
+  std::vector<const clang::CXXRecordDecl*> out;
+  std::set<const clang::CXXRecordDecl*> done;
+  std::function<void(const clang::CXXRecordDecl*)> visit = [&](const clang::CXXRecordDecl* r) {
+    if (!done.insert(r).second) return;
+    for (const clang::FieldDecl* f : r->fields()) {
+      clang::QualType t = f->getType().getCanonicalType();
+      while (const clang::ArrayType* a = t->getAsArrayTypeUnsafe())
+        t = a->getElementType().getCanonicalType();
+      const clang::CXXRecordDecl* held = t->getAsCXXRecordDecl();
+      if (held != nullptr && held->getDefinition() != nullptr &&
+          std::find(records.begin(), records.end(), held->getDefinition()) != records.end()) {
+        visit(held->getDefinition());
+      }
+    }
+    out.push_back(r);
+  };
+  for (const auto* r : records) visit(r);
+  return out;
+}
+
+// Replaces every occurrence of `from` in `text` with `to`.
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+    text.replace(at, from.size(), to);
+    at += to.size();
+  }
+}
+
+}  // namespace
+
 KernelSource flatten(const KernelSource& src, const FlattenOptions& options) {
-  // Coded values reach the templates as accessor objects (templates/common.cuh), whose class
-  // specialisations this printer does not write out.
-  if (src.source.find("spmvc::UnitValues") != std::string::npos ||
-      src.source.find("spmvc::TableValues") != std::string::npos)
-    throw InputError("flatten", 0,
-                     fmt::format("{} stores its values coded (values=1..3), which flattening does "
-                                 "not support yet; plan it with --no-value-coding",
-                                 src.kernel_name));
   const std::unique_ptr<clang::ASTUnit> ast = detail::parse_cuda(src);
   const clang::ASTContext& ctx = ast->getASTContext();
-  const clang::FunctionDecl& entry = detail::find_entry(*ast, src);
+  const clang::SourceManager& sm = ctx.getSourceManager();
+  const std::vector<const clang::FunctionDecl*> entries = detail::entry_points(*ast, src);
 
   clang::PrintingPolicy pp(ctx.getLangOpts());
   pp.PrintCanonicalTypes = true;
   pp.Bool = true;
 
-  CalleeCollector collector(ctx.getSourceManager());
-  collector.collect(entry);
-  std::map<const clang::FunctionDecl*, std::string> names;
-  std::set<std::string> used = {src.kernel_name};
+  Collector collector(sm);
+  for (const clang::FunctionDecl* entry : entries) collector.collect(*entry);
+  std::map<const clang::FunctionDecl*, std::string> names;  // free functions: flat names
+  std::set<const clang::FunctionDecl*> members;             // member functions, constructors
+  std::set<std::string> used;
+  for (const clang::FunctionDecl* entry : entries) used.insert(entry->getNameAsString());
+  std::map<const clang::CXXRecordDecl*, std::string> record_names;
+  for (const clang::CXXRecordDecl* r : collector.records) {
+    if (r->getNumBases() != 0 || r->isUnion()) {
+      cannot_print(r->isUnion() ? "a union" : "a struct with a base class", sm, r->getLocation());
+    }
+    std::string name = flat_name(*r, pp);
+    for (int i = 2; used.count(name) != 0; ++i) name = flat_name(*r, pp) + "_" + std::to_string(i);
+    used.insert(name);
+    record_names[r] = name;
+  }
   for (const clang::FunctionDecl* f : collector.order) {
+    if (isa<clang::CXXMethodDecl>(f)) {
+      const auto* m = cast<clang::CXXMethodDecl>(f);
+      if (m->getParent()->isLambda())
+        cannot_print("a lambda expression", sm, m->getParent()->getLocation());
+      if (record_names.count(m->getParent()->getDefinition()) == 0) {
+        cannot_print("a member of " + m->getParent()->getQualifiedNameAsString(), sm,
+                     f->getLocation());
+      }
+      if (isa<clang::CXXConversionDecl>(f) || isa<clang::CXXDestructorDecl>(f)) {
+        cannot_print("a conversion operator or destructor", sm, f->getLocation());
+      }
+      members.insert(f);
+      continue;
+    }
     std::string name = flat_name(*f, pp);
     for (int i = 2; used.count(name) != 0; ++i) name = flat_name(*f, pp) + "_" + std::to_string(i);
     used.insert(name);
     names[f] = name;
   }
 
-  FlatPrinter printer(ctx, pp, names, options.inline_helpers);
-  // The entry point first: in inline mode it decides which helpers some call still names.
+  FlatPrinter printer(ctx, pp, names, members, options.inline_helpers);
+  // The entry points first: they decide which helpers and members some call still names.
   std::string entry_code;
   {
     llvm::raw_string_ostream es(entry_code);
-    es << "extern \"C\" __global__ void ";
-    if (const auto* bounds = entry.getAttr<clang::CUDALaunchBoundsAttr>()) {
-      es << "__launch_bounds__("
-         << llvm::toString(bounds->getMaxThreads()->EvaluateKnownConstInt(ctx), 10);
-      if (bounds->getMinBlocks() != nullptr) {
-        es << ", " << llvm::toString(bounds->getMinBlocks()->EvaluateKnownConstInt(ctx), 10);
+    for (const clang::FunctionDecl* entry : entries) {
+      es << "extern \"C\" __global__ void ";
+      if (const auto* bounds = entry->getAttr<clang::CUDALaunchBoundsAttr>()) {
+        es << "__launch_bounds__("
+           << llvm::toString(bounds->getMaxThreads()->EvaluateKnownConstInt(ctx), 10);
+        if (bounds->getMinBlocks() != nullptr) {
+          es << ", " << llvm::toString(bounds->getMinBlocks()->EvaluateKnownConstInt(ctx), 10);
+        }
+        es << ") ";
       }
-      es << ") ";
+      es << entry->getName();
+      printer.print_params(*entry, es);
+      es << " ";
+      printer.print(entry->getBody(), es);
+      es << "\n";
     }
-    es << src.kernel_name;
-    printer.print_params(entry, es);
-    es << " ";
-    printer.print(entry.getBody(), es);
   }
-  // Helpers, callees before callers; printing one may make others needed, hence the fixpoint.
-  std::map<const clang::FunctionDecl*, std::string> helper_code;
+  // Helpers and members, callees before callers; printing one may make others needed, hence the
+  // fixpoint. Members are defined out of their struct, which declares them.
+  std::map<const clang::FunctionDecl*, std::string> function_code;
   for (bool more = true; more;) {
     more = false;
     for (const clang::FunctionDecl* f : collector.order) {
-      if (helper_code.count(f) != 0 || (options.inline_helpers && printer.needed().count(f) == 0))
-        continue;
+      if (function_code.count(f) != 0 || printer.needed().count(f) == 0) continue;
       std::string code_f;
       llvm::raw_string_ostream fs(code_f);
       fs << "__device__ __forceinline__ ";
-      f->getReturnType().print(fs, pp);
-      fs << " " << names[f];
-      printer.print_params(*f, fs);
+      const auto* method = dyn_cast<clang::CXXMethodDecl>(f);
+      if (method == nullptr) {
+        f->getReturnType().print(fs, pp);
+        fs << " " << names[f];
+        printer.print_params(*f, fs);
+      } else {
+        const std::string& owner = record_names[method->getParent()->getDefinition()];
+        if (isa<clang::CXXConstructorDecl>(f)) {
+          fs << owner << "::" << owner;
+        } else {
+          f->getReturnType().print(fs, pp);
+          fs << " " << owner << "::" << f->getNameAsString();
+        }
+        printer.print_params(*f, fs);
+        if (method->isConst()) fs << " const";
+        if (const auto* ctor = dyn_cast<clang::CXXConstructorDecl>(f)) {
+          bool first = true;
+          for (const clang::CXXCtorInitializer* init : ctor->inits()) {
+            if (!init->isWritten()) continue;
+            if (!init->isMemberInitializer()) {
+              cannot_print("a constructor's base or delegating initialiser", sm,
+                           init->getSourceLocation());
+            }
+            fs << (first ? " : " : ", ") << init->getMember()->getName() << "(";
+            printer.print(init->getInit(), fs);
+            fs << ")";
+            first = false;
+          }
+        }
+      }
       fs << " ";
       printer.print(f->getBody(), fs);
       fs << "\n";
       fs.flush();
-      helper_code[f] = code_f;
+      function_code[f] = code_f;
       more = true;
     }
   }
@@ -688,15 +1037,86 @@ KernelSource flatten(const KernelSource& src, const FlattenOptions& options) {
   llvm::raw_string_ostream os(code);
   os << banner(src.source) << "//\n// Flattened by `spmvc emit --flatten`: "
      << (options.inline_helpers
-             ? "the entry point with every helper's body printed at its call\n// site, "
-             : "each function the entry point reaches, printed\n// ")
+             ? "the entry points with every helper's body printed at its\n// call site, "
+             : "each function the entry points reach, printed\n// ")
      << "with compile-time parameters as values and only the branches they select.\n"
         "// Standalone: it needs no spmvc header.\n\n";
+  // Namespace-scope variables the code reads (__constant__ tables, the row map).
+  for (const clang::VarDecl* v : collector.globals) {
+    if (v->isExternC()) os << "extern \"C\" {\n";
+    printer.print_variable(*v, os);
+    os << ";\n";
+    if (v->isExternC()) os << "}\n";
+    os << "\n";
+  }
+  // Structs: all declared first, then defined, each after those it holds by value; their
+  // member functions are declared inside and defined below with the helpers.
+  const std::vector<const clang::CXXRecordDecl*> records = by_value_order(collector.records);
+  for (const clang::CXXRecordDecl* r : records) os << "struct " << record_names[r] << ";\n";
+  if (!records.empty()) os << "\n";
+  for (const clang::CXXRecordDecl* r : records) {
+    os << "struct " << record_names[r] << " {\n";
+    for (const clang::FieldDecl* field : r->fields()) {
+      if (field->isBitField()) cannot_print("a bit-field", sm, field->getLocation());
+      field->getType().print(os, pp, field->getName());
+      if (const clang::Expr* init = field->getInClassInitializer()) {
+        os << " = ";
+        printer.print(init, os);
+      }
+      os << ";\n";
+    }
+    for (const clang::FunctionDecl* f : collector.order) {
+      const auto* method = dyn_cast<clang::CXXMethodDecl>(f);
+      if (method == nullptr || method->getParent()->getDefinition() != r ||
+          function_code.count(f) == 0) {
+        continue;
+      }
+      os << "__device__ ";
+      if (method->isStatic()) os << "static ";
+      if (isa<clang::CXXConstructorDecl>(f)) {
+        os << record_names[r];
+      } else {
+        f->getReturnType().print(os, pp);
+        os << " " << f->getNameAsString();
+      }
+      printer.print_params(*f, os);
+      if (method->isConst()) os << " const";
+      os << ";\n";
+    }
+    os << "};\n\n";
+  }
   for (const clang::FunctionDecl* f : collector.order) {
-    if (const auto it = helper_code.find(f); it != helper_code.end()) os << it->second;
+    if (const auto it = function_code.find(f); it != function_code.end()) os << it->second;
   }
   os << entry_code;
   os.flush();
+
+  // Types print in their canonical spelling (`spmvc::TableValues<double, unsigned char>`):
+  // each struct takes its flat name, the longest spellings first so that a struct named
+  // inside another's template arguments is replaced after it.
+  std::vector<std::pair<std::string, std::string>> spellings;
+  for (const auto& [r, name] : record_names) {
+    spellings.emplace_back(
+        clang::QualType(r->getTypeForDecl(), 0).getCanonicalType().getAsString(pp), name);
+  }
+  std::sort(spellings.begin(), spellings.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  const std::size_t body_start = code.find("\n\n");
+  std::string head = code.substr(0, body_start), body = code.substr(body_start);
+  for (const auto& [from, to] : spellings) {
+    if (from != to) replace_all(body, from, to);
+  }
+  // Anything still spelled in a namespace or as a template is a construct the printer missed.
+  static const std::regex leftover(R"((spmvc::|\(anonymous namespace\)|\btemplate\b)[^;\n]*)");
+  // (string literals, such as static_assert messages, are prose, not code)
+  static const std::regex literal(R"("([^"\\\n]|\\.)*")");
+  const std::string code_only = std::regex_replace(body, literal, "\"\"");
+  std::smatch m;
+  if (std::regex_search(code_only, m, leftover)) {
+    throw InternalError(
+        fmt::format("flatten: cannot print `{}` in {} yet", m.str(), src.file_name));
+  }
+  code = head + body;
 
   KernelSource out = src;
   out.source = options.format ? clang_format(code, src.file_name) : code;

@@ -25,4 +25,9 @@ std::unique_ptr<clang::ASTUnit> parse_cuda(const KernelSource& src,
 /// when the name is empty the only one (InputError when there is not exactly one).
 const clang::FunctionDecl& find_entry(clang::ASTUnit& ast, const KernelSource& src);
 
+/// The unit's extern "C" __global__ definitions: those src.launches() names, in launch order,
+/// then any other it defines (hyb's COO kernel when the COO part is empty), in source order.
+/// With src.kernel_name empty (a file from disk), every definition in source order.
+std::vector<const clang::FunctionDecl*> entry_points(clang::ASTUnit& ast, const KernelSource& src);
+
 }  // namespace spmvc::tooling::detail

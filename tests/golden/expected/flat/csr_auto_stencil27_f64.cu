@@ -3,7 +3,7 @@
 // model:   53476 bytes per multiply, 5.43 us predicted
 // why:     lowest predicted time of 6 applicable candidates (59% of lanes busy, 0.6 nonzeros per lane, model efficiency 59%; 19.0 nonzeros per row on average)
 //
-// Flattened by `spmvc emit --flatten`: each function the entry point reaches, printed
+// Flattened by `spmvc emit --flatten`: each function the entry points reach, printed
 // with compile-time parameters as values and only the branches they select.
 // Standalone: it needs no spmvc header.
 

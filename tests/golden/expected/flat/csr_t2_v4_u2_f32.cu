@@ -3,7 +3,7 @@
 // model:   7876 bytes per multiply, 5.44 us predicted
 // why:     parameters forced by the caller
 //
-// Flattened by `spmvc emit --flatten`: each function the entry point reaches, printed
+// Flattened by `spmvc emit --flatten`: each function the entry points reach, printed
 // with compile-time parameters as values and only the branches they select.
 // Standalone: it needs no spmvc header.
 

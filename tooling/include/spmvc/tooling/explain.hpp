@@ -87,7 +87,53 @@ struct ExplainOptions {
   std::optional<MatrixShape> shape;
   std::string arch = "sm_90";  ///< NVRTC target for the resource report; empty: no compile
   std::vector<std::string> include_dirs;  ///< for a source read from disk with its headers
+  /// The matrix the unit was generated for (explain_unit): array sizes and the value table.
+  /// Not owned; must outlive the call.
+  const Encoded* encoded = nullptr;
+  /// The plan's format name ("csr", "bro_ell", ...): names why explain and the model differ.
+  std::string format;
+  std::optional<double> planner_bytes_per_nonzero;  ///< the format's Cost::matrix_bytes / nnz
 };
+
+/// One array of the encoded matrix and which kernels of the unit read or write it.
+struct ArrayUse {
+  std::string name;
+  std::string type;  ///< element type, e.g. "u16"
+  std::int64_t elements = 0;
+  std::int64_t bytes = 0;
+  bool scratch = false;                          ///< workspace the kernels write, not matrix data
+  std::vector<std::string> read_by, written_by;  ///< kernel names
+};
+
+/// Data the unit carries in its own source: a __constant__ or constexpr table, a width pattern
+/// passed as template arguments, or the value table of coded values (an array, shown in full).
+struct BakedData {
+  std::string name;
+  std::string what;     ///< e.g. "__constant__ unsigned char[5]"
+  std::string content;  ///< the values, comma-separated (long ones elided in the middle)
+};
+
+/// A whole unit: every kernel in launch order (then any it defines but does not launch), and
+/// the matrix bytes of one multiply.
+struct UnitReport {
+  std::vector<ExplainReport> kernels;
+  std::vector<ArrayUse> arrays;  ///< with options.encoded
+  std::vector<BakedData> baked;
+  std::optional<MatrixShape> shape;
+  /// Bytes of the matrix arrays some kernel reads (each once) per true nonzero; with
+  /// options.encoded and a shape.
+  std::optional<double> bytes_per_nonzero;
+  std::optional<double> planner_bytes_per_nonzero;
+  /// Why bytes_per_nonzero and the planner's figure differ, when they do (empty when they agree).
+  std::string difference;
+  bool agrees() const;
+};
+
+/// Every kernel of `src`: src.launches() in order when src names its entry points (a generated
+/// unit: roles from its parameter list), else every extern "C" __global__ definition (a file
+/// from disk: roles from the uses). InternalError when Clang rejects the source; CompileError
+/// when NVRTC does.
+UnitReport explain_unit(const KernelSource& src, const ExplainOptions& options = {});
 
 /// Parses `src` (see flatten()) and reports on its entry point: src.kernel_name, or the only
 /// extern "C" __global__ definition when that is empty. InternalError when Clang rejects the
@@ -98,5 +144,9 @@ ExplainReport explain(const KernelSource& src, const ExplainOptions& options = {
 std::string to_report(const ExplainReport& r);
 /// The report as JSON for tools.
 std::string to_json(const ExplainReport& r);
+/// The unit's report as text: each kernel's, then the arrays, baked data and bytes.
+std::string to_report(const UnitReport& r);
+/// The unit's report as JSON.
+std::string to_json(const UnitReport& r);
 
 }  // namespace spmvc::tooling

@@ -1,0 +1,305 @@
+// matrix:  216 x 216, 4096 nonzeros; rows 8..27 (mean 18.96, sd 5.90), 0 empty
+// plan:    csr_stream [b=256 tile=1024 c16 val=3], f32, reorder none
+// model:   20456 bytes per multiply, 2.84 us predicted
+// why:     parameters forced by the caller
+//
+// Flattened by `spmvc emit --flatten`: each function the entry points reach, printed
+// with compile-time parameters as values and only the branches they select.
+// Standalone: it needs no spmvc header.
+
+struct csr_stream_NarrowColumns;
+struct TableValues_float_unsignedshort;
+struct csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort;
+struct csr_stream_ShortColumn;
+struct csr_stream_IntColumn;
+struct
+    csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort;
+
+struct csr_stream_NarrowColumns {
+  const int *__restrict base;
+  const unsigned short *__restrict narrow;
+  const int *__restrict wide;
+  __device__ void with_block(
+      int b, long long start,
+      const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
+          &f) const;
+  __device__ float with_block(
+      int b, long long start,
+      const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
+          &f) const;
+};
+
+struct TableValues_float_unsignedshort {
+  const unsigned short *__restrict code;
+  const float *__restrict table;
+  __device__ TableValues_float_unsignedshort operator+(long long i) const;
+  __device__ TableValues_float_unsignedshort operator+(int i) const;
+};
+
+struct csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort {
+  TableValues_float_unsignedshort values;
+  const float *__restrict x;
+  float *products;
+  long long start;
+  int n;
+  int t;
+  __device__ void operator()(csr_stream_ShortColumn column) const;
+  __device__ void operator()(csr_stream_IntColumn column) const;
+};
+
+struct csr_stream_ShortColumn {
+  const unsigned short *__restrict narrow;
+  int base;
+  __device__ int operator()(long long k) const;
+  __device__ int operator()(int k) const;
+};
+
+struct csr_stream_IntColumn {
+  const int *__restrict col_idx;
+  __device__ int operator()(long long k) const;
+  __device__ int operator()(int k) const;
+};
+
+struct
+    csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort {
+  TableValues_float_unsignedshort values;
+  const float *__restrict x;
+  int start;
+  int end;
+  int t;
+  __device__ float operator()(csr_stream_ShortColumn column) const;
+  __device__ float operator()(csr_stream_IntColumn column) const;
+};
+
+__device__ __forceinline__ int csr_stream_lanes_per_row_256(int rows) {
+  int lanes = 32;
+  while (lanes > 1 && lanes * rows > 256) lanes >>= 1;
+  return lanes;
+}
+
+__device__ __forceinline__ int csr_stream_ShortColumn::operator()(
+    long long k) const {
+  return this->base + static_cast<int>(__ldg(this->narrow + k));
+}
+
+__device__ __forceinline__ float load_ro_float_unsignedshort(
+    const TableValues_float_unsignedshort &p) {
+  return __ldg(p.table + __ldg(p.code));
+}
+
+__device__ __forceinline__ TableValues_float_unsignedshort
+TableValues_float_unsignedshort::operator+(long long i) const {
+  return TableValues_float_unsignedshort{this->code + i, this->table};
+}
+
+__device__ __forceinline__ float load_ro_float(const float *p) {
+  return __ldg(p);
+}
+
+__device__ __forceinline__ void
+csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort::
+operator()(csr_stream_ShortColumn column) const {
+#pragma unroll
+  for (int r = 0; r < 4; r += 2) {
+    int c[2];
+    float v[2];
+
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int k = (r + i) * 256 + this->t;
+      if (k < this->n) {
+        c[i] = column(this->start + k);
+        v[i] = load_ro_float_unsignedshort(this->values + (this->start + k));
+      }
+    }
+
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int k = (r + i) * 256 + this->t;
+      if (k < this->n)
+        this->products[k] = static_cast<float>(v[i]) *
+                            static_cast<float>(load_ro_float(this->x + c[i]));
+    }
+  }
+}
+
+__device__ __forceinline__ int csr_stream_IntColumn::operator()(
+    long long k) const {
+  return __ldg(this->col_idx + k);
+}
+
+__device__ __forceinline__ void
+csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort::
+operator()(csr_stream_IntColumn column) const {
+#pragma unroll
+  for (int r = 0; r < 4; r += 4) {
+    int c[4];
+    float v[4];
+
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int k = (r + i) * 256 + this->t;
+      if (k < this->n) {
+        c[i] = column(this->start + k);
+        v[i] = load_ro_float_unsignedshort(this->values + (this->start + k));
+      }
+    }
+
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int k = (r + i) * 256 + this->t;
+      if (k < this->n)
+        this->products[k] = static_cast<float>(v[i]) *
+                            static_cast<float>(load_ro_float(this->x + c[i]));
+    }
+  }
+}
+
+__device__ __forceinline__ void csr_stream_NarrowColumns::with_block(
+    int b, long long start,
+    const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
+        &f) const {
+  const int at = __ldg(this->base + b);
+  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow, at});
+  return f(csr_stream_IntColumn{this->wide + (-1 - at) - start});
+}
+
+__device__ __forceinline__ long long y_row(long long row) { return row; }
+
+__device__ __forceinline__ void store_y_float_float(float *y, long long row,
+                                                    float sum, float alpha,
+                                                    float beta) {
+  const long long i = y_row(row);
+  float out = alpha * sum;
+  if (beta != float(0)) out += beta * static_cast<float>(y[i]);
+  y[i] = static_cast<float>(out);
+}
+
+__device__ __forceinline__ TableValues_float_unsignedshort
+TableValues_float_unsignedshort::operator+(int i) const {
+  return TableValues_float_unsignedshort{this->code + i, this->table};
+}
+
+__device__ __forceinline__ int csr_stream_ShortColumn::operator()(int k) const {
+  return this->base + static_cast<int>(__ldg(this->narrow + k));
+}
+
+__device__ __forceinline__ float
+csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort::
+operator()(csr_stream_ShortColumn column) const {
+  float sum = float(0);
+
+#pragma unroll 4
+  for (int k = this->start + this->t; k < this->end; k += 256) {
+    sum += static_cast<float>(load_ro_float_unsignedshort(this->values + k)) *
+           static_cast<float>(load_ro_float(this->x + column(k)));
+  }
+  return sum;
+}
+
+__device__ __forceinline__ int csr_stream_IntColumn::operator()(int k) const {
+  return __ldg(this->col_idx + k);
+}
+
+__device__ __forceinline__ float
+csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort::
+operator()(csr_stream_IntColumn column) const {
+  float sum = float(0);
+
+#pragma unroll 4
+  for (int k = this->start + this->t; k < this->end; k += 256) {
+    sum += static_cast<float>(load_ro_float_unsignedshort(this->values + k)) *
+           static_cast<float>(load_ro_float(this->x + column(k)));
+  }
+  return sum;
+}
+
+__device__ __forceinline__ float csr_stream_NarrowColumns::with_block(
+    int b, long long start,
+    const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
+        &f) const {
+  const int at = __ldg(this->base + b);
+  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow, at});
+  return f(csr_stream_IntColumn{this->wide + (-1 - at) - start});
+}
+
+__device__ __forceinline__ float group_sum_32_float(float v) {
+  static_assert(32 >= 1 && 32 <= 32 && (32 & (32 - 1)) == 0,
+                "group size must be a power of two no larger than a warp");
+
+#pragma unroll
+  for (int offset = 32 / 2; offset > 0; offset /= 2) {
+    v += __shfl_down_sync(4294967295U, v, offset, 32);
+  }
+  return v;
+}
+
+__device__ __forceinline__ void
+csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
+    const int *__restrict row_blocks, const int *__restrict row_ptr,
+    csr_stream_NarrowColumns columns, TableValues_float_unsignedshort values,
+    const float *__restrict x, float *__restrict y, float alpha, float beta) {
+  static_assert(256 % 32 == 0, "blocks are whole warps");
+  static_assert(1024 % 256 == 0,
+                "the tile is a whole number of block-wide steps");
+  __shared__ static float products[1024];
+  const int first = __ldg(row_blocks + blockIdx.x);
+  const int last = __ldg(row_blocks + blockIdx.x + 1);
+  const int t = static_cast<int>(threadIdx.x);
+  const int rows = last - first;
+  const int lanes = csr_stream_lanes_per_row_256(rows);
+  const int local = t / lanes;
+  const int lane = t % lanes;
+  int row_begin = 0;
+  int row_end = 0;
+  if (local < rows) {
+    row_begin = __ldg(row_ptr + first + local);
+    row_end = __ldg(row_ptr + first + local + 1);
+  }
+  const int start = __ldg(row_ptr + first);
+  const int end = __ldg(row_ptr + last);
+  if (end - start <= static_cast<int>(1024)) {
+    columns.with_block(
+        static_cast<int>(blockIdx.x), static_cast<long long>(start),
+        csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort{
+            values, x, products, static_cast<long long>(start),
+            static_cast<int>(end - start), t});
+    __syncthreads();
+    float sum = float(0);
+    if (local < rows) {
+      const int b = static_cast<int>(row_begin - start);
+      const int e = static_cast<int>(row_end - start);
+      for (int k = b + lane; k < e; k += lanes) sum += products[k];
+    }
+    for (int offset = lanes / 2; offset > 0; offset /= 2) {
+      sum += __shfl_down_sync(4294967295U, sum, offset, lanes);
+    }
+    if (lane == 0 && local < rows)
+      store_y_float_float(y, first + local, sum, alpha, beta);
+    return;
+  }
+  float sum = columns.with_block(
+      static_cast<int>(blockIdx.x), static_cast<long long>(start),
+      csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort{
+          values, x, start, end, t});
+  sum = group_sum_32_float(sum);
+  if (t % 32 == 0) products[t / 32] = sum;
+  __syncthreads();
+  if (t < 32) {
+    sum = t < 256 / 32 ? products[t] : float(0);
+    sum = group_sum_32_float(sum);
+    if (t == 0) store_y_float_float(y, first, sum, alpha, beta);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    spmv_csr_stream_b256_t1024_c16_vt16_f32(
+        const int *__restrict row_blocks, const int *__restrict row_ptr,
+        const int *__restrict col_base, const unsigned short *__restrict col16,
+        const int *__restrict col_wide, const unsigned short *__restrict values,
+        const float *__restrict values_table, const float *__restrict x,
+        float *__restrict y, float alpha, float beta) {
+  csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
+      row_blocks, row_ptr, csr_stream_NarrowColumns{col_base, col16, col_wide},
+      TableValues_float_unsignedshort{values, values_table}, x, y, alpha, beta);
+}
