@@ -100,10 +100,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < want_offsets && in.left() > 0; ++i) {
     const auto step = in.take<std::uint8_t>();
     // 0xff: a raw offset (negative, huge or decreasing).
-    sum = step == 0xff ? in.take<std::int64_t>()
-                       : (i == 0 ? 0
-                                 : static_cast<std::int64_t>(static_cast<std::uint64_t>(sum) +
-                                                             step % 4));
+    sum =
+        step == 0xff
+            ? in.take<std::int64_t>()
+            : (i == 0 ? 0 : static_cast<std::int64_t>(static_cast<std::uint64_t>(sum) + step % 4));
     offsets.push_back(sum);
   }
   std::vector<std::int32_t> cols;

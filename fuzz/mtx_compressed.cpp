@@ -40,10 +40,9 @@ std::string gzip(std::string_view text) {
 std::string xz(std::string_view text) {
   std::string out(lzma_stream_buffer_bound(text.size()), '\0');
   std::size_t pos = 0;
-  if (lzma_easy_buffer_encode(0, LZMA_CHECK_CRC64, nullptr,
-                              reinterpret_cast<const std::uint8_t*>(text.data()), text.size(),
-                              reinterpret_cast<std::uint8_t*>(out.data()), &pos,
-                              out.size()) != LZMA_OK)
+  if (lzma_easy_buffer_encode(
+          0, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const std::uint8_t*>(text.data()),
+          text.size(), reinterpret_cast<std::uint8_t*>(out.data()), &pos, out.size()) != LZMA_OK)
     std::abort();
   out.resize(pos);
   return out;
@@ -96,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (plain_error != stream_error) {
     const bool both_banner = plain_error.find("banner") != std::string::npos &&
                              stream_error.find("banner") != std::string::npos;
-    if (!both_banner) fuzz::finding("compressed and plain parses disagree", plain_error, stream_error);
+    if (!both_banner)
+      fuzz::finding("compressed and plain parses disagree", plain_error, stream_error);
     return 0;
   }
   if (plain_error.empty() && !fuzz::same_matrix(plain, streamed)) {

@@ -43,7 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // must still refuse the input over its banner.
     const bool both_banner = whole_error.find("banner") != std::string::npos &&
                              streamed_error.find("banner") != std::string::npos;
-    if (!both_banner) fuzz::finding("in-memory and streamed parses disagree", whole_error, streamed_error);
+    if (!both_banner)
+      fuzz::finding("in-memory and streamed parses disagree", whole_error, streamed_error);
     return 0;
   }
   if (!whole_error.empty()) return 0;

@@ -113,17 +113,19 @@ class FileSource final : public ByteSource {
 
 class MemorySource final : public ByteSource {
  public:
-  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  MemorySource(std::string_view bytes, bool report_size)
+      : bytes_(bytes), report_size_(report_size) {}
   std::size_t read(char* dst, std::size_t n) override {
     const std::size_t k = std::min(n, bytes_.size() - pos_);
     std::memcpy(dst, bytes_.data() + pos_, k);
     pos_ += k;
     return k;
   }
-  std::uint64_t size_hint() const override { return bytes_.size(); }
+  std::uint64_t size_hint() const override { return report_size_ ? bytes_.size() : UINT64_MAX; }
 
  private:
   std::string_view bytes_;
+  bool report_size_;
   std::size_t pos_ = 0;
 };
 
@@ -149,8 +151,8 @@ std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& path) 
   return std::make_unique<FileSource>(path);
 }
 
-std::unique_ptr<ByteSource> memory_source(std::string_view bytes) {
-  return std::make_unique<MemorySource>(bytes);
+std::unique_ptr<ByteSource> memory_source(std::string_view bytes, bool report_size) {
+  return std::make_unique<MemorySource>(bytes, report_size);
 }
 
 struct TextStream::Decoder {
@@ -188,7 +190,6 @@ std::size_t TextStream::fill_input(std::size_t want) {
     if (got == 0) raw_eof_ = true;
     in_end_ += got;
     raw_read_ += got;
-    if (raw_read_ > cap_) over_budget(source_, "file size", cap_);
   }
   return in_end_ - in_pos_;
 }
@@ -200,10 +201,12 @@ void TextStream::start() {
   kind_ = detect_compression(head);
   if (kind_ == Compression::kNone) {
     if (starts_with_bytes(head, kBzip2Magic)) {
-      throw InputError(source_, 0, "file is bzip2-compressed; only plain, gzip and xz are supported");
+      throw InputError(source_, 0,
+                       "file is bzip2-compressed; only plain, gzip and xz are supported");
     }
     if (starts_with_bytes(head, kZstdMagic)) {
-      throw InputError(source_, 0, "file is zstd-compressed; only plain, gzip and xz are supported");
+      throw InputError(source_, 0,
+                       "file is zstd-compressed; only plain, gzip and xz are supported");
     }
     // A file that is not Matrix Market at all gets that message before any size refusal.
     if (banner_pending_) banner_pending_ = !check_banner_start(head, true, source_);
@@ -218,7 +221,7 @@ void TextStream::start() {
   } else if (kind_ == Compression::kXz) {
     // The decoder's memory (mostly the dictionary an xz header declares, up to 4 GiB) is held
     // to the budget too: a few bytes of header must not allocate gigabytes.
-    if (lzma_stream_decoder(&decoder_->xs, cap_, 0) != LZMA_OK) {
+    if (lzma_stream_decoder(&decoder_->xs, memory_budget(), 0) != LZMA_OK) {
       throw InputError(source_, 0, "cannot initialise the xz decoder (out of memory?)");
     }
   }
@@ -227,16 +230,18 @@ void TextStream::start() {
 void TextStream::produced(const char* dst, std::size_t n) {
   produced_ += n;
   if (produced_ > cap_) {
-    over_budget(source_,
-                kind_ == Compression::kNone
-                    ? "file size"
-                    : (kind_ == Compression::kGzip ? "decompressed gzip data"
-                                                   : "decompressed xz data"),
-                cap_);
+    over_budget(
+        source_,
+        kind_ == Compression::kNone
+            ? "file size"
+            : (kind_ == Compression::kGzip ? "decompressed gzip data" : "decompressed xz data"),
+        cap_);
   }
   if (banner_pending_ && n > 0) {
     head_.append(dst, std::min(n, kHeadBytes - std::min(head_.size(), kHeadBytes)));
+    banner_failed_ = true;
     banner_pending_ = !check_banner_start(head_, head_.size() >= kHeadBytes, source_);
+    banner_failed_ = false;
   }
 }
 
@@ -251,10 +256,27 @@ void TextStream::trailing_garbage(std::uint64_t already, const char* kind) {
 }
 
 std::size_t TextStream::read(char* dst, std::size_t n) {
+  try {
+    return read_checked(dst, n);
+  } catch (const InputError&) {
+    // Garbage where the banner should be may come from a damaged stream: the damage, when it
+    // shows within check_rest's reach, is the error to report.
+    if (banner_failed_ && kind_ != Compression::kNone) {
+      banner_failed_ = false;
+      banner_pending_ = false;
+      check_rest();
+    }
+    failed_ = true;
+    throw;
+  }
+}
+
+std::size_t TextStream::read_checked(char* dst, std::size_t n) {
   if (!started_) start();
   if (done_ || n == 0) return 0;
   // At most one byte past the cap, which tells "over" from "exactly at" it.
-  if (cap_ < UINT64_MAX) n = static_cast<std::size_t>(std::min<std::uint64_t>(n, cap_ - produced_ + 1));
+  if (cap_ < UINT64_MAX)
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, cap_ - produced_ + 1));
   std::size_t got = 0;
   switch (kind_) {
     case Compression::kNone:
@@ -357,7 +379,7 @@ std::size_t TextStream::read_xz(char* dst, std::size_t n) {
       if (!starts_with_bytes({in_.data() + in_pos_, next}, kXzMagic)) {
         trailing_garbage(nulls, "xz");
       }
-      if (lzma_stream_decoder(&xs, cap_, 0) != LZMA_OK) {
+      if (lzma_stream_decoder(&xs, memory_budget(), 0) != LZMA_OK) {
         throw InputError(source_, 0, "cannot initialise the xz decoder (out of memory?)");
       }
       if (got > 0) return got;
@@ -382,10 +404,11 @@ std::size_t TextStream::read_xz(char* dst, std::size_t n) {
         what = "xz stream uses unsupported options";
         break;
       case LZMA_MEMLIMIT_ERROR:
-        throw InputError(source_, 0,
-                         fmt::format("xz stream needs {} bytes of memory to decode, over the memory "
-                                     "budget of {} bytes (set SPMVC_MEMORY_BUDGET to change it)",
-                                     lzma_memusage(&xs), cap_));
+        throw InputError(
+            source_, 0,
+            fmt::format("xz stream needs {} bytes of memory to decode, over the memory "
+                        "budget of {} bytes (set SPMVC_MEMORY_BUDGET to change it)",
+                        lzma_memusage(&xs), memory_budget()));
       case LZMA_MEM_ERROR:
         what = "out of memory while decoding xz stream";
         break;
@@ -393,6 +416,20 @@ std::size_t TextStream::read_xz(char* dst, std::size_t n) {
         break;
     }
     throw InputError(source_, 0, what);
+  }
+}
+
+void TextStream::check_rest() {
+  // Not after the stream's own error (it is the one to report), and not for ever: a damaged
+  // stream is usually caught within its next block, and a bomb must not be decoded to the cap
+  // just to report a parse error.
+  constexpr std::uint64_t kMaxCheck = std::uint64_t{16} << 20;
+  if (kind_ == Compression::kNone || failed_ || done_) return;
+  std::string scratch(kInputBlock, '\0');
+  for (std::uint64_t checked = 0; checked < kMaxCheck;) {
+    const std::size_t got = read(scratch.data(), scratch.size());
+    if (got == 0) break;
+    checked += got;
   }
 }
 
@@ -410,11 +447,12 @@ namespace {
 std::string decode_all(std::string_view bytes, Compression expect, const std::string& source,
                        std::uint64_t max_output, bool check_banner) {
   if (detect_compression(bytes) != expect) {
-    throw InputError(source, 0,
-                     fmt::format("corrupt {0} stream: not {0} data (no magic bytes)",
-                                 kind_name(expect)));
+    throw InputError(
+        source, 0,
+        fmt::format("corrupt {0} stream: not {0} data (no magic bytes)", kind_name(expect)));
   }
-  TextStream text(memory_source(bytes), source, max_output, check_banner);
+  // Only the output is capped: the input is in memory already.
+  TextStream text(memory_source(bytes, false), source, max_output, check_banner);
   std::string out;
   std::size_t used = 0;
   for (;;) {

@@ -33,8 +33,9 @@ class ByteSource {
 /// opened. Pipes and devices (/dev/zero) work; their size is unknown.
 std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& path);
 
-/// Bytes already in memory (not copied: they must outlive the source).
-std::unique_ptr<ByteSource> memory_source(std::string_view bytes);
+/// Bytes already in memory (not copied: they must outlive the source). With `report_size`
+/// false the source does not tell its size, like a pipe.
+std::unique_ptr<ByteSource> memory_source(std::string_view bytes, bool report_size = true);
 
 /// The text of a Matrix Market file, decompressed while it is read: gzip (1f 8b) and xz
 /// (FD 37 7A 58 5A 00) input is detected from its magic bytes, anything else is read as is. Only
@@ -42,10 +43,12 @@ std::unique_ptr<ByteSource> memory_source(std::string_view bytes);
 /// concatenated xz streams (with xz's stream padding) are decoded as one, as gzip(1) and xz(1)
 /// do; anything else after the last stream is reported as trailing garbage. Every error is an
 /// InputError naming `source`:
-/// - the file, or the text it decompresses to, is longer than `cap` bytes (the memory budget:
-///   a bomb stops there), or the xz decoder would need more than `cap` bytes of memory;
+/// - the file (when its size is known up front), or the text it decompresses to, is longer than
+///   `cap` bytes (read_matrix_market passes the memory budget: a bomb stops there), or the xz
+///   decoder would need more memory than memory_budget();
 /// - the first bytes of the text cannot start a Matrix Market banner (checked as soon as they
-///   are out, before reading on; bzip2 and zstd input is named as such);
+///   are out, before reading on; bzip2 and zstd input is named as such); for compressed input,
+///   damage found within check_rest's reach is reported instead, as the cause;
 /// - the stream is truncated or corrupt.
 class TextStream {
  public:
@@ -64,9 +67,15 @@ class TextStream {
   /// True when remaining_bound() comes from the data (a plain regular file), not from the cap.
   bool size_known() const;
   const std::string& source() const { return source_; }
+  /// Decodes the rest of a compressed stream (up to 16 MiB of text), discarding it, so that
+  /// damage or truncation further on is reported: the parser calls it before reporting an error
+  /// in the text, since text decoded from a damaged stream is garbage and the damage is the
+  /// error to report. Does nothing after the stream's own error or for plain text.
+  void check_rest();
 
  private:
   struct Decoder;
+  std::size_t read_checked(char* dst, std::size_t n);
   void start();
   std::size_t read_plain(char* dst, std::size_t n);
   std::size_t read_gzip(char* dst, std::size_t n);
@@ -85,6 +94,8 @@ class TextStream {
   bool raw_eof_ = false;
   bool started_ = false;
   bool done_ = false;
+  bool failed_ = false;
+  bool banner_failed_ = false;
   std::uint64_t raw_read_ = 0;
   std::uint64_t produced_ = 0;
   std::string head_;  // the text's first bytes, until the banner check has decided

@@ -4,8 +4,8 @@
 // running line counter for error messages, no per-entry allocation. A file is not held whole:
 // the parser sees a window of the (decompressed) text holding at least one complete line, and
 // refills it from the stream when the next line is not all in it, so memory follows the entries
-// read, not the size of the text. Entries go to COO arrays, then to CSR by counting sort (row counts,
-// prefix sum, scatter), then each row is sorted and its duplicates summed. Files written
+// read, not the size of the text. Entries go to COO arrays, then to CSR by counting sort (row
+// counts, prefix sum, scatter), then each row is sorted and its duplicates summed. Files written
 // column-major (as most tools do) scatter into already-sorted rows, so the sort is usually a
 // linear check.
 //
@@ -521,7 +521,14 @@ namespace detail {
 
 CsrMatrix parse_matrix_market_stream(TextStream& text, MatrixMarketHeader* header,
                                      std::size_t window) {
-  return Parser(text, window).parse(header);
+  try {
+    return Parser(text, window).parse(header);
+  } catch (const InputError&) {
+    // Compressed text is checked (CRC, sizes) only as it is decoded: an error in text that
+    // comes from a damaged or truncated stream is reported as that damage.
+    text.check_rest();
+    throw;
+  }
 }
 
 }  // namespace detail
