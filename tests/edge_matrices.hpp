@@ -26,6 +26,8 @@ inline CsrMatrix empty_matrix(std::int64_t nrows, std::int64_t ncols) {
 /// Row `row` of an n x n matrix holds every column (values k+1); every other row is empty.
 inline CsrMatrix one_full_row(std::int64_t n, std::int64_t row) {
   CsrMatrix a = empty_matrix(n, n);
+  a.col_idx.reserve(static_cast<std::size_t>(n));
+  a.values.reserve(static_cast<std::size_t>(n));
   for (std::int64_t c = 0; c < n; ++c) {
     a.col_idx.push_back(static_cast<std::int32_t>(c));
     a.values.push_back(static_cast<double>(c % 7 + 1));
@@ -52,6 +54,11 @@ inline CsrMatrix tridiagonal(std::int64_t n, bool special) {
   }
   return a;
 }
+
+/// The largest edge: one row of a 10^7 x 10^7 matrix holds all 10^7 nonzeros (the middle row,
+/// so rows before and after it are empty). About 200 MB as CSR.
+constexpr std::int64_t kLongRow = 10'000'000;
+inline CsrMatrix long_row_matrix() { return one_full_row(kLongRow, kLongRow / 2); }
 
 /// Every edge matrix, named.
 inline std::vector<std::pair<std::string, CsrMatrix>> edge_matrices() {
