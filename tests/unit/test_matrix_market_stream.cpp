@@ -254,3 +254,35 @@ TEST_CASE("the xz decoder's memory is held to the budget") {
   REQUIRE(enough.matrix.has_value());
   CHECK(enough.matrix->values == std::vector<double>{2.0});
 }
+
+TEST_CASE(
+    "streamed: garbage after the compressed data is named as such, a cut stream as truncated") {
+  for (const char* name : {"general.mtx.gz", "general.mtx.xz"}) {
+    CAPTURE(name);
+    const std::string bytes = file_bytes(test::data_dir() / name);
+    const bool xz = std::string(name).ends_with(".xz");
+    for (std::size_t window : {1, 4096}) {
+      CAPTURE(window);
+      auto read_bytes = [&](const std::string& b) {
+        return outcome([&] {
+          detail::TextStream stream(detail::memory_source(b), name, memory_budget());
+          return detail::parse_matrix_market_stream(stream, nullptr, window);
+        });
+      };
+      const Outcome garbage = read_bytes(bytes + "junk!");
+      INFO(garbage.error);
+      CHECK(garbage.error.find("5 bytes of trailing garbage after the compressed data") !=
+            std::string::npos);
+      CHECK(garbage.error.find("truncated") == std::string::npos);
+      const Outcome cut = read_bytes(bytes.substr(0, bytes.size() - 12));
+      INFO(cut.error);
+      CHECK(cut.error.find(xz ? "truncated xz stream" : "truncated gzip stream") !=
+            std::string::npos);
+      // Two members or streams, with xz's stream padding between them, read as one text: the
+      // second copy's entries are more than the first copy's size line declares.
+      const Outcome twice = read_bytes(bytes + (xz ? std::string(4, '\0') : "") + bytes);
+      INFO(twice.error);
+      CHECK(twice.error.find("more entries than declared") != std::string::npos);
+    }
+  }
+}
