@@ -104,6 +104,9 @@ class Parser {
     return static_cast<std::uint64_t>(end_ - p_) + (stream_ ? stream_->remaining_bound() : 0);
   }
   bool size_known() const { return stream_ == nullptr || stream_->size_known(); }
+  // Bytes one stored entry costs until the CSR is built: staging COO (row, column, value), then
+  // its CSR column and value, twice for a mirrored file.
+  double entry_bytes() const { return 16.0 + 12.0 * (symmetry_ != Symmetry::kGeneral ? 2.0 : 1.0); }
 
   void skip_blanks() {
     while (p_ != end_ && is_blank(*p_)) ++p_;
@@ -389,12 +392,15 @@ void Parser::parse_size_line() {
   // The size line alone must not drive allocations: the row offsets (nrows+1 of them) are
   // allocated before any entry is read, so their size is checked against the budget together
   // with the entries the rest of the text could hold (staging COO, then CSR, doubled for a
-  // mirrored file).
+  // mirrored file). Where the text's size is not known (compressed input) only the offsets are
+  // checked here: the entry arrays grow with the entries read, and are checked as they grow.
   {
     const auto max_possible =
-        static_cast<double>(remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1);
+        size_known() ? static_cast<double>(
+                           remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1)
+                     : 0.0;
     const double entries = std::min(static_cast<double>(header_.stored_entries), max_possible);
-    const double per_entry = 16.0 + 12.0 * (symmetry_ != Symmetry::kGeneral ? 2.0 : 1.0);
+    const double per_entry = entry_bytes();
     const double bytes = 8.0 * (static_cast<double>(header_.nrows) + 1.0) + per_entry * entries;
     check_memory_budget(source_, line_,
                         fmt::format("the size line declares {} x {} with {} entries", header_.nrows,
@@ -458,6 +464,16 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
     }
     end_line(field_ == Field::kPattern ? "'<row> <column>' (pattern entries have no value)"
                                        : "'<row> <column> <value>'");
+    if (rows.size() == rows.capacity() && !size_known()) {
+      // The arrays are about to double: entries that are really there, not a declared count,
+      // are what is checked against the budget here.
+      check_memory_budget(
+          source_, line_,
+          fmt::format("the file holds more than {} entries (its size line declares {})", found,
+                      declared),
+          8.0 * (static_cast<double>(nrows) + 1.0) +
+              entry_bytes() * 2.0 * std::max<double>(static_cast<double>(found), 1.0));
+    }
     rows.push_back(static_cast<std::int32_t>(r));
     cols.push_back(static_cast<std::int32_t>(c));
     vals.push_back(v);

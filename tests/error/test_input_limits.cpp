@@ -267,3 +267,12 @@ TEST_CASE("replication factors never overflow") {
     CHECK(has(input_error([&] { spmvc::gen::replicate(a, k); }), "k must be at least 1"));
   }
 }
+
+TEST_CASE("csr_from_arrays: nrows = 2^63-1 is refused without overflowing nrows + 1") {
+  // Found by fuzz/csr_arrays.cpp (UBSan: signed overflow in the size check).
+  const std::vector<std::int64_t> row_ptr{0, 0};
+  const spmvc::InputError e = input_error([&] {
+    spmvc::csr_from_arrays(std::numeric_limits<std::int64_t>::max(), 1, row_ptr, {}, {});
+  });
+  CHECK(has(e, "row_ptr has 2 entries, expected nrows+1 = 9223372036854775808"));
+}

@@ -286,3 +286,35 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("compressed input: entries are checked against the budget as they are read") {
+  // The text's size is unknown until it is decoded, so a size line that declares more entries
+  // than the file holds is found out as a short file, as for plain text, not refused from the
+  // declared count; entries that are really there are checked as the arrays grow.
+  const char* old_budget = std::getenv("SPMVC_MEMORY_BUDGET");
+  const std::string saved = old_budget ? old_budget : "";
+  setenv("SPMVC_MEMORY_BUDGET", "1000000", 1);
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("spmvc_test_entries_" + std::to_string(getpid()) + ".mtx.gz");
+  write_compressed(path, false, "%%MatrixMarket matrix coordinate real general\n3 3 2147483647\n",
+                   "1 1 1\n", 3, "");
+  const Outcome lying = outcome([&] { return read_matrix_market(path); });
+  INFO(lying.error);
+  CHECK(lying.error.find("file ends early: expected 2147483647 entries, found 3") !=
+        std::string::npos);
+  // 100,000 entries in 600 kB of text: within the 1 MB cap on the text, but their arrays are
+  // not.
+  write_compressed(path, false, "%%MatrixMarket matrix coordinate real general\n3 3 100000\n",
+                   "1 1 1\n", 100000, "");
+  const Outcome many = outcome([&] { return read_matrix_market(path); });
+  INFO(many.error);
+  CHECK(many.error.find("the file holds more than 65536 entries (its size line declares "
+                        "100000): that needs about") != std::string::npos);
+  CHECK(many.error.find("over the memory budget of 1000000 bytes") != std::string::npos);
+  std::filesystem::remove(path);
+  if (old_budget) {
+    setenv("SPMVC_MEMORY_BUDGET", saved.c_str(), 1);
+  } else {
+    unsetenv("SPMVC_MEMORY_BUDGET");
+  }
+}
