@@ -37,10 +37,11 @@ CsrMatrix from_arrays(std::int64_t nrows, std::int64_t ncols, std::span<const Of
                       std::span<const std::int32_t> col_idx, std::span<const double> values) {
   const std::string& src = kArraysSource;
   check_shape(nrows, ncols, src);
-  if (static_cast<std::int64_t>(row_ptr.size()) != nrows + 1) {
-    throw InputError(
-        src, 0,
-        fmt::format("row_ptr has {} entries, expected nrows+1 = {}", row_ptr.size(), nrows + 1));
+  // Compared as size - 1: nrows + 1 overflows for nrows = 2^63-1.
+  if (row_ptr.empty() || static_cast<std::int64_t>(row_ptr.size() - 1) != nrows) {
+    throw InputError(src, 0,
+                     fmt::format("row_ptr has {} entries, expected nrows+1 = {}", row_ptr.size(),
+                                 static_cast<std::uint64_t>(nrows) + 1));
   }
   if (row_ptr[0] != 0) {
     throw InputError(src, 0, fmt::format("row_ptr[0] = {}, expected 0", row_ptr[0]));

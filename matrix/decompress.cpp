@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <lzma.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -78,99 +79,65 @@ bool check_banner_start(std::string_view head, bool complete, const std::string&
                                what, cap));
 }
 
-// Reads the whole file, at most `cap` bytes of it. Unless the file starts with a compression
-// magic, its first bytes must start a Matrix Market banner.
-std::string read_raw(const std::filesystem::path& path, std::uint64_t cap) {
-  const std::string source = path.string();
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(source, 0, "is a directory, not a Matrix Market file");
-  }
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    throw InputError(source, 0, fmt::format("cannot open file: {}", std::strerror(errno)));
-  }
-  std::string bytes;
-  // The size is only a hint: pipes, devices and /proc files report 0 or fail, so read until EOF
-  // regardless, in chunks that start small so the first bytes are checked before much is read.
-  const auto size_hint = std::filesystem::file_size(path, ec);
-  std::size_t capacity = std::size_t{1} << 16;
-  std::size_t used = 0;
-  bool head_checked = false;
-  for (;;) {
-    if (used == bytes.size()) {
-      if (used > cap) over_budget(source, "file size", cap);
-      std::uint64_t next = std::max(capacity, bytes.size() * 2);
-      if (!ec && head_checked) next = std::max<std::uint64_t>(next, size_hint + 1);
-      // Never more than one byte past the budget (used <= cap here, so that is room to read).
-      if (cap < UINT64_MAX) next = std::min(next, cap + 1);
-      bytes.resize(static_cast<std::size_t>(next));
-    }
-    const std::size_t got = std::fread(bytes.data() + used, 1, bytes.size() - used, file.get());
-    used += got;
-    if (!head_checked && (got == 0 || used >= 64)) {
-      const std::string_view head(bytes.data(), used);
-      head_checked = true;
-      if (detect_compression(head) == Compression::kNone && !starts_with_bytes(head, kBzip2Magic) &&
-          !starts_with_bytes(head, kZstdMagic))
-        check_banner_start(head, true, source);
-    }
-    // A file larger than the budget is refused once its first bytes have been judged (a file
-    // that is not Matrix Market at all gets that message instead).
-    if (head_checked && !ec && size_hint > cap) over_budget(source, "file size", cap);
-    if (got == 0) break;
-  }
-  if (std::ferror(file.get())) {
-    throw InputError(source, 0, fmt::format("read error: {}", std::strerror(errno)));
-  }
-  if (used > cap) over_budget(source, "file size", cap);
-  bytes.resize(used);
-  return bytes;
-}
-
-// Where a decoder writes: grows geometrically up to `cap` bytes (over it is an InputError), and
-// checks the banner once the first bytes are out when asked to.
-class Output {
+class FileSource final : public ByteSource {
  public:
-  Output(const std::string& source, const char* kind, std::uint64_t cap, bool check_banner)
-      : source_(source), kind_(kind), cap_(cap), banner_pending_(check_banner) {}
-
-  // The unused tail for the decoder to write into, at least 64 KiB unless the cap is reached.
-  std::span<char> tail(std::size_t first_guess) {
-    constexpr std::uint64_t kMinTail = std::uint64_t{1} << 16;
-    if (out_.size() - used_ < kMinTail) {
-      if (used_ > cap_) over();
-      // One byte past the cap tells "over" from "exactly at" it.
-      const std::uint64_t limit = cap_ == UINT64_MAX ? cap_ : cap_ + 1;
-      const std::uint64_t want =
-          std::max({std::uint64_t{first_guess}, std::uint64_t{out_.size()} * 2, used_ + kMinTail});
-      out_.resize(static_cast<std::size_t>(std::min(want, limit)));
+  explicit FileSource(const std::filesystem::path& path) : source_(path.string()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      throw InputError(source_, 0, "is a directory, not a Matrix Market file");
     }
-    return {out_.data() + used_, out_.size() - used_};
+    file_.reset(std::fopen(path.c_str(), "rb"));
+    if (!file_) {
+      throw InputError(source_, 0, fmt::format("cannot open file: {}", std::strerror(errno)));
+    }
+    // Only a regular file's size means anything: pipes, devices and /proc files report 0.
+    struct stat st {};
+    if (fstat(fileno(file_.get()), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      size_ = static_cast<std::uint64_t>(st.st_size);
+    }
   }
-  void wrote(std::size_t n) {
-    used_ += n;
-    if (used_ > cap_) over();
-    if (banner_pending_)
-      banner_pending_ = !check_banner_start({out_.data(), used_}, false, source_);
+  std::size_t read(char* dst, std::size_t n) override {
+    const std::size_t got = std::fread(dst, 1, n, file_.get());
+    if (got == 0 && std::ferror(file_.get())) {
+      throw InputError(source_, 0, fmt::format("read error: {}", std::strerror(errno)));
+    }
+    return got;
   }
-  std::string finish() {
-    if (banner_pending_) check_banner_start({out_.data(), used_}, true, source_);
-    out_.resize(used_);
-    return std::move(out_);
-  }
+  std::uint64_t size_hint() const override { return size_; }
 
  private:
-  [[noreturn]] void over() const {
-    over_budget(source_, fmt::format("decompressed {} data", kind_).c_str(), cap_);
-  }
-  const std::string& source_;
-  const char* kind_;
-  std::uint64_t cap_;
-  bool banner_pending_;
-  std::string out_;
-  std::uint64_t used_ = 0;
+  std::string source_;
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::uint64_t size_ = UINT64_MAX;
 };
+
+class MemorySource final : public ByteSource {
+ public:
+  MemorySource(std::string_view bytes, bool report_size)
+      : bytes_(bytes), report_size_(report_size) {}
+  std::size_t read(char* dst, std::size_t n) override {
+    const std::size_t k = std::min(n, bytes_.size() - pos_);
+    std::memcpy(dst, bytes_.data() + pos_, k);
+    pos_ += k;
+    return k;
+  }
+  std::uint64_t size_hint() const override { return report_size_ ? bytes_.size() : UINT64_MAX; }
+
+ private:
+  std::string_view bytes_;
+  bool report_size_;
+  std::size_t pos_ = 0;
+};
+
+// Raw input is read in blocks of this size (and the first block judged before decoding).
+constexpr std::size_t kInputBlock = std::size_t{1} << 16;
+// The banner check and the compression magic are judged on this many first bytes.
+constexpr std::size_t kHeadBytes = 64;
+constexpr std::size_t kMaxZlibChunk = std::numeric_limits<uInt>::max();
+
+const char* kind_name(Compression c) {
+  return c == Compression::kGzip ? "gzip" : c == Compression::kXz ? "xz" : "plain";
+}
 
 }  // namespace
 
@@ -180,159 +147,334 @@ Compression detect_compression(std::string_view bytes) {
   return Compression::kNone;
 }
 
-std::string gunzip(std::string_view bytes, const std::string& source, std::uint64_t max_output,
-                   bool check_banner) {
-  z_stream zs{};
-  // 15 + 16: gzip wrapper only (zlib also checks the CRC-32 and length in the trailer).
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) {
-    throw InputError(source, 0, "cannot initialise the gzip decoder (out of memory?)");
-  }
-  struct Guard {
-    z_stream* zs;
-    ~Guard() { inflateEnd(zs); }
-  } guard{&zs};
+std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& path) {
+  return std::make_unique<FileSource>(path);
+}
 
-  Output out(source, "gzip", max_output, check_banner);
-  // The gzip trailer's ISIZE is the uncompressed size mod 2^32: a good first guess, but only a
-  // guess. A damaged trailer can claim 4 GiB, so it is capped by deflate's largest possible
-  // expansion (1032:1) rather than trusted (and Output caps it by the budget).
-  std::size_t guess = bytes.size() * 4;
-  if (bytes.size() >= 18) {
-    const auto* t = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
-    const std::size_t isize = std::size_t{t[0]} | std::size_t{t[1]} << 8 | std::size_t{t[2]} << 16 |
-                              std::size_t{t[3]} << 24;
-    guess = std::max(guess, std::min(isize + 1, bytes.size() * 1032));
+std::unique_ptr<ByteSource> memory_source(std::string_view bytes, bool report_size) {
+  return std::make_unique<MemorySource>(bytes, report_size);
+}
+
+struct TextStream::Decoder {
+  z_stream zs{};
+  bool zs_live = false;
+  lzma_stream xs = LZMA_STREAM_INIT;
+  ~Decoder() {
+    if (zs_live) inflateEnd(&zs);
+    lzma_end(&xs);
   }
-  std::size_t in_pos = 0;
-  constexpr std::size_t kMaxChunk = std::numeric_limits<uInt>::max();
+};
+
+TextStream::TextStream(std::unique_ptr<ByteSource> raw, std::string source, std::uint64_t cap,
+                       bool check_banner)
+    : raw_(std::move(raw)),
+      source_(std::move(source)),
+      cap_(cap),
+      raw_size_(raw_->size_hint()),
+      banner_pending_(check_banner),
+      decoder_(std::make_unique<Decoder>()) {}
+
+TextStream::~TextStream() = default;
+
+std::size_t TextStream::fill_input(std::size_t want) {
+  std::size_t avail = in_end_ - in_pos_;
+  if (avail >= want || raw_eof_) return avail;
+  if (in_pos_ > 0) {
+    std::memmove(in_.data(), in_.data() + in_pos_, avail);
+    in_pos_ = 0;
+    in_end_ = avail;
+  }
+  if (in_.size() < std::max(want, kInputBlock)) in_.resize(std::max(want, kInputBlock));
+  while (in_end_ < want && !raw_eof_) {
+    const std::size_t got = raw_->read(in_.data() + in_end_, in_.size() - in_end_);
+    if (got == 0) raw_eof_ = true;
+    in_end_ += got;
+    raw_read_ += got;
+  }
+  return in_end_ - in_pos_;
+}
+
+void TextStream::start() {
+  started_ = true;
+  const std::size_t head_size = fill_input(kHeadBytes);  // may reallocate in_
+  const std::string_view head(in_.data(), head_size);
+  kind_ = detect_compression(head);
+  if (kind_ == Compression::kNone) {
+    if (starts_with_bytes(head, kBzip2Magic)) {
+      throw InputError(source_, 0,
+                       "file is bzip2-compressed; only plain, gzip and xz are supported");
+    }
+    if (starts_with_bytes(head, kZstdMagic)) {
+      throw InputError(source_, 0,
+                       "file is zstd-compressed; only plain, gzip and xz are supported");
+    }
+    // A file that is not Matrix Market at all gets that message before any size refusal.
+    if (banner_pending_) banner_pending_ = !check_banner_start(head, true, source_);
+  }
+  if (raw_size_ != UINT64_MAX && raw_size_ > cap_) over_budget(source_, "file size", cap_);
+  if (kind_ == Compression::kGzip) {
+    // 15 + 16: gzip wrapper only (zlib also checks the CRC-32 and length in the trailer).
+    if (inflateInit2(&decoder_->zs, 15 + 16) != Z_OK) {
+      throw InputError(source_, 0, "cannot initialise the gzip decoder (out of memory?)");
+    }
+    decoder_->zs_live = true;
+  } else if (kind_ == Compression::kXz) {
+    // The decoder's memory (mostly the dictionary an xz header declares, up to 4 GiB) is held
+    // to the budget too: a few bytes of header must not allocate gigabytes.
+    if (lzma_stream_decoder(&decoder_->xs, memory_budget(), 0) != LZMA_OK) {
+      throw InputError(source_, 0, "cannot initialise the xz decoder (out of memory?)");
+    }
+  }
+}
+
+void TextStream::produced(const char* dst, std::size_t n) {
+  produced_ += n;
+  if (produced_ > cap_) {
+    over_budget(
+        source_,
+        kind_ == Compression::kNone
+            ? "file size"
+            : (kind_ == Compression::kGzip ? "decompressed gzip data" : "decompressed xz data"),
+        cap_);
+  }
+  if (banner_pending_ && n > 0) {
+    head_.append(dst, std::min(n, kHeadBytes - std::min(head_.size(), kHeadBytes)));
+    banner_failed_ = true;
+    banner_pending_ = !check_banner_start(head_, head_.size() >= kHeadBytes, source_);
+    banner_failed_ = false;
+  }
+}
+
+void TextStream::trailing_garbage(std::uint64_t already, const char* kind) {
+  std::uint64_t count = already + (in_end_ - in_pos_);
+  in_pos_ = in_end_ = 0;
+  while (!raw_eof_) count += fill_input(in_.size());
+  throw InputError(source_, 0,
+                   fmt::format("corrupt {} stream: {} bytes of trailing garbage after the "
+                               "compressed data",
+                               kind, count));
+}
+
+std::size_t TextStream::read(char* dst, std::size_t n) {
+  try {
+    return read_checked(dst, n);
+  } catch (const InputError&) {
+    // Garbage where the banner should be may come from a damaged stream: the damage, when it
+    // shows within check_rest's reach, is the error to report.
+    if (banner_failed_ && kind_ != Compression::kNone) {
+      banner_failed_ = false;
+      banner_pending_ = false;
+      check_rest();
+    }
+    failed_ = true;
+    throw;
+  }
+}
+
+std::size_t TextStream::read_checked(char* dst, std::size_t n) {
+  if (!started_) start();
+  if (done_ || n == 0) return 0;
+  // At most one byte past the cap, which tells "over" from "exactly at" it.
+  if (cap_ < UINT64_MAX)
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, cap_ - produced_ + 1));
+  std::size_t got = 0;
+  switch (kind_) {
+    case Compression::kNone:
+      got = read_plain(dst, n);
+      break;
+    case Compression::kGzip:
+      got = read_gzip(dst, n);
+      break;
+    case Compression::kXz:
+      got = read_xz(dst, n);
+      break;
+  }
+  produced(dst, got);
+  if (got == 0) {
+    done_ = true;
+    if (banner_pending_) check_banner_start(head_, true, source_);
+  }
+  return got;
+}
+
+std::size_t TextStream::read_plain(char* dst, std::size_t n) {
+  if (in_pos_ < in_end_) {
+    const std::size_t k = std::min(n, in_end_ - in_pos_);
+    std::memcpy(dst, in_.data() + in_pos_, k);
+    in_pos_ += k;
+    return k;
+  }
+  if (raw_eof_) return 0;
+  const std::size_t got = raw_->read(dst, n);
+  raw_read_ += got;
+  if (got == 0) raw_eof_ = true;
+  return got;
+}
+
+std::size_t TextStream::read_gzip(char* dst, std::size_t n) {
+  z_stream& zs = decoder_->zs;
   for (;;) {
-    const std::span<char> tail = out.tail(guess);
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + in_pos));
-    zs.avail_in = static_cast<uInt>(std::min(bytes.size() - in_pos, kMaxChunk));
-    zs.next_out = reinterpret_cast<Bytef*>(tail.data());
-    zs.avail_out = static_cast<uInt>(std::min(tail.size(), kMaxChunk));
+    if (in_pos_ == in_end_) fill_input(1);
+    zs.next_in = reinterpret_cast<Bytef*>(in_.data() + in_pos_);
+    zs.avail_in = static_cast<uInt>(std::min(in_end_ - in_pos_, kMaxZlibChunk));
+    zs.next_out = reinterpret_cast<Bytef*>(dst);
+    zs.avail_out = static_cast<uInt>(std::min(n, kMaxZlibChunk));
     const uInt in_before = zs.avail_in;
     const uInt out_before = zs.avail_out;
     const int rc = inflate(&zs, Z_NO_FLUSH);
-    in_pos += in_before - zs.avail_in;
-    out.wrote(out_before - zs.avail_out);
+    in_pos_ += in_before - zs.avail_in;
+    const std::size_t got = out_before - zs.avail_out;
     if (rc == Z_STREAM_END) {
-      if (in_pos == bytes.size()) break;
-      // Another gzip member follows (gzip(1) concatenates them); anything else is garbage that
-      // we refuse rather than silently ignore.
-      if (!starts_with_bytes(bytes.substr(in_pos), kGzipMagic)) {
-        throw InputError(source, 0,
-                         fmt::format("corrupt gzip stream: {} bytes of trailing garbage after the "
-                                     "compressed data",
-                                     bytes.size() - in_pos));
+      // Another gzip member may follow (gzip(1) concatenates them); anything else is garbage
+      // that we refuse rather than silently ignore.
+      const std::size_t next = fill_input(sizeof kGzipMagic);
+      if (next == 0) return got;  // the end: read() sees 0 next time
+      if (!starts_with_bytes({in_.data() + in_pos_, next}, kGzipMagic)) {
+        trailing_garbage(0, "gzip");
       }
       inflateReset(&zs);
+      if (got > 0) return got;
       continue;
     }
     if (rc == Z_OK || rc == Z_BUF_ERROR) {
-      if (in_pos == bytes.size() && zs.avail_out > 0) {
-        throw InputError(source, 0,
-                         "truncated gzip stream: the compressed data ends before the end-of-stream "
-                         "marker (incomplete download?)");
+      if (got > 0) return got;
+      if (in_pos_ == in_end_ && raw_eof_) {
+        throw InputError(source_, 0,
+                         "truncated gzip stream: the compressed data ends before the "
+                         "end-of-stream marker (incomplete download?)");
       }
       continue;
     }
-    throw InputError(source, 0,
+    throw InputError(source_, 0,
                      fmt::format("corrupt gzip stream: {}", zs.msg ? zs.msg : "inflate failed"));
   }
-  return out.finish();
+}
+
+std::size_t TextStream::read_xz(char* dst, std::size_t n) {
+  lzma_stream& xs = decoder_->xs;
+  for (;;) {
+    if (in_pos_ == in_end_) fill_input(1);
+    xs.next_in = reinterpret_cast<const std::uint8_t*>(in_.data() + in_pos_);
+    xs.avail_in = in_end_ - in_pos_;
+    xs.next_out = reinterpret_cast<std::uint8_t*>(dst);
+    xs.avail_out = n;
+    // One stream at a time (not LZMA_CONCATENATED), so that what follows a complete stream can
+    // be judged here: stream padding, another stream, or trailing garbage, which the
+    // concatenated decoder would report as a truncated or invalid stream.
+    const lzma_ret rc = lzma_code(&xs, raw_eof_ ? LZMA_FINISH : LZMA_RUN);
+    in_pos_ = in_end_ - xs.avail_in;
+    const std::size_t got = n - xs.avail_out;
+    if (rc == LZMA_STREAM_END) {
+      // Stream padding: null bytes, a multiple of four (xz file format 1.1.0, section 2.2).
+      std::uint64_t nulls = 0;
+      while (fill_input(1) > 0 && in_[in_pos_] == '\0') {
+        ++in_pos_;
+        ++nulls;
+      }
+      if (in_pos_ == in_end_) {
+        if (nulls % 4 != 0) trailing_garbage(nulls, "xz");
+        return got;  // the end: read() sees 0 next time
+      }
+      const std::size_t next = fill_input(sizeof kXzMagic);
+      if (!starts_with_bytes({in_.data() + in_pos_, next}, kXzMagic)) {
+        trailing_garbage(nulls, "xz");
+      }
+      if (lzma_stream_decoder(&xs, memory_budget(), 0) != LZMA_OK) {
+        throw InputError(source_, 0, "cannot initialise the xz decoder (out of memory?)");
+      }
+      if (got > 0) return got;
+      continue;
+    }
+    if (rc == LZMA_OK) {
+      if (got > 0) return got;
+      continue;
+    }
+    const char* what = "decoder error";
+    switch (rc) {
+      case LZMA_BUF_ERROR:
+        what = "truncated xz stream: the compressed data ends early (incomplete download?)";
+        break;
+      case LZMA_DATA_ERROR:
+        what = "corrupt xz stream: compressed data is damaged";
+        break;
+      case LZMA_FORMAT_ERROR:
+        what = "corrupt xz stream: not a valid .xz container";
+        break;
+      case LZMA_OPTIONS_ERROR:
+        what = "xz stream uses unsupported options";
+        break;
+      case LZMA_MEMLIMIT_ERROR:
+        throw InputError(
+            source_, 0,
+            fmt::format("xz stream needs {} bytes of memory to decode, over the memory "
+                        "budget of {} bytes (set SPMVC_MEMORY_BUDGET to change it)",
+                        lzma_memusage(&xs), memory_budget()));
+      case LZMA_MEM_ERROR:
+        what = "out of memory while decoding xz stream";
+        break;
+      default:
+        break;
+    }
+    throw InputError(source_, 0, what);
+  }
+}
+
+void TextStream::check_rest() {
+  // Not after the stream's own error (it is the one to report), and not for ever: a damaged
+  // stream is usually caught within its next block, and a bomb must not be decoded to the cap
+  // just to report a parse error.
+  constexpr std::uint64_t kMaxCheck = std::uint64_t{16} << 20;
+  if (kind_ == Compression::kNone || failed_ || done_) return;
+  std::string scratch(kInputBlock, '\0');
+  for (std::uint64_t checked = 0; checked < kMaxCheck;) {
+    const std::size_t got = read(scratch.data(), scratch.size());
+    if (got == 0) break;
+    checked += got;
+  }
+}
+
+std::uint64_t TextStream::remaining_bound() const {
+  if (size_known()) return raw_size_ > produced_ ? raw_size_ - produced_ : 0;
+  return cap_ > produced_ ? cap_ - produced_ : 0;
+}
+
+bool TextStream::size_known() const {
+  return kind_ == Compression::kNone && raw_size_ != UINT64_MAX;
+}
+
+namespace {
+
+std::string decode_all(std::string_view bytes, Compression expect, const std::string& source,
+                       std::uint64_t max_output, bool check_banner) {
+  if (detect_compression(bytes) != expect) {
+    throw InputError(
+        source, 0,
+        fmt::format("corrupt {0} stream: not {0} data (no magic bytes)", kind_name(expect)));
+  }
+  // Only the output is capped: the input is in memory already.
+  TextStream text(memory_source(bytes, false), source, max_output, check_banner);
+  std::string out;
+  std::size_t used = 0;
+  for (;;) {
+    if (out.size() - used < kInputBlock) out.resize(std::max(out.size() * 2, used + kInputBlock));
+    const std::size_t got = text.read(out.data() + used, out.size() - used);
+    if (got == 0) break;
+    used += got;
+  }
+  out.resize(used);
+  return out;
+}
+
+}  // namespace
+
+std::string gunzip(std::string_view bytes, const std::string& source, std::uint64_t max_output,
+                   bool check_banner) {
+  return decode_all(bytes, Compression::kGzip, source, max_output, check_banner);
 }
 
 std::string unxz(std::string_view bytes, const std::string& source, std::uint64_t max_output,
                  bool check_banner) {
-  lzma_stream xs = LZMA_STREAM_INIT;
-  struct Guard {
-    lzma_stream* xs;
-    ~Guard() { lzma_end(xs); }
-  } guard{&xs};
-
-  Output out(source, "xz", max_output, check_banner);
-  std::size_t in_pos = 0;
-  // One stream at a time (not LZMA_CONCATENATED), so that what follows a complete stream can be
-  // judged here: stream padding, another stream (xz(1) concatenates them), or trailing garbage,
-  // which the concatenated decoder would report as a truncated or invalid stream.
-  for (bool first = true;; first = false) {
-    if (!first) {
-      // Stream padding: null bytes, a multiple of four (xz file format 1.1.0, section 2.2).
-      std::size_t pad = in_pos;
-      while (pad < bytes.size() && bytes[pad] == '\0') ++pad;
-      if (pad == bytes.size() && (pad - in_pos) % 4 == 0) break;
-      if (pad == bytes.size() || !starts_with_bytes(bytes.substr(pad), kXzMagic)) {
-        throw InputError(source, 0,
-                         fmt::format("corrupt xz stream: {} bytes of trailing garbage after the "
-                                     "compressed data",
-                                     bytes.size() - in_pos));
-      }
-      in_pos = pad;
-    }
-    if (lzma_stream_decoder(&xs, UINT64_MAX, 0) != LZMA_OK) {
-      throw InputError(source, 0, "cannot initialise the xz decoder (out of memory?)");
-    }
-    xs.next_in = reinterpret_cast<const std::uint8_t*>(bytes.data() + in_pos);
-    xs.avail_in = bytes.size() - in_pos;
-    for (;;) {
-      const std::span<char> tail = out.tail(bytes.size() * 6);
-      xs.next_out = reinterpret_cast<std::uint8_t*>(tail.data());
-      xs.avail_out = tail.size();
-      const std::size_t out_before = xs.avail_out;
-      // LZMA_FINISH from the start: all input is present.
-      const lzma_ret rc = lzma_code(&xs, LZMA_FINISH);
-      out.wrote(out_before - xs.avail_out);
-      if (rc == LZMA_STREAM_END) break;
-      if (rc == LZMA_OK) continue;
-      const char* what = "decoder error";
-      switch (rc) {
-        case LZMA_BUF_ERROR:
-          what = "truncated xz stream: the compressed data ends early (incomplete download?)";
-          break;
-        case LZMA_DATA_ERROR:
-          what = "corrupt xz stream: compressed data is damaged";
-          break;
-        case LZMA_FORMAT_ERROR:
-          what = "corrupt xz stream: not a valid .xz container";
-          break;
-        case LZMA_OPTIONS_ERROR:
-          what = "xz stream uses unsupported options";
-          break;
-        case LZMA_MEM_ERROR:
-          what = "out of memory while decoding xz stream";
-          break;
-        default:
-          break;
-      }
-      throw InputError(source, 0, what);
-    }
-    in_pos = bytes.size() - xs.avail_in;
-  }
-  return out.finish();
-}
-
-std::string read_file_decompressed(const std::filesystem::path& path) {
-  // Neither the file nor what it decompresses to may exceed the budget: it is read whole and
-  // parsed in memory, and a matrix needs more than its text anyway.
-  const std::uint64_t cap = memory_budget();
-  std::string raw = read_raw(path, cap);
-  const std::string source = path.string();
-  switch (detect_compression(raw)) {
-    case Compression::kGzip:
-      return gunzip(raw, source, cap, true);
-    case Compression::kXz:
-      return unxz(raw, source, cap, true);
-    case Compression::kNone:
-      break;
-  }
-  if (starts_with_bytes(raw, kBzip2Magic)) {
-    throw InputError(source, 0, "file is bzip2-compressed; only plain, gzip and xz are supported");
-  }
-  if (starts_with_bytes(raw, kZstdMagic)) {
-    throw InputError(source, 0, "file is zstd-compressed; only plain, gzip and xz are supported");
-  }
-  return raw;
+  return decode_all(bytes, Compression::kXz, source, max_output, check_banner);
 }
 
 }  // namespace spmvc::detail

@@ -1,9 +1,11 @@
 // Matrix Market coordinate reader and writer.
 //
-// The reader takes the whole (decompressed) text in memory and walks it once with a hand-written
-// tokenizer: std::from_chars for numbers, a running line counter for error messages, no
-// per-entry allocation. Entries go to COO arrays, then to CSR by counting sort (row counts,
-// prefix sum, scatter), then each row is sorted and its duplicates summed. Files written
+// The reader walks the text once with a hand-written tokenizer: std::from_chars for numbers, a
+// running line counter for error messages, no per-entry allocation. A file is not held whole:
+// the parser sees a window of the (decompressed) text holding at least one complete line, and
+// refills it from the stream when the next line is not all in it, so memory follows the entries
+// read, not the size of the text. Entries go to COO arrays, then to CSR by counting sort (row
+// counts, prefix sum, scatter), then each row is sorted and its duplicates summed. Files written
 // column-major (as most tools do) scatter into already-sorted rows, so the sort is usually a
 // linear check.
 //
@@ -74,8 +76,14 @@ std::string quote(std::string_view token) {
 
 class Parser {
  public:
+  // Over text already in memory.
   Parser(std::string_view text, const std::string& source)
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), source_(source) {}
+      : p_(text.data()), end_(text.data() + text.size()), source_(source), eof_(true) {
+    if (!text.empty()) last_char_ = text.back();
+  }
+  // Over a stream, `window` bytes at a time (more for a longer line).
+  Parser(detail::TextStream& stream, std::size_t window)
+      : source_(stream.source()), stream_(&stream), window_(std::max<std::size_t>(window, 1)) {}
 
   CsrMatrix parse(MatrixMarketHeader* header);
 
@@ -83,6 +91,22 @@ class Parser {
   [[noreturn]] void fail(const std::string& detail) const {
     throw InputError(source_, line_, detail);
   }
+
+  // Makes sure the window holds the whole line p_ is on: a '\n' at or after p_, or the end of
+  // the text. Every token function below then stays inside [p_, end_).
+  void ensure_line() {
+    if (eof_ || p_ < line_limit_) return;
+    refill();
+  }
+  void refill();
+  // Bytes of text still to come, at most (exact for text in memory or a plain file).
+  std::uint64_t remaining_bound() const {
+    return static_cast<std::uint64_t>(end_ - p_) + (stream_ ? stream_->remaining_bound() : 0);
+  }
+  bool size_known() const { return stream_ == nullptr || stream_->size_known(); }
+  // Bytes one stored entry costs until the CSR is built: staging COO (row, column, value), then
+  // its CSR column and value, twice for a mirrored file.
+  double entry_bytes() const { return 16.0 + 12.0 * (symmetry_ != Symmetry::kGeneral ? 2.0 : 1.0); }
 
   void skip_blanks() {
     while (p_ != end_ && is_blank(*p_)) ++p_;
@@ -106,17 +130,20 @@ class Parser {
     if (!is_line_end(p_, end_)) {
       fail(fmt::format("extra token {} after {}", quote(peek_token()), what));
     }
-    if (p_ != end_) ++p_;
-    ++line_;
+    if (p_ != end_) {
+      ++p_;
+      ++line_;
+    }
   }
   void skip_line() {
     const void* nl = std::memchr(p_, '\n', static_cast<std::size_t>(end_ - p_));
     p_ = nl ? static_cast<const char*>(nl) + 1 : end_;
-    ++line_;
+    if (nl) ++line_;
   }
   // Skips blank and comment lines; false at end of text.
   bool skip_to_content() {
     for (;;) {
+      ensure_line();
       skip_blanks();
       if (p_ == end_) return false;
       if (*p_ == '\n' || *p_ == '%') {
@@ -134,18 +161,52 @@ class Parser {
   double parse_value();
   [[noreturn]] void fail_number(const char* what, const char* kind);
 
-  const char* begin_;
-  const char* p_;
-  const char* end_;
+  const char* p_ = nullptr;
+  const char* end_ = nullptr;
   const std::string& source_;
-  std::uint64_t line_ = 1;
+  std::uint64_t line_ = 1;  // 1 + the newlines consumed
+  // The stream and the window onto it; p_ < line_limit_ means a '\n' lies in [p_, end_).
+  detail::TextStream* stream_ = nullptr;
+  std::size_t window_ = 0;
+  std::string buf_;
+  const char* line_limit_ = nullptr;
+  bool eof_ = false;
+  char last_char_ = '\n';  // the text's last byte seen so far
 
   Field field_ = Field::kReal;
   Symmetry symmetry_ = Symmetry::kGeneral;
   MatrixMarketHeader header_;
 };
 
+void Parser::refill() {
+  // Keep the unread part of the window (the start of the current line), then read until the
+  // window holds a '\n' or the text ends. A line longer than the window widens it: its length
+  // is bounded by the stream's cap.
+  for (;;) {
+    const auto keep = static_cast<std::size_t>(end_ - p_);
+    if (buf_.size() < window_) buf_.resize(window_);
+    if (keep > 0 && p_ != buf_.data()) std::memmove(buf_.data(), p_, keep);
+    if (keep == buf_.size()) buf_.resize(buf_.size() * 2);
+    const std::size_t got = stream_->read(buf_.data() + keep, buf_.size() - keep);
+    p_ = buf_.data();
+    end_ = p_ + keep + got;
+    if (got == 0) {
+      eof_ = true;
+      return;
+    }
+    last_char_ = *(end_ - 1);
+    const char* scan = p_ + keep;
+    const void* nl = memrchr(scan, '\n', got);
+    if (nl) {
+      line_limit_ = static_cast<const char*>(nl) + 1;
+      return;
+    }
+    line_limit_ = nullptr;
+  }
+}
+
 void Parser::parse_banner() {
+  ensure_line();
   if (p_ == end_) fail("file is empty (expected a '%%MatrixMarket' banner)");
   const std::string_view banner = next_token();
   if (!iequals(banner, "%%MatrixMarket")) {
@@ -331,11 +392,15 @@ void Parser::parse_size_line() {
   // The size line alone must not drive allocations: the row offsets (nrows+1 of them) are
   // allocated before any entry is read, so their size is checked against the budget together
   // with the entries the rest of the text could hold (staging COO, then CSR, doubled for a
-  // mirrored file).
+  // mirrored file). Where the text's size is not known (compressed input) only the offsets are
+  // checked here: the entry arrays grow with the entries read, and are checked as they grow.
   {
-    const auto max_possible = static_cast<double>((end_ - p_) / kMinEntryBytes + 1);
+    const auto max_possible =
+        size_known() ? static_cast<double>(
+                           remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1)
+                     : 0.0;
     const double entries = std::min(static_cast<double>(header_.stored_entries), max_possible);
-    const double per_entry = 16.0 + 12.0 * (symmetry_ != Symmetry::kGeneral ? 2.0 : 1.0);
+    const double per_entry = entry_bytes();
     const double bytes = 8.0 * (static_cast<double>(header_.nrows) + 1.0) + per_entry * entries;
     check_memory_budget(source_, line_,
                         fmt::format("the size line declares {} x {} with {} entries", header_.nrows,
@@ -355,9 +420,13 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
   const bool mirror = symmetry_ != Symmetry::kGeneral;
 
   // A declared count beyond what the text can hold is caught below as a truncated file, so never
-  // reserve more than the text could hold.
-  const auto max_possible = static_cast<std::int64_t>((end_ - p_) / kMinEntryBytes + 1);
-  const std::size_t reserve = static_cast<std::size_t>(std::min(declared, max_possible));
+  // reserve more than the text could hold; where its size is not known (compressed input) the
+  // arrays grow with the entries read.
+  constexpr std::int64_t kUnknownSizeReserve = std::int64_t{1} << 16;
+  const auto max_possible = static_cast<std::int64_t>(std::min<std::uint64_t>(
+      remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1, INT64_MAX));
+  const std::size_t reserve = static_cast<std::size_t>(
+      std::min({declared, max_possible, size_known() ? declared : kUnknownSizeReserve}));
   std::vector<std::int32_t> rows, cols;
   std::vector<double> vals;
   rows.reserve(reserve);
@@ -395,6 +464,16 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
     }
     end_line(field_ == Field::kPattern ? "'<row> <column>' (pattern entries have no value)"
                                        : "'<row> <column> <value>'");
+    if (rows.size() == rows.capacity() && !size_known()) {
+      // The arrays are about to double: entries that are really there, not a declared count,
+      // are what is checked against the budget here.
+      check_memory_budget(
+          source_, line_,
+          fmt::format("the file holds more than {} entries (its size line declares {})", found,
+                      declared),
+          8.0 * (static_cast<double>(nrows) + 1.0) +
+              entry_bytes() * 2.0 * std::max<double>(static_cast<double>(found), 1.0));
+    }
     rows.push_back(static_cast<std::int32_t>(r));
     cols.push_back(static_cast<std::int32_t>(c));
     vals.push_back(v);
@@ -403,10 +482,9 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
     ++found;
   }
   if (found < declared) {
-    // Name the file's last line, however the text ended (with or without a final newline).
-    const auto text_size = static_cast<std::size_t>(end_ - begin_);
-    const auto newlines = static_cast<std::uint64_t>(std::count(begin_, end_, '\n'));
-    line_ = std::max<std::uint64_t>(1, newlines + (text_size > 0 && *(end_ - 1) != '\n' ? 1 : 0));
+    // Name the file's last line, however the text ended (with or without a final newline):
+    // all of it has been consumed here, so line_ is one past the newlines.
+    if (last_char_ == '\n') line_ = std::max<std::uint64_t>(1, line_ - 1);
     fail(fmt::format("file ends early: expected {} entries, found {} (truncated file?)", declared,
                      found));
   }
@@ -455,9 +533,28 @@ CsrMatrix parse_matrix_market(std::string_view text, const std::string& source,
   return Parser(text, source).parse(header);
 }
 
+namespace detail {
+
+CsrMatrix parse_matrix_market_stream(TextStream& text, MatrixMarketHeader* header,
+                                     std::size_t window) {
+  try {
+    return Parser(text, window).parse(header);
+  } catch (const InputError&) {
+    // Compressed text is checked (CRC, sizes) only as it is decoded: an error in text that
+    // comes from a damaged or truncated stream is reported as that damage.
+    text.check_rest();
+    throw;
+  }
+}
+
+}  // namespace detail
+
 CsrMatrix read_matrix_market(const std::filesystem::path& path, MatrixMarketHeader* header) {
-  const std::string text = detail::read_file_decompressed(path);
-  return parse_matrix_market(text, path.string(), header);
+  // Neither the file nor what it decompresses to may exceed the budget (a bomb stops there);
+  // only a window of the text is held at a time.
+  constexpr std::size_t kWindow = std::size_t{1} << 20;
+  detail::TextStream text(detail::open_file_source(path), path.string(), memory_budget());
+  return detail::parse_matrix_market_stream(text, header, kWindow);
 }
 
 std::string to_matrix_market(const CsrMatrix& a) {

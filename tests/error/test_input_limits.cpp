@@ -148,7 +148,9 @@ TEST_CASE("a file that is not Matrix Market fails on its first bytes") {
   CHECK(has(input_error([&] { spmvc::read_matrix_market(junk.path); }),
             "missing Matrix Market banner: the first line must start with '%%MatrixMarket', "
             "found 'xxxxxxxxxxxxxxxxxxxx'"));
-  // Compressed text is checked on its first decompressed bytes.
+  // Compressed text is checked on its first decompressed bytes (xz's default dictionary needs
+  // 8 MiB to decode, which the budget must allow).
+  BudgetGuard decoder("20000000");
   for (const char* name : {"not_matrix_market.txt.gz", "not_matrix_market.txt.xz"}) {
     const spmvc::InputError e =
         input_error([&] { spmvc::read_matrix_market(spmvc::test::data_dir() / name); });
@@ -264,4 +266,13 @@ TEST_CASE("replication factors never overflow") {
   for (const std::int64_t k : {std::int64_t{0}, std::int64_t{-5}}) {
     CHECK(has(input_error([&] { spmvc::gen::replicate(a, k); }), "k must be at least 1"));
   }
+}
+
+TEST_CASE("csr_from_arrays: nrows = 2^63-1 is refused without overflowing nrows + 1") {
+  // Found by fuzz/csr_arrays.cpp (UBSan: signed overflow in the size check).
+  const std::vector<std::int64_t> row_ptr{0, 0};
+  const spmvc::InputError e = input_error([&] {
+    spmvc::csr_from_arrays(std::numeric_limits<std::int64_t>::max(), 1, row_ptr, {}, {});
+  });
+  CHECK(has(e, "row_ptr has 2 entries, expected nrows+1 = 9223372036854775808"));
 }

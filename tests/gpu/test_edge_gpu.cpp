@@ -57,3 +57,35 @@ TEST_CASE("gpu: every format on the edge matrices, from host and device arrays")
     }
   }
 }
+
+TEST_CASE("gpu: one row holding 10^7 nonzeros in every format, from host and device arrays") {
+  if (!test::have_device()) return;
+  const CsrMatrix a = test::long_row_matrix();
+  REQUIRE(a.nnz() == test::kLongRow);
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(to_string(p));
+    std::string ran;
+    for (const std::string& format : compiler::format_names()) {
+      CAPTURE(format);
+      Options o;
+      o.precision = p;
+      o.disk_cache = false;
+      o.format = format;
+      try {
+        const Operator op = compile(a, o);
+        CHECK(multiplies_right(a, op));
+        ran += " " + format;
+      } catch (const InputError& e) {
+        // Refused with a reason naming the format, as the host test expects.
+        CHECK(std::string(e.what()).find(format) != std::string::npos);
+      }
+    }
+    MESSAGE("formats run on the 10^7-nonzero row (" << to_string(p) << "):" << ran);
+    Options o;
+    o.precision = p;
+    o.disk_cache = false;
+    CHECK(multiplies_right(a, compile(a, o)));
+    const runtime::ResidentCsr r = runtime::upload_csr(a, p);
+    CHECK(multiplies_right(a, compile(r.view, o)));
+  }
+}

@@ -12,6 +12,7 @@
 #include "formats/arrays.hpp"
 #include "formats/common/block_common.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/memory_budget.hpp"
 
 namespace spmvc::formats {
 
@@ -102,6 +103,18 @@ std::optional<std::string> BellpackFormat::cannot_implement(const Profile& profi
   if (s.measured && s.blocks * p.block_rows * p.block_cols > blocks::kMaxStored)
     return fmt::format("{:.0f} blocks of {}x{} store more than 2^31 entries (fill {:.3f})",
                        s.blocks, p.block_rows, p.block_cols, s.fill);
+  // The slice holding the longest row is padded to its block count in every one of its block
+  // rows: one row of 10^7 nonzeros makes a slice of 32 block rows store 32x its blocks. The
+  // shape statistics count blocks, not this padding, so it is checked on its own.
+  const double widest = std::ceil(static_cast<double>(profile.row_max) / p.block_cols);
+  const double padded =
+      widest * std::min<double>(p.slice_height, nbrows) * p.block_rows * p.block_cols;
+  const double padded_bytes = padded * 8.0 + padded / (p.block_rows * p.block_cols) * 4.0;
+  if (padded > blocks::kMaxStored || padded_bytes > static_cast<double>(memory_budget()))
+    return fmt::format(
+        "the longest row ({} nonzeros) pads its slice of {} block rows to {:.0f} stored entries "
+        "({:.3g} GB), over the limit of 2^31 entries or the memory budget of {} bytes",
+        profile.row_max, p.slice_height, padded, padded_bytes / 1e9, memory_budget());
   const double threads = std::ceil(nbrows / p.slice_height) * p.slice_height * p.block_rows;
   if (std::ceil(threads / p.block_size) > std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} rows need more than 2^31-1 thread blocks", profile.nrows);

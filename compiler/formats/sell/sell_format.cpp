@@ -14,6 +14,7 @@
 #include "formats/sell/sell_model.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/memory_budget.hpp"
 
 namespace spmvc::formats {
 
@@ -146,6 +147,13 @@ std::optional<std::string> SellFormat::cannot_implement(const Profile& profile,
   if (bytes > heuristics::kEllMaxEncodedBytes)
     return fmt::format("SELL-{}-{} would take about {:.1f} GB (limit {:.0f} GB)", c, p.sigma,
                        bytes / 1e9, heuristics::kEllMaxEncodedBytes / 1e9);
+  // The host builds the padded arrays before anything is uploaded: one long row pads its whole
+  // slice (a row of 10^7 nonzeros, 32 rows of 10^7 slots).
+  if (bytes > static_cast<double>(memory_budget()))
+    return fmt::format(
+        "SELL-{}-{} pads to about {:.2f} GB (longest row {} nonzeros), over the memory budget of "
+        "{} bytes",
+        c, p.sigma, bytes / 1e9, profile.row_max, memory_budget());
   return std::nullopt;
 }
 
