@@ -62,8 +62,7 @@ spmvc_status guarded(Body&& body) {
 
 // A required pointer argument that is NULL is the caller's error, named by its parameter.
 void require(const void* pointer, const char* function, const char* parameter) {
-  if (pointer == nullptr)
-    throw spmvc::InputError(function, 0, std::string(parameter) + " is NULL");
+  if (pointer == nullptr) throw spmvc::InputError(function, 0, std::string(parameter) + " is NULL");
 }
 
 char* copy_text(const std::string& text) {
@@ -90,12 +89,14 @@ spmvc::Options parse_options(const char* text) {
     throw spmvc::InputError(kOptionsSource, 0, "must be a JSON object, got " + doc.dump());
   auto str = [&](const std::string& key, const nlohmann::json& v) {
     if (!v.is_string())
-      throw spmvc::InputError(kOptionsSource, 0, "\"" + key + "\" must be a string, got " + v.dump());
+      throw spmvc::InputError(kOptionsSource, 0,
+                              "\"" + key + "\" must be a string, got " + v.dump());
     return v.get<std::string>();
   };
   auto boolean = [&](const std::string& key, const nlohmann::json& v) {
     if (!v.is_boolean())
-      throw spmvc::InputError(kOptionsSource, 0, "\"" + key + "\" must be true or false, got " + v.dump());
+      throw spmvc::InputError(kOptionsSource, 0,
+                              "\"" + key + "\" must be true or false, got " + v.dump());
     return v.get<bool>();
   };
   std::string params;
@@ -113,8 +114,9 @@ spmvc::Options parse_options(const char* text) {
       } else if (mode == "measure") {
         o.planner = spmvc::PlannerMode::measure;
       } else {
-        throw spmvc::InputError(kOptionsSource, 0,
-                                "\"planner\" must be \"model\" or \"measure\", got \"" + mode + "\"");
+        throw spmvc::InputError(
+            kOptionsSource, 0,
+            "\"planner\" must be \"model\" or \"measure\", got \"" + mode + "\"");
       }
     } else if (key == "reorder") {
       o.reorder = str(key, value);
@@ -171,13 +173,20 @@ const char* spmvc_last_error(void) { return last_error.c_str(); }
 
 const char* spmvc_status_name(spmvc_status status) {
   switch (status) {
-    case SPMVC_OK: return "SPMVC_OK";
-    case SPMVC_ERROR_INPUT: return "SPMVC_ERROR_INPUT";
-    case SPMVC_ERROR_NO_DEVICE: return "SPMVC_ERROR_NO_DEVICE";
-    case SPMVC_ERROR_DEVICE: return "SPMVC_ERROR_DEVICE";
-    case SPMVC_ERROR_COMPILE: return "SPMVC_ERROR_COMPILE";
-    case SPMVC_ERROR_INTERNAL: return "SPMVC_ERROR_INTERNAL";
-    case SPMVC_ERROR_MEMORY: return "SPMVC_ERROR_MEMORY";
+    case SPMVC_OK:
+      return "SPMVC_OK";
+    case SPMVC_ERROR_INPUT:
+      return "SPMVC_ERROR_INPUT";
+    case SPMVC_ERROR_NO_DEVICE:
+      return "SPMVC_ERROR_NO_DEVICE";
+    case SPMVC_ERROR_DEVICE:
+      return "SPMVC_ERROR_DEVICE";
+    case SPMVC_ERROR_COMPILE:
+      return "SPMVC_ERROR_COMPILE";
+    case SPMVC_ERROR_INTERNAL:
+      return "SPMVC_ERROR_INTERNAL";
+    case SPMVC_ERROR_MEMORY:
+      return "SPMVC_ERROR_MEMORY";
   }
   return "SPMVC_ERROR_UNKNOWN";
 }
@@ -197,6 +206,10 @@ int spmvc_device_available(char** why) {
     }
   }
   return available ? 1 : 0;
+}
+
+spmvc_status spmvc_options_check(const char* options_json) {
+  return guarded([&] { (void)parse_options(options_json); });
 }
 
 spmvc_status spmvc_matrix_from_csr(int64_t nrows, int64_t ncols, int64_t nnz,
@@ -387,8 +400,7 @@ spmvc_status spmvc_operator_apply_host(const spmvc_operator* op, const double* x
     if (op->op.ncols() > 0) require(x, "spmvc_operator_apply_host", "x");
     if (op->op.nrows() > 0) require(y, "spmvc_operator_apply_host", "y");
     op->op.apply_host(std::span<const double>(x, static_cast<std::size_t>(op->op.ncols())),
-                      std::span<double>(y, static_cast<std::size_t>(op->op.nrows())), alpha,
-                      beta);
+                      std::span<double>(y, static_cast<std::size_t>(op->op.nrows())), alpha, beta);
   });
 }
 

@@ -50,8 +50,7 @@ struct CgResult {
 
 // Solves A x = b from x = 0; `multiply(in, out)` writes out = A in on the device.
 CgResult cg(cublasHandle_t blas, int n, const double* d_b,
-            const std::function<void(const double*, double*)>& multiply, double tol,
-            int max_iter) {
+            const std::function<void(const double*, double*)>& multiply, double tol, int max_iter) {
   double *x, *r, *p, *ap;
   for (double** v : {&x, &r, &p, &ap}) check(cudaMalloc(v, n * sizeof(double)), "cudaMalloc");
   check(cudaMemset(x, 0, n * sizeof(double)), "cudaMemset");
@@ -120,7 +119,9 @@ int main(int argc, char** argv) {
 
     // spmvc: compile once (the one-time cost), then multiply.
     const auto t0 = std::chrono::steady_clock::now();
-    const spmvc::Operator op = spmvc::compile(a, {.precision = spmvc::Precision::f64});
+    spmvc::Options options;
+    options.precision = spmvc::Precision::f64;
+    const spmvc::Operator op = spmvc::compile(a, options);
     const double compile_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -189,8 +190,8 @@ int main(int argc, char** argv) {
     cusparseDestroy(sparse);
     cublasDestroy(blas);
     for (void* p : {static_cast<void*>(d_row_ptr), static_cast<void*>(d_col_idx),
-                    static_cast<void*>(d_values), static_cast<void*>(d_b),
-                    static_cast<void*>(d_in), static_cast<void*>(d_out), buffer})
+                    static_cast<void*>(d_values), static_cast<void*>(d_b), static_cast<void*>(d_in),
+                    static_cast<void*>(d_out), buffer})
       cudaFree(p);
     const bool converged = ours.relative_residual <= tol && theirs.relative_residual <= tol;
     const bool agree = diff <= 1e-6 * norm;

@@ -60,8 +60,8 @@ typedef struct spmvc_operator spmvc_operator;
 
 /** How a text result is written. */
 typedef enum spmvc_text_kind {
-  SPMVC_TEXT_JSON = 0,   /**< a JSON document */
-  SPMVC_TEXT_REPORT = 1  /**< the readable report `spmvc inspect` / `spmvc plan` print */
+  SPMVC_TEXT_JSON = 0,  /**< a JSON document */
+  SPMVC_TEXT_REPORT = 1 /**< the readable report `spmvc inspect` / `spmvc plan` print */
 } spmvc_text_kind;
 
 /** The message of the last failed call on this thread ("" when none). Valid until the next
@@ -76,6 +76,10 @@ void spmvc_string_free(char* text);
 /** 1 when a CUDA device is usable, 0 otherwise; then *why (if not NULL) receives the reason,
  * freed with spmvc_string_free. */
 int spmvc_device_available(char** why);
+
+/** SPMVC_OK when `options_json` is a valid options object (see above), else the status and
+ * message any call given it would fail with. */
+spmvc_status spmvc_options_check(const char* options_json);
 
 /* ---- host matrices ---- */
 

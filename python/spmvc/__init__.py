@@ -274,6 +274,8 @@ class Operator:
 
     @classmethod
     def _compile(cls, a, precision, planner, multiplies, options):
+        opts = _options_json(precision=precision, planner=planner, **options)
+        _lib.call("spmvc_options_check", opts)  # option errors first, in the library's words
         self = object.__new__(cls)
         self._handle = ctypes.c_void_p()
         self._keep = None
@@ -281,7 +283,6 @@ class Operator:
         self.last_apply = None
         self.dtype = _arrays.value_dtype(precision)
         self.precision = precision
-        opts = _options_json(precision=precision, planner=planner, **options)
         host_only = (planner != "model" or options.get("reorder", "none") != "none" or
                      options.get("format", "auto") not in ("auto", "csr", "csr_stream") or
                      options.get("params"))

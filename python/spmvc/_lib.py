@@ -95,6 +95,7 @@ _SIGNATURES = {
     "spmvc_version": [],
     "spmvc_string_free": [_void_p],
     "spmvc_device_available": [_text_out],
+    "spmvc_options_check": [_str],
     "spmvc_matrix_from_csr": [_i64, _i64, _i64, _i64_p, _i32_p, _f64_p, _handle_p],
     "spmvc_matrix_read": [_str, _handle_p],
     "spmvc_matrix_generate": [_str, _handle_p],

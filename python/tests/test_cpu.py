@@ -122,6 +122,13 @@ class BadInput(unittest.TestCase):
         self.assert_raises_message(spmvc.InputError, "planner", spmvc.plan, self.a,
                                    planner="guess")
 
+    def test_compile_checks_options_before_anything(self):
+        # Raised before any device work, so also without a GPU, in the library's words.
+        self.assert_raises_message(spmvc.InputError, "unknown precision 'f16' (expected",
+                                   spmvc.compile, self.a, precision="f16")
+        self.assert_raises_message(spmvc.InputError, 'unknown key "reoder"', spmvc.compile,
+                                   self.a, reoder="rcm")
+
     def test_bad_parameter_is_named(self):
         self.assert_raises_message(spmvc.InputError, "3", spmvc.plan, self.a, format="csr",
                                    params="T=3")

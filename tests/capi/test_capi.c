@@ -11,12 +11,12 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                         \
-    }                                                                     \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
 /* The call fails with `status` and the message holds `fragment`. */
@@ -111,10 +111,14 @@ static void test_bad_input(void) {
   spmvc_matrix* a = tridiagonal();
   spmvc_matrix* out = NULL;
   char* text = NULL;
-  expect_error(spmvc_plan(a, "{\"precison\": \"f32\"}", SPMVC_TEXT_JSON, &text),
-               SPMVC_ERROR_INPUT, "unknown key \"precison\"", "misspelt option");
-  expect_error(spmvc_plan(a, "{\"precision\": \"f16\"}", SPMVC_TEXT_JSON, &text),
-               SPMVC_ERROR_INPUT, "f16", "unknown precision");
+  expect_error(spmvc_plan(a, "{\"precison\": \"f32\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "unknown key \"precison\"", "misspelt option");
+  CHECK(spmvc_options_check("{\"precision\": \"f32\", \"planner\": \"measure\"}") == SPMVC_OK);
+  CHECK(spmvc_options_check(NULL) == SPMVC_OK);
+  expect_error(spmvc_options_check("[1, 2]"), SPMVC_ERROR_INPUT, "must be a JSON object",
+               "options not an object");
+  expect_error(spmvc_plan(a, "{\"precision\": \"f16\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "f16", "unknown precision");
   expect_error(spmvc_plan(a, "{\"value_coding\": 1}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
                "\"value_coding\" must be true or false", "option of the wrong type");
   expect_error(spmvc_plan(a, "{precision: f32", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
@@ -123,8 +127,8 @@ static void test_bad_input(void) {
                "needs \"format\"", "params without a format");
   expect_error(spmvc_plan(a, "{\"format\": \"dia\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
                "dia", "unknown format");
-  expect_error(spmvc_plan(a, NULL, (spmvc_text_kind)7, &text), SPMVC_ERROR_INPUT,
-               "kind must be", "unknown text kind");
+  expect_error(spmvc_plan(a, NULL, (spmvc_text_kind)7, &text), SPMVC_ERROR_INPUT, "kind must be",
+               "unknown text kind");
   CHECK(text == NULL);
 
   const int64_t row_ptr[] = {0, 2, 5, 7};
