@@ -3,7 +3,9 @@
 // the two runs differ only in the multiply. Prints iterations, residuals, times and how far the
 // two solutions are apart.
 //
-//   cg_cusparse A.mtx[.gz|.xz] [--tol 1e-10] [--max-iter 2000]
+//   cg_cusparse A.mtx[.gz|.xz] | SPEC [--tol 1e-10] [--max-iter 2000]
+//
+// SPEC is a generator spec, e.g. stencil7:n=100 (the 7-point Laplacian, SPD).
 //
 // Exit codes: 0 solved (both runs agree), 1 bad input or no convergence, 77 no GPU.
 #include <cublas_v2.h>
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <spmvc/generators.hpp>
 #include <spmvc/spmvc.hpp>
 #include <stdexcept>
 #include <string>
@@ -90,7 +93,7 @@ CgResult cg(cublasHandle_t blas, int n, const double* d_b,
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: cg_cusparse A.mtx [--tol 1e-10] [--max-iter 2000]\n");
+    std::fprintf(stderr, "usage: cg_cusparse A.mtx|SPEC [--tol 1e-10] [--max-iter 2000]\n");
     return 1;
   }
   double tol = 1e-10;
@@ -112,7 +115,8 @@ int main(int argc, char** argv) {
       std::printf("no GPU: %s\n", why.c_str());
       return 77;
     }
-    const spmvc::CsrMatrix a = spmvc::read_matrix_market(argv[1]);
+    const spmvc::CsrMatrix a = spmvc::gen::is_spec(argv[1]) ? spmvc::gen::from_spec(argv[1])
+                                                            : spmvc::read_matrix_market(argv[1]);
     if (a.nrows != a.ncols) throw std::runtime_error("CG needs a square matrix");
     const int n = static_cast<int>(a.nrows);
     const auto nnz = static_cast<std::int64_t>(a.nnz());

@@ -19,7 +19,13 @@ nvcc=${NVCC:-nvcc}
 "$spmvc" emit "$matrix" -o "$out" -q "$@"
 ( cd "$out" && "$nvcc" -O3 -std=c++17 -arch=sm_90 -I. harness.cu -o harness )
 echo "built $out/harness"
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+gpu=0
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi -L >/dev/null 2>&1 && gpu=1
+elif compgen -G "/dev/nvidia[0-9]*" >/dev/null; then
+  gpu=1
+fi
+if [ $gpu = 0 ]; then
   echo "no GPU: the harness was built, not run"
   exit 77
 fi

@@ -14,6 +14,7 @@ the library's message: InputError (also a ValueError), NoDeviceError, DeviceErro
 
 import ctypes
 import json
+import os
 
 import numpy as np
 
@@ -68,7 +69,6 @@ class _HostMatrix:
         self.handle = ctypes.c_void_p()
         if _arrays.is_path_or_spec(a):
             text = str(a)
-            import os
             if not os.path.exists(text) and ":" in text:
                 _lib.call("spmvc_matrix_generate", text.encode(), ctypes.byref(self.handle))
             else:

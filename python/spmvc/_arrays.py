@@ -164,7 +164,11 @@ class Vector:
                                  "tensor (or a NumPy array for the host path)")
             self.kind = "torch"
             shape = tuple(obj.shape)
-            self.dtype = np.dtype(str(obj.dtype).replace("torch.", ""))
+            try:
+                self.dtype = np.dtype(str(obj.dtype).replace("torch.", ""))
+            except TypeError:
+                raise InputError(f"{name} has dtype {obj.dtype}; the operator takes float64 "
+                                 "(f64) or float32 (f32, f32acc64)") from None
             contiguous = obj.is_contiguous()
             self.pointer = obj.data_ptr()
             self.device = obj.device.index

@@ -168,5 +168,50 @@ class BadInput(unittest.TestCase):
         self.assertIn("/nonexistent/libspmvc.so (no such file)", out)
 
 
+class FakeDeviceArray:
+    """Describes device memory through __cuda_array_interface__ as CuPy and Numba do."""
+
+    def __init__(self, shape, typestr="<f8", strides=None, ptr=0x7f0000001000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
+                                         "data": (ptr, False), "version": 3}
+
+
+class VectorArguments(unittest.TestCase):
+    """How operator arguments are read (the multiply itself needs a GPU: gpu_check.py)."""
+
+    def test_device_vector_is_taken_by_pointer(self):
+        v = spmvc._arrays.Vector(FakeDeviceArray((10,)), "x")
+        v.check(10, np.dtype(np.float64))
+        self.assertEqual(v.pointer, 0x7f0000001000)
+        self.assertEqual(v.kind, "cuda")
+        col = spmvc._arrays.Vector(FakeDeviceArray((10, 1), strides=(8, 8)), "x")
+        self.assertTrue(col.column)
+
+    def test_wrong_vectors_are_named(self):
+        Vector = spmvc._arrays.Vector
+        with self.assertRaisesRegex(spmvc.InputError, "x has 9 elements, the operator needs 10"):
+            Vector(FakeDeviceArray((9,)), "x").check(10, np.dtype(np.float64))
+        with self.assertRaisesRegex(spmvc.InputError,
+                                    "y has dtype float32, the operator's precision needs float64"):
+            Vector(FakeDeviceArray((10,), "<f4"), "y").check(10, np.dtype(np.float64))
+        with self.assertRaisesRegex(spmvc.InputError, "x is not contiguous"):
+            Vector(FakeDeviceArray((10,), strides=(16,)), "x")
+        with self.assertRaisesRegex(spmvc.InputError, r"x has shape \(10, 2\)"):
+            Vector(FakeDeviceArray((10, 2)), "x")
+        with self.assertRaisesRegex(spmvc.InputError, "x is a builtins.list"):
+            Vector([1.0, 2.0], "x")
+
+    def test_streams(self):
+        class CupyLikeStream:
+            ptr = 1234
+        self.assertEqual(spmvc._arrays.stream_pointer(CupyLikeStream()), 1234)
+        self.assertEqual(spmvc._arrays.stream_pointer(77), 77)
+        with self.assertRaisesRegex(spmvc.InputError, "stream must be"):
+            spmvc._arrays.stream_pointer("default")
+
+    def test_host_matrices_take_the_host_pipeline(self):
+        self.assertIsNone(spmvc._arrays.device_csr(poisson2d(4), "f64"))
+
+
 if __name__ == "__main__":
     unittest.main()
