@@ -355,6 +355,13 @@ class Operator:
         return self.apply(x)
 
     def matvec(self, x):
+        """op @ x for solvers: a strided x (a column of a Fortran-ordered basis, say) is made
+        contiguous first, where apply() would refuse it."""
+        if _arrays.is_torch_tensor(x):
+            x = x.contiguous()
+        elif type(x).__module__.split(".")[0] == "cupy" and not x.flags.c_contiguous:
+            import cupy
+            x = cupy.ascontiguousarray(x)
         return self.apply(x)
 
     def as_linear_operator(self):

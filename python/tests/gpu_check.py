@@ -12,7 +12,8 @@
    the caller's (x, y, the stream), y is written in place, and scaling the caller's values in
    place scales the next product (the kernel reads the caller's value array).
 4. The examples: examples/python/*.py, and with --examples DIR (examples/ built against an
-   install, see scripts/gpu/prepare-python-check) cg_cusparse and emit_nvcc.sh.
+   install, see scripts/gpu/prepare-python-check) cg_cusparse, emit_nvcc.sh and the C
+   interface's test (DIR/../bin/test_capi: compile and apply through spmvc.h).
 Prints a short table last; exit code 1 when any check fails.
 """
 
@@ -207,6 +208,10 @@ def check_examples(examples_dir, folder):
     if examples_dir is None:
         return
     examples_dir = pathlib.Path(examples_dir)
+    test_capi = examples_dir.parent / "bin" / "test_capi"
+    if test_capi.exists():
+        scratch = pathlib.Path(os.environ.get("OUT", "/tmp")) / "capi-scratch"
+        run_example("test_capi (C)", [str(test_capi), str(scratch)])
     run_example("cg_cusparse", [str(examples_dir / "cg_cusparse"), "stencil7:n=100"])
     spmvc_bin = examples_dir.parent / "prefix" / "bin" / "spmvc"
     env = dict(os.environ, SPMVC=str(spmvc_bin))
