@@ -27,7 +27,8 @@
  * An unknown key or a value of the wrong type is SPMVC_ERROR_INPUT naming it.
  *
  * Text results (JSON documents, reports, source) are returned in a buffer the caller frees with
- * spmvc_string_free. JSON documents are those of `spmvc inspect --json` and `spmvc plan --json`.
+ * spmvc_string_free. The JSON documents are the profile's and the plan's, as `spmvc inspect
+ * --json` and `spmvc plan --json` print them less the formats table and the traffic model.
  */
 #ifndef SPMVC_SPMVC_H
 #define SPMVC_SPMVC_H
