@@ -2,7 +2,7 @@
 package is pure Python over a shared library, so a wheel is a zip of python/spmvc/ plus
 libspmvc.so; nothing needs to be downloaded to install it).
 
-The library bundled as spmvc/_lib/libspmvc.so is taken from, in order: $SPMVC_LIBRARY;
+The library bundled as spmvc/_native/libspmvc.so is taken from, in order: $SPMVC_LIBRARY;
 build/release/capi/libspmvc.so; build/ci/capi/libspmvc.so; else it is built first with
 `cmake --preset release`. SPMVC_LIBRARY=none bundles nothing: the package then loads the library
 named by $SPMVC_LIBRARY at run time, or libspmvc.so from the loader's path.
@@ -101,7 +101,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     # A wheel with a native library is tied to the platform, not to the Python version.
     tag = "py3-none-any"
     if library is not None:
-        files["spmvc/_lib/libspmvc.so"] = library.resolve().read_bytes()
+        files["spmvc/_native/libspmvc.so"] = library.resolve().read_bytes()
         tag = "py3-none-linux_x86_64"
     info = _dist_info()
     files[f"{info}/METADATA"] = _metadata().encode()

@@ -1,7 +1,7 @@
 """ctypes binding of the C interface (include/spmvc/spmvc.h) and its errors as exceptions.
 
 The shared library is the file $SPMVC_LIBRARY names when set; otherwise the copy bundled into
-the package at install time (spmvc/_lib/), else libspmvc.so on the loader's path
+the package at install time (spmvc/_native/), else libspmvc.so on the loader's path
 (LD_LIBRARY_PATH, or an installed prefix the loader knows).
 """
 
@@ -135,7 +135,7 @@ def candidates():
     if env:
         return [env]  # asked for: nothing else is tried
     found = []
-    bundled = pathlib.Path(__file__).resolve().parent / "_lib" / _LIBRARY_NAME
+    bundled = pathlib.Path(__file__).resolve().parent / "_native" / _LIBRARY_NAME
     found.append(str(bundled))
     found.append(_LIBRARY_NAME)
     return found
