@@ -87,7 +87,9 @@ def check_products(folder, paths):
                     ok, err, detail = False, float("inf"), f"{precision} {route}: {e}"
                 key = (precision, route)
                 worst[key] = max(worst.get(key, 0.0), err)
-                if not ok:
+                if ok:
+                    print(f"[A@x] {name}: ok {detail}", flush=True)
+                else:
                     record("A@x", name, False, detail)
                 del op  # frees its device memory before the next
         count += 1
