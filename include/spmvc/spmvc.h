@@ -1,0 +1,155 @@
+/* spmvc's C interface: the stable layer other languages bind to (the Python package binds it
+ * with ctypes). Plain C99, opaque handles, every call returns a status.
+ *
+ *   spmvc_matrix* a = NULL;
+ *   spmvc_operator* op = NULL;
+ *   if (spmvc_matrix_read("A.mtx.xz", &a) != SPMVC_OK ||
+ *       spmvc_compile(a, "{\"precision\": \"f64\"}", &op) != SPMVC_OK)
+ *     fprintf(stderr, "%s\n", spmvc_last_error());
+ *   spmvc_operator_apply(op, d_x, d_y, 1.0, 0.0, stream);   // device pointers
+ *   spmvc_operator_destroy(op);
+ *   spmvc_matrix_destroy(a);
+ *
+ * Errors: a call that fails returns a status other than SPMVC_OK and leaves the library's
+ * message (the same text the C++ exception carries) for spmvc_last_error(), per thread, until
+ * the next failing call on that thread. Output handles are written only on success.
+ *
+ * Options are a JSON object, NULL or "" for the defaults. Keys (each optional):
+ *   "precision"        "f64" | "f32" | "f32acc64"                     (default "f64")
+ *   "format"           "auto" or a format name ("csr", "bro_ell", ...) (default "auto")
+ *   "params"           the format's parameters, "name=value,..." as `spmvc plan` labels them
+ *                      (needs "format")
+ *   "planner"          "model" | "measure"                             (default "model")
+ *   "reorder"          "none", "auto" or an ordering ("rcm", "amd", "metis", "d", "dset",
+ *                      "bar", "sort")                                  (default "none")
+ *   "renumber_columns" bool; "value_coding" bool (default true); "full_inspection" bool
+ *   "disk_cache"       bool (default true); "cache_dir" string; "device" integer
+ * An unknown key or a value of the wrong type is SPMVC_ERROR_INPUT naming it.
+ *
+ * Text results (JSON documents, reports, source) are returned in a buffer the caller frees with
+ * spmvc_string_free. The JSON documents are the profile's and the plan's, as `spmvc inspect
+ * --json` and `spmvc plan --json` print them less the formats table and the traffic model.
+ */
+#ifndef SPMVC_SPMVC_H
+#define SPMVC_SPMVC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of this interface; a change that breaks callers increments the major number. */
+#define SPMVC_C_API_VERSION_MAJOR 1
+#define SPMVC_C_API_VERSION_MINOR 0
+
+typedef enum spmvc_status {
+  SPMVC_OK = 0,
+  SPMVC_ERROR_INPUT = 1,     /**< bad input: matrix, arrays, options, file (InputError) */
+  SPMVC_ERROR_NO_DEVICE = 2, /**< no CUDA device or driver (NoDeviceError) */
+  SPMVC_ERROR_DEVICE = 3,    /**< a CUDA or driver call failed (DeviceError) */
+  SPMVC_ERROR_COMPILE = 4,   /**< NVRTC rejected a generated kernel (CompileError) */
+  SPMVC_ERROR_INTERNAL = 5,  /**< a bug in spmvc (InternalError, or any other exception) */
+  SPMVC_ERROR_MEMORY = 6     /**< a host allocation failed */
+} spmvc_status;
+
+/** A sparse matrix in host memory (CSR, fp64 values), owned by the handle. */
+typedef struct spmvc_matrix spmvc_matrix;
+/** A compiled y = alpha*A*x + beta*y for one matrix on one device. */
+typedef struct spmvc_operator spmvc_operator;
+
+/** How a text result is written. */
+typedef enum spmvc_text_kind {
+  SPMVC_TEXT_JSON = 0,  /**< a JSON document */
+  SPMVC_TEXT_REPORT = 1 /**< the readable report `spmvc inspect` / `spmvc plan` print */
+} spmvc_text_kind;
+
+/** The message of the last failed call on this thread ("" when none). Valid until the next
+ * failing call on this thread. */
+const char* spmvc_last_error(void);
+/** The status name ("SPMVC_ERROR_INPUT", ...). */
+const char* spmvc_status_name(spmvc_status status);
+/** "MAJOR.MINOR.PATCH" of the library. */
+const char* spmvc_version(void);
+/** Frees a text result. NULL is ignored. */
+void spmvc_string_free(char* text);
+/** 1 when a CUDA device is usable, 0 otherwise; then *why (if not NULL) receives the reason,
+ * freed with spmvc_string_free. */
+int spmvc_device_available(char** why);
+
+/** SPMVC_OK when `options_json` is a valid options object (see above), else the status and
+ * message any call given it would fail with. */
+spmvc_status spmvc_options_check(const char* options_json);
+
+/* ---- host matrices ---- */
+
+/** Copies 0-based CSR arrays: row_ptr has nrows+1 entries ending at nnz, col_idx and values nnz
+ * each (values NULL: every value 1). Rows may be unsorted and hold duplicates (summed). */
+spmvc_status spmvc_matrix_from_csr(int64_t nrows, int64_t ncols, int64_t nnz,
+                                   const int64_t* row_ptr, const int32_t* col_idx,
+                                   const double* values, spmvc_matrix** out);
+/** Reads a Matrix Market file (.mtx, .mtx.gz, .mtx.xz). */
+spmvc_status spmvc_matrix_read(const char* path, spmvc_matrix** out);
+/** Generates a matrix from a spec such as "stencil27:n=64" or "rmat:scale=16,ef=8" (`spmvc gen
+ * --help` lists them). */
+spmvc_status spmvc_matrix_generate(const char* spec, spmvc_matrix** out);
+void spmvc_matrix_destroy(spmvc_matrix* matrix);
+spmvc_status spmvc_matrix_shape(const spmvc_matrix* matrix, int64_t* nrows, int64_t* ncols,
+                                int64_t* nnz);
+/** Copies the CSR arrays out: row_ptr nrows+1, col_idx and values nnz entries (any may be NULL). */
+spmvc_status spmvc_matrix_arrays(const spmvc_matrix* matrix, int64_t* row_ptr, int32_t* col_idx,
+                                 double* values);
+
+/* ---- everything up to the generated source: no GPU needed ---- */
+
+/** What the inspector sees (`spmvc inspect`). */
+spmvc_status spmvc_inspect(const spmvc_matrix* matrix, spmvc_text_kind kind, char** text);
+/** The plan compile() would choose with these options, every candidate with its reason. */
+spmvc_status spmvc_plan(const spmvc_matrix* matrix, const char* options_json, spmvc_text_kind kind,
+                        char** text);
+/** The generated translation unit compile() would build; *kernel_name (if not NULL) receives
+ * its entry point. Both freed with spmvc_string_free. */
+spmvc_status spmvc_generate(const spmvc_matrix* matrix, const char* options_json, char** source,
+                            char** kernel_name);
+/** `spmvc emit`: writes the kernel, its templates, the encoded matrix and an nvcc harness into
+ * `dir` (created if needed); *files_json (if not NULL) receives {"kernel": ..., "files": [...]}. */
+spmvc_status spmvc_emit(const spmvc_matrix* matrix, const char* options_json, const char* dir,
+                        char** files_json);
+
+/* ---- operators: need a GPU ---- */
+
+/** Inspects, plans, generates, JIT-compiles and uploads a host matrix. */
+spmvc_status spmvc_compile(const spmvc_matrix* matrix, const char* options_json,
+                           spmvc_operator** out);
+/** Builds from CSR arrays already in device memory, on the GPU and without copying them:
+ * int32 row_ptr (nrows+1) and col_idx (nnz); values (nnz) double for "f64", float otherwise.
+ * The operator reads these arrays in every multiply: they must outlive it unchanged. Plans are
+ * csr and csr_stream, no reordering, model planner (other options are SPMVC_ERROR_INPUT). */
+spmvc_status spmvc_compile_device_csr(int64_t nrows, int64_t ncols, int64_t nnz,
+                                      const int32_t* row_ptr, const int32_t* col_idx,
+                                      const void* values, const char* options_json,
+                                      spmvc_operator** out);
+void spmvc_operator_destroy(spmvc_operator* op);
+spmvc_status spmvc_operator_shape(const spmvc_operator* op, int64_t* nrows, int64_t* ncols);
+/** y = alpha*A*x + beta*y on device memory, asynchronous on `stream` (a cudaStream_t; NULL the
+ * default stream). x has ncols and y nrows elements of the plan's value type: double for f64,
+ * float for f32 and f32acc64 (the plan's "precision"). With beta 0, y is not read. */
+spmvc_status spmvc_operator_apply(const spmvc_operator* op, const void* x, void* y, double alpha,
+                                  double beta, void* stream);
+/** The same on host fp64 arrays: copies in, multiplies, copies out, synchronises. */
+spmvc_status spmvc_operator_apply_host(const spmvc_operator* op, const double* x, double* y,
+                                       double alpha, double beta);
+/** The operator's plan (as spmvc_plan). */
+spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind, char** text);
+/** The translation unit that was compiled; *kernel_name as in spmvc_generate. */
+spmvc_status spmvc_operator_source(const spmvc_operator* op, char** source, char** kernel_name);
+/** One-time costs in seconds by step, where the kernel came from ("nvrtc", "memory", "disk"),
+ * registers, spilled bytes, device bytes of the encoded matrix, and NVRTC's log, as JSON. */
+spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVC_SPMVC_H */

@@ -1,0 +1,395 @@
+"""spmvc from Python: compile a sparse matrix into a specialised GPU SpMV operator.
+
+    import scipy.sparse, spmvc
+    A = scipy.sparse.random(10000, 10000, density=1e-3, format="csr")
+    print(spmvc.inspect(A))                  # what the inspector sees
+    print(spmvc.plan(A, precision="f32"))    # what would run, and every alternative (no GPU)
+    op = spmvc.compile(A)                    # needs a GPU
+    y = op @ x                               # x: CuPy array, PyTorch CUDA tensor (or NumPy)
+
+Matrices: scipy.sparse, cupyx.scipy.sparse, PyTorch sparse CSR/COO tensors, a Matrix Market
+file path, or a generator spec ("stencil27:n=64"). Errors raise spmvc.Error subclasses carrying
+the library's message: InputError (also a ValueError), NoDeviceError, DeviceError, CompileError.
+"""
+
+import ctypes
+import json
+import os
+
+import numpy as np
+
+from . import _arrays
+from ._lib import (CompileError, DeviceError, Error, InputError, InternalError,
+                   LibraryNotFoundError, NoDeviceError, TEXT_JSON, TEXT_REPORT)
+from . import _lib
+
+__all__ = [
+    "compile", "load", "inspect", "plan", "generate", "emit", "device_available", "version",
+    "Operator", "Plan", "Profile", "Source", "Explanation",
+    "Error", "InputError", "NoDeviceError", "DeviceError", "CompileError", "InternalError",
+    "LibraryNotFoundError",
+]
+
+__version__ = "0.1.0"
+
+# A matrix already on the GPU is built there (compile from device arrays: a few passes over the
+# arrays, csr or csr_stream, repaid within tens of multiplies) unless the caller expects at least
+# this many multiplies; then its arrays are copied to the host once for the full pipeline (every
+# format, orderings), whose one-time cost repays after thousands: README.md's medians over the
+# H100 suite are about 5,300 multiplies in fp64 and 14,000 in fp32.
+HOST_PIPELINE_MULTIPLIES = {"f64": 5000, "f32": 14000, "f32acc64": 14000}
+
+
+def version():
+    """The library's version."""
+    return _lib.version()
+
+
+def device_available():
+    """(True, "") when a CUDA device is usable, else (False, the reason)."""
+    return _lib.device_available()
+
+
+def _options_json(precision="f64", planner="model", format="auto", params=None, reorder="none",
+                  **more):
+    options = {"precision": precision, "planner": planner, "format": format, "reorder": reorder}
+    if params:
+        if isinstance(params, dict):
+            params = ",".join(f"{k}={int(v) if isinstance(v, bool) else v}"
+                              for k, v in params.items())
+        options["params"] = str(params)
+    options.update(more)  # checked by the library: an unknown key is an InputError naming it
+    return json.dumps(options).encode()
+
+
+class _HostMatrix:
+    """A spmvc_matrix handle for the duration of a with-block."""
+
+    def __init__(self, a):
+        self.handle = ctypes.c_void_p()
+        if _arrays.is_path_or_spec(a):
+            text = str(a)
+            if not os.path.exists(text) and ":" in text:
+                _lib.call("spmvc_matrix_generate", text.encode(), ctypes.byref(self.handle))
+            else:
+                _lib.call("spmvc_matrix_read", text.encode(), ctypes.byref(self.handle))
+            return
+        m = _arrays.host_csr(a)
+        as_ptr = np.ctypeslib.as_ctypes_type
+        _lib.call("spmvc_matrix_from_csr", m.nrows, m.ncols, len(m.indices),
+                  m.indptr.ctypes.data_as(ctypes.POINTER(as_ptr(np.int64))),
+                  m.indices.ctypes.data_as(ctypes.POINTER(as_ptr(np.int32))),
+                  m.data.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                  ctypes.byref(self.handle))
+
+    def __enter__(self):
+        return self.handle
+
+    def __exit__(self, *exc):
+        _lib.library().spmvc_matrix_destroy(self.handle)
+        self.handle = None
+
+
+def _text(name, *args):
+    out = _lib.text_out()
+    _lib.call(name, *args, ctypes.byref(out))
+    return _lib.take_text(out)
+
+
+class _Document:
+    """A JSON document with its readable report: str() is the report, .json the text,
+    .to_dict() the parsed document, and keys read as items or attributes."""
+
+    def __init__(self, json_text, report):
+        self.json = json_text
+        self._doc = json.loads(json_text)
+        self.report = report
+
+    def to_dict(self):
+        return json.loads(self.json)
+
+    def __getitem__(self, key):
+        return self._doc[key]
+
+    def __getattr__(self, key):
+        doc = self.__dict__.get("_doc", {})
+        if key in doc:
+            return doc[key]
+        raise AttributeError(key)
+
+    def keys(self):
+        return self._doc.keys()
+
+    def __str__(self):
+        return self.report
+
+
+class Profile(_Document):
+    """What the inspector sees in a matrix: sizes, row lengths, bandwidth, delta bit widths,
+    block fill, distinct values, symmetry (`spmvc inspect`)."""
+
+    def __repr__(self):
+        d = self._doc
+        return f"<spmvc.Profile {d.get('nrows')}x{d.get('ncols')}, {d.get('nnz')} nonzeros>"
+
+
+class Plan(_Document):
+    """What the planner chose (format, params, precision, reorder, why) and every candidate it
+    considered with its predicted time or the reason it was rejected (`spmvc plan`)."""
+
+    def __repr__(self):
+        d = self._doc
+        params = ",".join(f"{k}={v}" for k, v in d.get("params", {}).items())
+        return f"<spmvc.Plan {d.get('format')} [{params}] {d.get('precision')}>"
+
+
+class Source:
+    """The generated CUDA translation unit: str() is the text."""
+
+    def __init__(self, text, kernel_name):
+        self.text = text
+        self.kernel_name = kernel_name
+
+    def save(self, path):
+        with open(path, "w") as f:
+            f.write(self.text)
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return f"<spmvc.Source {self.kernel_name}, {self.text.count(chr(10))} lines>"
+
+
+class Explanation:
+    """Why this operator runs what it runs: the plan with its alternatives, the kernel, its
+    registers and spills, the bytes the matrix takes on the device, and the one-time costs."""
+
+    def __init__(self, op):
+        self.plan = op.plan
+        self.timings = op.timings
+        self.path = op.path
+        self.copied = op.copied
+
+    def to_dict(self):
+        return {"plan": self.plan.to_dict(), "timings": self.timings, "path": self.path,
+                "copied": list(self.copied)}
+
+    def __str__(self):
+        t = self.timings
+        seconds = t["seconds"]
+        one_time = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in seconds.items() if v > 0)
+        lines = [
+            str(self.plan).rstrip(),
+            f"kernel: {t['kernel_name']} (from {t['kernel_origin']}), {t['registers']} registers"
+            f", {t['spill_bytes']} bytes spilled",
+            f"device memory for the matrix: {t['device_bytes']:,} bytes",
+            f"built from {'device arrays on the GPU' if self.path == 'device' else 'host arrays'}"
+            + (f" (converted on the device: {', '.join(self.copied)})" if self.copied else ""),
+            f"one-time cost: {one_time or 'none measured'}",
+        ]
+        if t.get("cache_note"):
+            lines.append(f"kernel cache: {t['cache_note']}")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self):
+        return f"<spmvc.Explanation {self.timings['kernel_name']}>"
+
+
+def load(source):
+    """A Matrix Market file (.mtx, .mtx.gz, .mtx.xz) or generator spec ("rmat:scale=16,ef=8") as
+    a scipy.sparse.csr_matrix, read by spmvc's own reader (symmetric files expanded)."""
+    import scipy.sparse
+    with _HostMatrix(source) as m:
+        nrows, ncols, nnz = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        _lib.call("spmvc_matrix_shape", m, ctypes.byref(nrows), ctypes.byref(ncols),
+                  ctypes.byref(nnz))
+        indptr = np.empty(nrows.value + 1, dtype=np.int64)
+        indices = np.empty(nnz.value, dtype=np.int32)
+        data = np.empty(nnz.value, dtype=np.float64)
+        _lib.call("spmvc_matrix_arrays", m,
+                  indptr.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                  indices.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)),
+                  data.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+    if nnz.value < 2**31:
+        indptr = indptr.astype(np.int32)
+    return scipy.sparse.csr_matrix((data, indices, indptr), shape=(nrows.value, ncols.value))
+
+
+def inspect(a):
+    """The inspector's Profile of `a` (device matrices are copied to the host)."""
+    with _HostMatrix(a) as m:
+        return Profile(_text("spmvc_inspect", m, TEXT_JSON), _text("spmvc_inspect", m, TEXT_REPORT))
+
+
+def plan(a, **options):
+    """The Plan compile() would choose for `a` on the host pipeline (no GPU needed). Options as
+    compile()'s."""
+    opts = _options_json(**options)
+    with _HostMatrix(a) as m:
+        return Plan(_text("spmvc_plan", m, opts, TEXT_JSON),
+                    _text("spmvc_plan", m, opts, TEXT_REPORT))
+
+
+def generate(a, **options):
+    """The generated kernel Source compile() would build on the host pipeline (no GPU needed)."""
+    opts = _options_json(**options)
+    with _HostMatrix(a) as m:
+        source, name = _lib.text_out(), _lib.text_out()
+        _lib.call("spmvc_generate", m, opts, ctypes.byref(source), ctypes.byref(name))
+        return Source(_lib.take_text(source), _lib.take_text(name))
+
+
+def emit(a, directory, **options):
+    """`spmvc emit`: writes the kernel, its templates, the encoded matrix and a harness that
+    builds with plain nvcc into `directory`. Returns {"kernel": name, "files": [paths]}."""
+    opts = _options_json(**options)
+    with _HostMatrix(a) as m:
+        return json.loads(_text("spmvc_emit", m, opts, str(directory).encode()))
+
+
+def compile(a, precision="f64", planner="model", multiplies=None, **options):
+    """Compiles `a` into an Operator for y = alpha*A*x + beta*y on the GPU.
+
+    precision: "f64", "f32" or "f32acc64" (fp32 storage and vectors, fp64 accumulation).
+    planner: "model" (the cost model's pick) or "measure" (time the best candidates).
+    multiplies: how many multiplies the caller expects. A CuPy or PyTorch matrix on the GPU is
+        built there from its own arrays, without a copy (csr or csr_stream), unless this is at
+        least HOST_PIPELINE_MULTIPLIES[precision] or an option asks for what only the host
+        pipeline does (planner "measure", a reorder, another format); then it is copied to the
+        host once. Host matrices always take the host pipeline.
+    options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
+        value_coding, full_inspection, disk_cache, cache_dir, device.
+    """
+    return Operator._compile(a, precision, planner, multiplies, options)
+
+
+class Operator:
+    """A compiled SpMV: `op @ x`, `op.apply(x, y, alpha, beta)`, and `op.plan`, `op.source`,
+    `op.explain()`. Also a LinearOperator for cupyx.scipy.sparse.linalg (shape, dtype, matvec;
+    `op.as_linear_operator()`)."""
+
+    def __init__(self):
+        raise TypeError("use spmvc.compile(A)")
+
+    @classmethod
+    def _compile(cls, a, precision, planner, multiplies, options):
+        opts = _options_json(precision=precision, planner=planner, **options)
+        _lib.call("spmvc_options_check", opts)  # option errors first, in the library's words
+        self = object.__new__(cls)
+        self._handle = ctypes.c_void_p()
+        self._keep = None
+        self.copied = []
+        self.last_apply = None
+        self.dtype = _arrays.value_dtype(precision)
+        self.precision = precision
+        host_only = (planner != "model" or options.get("reorder", "none") != "none" or
+                     options.get("format", "auto") not in ("auto", "csr", "csr_stream") or
+                     options.get("params"))
+        many = multiplies is not None and multiplies >= HOST_PIPELINE_MULTIPLIES[precision]
+        device = None if (host_only or many) else _arrays.device_csr(a, precision)
+        if device is not None:
+            _lib.call("spmvc_compile_device_csr", device.nrows, device.ncols, device.nnz,
+                      device.row_ptr, device.col_idx, device.values, opts,
+                      ctypes.byref(self._handle))
+            self._keep = device.keep  # read by every multiply
+            self.copied = device.copied
+            self.path = "device"
+        else:
+            with _HostMatrix(a) as m:
+                _lib.call("spmvc_compile", m, opts, ctypes.byref(self._handle))
+            self.path = "host"
+        nrows, ncols = ctypes.c_int64(), ctypes.c_int64()
+        _lib.call("spmvc_operator_shape", self._handle, ctypes.byref(nrows), ctypes.byref(ncols))
+        self.shape = (nrows.value, ncols.value)
+        return self
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            try:
+                _lib.library().spmvc_operator_destroy(handle)
+            except Exception:
+                pass
+            self._handle = None
+
+    @property
+    def nrows(self):
+        return self.shape[0]
+
+    @property
+    def ncols(self):
+        return self.shape[1]
+
+    def apply(self, x, y=None, alpha=1.0, beta=0.0, stream=None):
+        """y = alpha*A*x + beta*y, in place in `y` (a new vector where x lives when y is None),
+        on `stream` (default: the current stream of x's library). Returns y. Device vectors are
+        read and written where they are; NumPy vectors go through the host copy path."""
+        xv = _arrays.Vector(x, "x")
+        xv.check(self.ncols, self.dtype)
+        if y is None:
+            if beta != 0:
+                raise InputError("beta is not 0 but no y was given")
+            y = _arrays.empty_like_vector(xv, self.nrows, self.dtype)
+        yv = _arrays.Vector(y, "y")
+        yv.check(self.nrows, self.dtype)
+        if (xv.kind == "numpy") != (yv.kind == "numpy"):
+            raise InputError("x and y must both be on the host (NumPy) or both on the device")
+        if xv.kind == "numpy":
+            if yv.dtype != np.float64 or not yv.obj.flags.writeable:
+                raise InputError("a host y must be a writable float64 NumPy array")
+            xh = np.ascontiguousarray(x, dtype=np.float64)
+            ptr = ctypes.POINTER(ctypes.c_double)
+            _lib.call("spmvc_operator_apply_host", self._handle, xh.ctypes.data_as(ptr),
+                      y.ctypes.data_as(ptr), float(alpha), float(beta))
+            return y
+        s = _arrays.stream_pointer(stream)
+        if s is None:
+            s = _arrays.current_stream(xv)
+        _lib.call("spmvc_operator_apply", self._handle, xv.pointer, yv.pointer, float(alpha),
+                  float(beta), s or None)
+        self.last_apply = {"x": xv.pointer, "y": yv.pointer, "stream": s}
+        return y
+
+    def __matmul__(self, x):
+        return self.apply(x)
+
+    def matvec(self, x):
+        """op @ x for solvers: a strided x (a column of a Fortran-ordered basis, say) is made
+        contiguous first, where apply() would refuse it."""
+        if _arrays.is_torch_tensor(x):
+            x = x.contiguous()
+        elif type(x).__module__.split(".")[0] == "cupy" and not x.flags.c_contiguous:
+            import cupy
+            x = cupy.ascontiguousarray(x)
+        return self.apply(x)
+
+    def as_linear_operator(self):
+        """A cupyx.scipy.sparse.linalg.LinearOperator multiplying with this operator (for cg,
+        gmres, ...)."""
+        from cupyx.scipy.sparse.linalg import LinearOperator
+        return LinearOperator(self.shape, matvec=self.matvec, dtype=self.dtype)
+
+    @property
+    def plan(self):
+        return Plan(_text("spmvc_operator_plan", self._handle, TEXT_JSON),
+                    _text("spmvc_operator_plan", self._handle, TEXT_REPORT))
+
+    @property
+    def source(self):
+        source, name = _lib.text_out(), _lib.text_out()
+        _lib.call("spmvc_operator_source", self._handle, ctypes.byref(source), ctypes.byref(name))
+        return Source(_lib.take_text(source), _lib.take_text(name))
+
+    @property
+    def timings(self):
+        """One-time costs by step (seconds), kernel origin, registers, spills, device bytes."""
+        return json.loads(_text("spmvc_operator_timings", self._handle))
+
+    def explain(self):
+        return Explanation(self)
+
+    def __repr__(self):
+        p = self.plan
+        return (f"<spmvc.Operator {self.nrows}x{self.ncols} {p['format']} {p['precision']}, "
+                f"built from {self.path} arrays>")

@@ -1,0 +1,197 @@
+/* The C interface from C (this file is compiled as C11 against spmvc.h and linked to the shared
+ * libspmvc): host matrices, inspect, plan, generate and emit without a GPU, and every class of
+ * bad input answered with its status and the library's message. With a GPU, compile and apply on
+ * host arrays against the product by hand; without one, compile says so. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "spmvc/spmvc.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+/* The call fails with `status` and the message holds `fragment`. */
+static void expect_error(spmvc_status got, spmvc_status status, const char* fragment,
+                         const char* what) {
+  if (got != status) {
+    fprintf(stderr, "%s: status %s, expected %s (message: %s)\n", what, spmvc_status_name(got),
+            spmvc_status_name(status), spmvc_last_error());
+    ++failures;
+  } else if (strstr(spmvc_last_error(), fragment) == NULL) {
+    fprintf(stderr, "%s: message '%s' lacks '%s'\n", what, spmvc_last_error(), fragment);
+    ++failures;
+  }
+}
+
+/* 3x3: [[4 -1 0] [-1 4 -1] [0 -1 4]] */
+static spmvc_matrix* tridiagonal(void) {
+  const int64_t row_ptr[] = {0, 2, 5, 7};
+  const int32_t col_idx[] = {0, 1, 0, 1, 2, 1, 2};
+  const double values[] = {4, -1, -1, 4, -1, -1, 4};
+  spmvc_matrix* a = NULL;
+  CHECK(spmvc_matrix_from_csr(3, 3, 7, row_ptr, col_idx, values, &a) == SPMVC_OK);
+  return a;
+}
+
+static void test_host_matrix(void) {
+  spmvc_matrix* a = tridiagonal();
+  int64_t nrows = 0, ncols = 0, nnz = 0;
+  CHECK(spmvc_matrix_shape(a, &nrows, &ncols, &nnz) == SPMVC_OK);
+  CHECK(nrows == 3 && ncols == 3 && nnz == 7);
+  int64_t row_ptr[4];
+  int32_t col_idx[7];
+  double values[7];
+  CHECK(spmvc_matrix_arrays(a, row_ptr, col_idx, values) == SPMVC_OK);
+  CHECK(row_ptr[3] == 7 && col_idx[4] == 2 && values[3] == 4.0);
+  spmvc_matrix_destroy(a);
+
+  /* Unsorted rows with a duplicate: sorted, summed. NULL values: every value 1. */
+  const int64_t rp[] = {0, 3};
+  const int32_t ci[] = {2, 0, 2};
+  spmvc_matrix* b = NULL;
+  CHECK(spmvc_matrix_from_csr(1, 3, 3, rp, ci, NULL, &b) == SPMVC_OK);
+  CHECK(spmvc_matrix_shape(b, NULL, NULL, &nnz) == SPMVC_OK && nnz == 2);
+  CHECK(spmvc_matrix_arrays(b, NULL, col_idx, values) == SPMVC_OK);
+  CHECK(col_idx[0] == 0 && col_idx[1] == 2 && values[0] == 1.0 && values[1] == 2.0);
+  spmvc_matrix_destroy(b);
+
+  spmvc_matrix* g = NULL;
+  CHECK(spmvc_matrix_generate("stencil2d:n=16", &g) == SPMVC_OK);
+  CHECK(spmvc_matrix_shape(g, &nrows, NULL, &nnz) == SPMVC_OK);
+  CHECK(nrows == 256 && nnz == 5 * 256 - 4 * 16);
+  spmvc_matrix_destroy(g);
+}
+
+static void test_pipeline_without_gpu(const char* scratch) {
+  spmvc_matrix* a = NULL;
+  CHECK(spmvc_matrix_generate("stencil27:n=12", &a) == SPMVC_OK);
+  char* text = NULL;
+  CHECK(spmvc_inspect(a, SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  CHECK(text != NULL && strstr(text, "\"nrows\": 1728") != NULL);
+  spmvc_string_free(text);
+  CHECK(spmvc_inspect(a, SPMVC_TEXT_REPORT, &text) == SPMVC_OK);
+  CHECK(strstr(text, "1,728 x 1,728") != NULL);
+  spmvc_string_free(text);
+
+  /* A forced format and parameters reach the plan and the generated kernel's name. */
+  const char* options = "{\"precision\": \"f32\", \"format\": \"csr\", \"params\": \"T=8\"}";
+  CHECK(spmvc_plan(a, options, SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  CHECK(strstr(text, "\"format\": \"csr\"") != NULL && strstr(text, "\"f32\"") != NULL);
+  spmvc_string_free(text);
+  char* source = NULL;
+  char* name = NULL;
+  CHECK(spmvc_generate(a, options, &source, &name) == SPMVC_OK);
+  CHECK(strncmp(name, "spmv_csr_t8", 11) == 0 && strstr(name, "f32") != NULL);
+  CHECK(strstr(source, name) != NULL);
+  spmvc_string_free(source);
+  spmvc_string_free(name);
+
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/emit", scratch);
+  CHECK(spmvc_emit(a, NULL, dir, &text) == SPMVC_OK);
+  CHECK(strstr(text, "harness.cu") != NULL);
+  spmvc_string_free(text);
+  char harness[4200];
+  snprintf(harness, sizeof harness, "%s/harness.cu", dir);
+  struct stat st;
+  CHECK(stat(harness, &st) == 0 && st.st_size > 0);
+  spmvc_matrix_destroy(a);
+}
+
+static void test_bad_input(void) {
+  spmvc_matrix* a = tridiagonal();
+  spmvc_matrix* out = NULL;
+  char* text = NULL;
+  expect_error(spmvc_plan(a, "{\"precison\": \"f32\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "unknown key \"precison\"", "misspelt option");
+  CHECK(spmvc_options_check("{\"precision\": \"f32\", \"planner\": \"measure\"}") == SPMVC_OK);
+  CHECK(spmvc_options_check(NULL) == SPMVC_OK);
+  expect_error(spmvc_options_check("[1, 2]"), SPMVC_ERROR_INPUT, "must be a JSON object",
+               "options not an object");
+  expect_error(spmvc_plan(a, "{\"precision\": \"f16\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "f16", "unknown precision");
+  expect_error(spmvc_plan(a, "{\"value_coding\": 1}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "\"value_coding\" must be true or false", "option of the wrong type");
+  expect_error(spmvc_plan(a, "{precision: f32", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "not valid JSON", "malformed options");
+  expect_error(spmvc_plan(a, "{\"params\": \"T=4\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "needs \"format\"", "params without a format");
+  expect_error(spmvc_plan(a, "{\"format\": \"dia\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "dia", "unknown format");
+  expect_error(spmvc_plan(a, NULL, (spmvc_text_kind)7, &text), SPMVC_ERROR_INPUT, "kind must be",
+               "unknown text kind");
+  CHECK(text == NULL);
+
+  const int64_t row_ptr[] = {0, 2, 5, 7};
+  const int32_t bad_col[] = {0, 1, 0, 3, 2, 1, 2};
+  expect_error(spmvc_matrix_from_csr(3, 3, 7, row_ptr, bad_col, NULL, &out), SPMVC_ERROR_INPUT,
+               "col_idx", "column out of range");
+  const int64_t bad_ptr[] = {0, 2, 1, 7};
+  const int32_t col_idx[] = {0, 1, 0, 1, 2, 1, 2};
+  expect_error(spmvc_matrix_from_csr(3, 3, 7, bad_ptr, col_idx, NULL, &out), SPMVC_ERROR_INPUT,
+               "row_ptr", "decreasing row_ptr");
+  expect_error(spmvc_matrix_from_csr(3, 3, 7, NULL, col_idx, NULL, &out), SPMVC_ERROR_INPUT,
+               "row_ptr is NULL", "NULL array");
+  expect_error(spmvc_matrix_read("/nonexistent/A.mtx", &out), SPMVC_ERROR_INPUT,
+               "/nonexistent/A.mtx", "missing file");
+  expect_error(spmvc_matrix_generate("stencil27:n=0", &out), SPMVC_ERROR_INPUT, "stencil27:n=0",
+               "bad generator spec");
+  CHECK(out == NULL);
+  expect_error(spmvc_inspect(NULL, SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT, "matrix is NULL",
+               "NULL handle");
+  /* A success leaves the last message alone; the status name is spelled out. */
+  CHECK(spmvc_inspect(a, SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  spmvc_string_free(text);
+  CHECK(strstr(spmvc_last_error(), "matrix is NULL") != NULL);
+  CHECK(strcmp(spmvc_status_name(SPMVC_ERROR_NO_DEVICE), "SPMVC_ERROR_NO_DEVICE") == 0);
+  spmvc_matrix_destroy(a);
+}
+
+static void test_compile(void) {
+  spmvc_matrix* a = tridiagonal();
+  spmvc_operator* op = NULL;
+  char* why = NULL;
+  if (!spmvc_device_available(&why)) {
+    expect_error(spmvc_compile(a, NULL, &op), SPMVC_ERROR_NO_DEVICE, why, "compile without GPU");
+    CHECK(op == NULL);
+    spmvc_string_free(why);
+  } else {
+    CHECK(spmvc_compile(a, "{\"disk_cache\": false}", &op) == SPMVC_OK);
+    const double x[] = {1, 2, 3};
+    double y[] = {1, 1, 1};
+    CHECK(spmvc_operator_apply_host(op, x, y, 2.0, 1.0) == SPMVC_OK);
+    /* A x = (2, 4, 10); y = 2 A x + y */
+    CHECK(y[0] == 5.0 && y[1] == 9.0 && y[2] == 21.0);
+    char* json = NULL;
+    CHECK(spmvc_operator_timings(op, &json) == SPMVC_OK && strstr(json, "kernel_origin") != NULL);
+    spmvc_string_free(json);
+    spmvc_operator_destroy(op);
+  }
+  spmvc_matrix_destroy(a);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_capi SCRATCH_DIR\n");
+    return 2;
+  }
+  test_host_matrix();
+  test_pipeline_without_gpu(argv[1]);
+  test_bad_input();
+  test_compile();
+  if (failures > 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("C interface: all checks passed\n");
+  return 0;
+}
