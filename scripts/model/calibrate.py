@@ -16,7 +16,10 @@ formats whose rows are balanced). The exponent is the Theil-Sen slope of log rat
 imbalance (median of pairwise slopes, kept in 0..1; 0 where the imbalance does not vary), the
 factor the median of ratio / imbalance^exponent: medians, so a matrix where a format's model is
 far off moves no other matrix's prediction. Formats the suites did not measure, or measured on
-fewer than --min-matrices matrices, keep their rows of --prior (by default the file it replaces).
+fewer than --min-matrices matrices, keep their rows of --prior (by default the file it replaces),
+their factors scaled by the median ratio of the fitted factors to the prior's (a GPU whose
+fitted formats all run 25% slower than its prior predicted runs the others so too; 1 when the
+prior is this GPU's own earlier fit).
 
 Every suite file must come from that GPU (its "gpu" field is checked against the model's device
 name), and predictions are made with `spmvc plan --gpu MODEL`, so at that model's read bandwidth.
@@ -45,7 +48,7 @@ def main():
     a = ap.parse_args()
     out = a.out or os.path.join(pd.ROOT, "compiler", "calibration", f"{a.gpu.lower()}.inc")
     prior = a.prior or (out if os.path.exists(out) else None)
-    _, prior_lines = pd.read_inc(prior) if prior else ({}, {})
+    prior_rows, prior_lines = pd.read_inc(prior) if prior else ({}, {})
 
     runner = pd.Runner(a.spmvc, a.matrices, a.cache, log=lambda s: print(s, file=sys.stderr),
                        gpu=a.gpu)
@@ -77,16 +80,21 @@ def main():
         "// {format, precision, factor, exponent, matrices, log-spread (sd of log residual)}",
     ]
     kept = sorted(set(prior_lines) - set(rows))
+    ratios = sorted(rows[k][0] / prior_rows[k][0] for k in rows if k in prior_rows)
+    scale = (ratios[len(ratios) // 2] if len(ratios) % 2 else
+             0.5 * (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2])) if ratios else 1.0
     if kept:
-        lines.append(f"// kept from the file this replaced (timed on fewer than {a.min_matrices} "
-                     "matrices here, or not at all):")
+        lines.append(f"// kept from the prior file (timed on fewer than {a.min_matrices} "
+                     f"matrices here, or not at all), factors x {scale:.4f}, the median of fitted")
+        lines.append("// over prior factors:")
         lines.append("//   " + ", ".join(f"{f} {p}" for f, p in kept))
     for key in sorted(set(rows) | set(prior_lines)):
         if key in rows:
             f, b, n, sd = rows[key]
             lines.append(f'{{"{key[0]}", "{key[1]}", {f:.4f}, {b:.3f}, {n}, {sd:.3f}}},')
         else:
-            lines.append(prior_lines[key])
+            f, b, n, sd = prior_rows[key]
+            lines.append(f'{{"{key[0]}", "{key[1]}", {f * scale:.4f}, {b:.3f}, {n}, {sd:.3f}}},')
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("wrote", out)
