@@ -7,7 +7,7 @@ candidate's predicted time under both cost models: compulsory bytes, and the tra
 compiler/traffic.hpp), matches each measured format to the candidate with the same parameters,
 and prints one row per (matrix, precision, format) plus a summary: per model, the geometric mean
 of measured / predicted and its spread (sd of the log ratio), both with the calibration factors
-(compiler/calibration/<arch>.inc, fitted to the compulsory model) and without them (raw).
+(compiler/calibration/<gpu>.inc, fitted to the compulsory model) and without them (raw).
 
 Usage: scripts/model/traffic-report.py [--spmvc build/ci/cli/spmvc] [--matrices ../shared/matrices]
        [--out FILE] [--only REGEX] SUITE.json [SUITE.json ...]

@@ -74,7 +74,7 @@ struct PlanOptions {
   double read_bandwidth = 0;
   /// Consider value-coded candidates (formats/values): false keeps one plain Value per nonzero.
   bool value_coding = true;
-  /// The bytes candidates are ranked by. Calibration (calibration/<arch>.inc) was fitted to the
+  /// The bytes candidates are ranked by. Calibration (calibration/<gpu>.inc) was fitted to the
   /// compulsory model and scales both.
   CostModel cost_model = CostModel::compulsory;
 };
