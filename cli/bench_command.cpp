@@ -26,6 +26,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What every `spmvc bench --json` document starts with: the matrix, the precision and the GPU.
+nlohmann::ordered_json matrix_header(const std::string& label, const CsrMatrix& a, Precision p,
+                                     const bench::Gpu& device) {
+  nlohmann::ordered_json j;
+  j["matrix"] = label;
+  j["nrows"] = a.nrows;
+  j["ncols"] = a.ncols;
+  j["nnz"] = a.nnz();
+  j["precision"] = std::string(to_string(p));
+  j["gpu"] = device.name;
+  j["arch"] = device.arch;
+  j["nvrtc"] = bench::nvrtc_version();
+  return j;
+}
+
 fs::path fresh_temp_dir() {
   std::string pattern = (fs::temp_directory_path() / "spmvc-bench-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr)
@@ -172,15 +187,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   });
 
   if (args.json) {
-    nlohmann::ordered_json j;
-    j["matrix"] = label;
-    j["nrows"] = a.nrows;
-    j["ncols"] = a.ncols;
-    j["nnz"] = a.nnz();
-    j["precision"] = std::string(to_string(p));
-    j["gpu"] = device.name;
-    j["arch"] = device.arch;
-    j["nvrtc"] = bench::nvrtc_version();
+    nlohmann::ordered_json j = matrix_header(label, a, p, device);
     j["cusparse"] = bench::CusparseCsr::version();
     j["read_bandwidth"] = read_bw;
     j["read_bandwidth_measured"] = bw_measured;
@@ -400,18 +407,10 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
   const bool correct = spmv_error <= compiler::result_tolerance(p);
 
   if (args.json) {
-    nlohmann::ordered_json j;
-    j["matrix"] = label;
-    j["nrows"] = a.nrows;
-    j["ncols"] = a.ncols;
-    j["nnz"] = a.nnz();
-    j["precision"] = std::string(to_string(p));
+    nlohmann::ordered_json j = matrix_header(label, a, p, device);
     j["method"] = std::string(bench::to_string(method));
     j["tol"] = solve.tol;
     j["check_every"] = bench::kKrylovCheckEvery;
-    j["gpu"] = device.name;
-    j["arch"] = device.arch;
-    j["nvrtc"] = bench::nvrtc_version();
     j["cusparse_version"] = bench::CusparseCsr::version();
     j["solver_kernels"] = {{"seconds", solver.kernel_load_seconds()},
                            {"origin", solver.kernel_origin()}};
