@@ -208,8 +208,17 @@ void Parser::refill() {
 void Parser::parse_banner() {
   ensure_line();
   if (p_ == end_) fail("file is empty (expected a '%%MatrixMarket' banner)");
+  const char* compressed = detail::compressed_format(std::string_view(p_, end_ - p_));
   const std::string_view banner = next_token();
   if (!iequals(banner, "%%MatrixMarket")) {
+    // Compressed bytes handed over as text: say what they are (only a file or stream read by
+    // read_matrix_market is decompressed).
+    if (compressed) {
+      fail(
+          fmt::format("missing Matrix Market banner: the text is {}-compressed data, not "
+                      "Matrix Market text (read_matrix_market decompresses gzip and xz files)",
+                      compressed));
+    }
     fail(
         fmt::format("missing Matrix Market banner: the first line must start with "
                     "'%%MatrixMarket', found {}",
@@ -394,18 +403,19 @@ void Parser::parse_size_line() {
   // with the entries the rest of the text could hold (staging COO, then CSR, doubled for a
   // mirrored file). Where the text's size is not known (compressed input) only the offsets are
   // checked here: the entry arrays grow with the entries read, and are checked as they grow.
-  {
+  // The offsets are checked alone first, so that a row count too large by itself is refused
+  // with the same figure whether or not the text's size is known (plain or compressed input).
+  const std::string declared_size =
+      fmt::format("the size line declares {} x {} with {} entries", header_.nrows, header_.ncols,
+                  header_.stored_entries);
+  check_memory_budget(source_, line_, declared_size,
+                      8.0 * (static_cast<double>(header_.nrows) + 1.0));
+  if (size_known()) {
     const auto max_possible =
-        size_known() ? static_cast<double>(
-                           remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1)
-                     : 0.0;
+        static_cast<double>(remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1);
     const double entries = std::min(static_cast<double>(header_.stored_entries), max_possible);
-    const double per_entry = entry_bytes();
-    const double bytes = 8.0 * (static_cast<double>(header_.nrows) + 1.0) + per_entry * entries;
-    check_memory_budget(source_, line_,
-                        fmt::format("the size line declares {} x {} with {} entries", header_.nrows,
-                                    header_.ncols, header_.stored_entries),
-                        bytes);
+    const double bytes = 8.0 * (static_cast<double>(header_.nrows) + 1.0) + entry_bytes() * entries;
+    check_memory_budget(source_, line_, declared_size, bytes);
   }
   end_line("the size line (expected '<rows> <columns> <entries>')");
 }

@@ -318,3 +318,43 @@ TEST_CASE("compressed input: entries are checked against the budget as they are 
     unsetenv("SPMVC_MEMORY_BUDGET");
   }
 }
+
+TEST_CASE("a row count over the budget by itself is refused alike, plain or compressed") {
+  // The row offsets are allocated from the size line alone, so a row count whose offsets exceed
+  // the budget is refused there. Plain text (size known) and compressed text (size unknown)
+  // must give the same error: the figure is the offsets', not an estimate that depends on how
+  // much text follows.
+  const char* old_budget = std::getenv("SPMVC_MEMORY_BUDGET");
+  const std::string saved = old_budget ? old_budget : "";
+  setenv("SPMVC_MEMORY_BUDGET", "67108864", 1);
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n9223373 4 7\n";
+  std::string text = head;
+  for (int i = 0; i < 7; ++i) text += "1 1 1\n";
+  const Outcome plain = outcome([&] { return parse_matrix_market(text, "rows.mtx"); });
+  INFO(plain.error);
+  CHECK(plain.error.find("the size line declares 9223373 x 4 with 7 entries: that needs about "
+                         "73786992 bytes") != std::string::npos);
+  for (const bool xz : {false, true}) {
+    CAPTURE(xz);
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() /
+        ("spmvc_test_rows_" + std::to_string(getpid()) + (xz ? ".mtx.xz" : ".mtx.gz"));
+    write_compressed(path, xz, head, "1 1 1\n", 7, "");
+    const std::string raw = file_bytes(path);
+    std::filesystem::remove(path);
+    for (std::size_t window : {1, 5, 4096}) {
+      CAPTURE(window);
+      const Outcome streamed = outcome([&] {
+        detail::TextStream stream(detail::memory_source(raw), "rows.mtx", memory_budget());
+        return detail::parse_matrix_market_stream(stream, nullptr, window);
+      });
+      INFO(streamed.error);
+      CHECK(same(streamed, plain));
+    }
+  }
+  if (old_budget) {
+    setenv("SPMVC_MEMORY_BUDGET", saved.c_str(), 1);
+  } else {
+    unsetenv("SPMVC_MEMORY_BUDGET");
+  }
+}
