@@ -147,6 +147,20 @@ Compression detect_compression(std::string_view bytes) {
   return Compression::kNone;
 }
 
+const char* compressed_format(std::string_view bytes) {
+  switch (detect_compression(bytes)) {
+    case Compression::kGzip:
+      return "gzip";
+    case Compression::kXz:
+      return "xz";
+    case Compression::kNone:
+      break;
+  }
+  if (starts_with_bytes(bytes, kBzip2Magic)) return "bzip2";
+  if (starts_with_bytes(bytes, kZstdMagic)) return "zstd";
+  return nullptr;
+}
+
 std::unique_ptr<ByteSource> open_file_source(const std::filesystem::path& path) {
   return std::make_unique<FileSource>(path);
 }

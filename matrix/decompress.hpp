@@ -19,6 +19,10 @@ enum class Compression { kNone, kGzip, kXz };
 
 Compression detect_compression(std::string_view bytes);
 
+/// The name of the compressed format `bytes` start with ("gzip", "xz", "bzip2" or "zstd"), or
+/// nullptr when they start with none of their magic bytes.
+const char* compressed_format(std::string_view bytes);
+
 /// Where the raw (possibly compressed) bytes come from.
 class ByteSource {
  public:

@@ -208,8 +208,17 @@ void Parser::refill() {
 void Parser::parse_banner() {
   ensure_line();
   if (p_ == end_) fail("file is empty (expected a '%%MatrixMarket' banner)");
+  const char* compressed = detail::compressed_format(std::string_view(p_, end_ - p_));
   const std::string_view banner = next_token();
   if (!iequals(banner, "%%MatrixMarket")) {
+    // Compressed bytes handed over as text: say what they are (only a file or stream read by
+    // read_matrix_market is decompressed).
+    if (compressed) {
+      fail(
+          fmt::format("missing Matrix Market banner: the text is {}-compressed data, not "
+                      "Matrix Market text (read_matrix_market decompresses gzip and xz files)",
+                      compressed));
+    }
     fail(
         fmt::format("missing Matrix Market banner: the first line must start with "
                     "'%%MatrixMarket', found {}",
@@ -390,23 +399,14 @@ void Parser::parse_size_line() {
                      header_.symmetry, header_.nrows, header_.ncols));
   }
   // The size line alone must not drive allocations: the row offsets (nrows+1 of them) are
-  // allocated before any entry is read, so their size is checked against the budget together
-  // with the entries the rest of the text could hold (staging COO, then CSR, doubled for a
-  // mirrored file). Where the text's size is not known (compressed input) only the offsets are
-  // checked here: the entry arrays grow with the entries read, and are checked as they grow.
-  {
-    const auto max_possible =
-        size_known() ? static_cast<double>(
-                           remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1)
-                     : 0.0;
-    const double entries = std::min(static_cast<double>(header_.stored_entries), max_possible);
-    const double per_entry = entry_bytes();
-    const double bytes = 8.0 * (static_cast<double>(header_.nrows) + 1.0) + per_entry * entries;
-    check_memory_budget(source_, line_,
-                        fmt::format("the size line declares {} x {} with {} entries", header_.nrows,
-                                    header_.ncols, header_.stored_entries),
-                        bytes);
-  }
+  // allocated before any entry is read, so their size is checked against the budget here. The
+  // entry arrays are held to what is left of the budget as entries are read (parse), never from
+  // the declared count, so that plain text and compressed text (whose size is not known) are
+  // refused alike.
+  check_memory_budget(source_, line_,
+                      fmt::format("the size line declares {} x {} with {} entries", header_.nrows,
+                                  header_.ncols, header_.stored_entries),
+                      8.0 * (static_cast<double>(header_.nrows) + 1.0));
   end_line("the size line (expected '<rows> <columns> <entries>')");
 }
 
@@ -425,8 +425,14 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
   constexpr std::int64_t kUnknownSizeReserve = std::int64_t{1} << 16;
   const auto max_possible = static_cast<std::int64_t>(std::min<std::uint64_t>(
       remaining_bound() / static_cast<std::uint64_t>(kMinEntryBytes) + 1, INT64_MAX));
-  const std::size_t reserve = static_cast<std::size_t>(
-      std::min({declared, max_possible, size_known() ? declared : kUnknownSizeReserve}));
+  // The entries that fit in the budget beside the row offsets: staging COO, then CSR (doubled
+  // for a mirrored file). Whether the text's size is known or not, one entry more is refused.
+  const double offsets_bytes = 8.0 * (static_cast<double>(nrows) + 1.0);
+  const auto max_entries = static_cast<std::int64_t>(
+      std::clamp(std::floor((static_cast<double>(memory_budget()) - offsets_bytes) / entry_bytes()),
+                 0.0, 1e18));
+  const std::size_t reserve = static_cast<std::size_t>(std::min(
+      {declared, max_possible, size_known() ? declared : kUnknownSizeReserve, max_entries}));
   std::vector<std::int32_t> rows, cols;
   std::vector<double> vals;
   rows.reserve(reserve);
@@ -464,15 +470,20 @@ CsrMatrix Parser::parse(MatrixMarketHeader* header) {
     }
     end_line(field_ == Field::kPattern ? "'<row> <column>' (pattern entries have no value)"
                                        : "'<row> <column> <value>'");
-    if (rows.size() == rows.capacity() && !size_known()) {
-      // The arrays are about to double: entries that are really there, not a declared count,
-      // are what is checked against the budget here.
-      check_memory_budget(
-          source_, line_,
-          fmt::format("the file holds more than {} entries (its size line declares {})", found,
-                      declared),
-          8.0 * (static_cast<double>(nrows) + 1.0) +
-              entry_bytes() * 2.0 * std::max<double>(static_cast<double>(found), 1.0));
+    if (found >= max_entries) {
+      check_memory_budget(source_, line_,
+                          fmt::format("the file holds more than {} entries (its size line "
+                                      "declares {})",
+                                      found, declared),
+                          offsets_bytes + entry_bytes() * static_cast<double>(found + 1));
+    }
+    if (rows.size() == rows.capacity()) {
+      // Grown by doubling, but never past what the budget leaves for entries.
+      const auto grown = static_cast<std::size_t>(std::min<std::int64_t>(
+          std::max<std::int64_t>(2 * static_cast<std::int64_t>(rows.capacity()), 16), max_entries));
+      rows.reserve(grown);
+      cols.reserve(grown);
+      vals.reserve(grown);
     }
     rows.push_back(static_cast<std::int32_t>(r));
     cols.push_back(static_cast<std::int32_t>(c));

@@ -69,7 +69,9 @@ struct MatrixMarketHeader {
 CsrMatrix read_matrix_market(const std::filesystem::path& path,
                              MatrixMarketHeader* header = nullptr);
 
-/// Parses Matrix Market text already in memory; `source` names it in errors.
+/// Parses Matrix Market text already in memory; `source` names it in errors. The text is not
+/// decompressed: bytes that start with gzip, xz, bzip2 or zstd magic are refused naming the
+/// format.
 CsrMatrix parse_matrix_market(std::string_view text, const std::string& source,
                               MatrixMarketHeader* header = nullptr);
 

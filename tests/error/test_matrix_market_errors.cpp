@@ -75,6 +75,22 @@ TEST_CASE("banner errors") {
   check_message(parse_error(""), 1, "file is empty");
 }
 
+TEST_CASE("compressed bytes handed to parse_matrix_market are named as such") {
+  // parse_matrix_market takes text; only read_matrix_market decompresses. Bytes that start with
+  // a compressed format's magic are refused naming the format, not as garbage.
+  check_message(parse_error(std::string("\x1f\x8b\x08\x00junk", 8)), 1,
+                "missing Matrix Market banner: the text is gzip-compressed data");
+  check_message(parse_error(std::string("\xfd"
+                                        "7zXZ\0junk",
+                                        10)),
+                1, "the text is xz-compressed data");
+  check_message(parse_error("BZhermitian\t"), 1, "the text is bzip2-compressed data");
+  check_message(parse_error("\x28\xb5\x2f\xfdjunk"), 1, "the text is zstd-compressed data");
+  // Text that only contains such bytes later is still just a missing banner.
+  Caught plain = parse_error("junk\x1f\x8b\n");
+  CHECK(plain.what.find("compressed") == std::string::npos);
+}
+
 TEST_CASE("size line errors") {
   check_message(parse_error(kBanner), 2, "missing size line");
   check_message(parse_error(kBanner + "% only comments\n\n"), 4, "missing size line");
