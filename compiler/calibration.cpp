@@ -32,13 +32,18 @@ const std::array<GpuCalibration, 2> kCalibrations{{
     {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200},
 }};
 
+// `gpu` names this calibration's GPU: its short name or its device name, whole.
+bool names(const GpuCalibration& c, std::string_view gpu) {
+  return gpu == c.model || gpu == c.device_name;
+}
+
 }  // namespace
 
 const GpuCalibration* find_calibration(std::string_view arch, std::string_view gpu) {
   const GpuCalibration* reference = nullptr;
   for (const GpuCalibration& c : kCalibrations) {
     if (c.arch != arch) continue;
-    if (!gpu.empty() && (gpu == c.model || gpu == c.device_name)) return &c;
+    if (!gpu.empty() && names(c, gpu)) return &c;
     if (reference == nullptr) reference = &c;
   }
   return reference;
@@ -48,7 +53,7 @@ CalibrationInfo calibration_for(std::string_view arch, std::string_view gpu) {
   CalibrationInfo info;
   if (const GpuCalibration* c = find_calibration(arch, gpu)) {
     info.model = c->model;
-    info.own = gpu == c->model || gpu == c->device_name;
+    info.own = names(*c, gpu);
     info.read_bandwidth = c->read_bandwidth;
   }
   return info;

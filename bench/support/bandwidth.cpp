@@ -1,8 +1,6 @@
 #include "spmvc/bench/bandwidth.hpp"
 
 #include <algorithm>
-#include <array>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>

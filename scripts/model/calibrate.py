@@ -29,6 +29,7 @@ Usage: scripts/model/calibrate.py --gpu H100|H200 [--spmvc build/host/cli/spmvc]
 """
 import argparse
 import os
+import statistics
 import sys
 
 import planner_data as pd
@@ -80,9 +81,8 @@ def main():
         "// {format, precision, factor, exponent, matrices, log-spread (sd of log residual)}",
     ]
     kept = sorted(set(prior_lines) - set(rows))
-    ratios = sorted(rows[k][0] / prior_rows[k][0] for k in rows if k in prior_rows)
-    scale = (ratios[len(ratios) // 2] if len(ratios) % 2 else
-             0.5 * (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2])) if ratios else 1.0
+    ratios = [rows[k][0] / prior_rows[k][0] for k in rows if k in prior_rows]
+    scale = statistics.median(ratios) if ratios else 1.0
     if kept:
         lines.append(f"// kept from the prior file (timed on fewer than {a.min_matrices} "
                      f"matrices here, or not at all), factors x {scale:.4f}, the median of fitted")
