@@ -23,14 +23,16 @@ inline CsrMatrix empty_matrix(std::int64_t nrows, std::int64_t ncols) {
   return a;
 }
 
-/// Row `row` of an nrows x n matrix holds every column (values k%7+1); every other row is empty.
-inline CsrMatrix one_full_row(std::int64_t n, std::int64_t row, std::int64_t nrows) {
+/// Row `row` of an nrows x n matrix holds every column (values k%period+1); every other row is
+/// empty.
+inline CsrMatrix one_full_row(std::int64_t n, std::int64_t row, std::int64_t nrows,
+                              int period = 7) {
   CsrMatrix a = empty_matrix(nrows, n);
   a.col_idx.reserve(static_cast<std::size_t>(n));
   a.values.reserve(static_cast<std::size_t>(n));
   for (std::int64_t c = 0; c < n; ++c) {
     a.col_idx.push_back(static_cast<std::int32_t>(c));
-    a.values.push_back(static_cast<double>(c % 7 + 1));
+    a.values.push_back(static_cast<double>(c % period + 1));
   }
   for (std::int64_t r = row + 1; r <= nrows; ++r) a.row_ptr[static_cast<std::size_t>(r)] = n;
   return a;
@@ -59,9 +61,11 @@ inline CsrMatrix tridiagonal(std::int64_t n, bool special) {
 /// The largest edge: row 2049 of a 4096 x 10^7 matrix holds all 10^7 nonzeros (rows before and
 /// after it are empty; 4096 rows span several slices, block rows and thread blocks of every
 /// format, without the cost of 10^7 mostly empty rows in each format's per-row arrays).
-/// About 120 MB as CSR.
+/// About 120 MB as CSR. Its values are 1 and 2: with x all ones every partial sum of the row is
+/// an integer below 2^24 (the row sums to 1.5 * 10^7), exact in fp32 whatever the order of the
+/// additions, so every format's product can be compared exactly in both precisions.
 constexpr std::int64_t kLongRow = 10'000'000;
-inline CsrMatrix long_row_matrix() { return one_full_row(kLongRow, 2049, 4096); }
+inline CsrMatrix long_row_matrix() { return one_full_row(kLongRow, 2049, 4096, 2); }
 
 /// Every edge matrix, named.
 inline std::vector<std::pair<std::string, CsrMatrix>> edge_matrices() {
