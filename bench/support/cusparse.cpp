@@ -89,6 +89,7 @@ struct CusparseCsr::Impl {
     void* y = nullptr;
     DeviceBuffer work;
     bool prepared = false;
+    std::string note;  // why preprocessing was skipped
   };
 
   cusparseHandle_t handle = nullptr;
@@ -232,7 +233,14 @@ struct CusparseCsr::Impl {
           cusparseSpMV_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, p.mat, p.x_vec,
                                   beta, p.y_vec, value_type, a, p.work.get());
       // Preprocessing is an optional speed-up; an algorithm without one may decline it.
-      if (st != CUSPARSE_STATUS_NOT_SUPPORTED) check_sparse(st, "cusparseSpMV_preprocess");
+      if (st == CUSPARSE_STATUS_SUCCESS || st == CUSPARSE_STATUS_NOT_SUPPORTED) return;
+      // cuSPARSE 12.6 fails it on matrices past 2^31 nonzeros with an internal error: time the
+      // multiply without it, on a fresh descriptor, and say so.
+      p.note = fmt::format("cusparseSpMV_preprocess failed ({}: {}); timed without preprocessing",
+                           static_cast<int>(st), cusparseGetErrorString(st));
+      cusparseDestroySpMat(p.mat);
+      p.mat = nullptr;
+      create_matrix(alg, p);
     });
     p.prepared = true;
   }
@@ -283,6 +291,8 @@ std::optional<std::string> CusparseCsr::not_applicable(CusparseAlg alg) const {
 }
 
 void CusparseCsr::prepare(CusparseAlg alg, const void* x, void* y) { impl_->prepare(alg, x, y); }
+
+std::string CusparseCsr::note(CusparseAlg alg) const { return impl_->per(alg).note; }
 
 void CusparseCsr::spmv(CusparseAlg alg, const void* x, void* y, double alpha, double beta,
                        void* stream) {

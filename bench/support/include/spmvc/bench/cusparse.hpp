@@ -43,6 +43,9 @@ class CusparseCsr {
 
   /// Allocates the work buffer and runs cusparseSpMV_preprocess for `alg` (once per alg).
   void prepare(CusparseAlg alg, const void* x, void* y);
+  /// Why prepare() went on without cusparseSpMV_preprocess for `alg` (it failed); empty when it
+  /// ran or the algorithm has none.
+  std::string note(CusparseAlg alg) const;
   /// y = alpha*A*x + beta*y with `alg`. x and y hold double for f64, float for f32 and
   /// f32_acc64. Runs prepare() first if it has not run for this alg with these x and y, so
   /// time calls only after one prepare() with the same vectors.
