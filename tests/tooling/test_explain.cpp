@@ -180,6 +180,22 @@ TEST_CASE("explain reads every golden unit of every format from its own AST") {
     CHECK(*r.bytes_per_nonzero > 1.0);
     CHECK((r.agrees() || !r.difference.empty()));
     if (!r.agrees()) CHECK(text.find(r.difference) != std::string::npos);
+    // The documented differences bound the gap: padded formats store slots the model does not
+    // charge (the encoded arrays hold about the model's bytes or more; hyb's COO part is
+    // charged at the profile's split, up to 9% over on hyb_k3_t2_i64_r_f32acc64); elsewhere the
+    // model's profile estimates stay within a third of the arrays, except blocked, whose block
+    // count the model over-estimates on these small matrices (up to 4.7x on blocked_br8_bc32_a8).
+    if (!r.agrees() && r.planner_bytes_per_nonzero) {
+      const double ratio = *r.planner_bytes_per_nonzero / *r.bytes_per_nonzero;
+      CAPTURE(ratio);
+      const std::string f = u.plan.format;
+      if (f == "ell" || f == "sell" || f == "hyb" || f == "bellpack") {
+        CHECK(ratio <= 1.1);
+      } else if (f != "blocked") {
+        CHECK(ratio >= 0.75);
+        CHECK(ratio <= 1.35);
+      }
+    }
   }
 }
 
