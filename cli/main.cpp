@@ -219,12 +219,6 @@ int main(int argc, char** argv) {
   bench->add_option("--min-rep-ms", bargs.min_rep_ms, "minimum duration of one repetition")
       ->capture_default_str();
   bench->add_flag("--sweep", bargs.sweep, "also time every csr thread mapping and unroll depth");
-  bench
-      ->add_flag("--update-values", margs.update_values,
-                 "time Operator::update_values (new values, same pattern) per call, from host "
-                 "and device memory, also on an operator built from device arrays")
-      ->excludes("--sweep")
-      ->excludes("--suite");
   spmvc::cli::SuiteArgs sargs;
   bench->add_option("--suite", sargs.version,
                     "run the named benchmark suite (v1) instead of one matrix: every format and "
@@ -272,6 +266,13 @@ int main(int argc, char** argv) {
       ->check(kTolerance)
       ->needs(solve_opt)
       ->capture_default_str();
+  bench
+      ->add_flag("--update-values", margs.update_values,
+                 "time Operator::update_values (new values, same pattern) per call, from host "
+                 "and device memory, also on an operator built from device arrays")
+      ->excludes("--sweep")
+      ->excludes("--suite")
+      ->excludes(solve_opt);
   bench->add_flag(
       "--skip-bandwidth", bargs.skip_bandwidth,
       "assume the read bandwidth measured earlier on this GPU model (H100, H200) instead of "

@@ -127,6 +127,22 @@ std::vector<ValueGather> value_gathers(const CsrMatrix& a, const RowColumnMap* m
   return out;
 }
 
+Options replan_options(Options options, std::string* note) {
+  note->clear();
+  auto plain = [&](FormatParams& p) {
+    if (formats::value_coding_of(p) == formats::kValuesPlain) return;
+    *note = fmt::format("the forced parameters [{}] now store plain values", describe(p));
+    p = formats::with_value_coding(p, formats::kValuesPlain);
+  };
+  if (options.params) plain(*options.params);
+  if (options.csr && options.csr->values != formats::kValuesPlain) {
+    FormatParams p = *options.csr;
+    plain(p);
+    options.csr = std::get<CsrParams>(p);
+  }
+  return options;
+}
+
 EncodedArray gather_values(const ValueGather& g, std::span<const double> values,
                            Precision precision) {
   std::vector<double> plain(g.source.size());

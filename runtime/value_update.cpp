@@ -173,6 +173,19 @@ std::vector<double> download_values(const void* device_values, std::int64_t n,
   return out;
 }
 
+// Plans and builds again from the host copy of the matrix (its values already the new ones).
+std::pair<Operator, ValueUpdate> replan(const Operator::Impl& im, const std::string& why) {
+  std::string note;
+  const Options options = compiler::replan_options(im.options, &note);
+  const std::shared_ptr<CsrMatrix> keep = im.host_matrix;
+  Operator fresh = compile(*keep, options);
+  ValueUpdate u;
+  u.replanned = true;
+  u.why = fmt::format("{}: planned again, now {} [{}]{}", why, fresh.plan().format,
+                      describe(fresh.plan().params), note.empty() ? "" : " (" + note + ")");
+  return {std::move(fresh), std::move(u)};
+}
+
 }  // namespace
 
 ValueUpdate Operator::update_values(std::span<const double> values) {
@@ -202,11 +215,8 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
   ValueUpdate u;
   if (auto why = rewrite_from_host(im, values)) {
     im.host_matrix->values.assign(values.begin(), values.end());
-    std::shared_ptr<CsrMatrix> keep = im.host_matrix;
-    Operator fresh = compile(*keep, im.options);
-    u.replanned = true;
-    u.why = fmt::format("{}: planned again, now {} [{}]", *why, fresh.plan().format,
-                        describe(fresh.plan().params));
+    auto [fresh, update] = replan(im, *why);
+    u = std::move(update);
     impl_ = std::move(fresh.impl_);
   } else {
     im.host_matrix->values.assign(values.begin(), values.end());
@@ -263,13 +273,9 @@ ValueUpdate Operator::update_values(const void* device_values) {
     why = "the plan stores the values as fp32 and a new value is not exact in fp32";
   }
   if (why) {
-    std::vector<double> values = download_values(device_values, nnz, precision);
-    im.host_matrix->values = std::move(values);
-    std::shared_ptr<CsrMatrix> keep = im.host_matrix;
-    Operator fresh = compile(*keep, im.options);
-    u.replanned = true;
-    u.why = fmt::format("{}: planned again, now {} [{}]", *why, fresh.plan().format,
-                        describe(fresh.plan().params));
+    im.host_matrix->values = download_values(device_values, nnz, precision);
+    auto [fresh, update] = replan(im, *why);
+    u = std::move(update);
     impl_ = std::move(fresh.impl_);
   }
   u.seconds = seconds_since(t0);

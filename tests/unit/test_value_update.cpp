@@ -292,3 +292,24 @@ TEST_CASE("a nondeterministic format forced under deterministic mode is an error
   o.params = det;
   CHECK(compiler::make_plan(profile, o).format == "amb");
 }
+
+TEST_CASE("re-planning for new values frees a forced value coding and says so") {
+  CsrParams p;
+  p.threads_per_row = 4;
+  p.values = kValuesTable8;
+  Options o;
+  o.params.emplace(p);
+  std::string note;
+  const Options plain = compiler::replan_options(o, &note);
+  REQUIRE(plain.params);
+  CHECK(value_coding_of(*plain.params) == kValuesPlain);
+  CHECK(std::get<CsrParams>(*plain.params).threads_per_row == 4);
+  CHECK(note.find("now store plain values") != std::string::npos);
+  o.params.reset();
+  o.csr = p;
+  CHECK(compiler::replan_options(o, &note).csr->values == kValuesPlain);
+  CHECK_FALSE(note.empty());
+  Options free;
+  (void)compiler::replan_options(free, &note);
+  CHECK(note.empty());
+}

@@ -18,6 +18,7 @@
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/options.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/reorder.hpp"
 
@@ -38,6 +39,12 @@ struct ValueGather {
 /// Empty for a format that stores no values.
 std::vector<ValueGather> value_gathers(const CsrMatrix& a, const RowColumnMap* map,
                                        const Plan& plan);
+
+/// `options` for planning again for new values that did not fit the plan: forced parameters
+/// (Options::params or Options::csr) keep everything but a value coding, which becomes plain (the
+/// planner is free to code the new values only when nothing was forced). `note` gets what changed
+/// ("" when nothing did).
+Options replan_options(Options options, std::string* note);
 
 /// The plain Value array (f64 or f32 by `precision`) `g` makes of `values` (CSR order): what the
 /// plan's encoder writes for them with plain values, padding slots 0.
