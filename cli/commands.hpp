@@ -135,6 +135,8 @@ struct SuiteArgs {
   /// The planner picks' ordering option: "auto" (the planner reorders a matrix whose x accesses
   /// are scattered, and says why) or "none".
   std::string planner_reorder = "auto";
+  /// Also time the planner's deterministic pick (Options::deterministic), as planner_deterministic.
+  bool deterministic = false;
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

@@ -309,7 +309,10 @@ int main(int argc, char** argv) {
     if (explain->parsed()) return spmvc::cli::run_explain(margs, explain_arch);
     if (run->parsed()) return spmvc::cli::run_run(margs);
     if (bench->parsed()) {
-      if (bench->count("--suite") > 0) return spmvc::cli::run_suite(sargs, bargs);
+      if (bench->count("--suite") > 0) {
+        sargs.deterministic = margs.deterministic;
+        return spmvc::cli::run_suite(sargs, bargs);
+      }
       if (margs.matrix.empty())
         throw spmvc::InputError("bench", 0, "give a matrix (file or spec) or --suite NAME");
       if (solve_opt->count() > 0) return spmvc::cli::run_solve(margs, bargs, solve_args);
