@@ -375,16 +375,22 @@ TEST_CASE("gpu: apply on a user stream is captured into a CUDA graph and replaye
   add("hyb: ELL then COO launch", "hyb", "none", false);
   add("bro_ell", "bro_ell", "none", false);
   add("csr_stream", "csr_stream", "none", false);
-  Options amb;
-  amb.disk_cache = false;
-  amb.value_coding = false;
-  AmbParams atomic;
-  amb.params = atomic;
-  cases.push_back({"amb atomic: y = beta*y launch first", amb});
-  AmbParams det;
-  det.deterministic = true;
-  amb.params = det;
-  cases.push_back({"amb deterministic: reduction launch after", amb});
+  // amb's parameters as the planner chooses them, in both variants.
+  compiler::PlanOptions po;
+  po.format = "amb";
+  po.value_coding = false;
+  AmbParams amb_params = std::get<AmbParams>(compiler::make_plan(inspect(a), po).params);
+  for (const bool deterministic : {false, true}) {
+    amb_params.deterministic = deterministic;
+    Options amb;
+    amb.disk_cache = false;
+    amb.value_coding = false;
+    amb.format = "amb";
+    amb.params.emplace(amb_params);
+    cases.push_back({deterministic ? "amb deterministic: reduction launch after"
+                                   : "amb atomic: y = beta*y launch first",
+                     amb});
+  }
 
   cudaStream_t stream = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
