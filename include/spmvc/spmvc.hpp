@@ -79,7 +79,8 @@ class Operator {
   /// When the values do not fit the plan's value coding (ValueUpdate::why), the operator is
   /// planned and compiled again with them. Synchronous: waits for the device before and after.
   /// An operator built from device arrays (compile(DeviceCsr)) is built again on the GPU from
-  /// its arrays and the new values (uploaded here into memory the operator owns).
+  /// its arrays and the new values (uploaded here into memory the operator owns); its launches
+  /// then read new arrays, so a graph captured from it must be captured again.
   ValueUpdate update_values(std::span<const double> values);
   /// The same from device memory: nnz values of the plan's value type (double for f64, float
   /// otherwise). Plain and fp32-stored values are gathered from it on the GPU; a value table is
