@@ -124,6 +124,8 @@ spmvc::Options parse_options(const char* text) {
       o.renumber_columns = boolean(key, value);
     } else if (key == "value_coding") {
       o.value_coding = boolean(key, value);
+    } else if (key == "deterministic") {
+      o.deterministic = boolean(key, value);
     } else if (key == "full_inspection") {
       o.full_inspection = boolean(key, value);
     } else if (key == "disk_cache") {
@@ -140,7 +142,7 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, full_inspection, disk_cache, cache_dir, device)");
+              "value_coding, deterministic, full_inspection, disk_cache, cache_dir, device)");
     }
   }
   if (!params.empty()) {
@@ -401,6 +403,37 @@ spmvc_status spmvc_operator_apply_host(const spmvc_operator* op, const double* x
     if (op->op.nrows() > 0) require(y, "spmvc_operator_apply_host", "y");
     op->op.apply_host(std::span<const double>(x, static_cast<std::size_t>(op->op.ncols())),
                       std::span<double>(y, static_cast<std::size_t>(op->op.nrows())), alpha, beta);
+  });
+}
+
+namespace {
+
+void report_update(const spmvc::ValueUpdate& u, int* replanned, char** why) {
+  if (replanned != nullptr) *replanned = u.replanned ? 1 : 0;
+  if (why != nullptr) set_text(why, u.why);
+}
+
+}  // namespace
+
+spmvc_status spmvc_operator_update_values(spmvc_operator* op, const double* values, int64_t nnz,
+                                          int* replanned, char** why) {
+  return guarded([&] {
+    require(op, "spmvc_operator_update_values", "op");
+    if (nnz > 0) require(values, "spmvc_operator_update_values", "values");
+    if (nnz < 0)
+      throw spmvc::InputError("spmvc_operator_update_values", 0,
+                              "nnz is negative: " + std::to_string(nnz));
+    report_update(
+        op->op.update_values(std::span<const double>(values, static_cast<std::size_t>(nnz))),
+        replanned, why);
+  });
+}
+
+spmvc_status spmvc_operator_update_values_device(spmvc_operator* op, const void* values,
+                                                 int* replanned, char** why) {
+  return guarded([&] {
+    require(op, "spmvc_operator_update_values_device", "op");
+    report_update(op->op.update_values(values), replanned, why);
   });
 }
 

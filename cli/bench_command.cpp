@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -210,6 +212,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     j["read_bandwidth_measured"] = bw_measured;
     j["kernel"] = op.source().kernel_name;
     j["plan"] = describe(op.plan().params);
+    j["deterministic"] = options.deterministic;
     j["results"] = nlohmann::ordered_json::array();
     for (const Measured& m : results) {
       const bool is_ours = m.name.rfind("spmvc", 0) == 0;
@@ -259,6 +262,10 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
                bw_measured ? " (measured)" : " (assumed for this GPU model)");
     fmt::print("kernel {} [{}], {} registers, {} spill bytes\n", op.source().kernel_name,
                describe(op.plan().params), cold.registers, cold.spill_bytes);
+    if (options.deterministic)
+      fmt::print(
+          "deterministic: the plan's y is bitwise the same run to run (so is CSR ALG2's; "
+          "ALG1's is not guaranteed to be)\n");
     fmt::print("{:<22} {:>10} {:>9} {:>10} {:>9} {:>7} {:>8} {:>9}\n", "", "us", "GFLOP/s",
                "CSR GB/s", "own GB/s", "%read", "vs best", "rel err");
     for (const Measured& m : results) {
@@ -523,6 +530,149 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
   if (!correct) {
     fmt::print("FAILED: spmvc's A x_true is {:.1e} from the host's (tolerance {:.0e})\n",
                spmv_error, compiler::result_tolerance(p));
+  }
+  return correct ? 0 : 1;
+}
+
+}  // namespace spmvc::cli
+
+namespace spmvc::cli {
+
+namespace {
+
+// Values of `precision`'s type on the device.
+bench::DeviceArray device_values(std::span<const double> v, Precision precision) {
+  if (precision == Precision::f64) {
+    bench::DeviceArray d(std::max<std::size_t>(v.size() * 8, 1));
+    d.upload(v.data(), v.size() * 8);
+    return d;
+  }
+  const std::vector<float> f(v.begin(), v.end());
+  bench::DeviceArray d(std::max<std::size_t>(f.size() * 4, 1));
+  d.upload(f.data(), f.size() * 4);
+  return d;
+}
+
+// Median seconds of `reps` calls of update(i) (update_values is synchronous: wall time is its
+// cost), i counting from 0.
+double median_update_seconds(int reps, const std::function<ValueUpdate(int)>& update,
+                             int* replans) {
+  std::vector<double> s;
+  for (int i = 0; i < reps; ++i) {
+    const ValueUpdate u = update(i);
+    if (u.replanned) ++*replans;
+    s.push_back(u.seconds);
+  }
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
+}
+
+}  // namespace
+
+int run_update_bench(const MatrixArgs& args, const BenchArgs& b) {
+  const bench::Gpu device = bench::open_gpu(0);
+  std::string label;
+  const CsrMatrix a = load_matrix(args, &label);
+  const Options options = make_options(args);
+  const Precision p = options.precision;
+  // Two value sets that alternate: the matrix's own, and updated_values of them.
+  const std::vector<double> old_values = a.values;
+  const std::vector<double> new_values = updated_values(a.values);
+  const std::vector<double>* sets[] = {&new_values, &old_values};
+  const int reps = std::max(3, b.repetitions * 3);
+
+  if (!args.quiet) fmt::print(stderr, "compiling ...\n");
+  Operator op = compile(a, options);
+  const std::string plan_before = describe(op.plan().params);
+  // The first update traces the value order (and may re-plan, when the new values do not fit
+  // the plan's value coding); it is reported apart.
+  const ValueUpdate first = op.update_values(new_values);
+  int host_replans = 0, device_replans = 0;
+  const double host_s = median_update_seconds(
+      reps, [&](int i) { return op.update_values(*sets[(i + 1) % 2]); }, &host_replans);
+  const bench::DeviceArray d_old = device_values(old_values, p),
+                           d_new = device_values(new_values, p);
+  const void* d_sets[] = {d_new.get(), d_old.get()};
+  const double device_s = median_update_seconds(
+      reps, [&](int i) { return op.update_values(d_sets[(i + 1) % 2]); }, &device_replans);
+
+  // The operator holds the last set given (old_values when reps is even): check a multiply.
+  const std::vector<double>& last = *sets[reps % 2];
+  CsrMatrix now = a;
+  now.values = last;
+  const std::vector<double> x_host = codegen::test_vector(a.ncols, p);
+  std::vector<double> y(static_cast<std::size_t>(a.nrows), 0.0), ref(y.size());
+  op.apply_host(x_host, y);
+  compiler::csr_reference_spmv(now, x_host, ref);
+  const double err = compiler::relative_error(y, ref);
+  const bool correct = err <= compiler::result_tolerance(p);
+
+  // One multiply on device vectors, for scale.
+  const auto vb = static_cast<std::size_t>(value_bytes(p));
+  bench::DeviceArray dx(std::max<std::size_t>(static_cast<std::size_t>(a.ncols) * vb, 1));
+  bench::DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows) * vb, 1));
+  dx.fill_bytes(0);
+  const double multiply_ms = median_ms([&] { op.apply(dx.get(), dy.get()); }, b);
+
+  // From device arrays (compile(DeviceCsr)): an update builds again on the GPU.
+  std::optional<double> device_build_s;
+  std::string device_build_note;
+  if (a.nnz() <= std::numeric_limits<std::int32_t>::max()) {
+    const std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
+    bench::DeviceArray d_row(row_ptr.size() * 4),
+        d_col(std::max<std::size_t>(a.col_idx.size() * 4, 1));
+    d_row.upload(row_ptr.data(), row_ptr.size() * 4);
+    d_col.upload(a.col_idx.data(), a.col_idx.size() * 4);
+    const DeviceCsr dcsr{a.nrows,
+                         a.ncols,
+                         a.nnz(),
+                         static_cast<const std::int32_t*>(d_row.get()),
+                         static_cast<const std::int32_t*>(d_col.get()),
+                         d_old.get()};
+    Options dopt;
+    dopt.precision = p;
+    dopt.deterministic = options.deterministic;
+    Operator dop = compile(dcsr, dopt);
+    (void)dop.update_values(d_sets[0]);  // warm: the build's kernels are loaded
+    int replans = 0;
+    device_build_s = median_update_seconds(
+        reps, [&](int i) { return dop.update_values(d_sets[(i + 1) % 2]); }, &replans);
+    device_build_note = fmt::format("{} [{}]", dop.plan().format, describe(dop.plan().params));
+  }
+
+  if (args.json) {
+    nlohmann::ordered_json j = matrix_header(label, a, p, device);
+    j["plan"] = plan_before;
+    j["first_update"] = {{"seconds", first.seconds},
+                         {"replanned", first.replanned},
+                         {"why", first.why},
+                         {"plan_after", describe(op.plan().params)}};
+    j["host_values_ms"] = host_s * 1e3;
+    j["device_values_ms"] = device_s * 1e3;
+    j["replans"] = host_replans + device_replans;
+    j["multiply_ms"] = multiply_ms;
+    j["device_build_update_ms"] = device_build_s ? nlohmann::ordered_json(*device_build_s * 1e3)
+                                                 : nlohmann::ordered_json(nullptr);
+    j["device_build_plan"] = device_build_note;
+    j["relative_error"] = err;
+    j["correct"] = correct;
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{} on {} ({}), {} x {}, {} nnz, {}\n", label, device.name, device.arch, a.nrows,
+               a.ncols, a.nnz(), to_string(p));
+    fmt::print("plan                      {} [{}]\n", op.plan().format, plan_before);
+    fmt::print("first update              {:.2f} ms (traces the value order){}\n",
+               first.seconds * 1e3, first.replanned ? "; re-planned: " + first.why : "");
+    fmt::print("update_values, host span  {:.3f} ms (median of {})\n", host_s * 1e3, reps);
+    fmt::print("update_values, device ptr {:.3f} ms (median of {})\n", device_s * 1e3, reps);
+    if (device_build_s)
+      fmt::print("from device arrays        {:.3f} ms per update ({})\n", *device_build_s * 1e3,
+                 device_build_note);
+    fmt::print("one multiply              {:.3f} ms\n", multiply_ms);
+    if (host_replans + device_replans > 0)
+      fmt::print("re-planned in {} of the timed updates\n", host_replans + device_replans);
+    fmt::print("{}   (relative error after the updates {:.1e})\n", correct ? "PASSED" : "FAILED",
+               err);
   }
   return correct ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -305,22 +306,53 @@ int run_emit(const MatrixArgs& args, const EmitArgs& emit) {
   return 0;
 }
 
+std::vector<double> updated_values(std::span<const double> values) {
+  std::vector<double> out(values.begin(), values.end());
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] *= 1.0 + static_cast<double>(k % 3) / 4.0;
+  return out;
+}
+
 int run_run(const MatrixArgs& args) {
-  const CsrMatrix a = load_matrix(args);
+  CsrMatrix a = load_matrix(args);
   const Options options = make_options(args);
   Operator op = compile(a, options);
   const Precision p = op.plan().precision;
   const std::vector<double> x = codegen::test_vector(a.ncols, p);
-  std::vector<double> y(static_cast<std::size_t>(a.nrows),
-                        std::numeric_limits<double>::quiet_NaN());
+  const std::vector<double> poison(static_cast<std::size_t>(a.nrows),
+                                   std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> y = poison;
   op.apply_host(x, y);
   std::vector<double> ref(y.size());
   compiler::csr_reference_spmv(a, x, ref);
   const double err = compiler::relative_error(y, ref);
   double checksum = 0;
   for (double v : y) checksum += v;
-  const bool ok = err <= compiler::result_tolerance(p) && !std::isnan(err);
-  const CompileTimings& t = op.timings();
+  bool ok = err <= compiler::result_tolerance(p) && !std::isnan(err);
+  const CompileTimings t = op.timings();
+  // --deterministic: the same x again, bit for bit the same y each time.
+  constexpr int kRepeats = 100;
+  int first_difference = -1;
+  if (options.deterministic) {
+    for (int i = 0; i < kRepeats && first_difference < 0; ++i) {
+      std::vector<double> again = poison;
+      op.apply_host(x, again);
+      if (std::memcmp(again.data(), y.data(), y.size() * sizeof(double)) != 0)
+        first_difference = i + 1;
+    }
+    ok = ok && first_difference < 0;
+  }
+  // --update-values: new values for the same pattern, then the multiply checked again.
+  std::optional<ValueUpdate> update;
+  double update_err = 0;
+  if (args.update_values) {
+    a.values = updated_values(a.values);
+    update = op.update_values(a.values);
+    std::vector<double> y2 = poison;
+    op.apply_host(x, y2);
+    compiler::csr_reference_spmv(a, x, ref);
+    update_err = compiler::relative_error(y2, ref);
+    ok = ok && update_err <= compiler::result_tolerance(p) && !std::isnan(update_err);
+  }
   if (args.json) {
     nlohmann::ordered_json j;
     j["kernel"] = op.source().kernel_name;
@@ -328,6 +360,15 @@ int run_run(const MatrixArgs& args) {
     j["relative_error"] = err;
     j["tolerance"] = compiler::result_tolerance(p);
     j["checksum"] = checksum;
+    if (options.deterministic) {
+      j["deterministic"] = {{"repeats", kRepeats}, {"bitwise_identical", first_difference < 0}};
+    }
+    if (update) {
+      j["update_values"] = {{"seconds", update->seconds},
+                            {"replanned", update->replanned},
+                            {"why", update->why},
+                            {"relative_error", update_err}};
+    }
     j["passed"] = ok;
     j["timings"] = {{"inspect", t.inspect},
                     {"plan", t.plan},
@@ -350,6 +391,21 @@ int run_run(const MatrixArgs& args) {
         t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
         t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
+    if (options.deterministic) {
+      if (first_difference < 0) {
+        fmt::print("deterministic   y bitwise identical over {} more multiplies\n", kRepeats);
+      } else {
+        fmt::print("deterministic   y DIFFERS in multiply {} after the first\n", first_difference);
+      }
+    }
+    if (update) {
+      fmt::print("update_values   {:.2f} ms, {}; relative error after {:.3e}\n",
+                 update->seconds * 1e3,
+                 update->replanned ? "re-planned, now " + op.source().kernel_name
+                                   : std::string("values gathered in place, no recompile"),
+                 update_err);
+      if (args.verbose && update->replanned) fmt::print("                {}\n", update->why);
+    }
     if (args.verbose && !t.cache_note.empty()) fmt::print("kernel cache    {}\n", t.cache_note);
     if (args.verbose) fmt::print("NVRTC log:\n{}\n", t.compile_log);
     fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED",

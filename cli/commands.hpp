@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct MatrixArgs {
   bool renumber_columns = false;
   bool no_value_coding = false;  ///< plan plain values only
   bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
+  bool deterministic = false;    ///< Options::deterministic
+  /// run: multiply, give the operator new values (update_values) and multiply again; bench: time
+  /// update_values instead of the multiply
+  bool update_values = false;
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to
@@ -82,6 +87,12 @@ struct BenchArgs {
   bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
+/// `bench --update-values`: the cost of Operator::update_values per call, host and device
+/// variants, on the host path and from device arrays, beside one multiply.
+int run_update_bench(const MatrixArgs& args, const BenchArgs& bench);
+/// The values `run --update-values` and `bench --update-values` give the operator: nonzero k's
+/// value times 1 + (k mod 3) / 4, so that each distinct value becomes up to three.
+std::vector<double> updated_values(std::span<const double> values);
 /// Median milliseconds per call of `fn` over bench.repetitions CUDA-event timings, each of
 /// enough calls to last bench.min_rep_ms, after warm-up calls.
 double median_ms(const std::function<void()>& fn, const BenchArgs& bench);
@@ -124,6 +135,8 @@ struct SuiteArgs {
   /// The planner picks' ordering option: "auto" (the planner reorders a matrix whose x accesses
   /// are scattered, and says why) or "none".
   std::string planner_reorder = "auto";
+  /// Also time the planner's deterministic pick (Options::deterministic), as planner_deterministic.
+  bool deterministic = false;
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

@@ -121,6 +121,9 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
   cmd->add_flag("--no-value-coding", args.no_value_coding,
                 "keep one stored value per nonzero (no value tables, no implicit ones)");
+  cmd->add_flag("--deterministic", args.deterministic,
+                "only plans whose y is bitwise the same run to run (no floating-point atomics; "
+                "`spmvc plan` shows why each other candidate is rejected)");
   cmd->add_option("--planner", args.planner,
                   "model: the cost model's pick; measure (run, bench): time the model's best "
                   "few on the GPU, keep the fastest, remember it by matrix fingerprint")
@@ -204,6 +207,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* run = app.add_subcommand("run", "multiply on the GPU and check against a CPU reference");
   add_matrix_options(run, margs);
+  run->add_flag("--update-values", margs.update_values,
+                "then give the operator new values (each times 1 + (k mod 3)/4), multiply and "
+                "check again; -v says whether it re-planned");
   spmvc::cli::BenchArgs bargs;
   auto* bench = app.add_subcommand(
       "bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2 (--solve: a Krylov solve)");
@@ -260,6 +266,13 @@ int main(int argc, char** argv) {
       ->check(kTolerance)
       ->needs(solve_opt)
       ->capture_default_str();
+  bench
+      ->add_flag("--update-values", margs.update_values,
+                 "time Operator::update_values (new values, same pattern) per call, from host "
+                 "and device memory, also on an operator built from device arrays")
+      ->excludes("--sweep")
+      ->excludes("--suite")
+      ->excludes(solve_opt);
   bench->add_flag(
       "--skip-bandwidth", bargs.skip_bandwidth,
       "assume the read bandwidth measured earlier on this GPU model (H100, H200) instead of "
@@ -296,10 +309,14 @@ int main(int argc, char** argv) {
     if (explain->parsed()) return spmvc::cli::run_explain(margs, explain_arch);
     if (run->parsed()) return spmvc::cli::run_run(margs);
     if (bench->parsed()) {
-      if (bench->count("--suite") > 0) return spmvc::cli::run_suite(sargs, bargs);
+      if (bench->count("--suite") > 0) {
+        sargs.deterministic = margs.deterministic;
+        return spmvc::cli::run_suite(sargs, bargs);
+      }
       if (margs.matrix.empty())
         throw spmvc::InputError("bench", 0, "give a matrix (file or spec) or --suite NAME");
       if (solve_opt->count() > 0) return spmvc::cli::run_solve(margs, bargs, solve_args);
+      if (margs.update_values) return spmvc::cli::run_update_bench(margs, bargs);
       return spmvc::cli::run_bench(margs, bargs);
     }
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);

@@ -378,6 +378,14 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         Options om = o;
         om.planner = PlannerMode::measure;
         r["planner_measure"] = measure(om);
+        // --deterministic: the planner's pick among plans without floating-point atomics (to
+        // set beside cuSPARSE's CSR ALG2, whose results are deterministic too).
+        if (s.deterministic) {
+          Options od = o;
+          od.deterministic = true;
+          (void)compile(a, od);
+          r["planner_deterministic"] = measure(od);
+        }
       }
       // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too
       // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the

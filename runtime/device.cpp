@@ -269,6 +269,7 @@ LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
       kernel_(std::exchange(o.kernel_, nullptr)),
       registers_(o.registers_),
       local_bytes_(o.local_bytes_),
+      shared_opted_(o.shared_opted_.load()),
       name_(std::move(o.name_)) {}
 
 LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
@@ -278,6 +279,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
     std::swap(name_, o.name_);
     std::swap(registers_, o.registers_);
     std::swap(local_bytes_, o.local_bytes_);
+    shared_opted_.store(o.shared_opted_.exchange(shared_opted_.load()));
   }
   return *this;
 }
@@ -297,22 +299,29 @@ void LoadedKernel::launch(std::int64_t grid, int block, std::size_t shared_bytes
     throw InternalError(fmt::format("{}: block of {} threads (1 to 1024 allowed)", name_, block));
   }
   const void* fn = static_cast<const void*>(kernel_);
-  // Dynamic shared memory above 48 KiB must be opted into per kernel; cudaFuncSetAttribute
-  // accepts a cudaKernel_t as the function.
-  if (shared_bytes > std::size_t{48} * 1024) {
-    if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(shared_bytes));
-        e != cudaSuccess) {
-      throw_cuda(e, fmt::format("cudaFuncSetAttribute({}, MaxDynamicSharedMemorySize={})", name_,
-                                shared_bytes));
-    }
-  }
+  if (shared_bytes > shared_opted_.load(std::memory_order_relaxed)) opt_in_shared(shared_bytes);
   if (const cudaError_t e = cudaLaunchKernel(fn, dim3(static_cast<unsigned>(grid)),
                                              dim3(static_cast<unsigned>(block)), args, shared_bytes,
                                              as_stream(stream));
       e != cudaSuccess) {
     throw_cuda(e, fmt::format("cudaLaunchKernel({}, grid {}, block {}, {} bytes shared)", name_,
                               grid, block, shared_bytes));
+  }
+}
+
+void LoadedKernel::opt_in_shared(std::size_t shared_bytes) const {
+  if (shared_bytes <= shared_opted_.load(std::memory_order_relaxed)) return;
+  // Dynamic shared memory above 48 KiB must be opted into per kernel; cudaFuncSetAttribute
+  // accepts a cudaKernel_t as the function.
+  const void* fn = static_cast<const void*>(kernel_);
+  if (const cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 static_cast<int>(shared_bytes));
+      e != cudaSuccess) {
+    throw_cuda(e, fmt::format("cudaFuncSetAttribute({}, MaxDynamicSharedMemorySize={})", name_,
+                              shared_bytes));
+  }
+  std::size_t seen = shared_opted_.load();
+  while (seen < shared_bytes && !shared_opted_.compare_exchange_weak(seen, shared_bytes)) {
   }
 }
 
@@ -324,6 +333,11 @@ bool is_device_pointer(const void* p) {
     return false;
   }
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+void copy_to_host(void* host, const void* device, std::size_t bytes) {
+  if (bytes == 0) return;
+  check_cuda(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(device to host)");
 }
 
 void synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }

@@ -3,6 +3,7 @@
 // a device as NoDeviceError and any other failure as DeviceError (call name, code, message).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -82,6 +83,10 @@ class LoadedKernel {
   void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
               void* stream) const;
   const std::string& name() const { return name_; }
+  /// Opts the kernel into `shared_bytes` of dynamic shared memory when that is above the 48 KiB
+  /// default (once: a later launch() with no more does not call the driver, so a launch can be
+  /// captured into a CUDA graph).
+  void opt_in_shared(std::size_t shared_bytes) const;
   /// Writes `bytes` from `host` into the image's __device__ variable `symbol` (extern "C"
   /// name); DeviceError when the image has no such variable or its size differs.
   void set_global(const std::string& symbol, const void* host, std::size_t bytes) const;
@@ -96,12 +101,17 @@ class LoadedKernel {
   void* kernel_ = nullptr;   // cudaKernel_t
   int registers_ = -1;
   int local_bytes_ = -1;
+  /// Dynamic shared memory the kernel may use without another cudaFuncSetAttribute.
+  mutable std::atomic<std::size_t> shared_opted_{std::size_t{48} * 1024};
   std::string name_;
 };
 
 /// True when `p` points into memory the device can read in a kernel (device or managed
 /// allocations); false for host memory, including pinned host memory, and for nullptr.
 bool is_device_pointer(const void* p);
+
+/// Copies `bytes` from device memory the caller owns to the host (synchronous).
+void copy_to_host(void* host, const void* device, std::size_t bytes);
 
 /// Waits for all work on the current device; throws DeviceError on a pending launch error.
 void synchronize();

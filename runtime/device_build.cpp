@@ -122,6 +122,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   im->bind_arrays();
+  im->options = options;
+  im->device_matrix = a;
   runtime::synchronize();
   return Operator::Impl::wrap(std::move(im));
 }

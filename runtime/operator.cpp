@@ -10,6 +10,8 @@
 
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/params/values.hpp"
 #include "spmvc/spmvc.hpp"
 
 namespace spmvc {
@@ -77,6 +79,9 @@ void Operator::Impl::bind_arrays() {
     if (launch.desc.params.size() > kMaxParams)
       throw InternalError("generated kernel " + launch.desc.entry +
                           " has more parameters than Operator supports");
+    // Done here, not in apply(): apply() must make no driver calls but the launches, so that
+    // it can be captured into a CUDA graph.
+    launch.kernel->opt_in_shared(launch.desc.shared_bytes);
     launch.array_args.clear();
     for (const KernelParam& p : launch.desc.params)
       launch.array_args.push_back(p.kind == KernelParam::Kind::array ? array(p.name) : nullptr);
@@ -100,8 +105,18 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
                                          /*own_load=*/build.map.has_value());
 
   const auto t0 = Clock::now();
+  // A value table gets room for as many values as its coding holds, so that update_values can
+  // write a larger one in place (device pointers kept).
+  const int coding = compiler::value_coding(build.plan);
+  const std::int64_t table_capacity = coding == formats::kValuesTable8    ? 256
+                                      : coding == formats::kValuesTable16 ? 65536
+                                                                          : 0;
   for (const EncodedArray& arr : build.encoded.arrays) {
-    runtime::DeviceBuffer buffer(std::max<std::size_t>(arr.bytes.size(), 1));
+    std::size_t room = arr.bytes.size();
+    if (table_capacity > 0 && arr.name.ends_with("_table") &&
+        (arr.type == ElemType::f64 || arr.type == ElemType::f32))
+      room = std::max(room, static_cast<std::size_t>(table_capacity * size_of(arr.type)));
+    runtime::DeviceBuffer buffer(std::max<std::size_t>(room, 1));
     if (!arr.bytes.empty()) buffer.upload(arr.bytes.data(), arr.bytes.size());
     im->device_bytes += static_cast<std::int64_t>(arr.bytes.size());
     im->arrays.emplace_back(arr.name, std::move(buffer));
@@ -218,8 +233,15 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.reorder = b.timings.reorder;
   timings.inspect = b.timings.inspect;
   timings.plan = b.timings.plan;
-  if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
-  return Operator(Operator::Impl::from_build(b, options, device, timings));
+  std::shared_ptr<const RowColumnMap> map =
+      b.map ? std::make_shared<const RowColumnMap>(*b.map) : nullptr;
+  Operator op = measure ? compile_measured(a, std::move(b), options, target, device, timings)
+                        : Operator(Operator::Impl::from_build(b, options, device, timings));
+  // What update_values traces and re-plans from.
+  op.impl_->options = options;
+  op.impl_->host_matrix = std::make_shared<CsrMatrix>(a);
+  op.impl_->map = std::move(map);
+  return op;
 }
 
 bool device_available(std::string* why) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,18 @@ struct Operator::Impl {
     std::vector<const void*> array_args;
   };
   std::vector<Launch> launches;
+
+  /// What update_values (value_update.cpp) needs: the options it was compiled with, and the
+  /// caller's matrix (a host copy, with the build's ordering) or device arrays.
+  Options options;
+  std::shared_ptr<CsrMatrix> host_matrix;
+  std::shared_ptr<const RowColumnMap> map;
+  std::optional<DeviceCsr> device_matrix;
+  /// Values update_values uploaded for a device-built operator, which reads them in place.
+  std::shared_ptr<runtime::DeviceBuffer> owned_values;
+  /// The gathers from CSR order into the value arrays, on the device (built at the first update).
+  struct ValueGathers;
+  std::shared_ptr<ValueGathers> gathers;
 
   const void* array(const std::string& name) const;
   /// Obtains the unit's CUBIN through `cache` and loads every launch's entry point: shared with

@@ -55,6 +55,12 @@ class FormatUnit {
                                                       Precision precision) const = 0;
   virtual Cost cost(const Profile& profile, const FormatParams& params,
                     Precision precision) const = 0;
+  /// Why `params`' y may differ run to run in its last bits (floating-point atomics, whose order
+  /// of arrival the hardware picks), or nullopt when every multiply gives bitwise the same y.
+  /// Options::deterministic rejects the candidates that have a reason.
+  virtual std::optional<std::string> nondeterminism(const FormatParams& /*params*/) const {
+    return std::nullopt;
+  }
   virtual Encoded encode(const CsrMatrix& a, const FormatParams& params,
                          Precision precision) const = 0;
   /// y = alpha*A*x + beta*y computed on the host from `encoded` alone, accumulating in fp64.

@@ -85,6 +85,12 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
                   true};
       if (auto why = unit->cannot_implement(profile, c.params, options.precision))
         throw InputError(fmt::format("{} parameters", unit->name()), 0, *why);
+      if (options.deterministic) {
+        if (auto why = unit->nondeterminism(c.params))
+          throw InputError(fmt::format("{} parameters", unit->name()), 0,
+                           fmt::format("deterministic mode: {} [{}] is not deterministic: {}",
+                                       unit->name(), c.label, *why));
+      }
       proposed.push_back(std::move(c));
     } else if (forced) {
       continue;  // parameters were forced for one format: the others are not candidates
@@ -97,6 +103,13 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       }
     }
     for (Candidate& c : proposed) {
+      if (options.deterministic && c.applicable) {
+        if (auto why = unit->nondeterminism(c.params)) {
+          c.applicable = false;
+          c.representable = false;  // a forced format does not override this either
+          c.reason = "deterministic mode: " + *why;
+        }
+      }
       if (c.applicable) {
         const Prediction p = predict(*unit, profile, c.params, options);
         c.predicted_bytes = p.bytes(options.cost_model);

@@ -35,9 +35,13 @@ struct Options {
   int device = 0;
   PlannerMode planner = PlannerMode::model;
   /// Let the planner store values as table indices, or not at all for a pattern matrix (every
-  /// value 1), when that moves fewer bytes. The operator then needs a new compile() whenever the
-  /// values change, even with the pattern kept.
+  /// value 1), when that moves fewer bytes. Operator::update_values then re-plans for new values
+  /// the coding cannot hold (more distinct values than its table, values other than 1).
   bool value_coding = true;
+  /// Only plans whose y is bitwise the same in every multiply of the same x (no floating-point
+  /// atomics: hyb, bro_coo and bro_hyb are rejected, amb runs its variant that reduces partial
+  /// sums in a fixed order); `spmvc plan --deterministic` shows each rejection's reason.
+  bool deterministic = false;
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
   /// caller's order, y written through the row map inside the kernels.

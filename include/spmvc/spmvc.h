@@ -23,6 +23,7 @@
  *   "reorder"          "none", "auto" or an ordering ("rcm", "amd", "metis", "d", "dset",
  *                      "bar", "sort")                                  (default "none")
  *   "renumber_columns" bool; "value_coding" bool (default true); "full_inspection" bool
+ *   "deterministic"    bool: only plans whose y is bitwise the same run to run (default false)
  *   "disk_cache"       bool (default true); "cache_dir" string; "device" integer
  * An unknown key or a value of the wrong type is SPMVC_ERROR_INPUT naming it.
  *
@@ -140,6 +141,18 @@ spmvc_status spmvc_operator_apply(const spmvc_operator* op, const void* x, void*
 /** The same on host fp64 arrays: copies in, multiplies, copies out, synchronises. */
 spmvc_status spmvc_operator_apply_host(const spmvc_operator* op, const double* x, double* y,
                                        double alpha, double beta);
+/** New values for the same pattern: `nnz` fp64 values on the host, in the CSR order of the
+ * matrix the operator was compiled from (Operator::update_values). Rewritten on the GPU with no
+ * recompile where they fit the plan's value coding; otherwise the operator is planned and built
+ * again. *replanned (may be NULL) is set to 1 then, else 0; *why (may be NULL; free with
+ * spmvc_string_free) to what did not fit, "" when nothing. Synchronous. A wrong nnz is
+ * SPMVC_ERROR_INPUT. */
+spmvc_status spmvc_operator_update_values(spmvc_operator* op, const double* values, int64_t nnz,
+                                          int* replanned, char** why);
+/** The same from device memory: the matrix's nnz values of the plan's value type (double for
+ * f64, float otherwise). An operator built from device arrays then reads them in place. */
+spmvc_status spmvc_operator_update_values_device(spmvc_operator* op, const void* values,
+                                                 int* replanned, char** why);
 /** The operator's plan (as spmvc_plan). */
 spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind, char** text);
 /** The translation unit that was compiled; *kernel_name as in spmvc_generate. */

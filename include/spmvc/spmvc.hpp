@@ -44,6 +44,18 @@ struct CompileTimings {
   std::string compile_log;
 };
 
+/// What Operator::update_values did.
+struct ValueUpdate {
+  /// The new values did not fit the plan (a value-coded plan's table or fp32 storage, values
+  /// dropped as all ones, or a matrix built from device arrays whose build chose another coding):
+  /// the operator was planned and built again, and `why` says what did not fit. Its device
+  /// arrays are new, so a CUDA graph captured from apply() before must be captured again.
+  bool replanned = false;
+  std::string why;
+  /// Wall time of the update, the first call's tracing of the value order included.
+  double seconds = 0;
+};
+
 /// A compiled SpMV for one matrix on one device. Move-only.
 class Operator {
  public:
@@ -59,6 +71,22 @@ class Operator {
   /// Convenience on host arrays: copies in, multiplies, copies out, synchronises.
   void apply_host(std::span<const double> x, std::span<double> y, double alpha = 1.0,
                   double beta = 0.0) const;
+
+  /// New values for the same pattern: `values` (nnz of them, in the CSR order of the matrix
+  /// compile() was given) replace the old ones. The plan's value arrays are rewritten on the
+  /// GPU by a gather from that order into the encoding's (traced once, at the first call), with
+  /// no recompile and every device pointer kept, so a graph captured from apply() stays valid.
+  /// When the values do not fit the plan's value coding (ValueUpdate::why), the operator is
+  /// planned and compiled again with them. Synchronous: waits for the device before and after.
+  /// An operator built from device arrays (compile(DeviceCsr)) is built again on the GPU from
+  /// its arrays and the new values (uploaded here into memory the operator owns); its launches
+  /// then read new arrays, so a graph captured from it must be captured again.
+  ValueUpdate update_values(std::span<const double> values);
+  /// The same from device memory: nnz values of the plan's value type (double for f64, float
+  /// otherwise). Plain and fp32-stored values are gathered from it on the GPU; a value table is
+  /// coded on the host (one download). An operator built from device arrays then reads
+  /// `device_values` in place, as compile(DeviceCsr) does, so it must outlive the operator.
+  ValueUpdate update_values(const void* device_values);
 
   std::int64_t nrows() const;
   std::int64_t ncols() const;

@@ -259,7 +259,7 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         pipeline does (planner "measure", a reorder, another format); then it is copied to the
         host once. Host matrices always take the host pipeline.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
-        value_coding, full_inspection, disk_cache, cache_dir, device.
+        value_coding, deterministic, full_inspection, disk_cache, cache_dir, device.
     """
     return Operator._compile(a, precision, planner, multiplies, options)
 
@@ -350,6 +350,28 @@ class Operator:
                   float(beta), s or None)
         self.last_apply = {"x": xv.pointer, "y": yv.pointer, "stream": s}
         return y
+
+    def update_values(self, values):
+        """New values for the same pattern, in the CSR order of the matrix compiled (for a SciPy,
+        CuPy or PyTorch CSR matrix: its `data`). A NumPy array goes through the host; a device
+        array (CuPy, PyTorch, __cuda_array_interface__) of the operator's dtype is read on the
+        GPU, and an operator built from device arrays then reads it in place (it is kept
+        alive here). Returns {"replanned": bool, "why": str}: replanned when the values did not
+        fit the plan's value coding and the operator was planned again. Synchronous."""
+        replanned, why = ctypes.c_int(0), _lib.text_out()
+        if isinstance(values, np.ndarray):
+            v = np.ascontiguousarray(values, dtype=np.float64).ravel()
+            _lib.call("spmvc_operator_update_values", self._handle,
+                      v.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), v.size,
+                      ctypes.byref(replanned), ctypes.byref(why))
+        else:
+            vv = _arrays.Vector(values, "values")
+            vv.check(vv.length, self.dtype)
+            _lib.call("spmvc_operator_update_values_device", self._handle, vv.pointer,
+                      ctypes.byref(replanned), ctypes.byref(why))
+            if self.path == "device":
+                self._keep = (self._keep, values)  # read by every multiply from now on
+        return {"replanned": bool(replanned.value), "why": _lib.take_text(why) or ""}
 
     def __matmul__(self, x):
         return self.apply(x)

@@ -112,6 +112,8 @@ _SIGNATURES = {
     "spmvc_operator_shape": [_handle, _i64_p, _i64_p],
     "spmvc_operator_apply": [_handle, _void_p, _void_p, _double, _double, _void_p],
     "spmvc_operator_apply_host": [_handle, _f64_p, _f64_p, _double, _double],
+    "spmvc_operator_update_values": [_handle, _f64_p, _i64, ctypes.POINTER(_int), _text_out],
+    "spmvc_operator_update_values_device": [_handle, _void_p, ctypes.POINTER(_int), _text_out],
     "spmvc_operator_plan": [_handle, _int, _text_out],
     "spmvc_operator_source": [_handle, _text_out, _text_out],
     "spmvc_operator_timings": [_handle, _text_out],

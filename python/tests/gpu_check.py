@@ -193,6 +193,29 @@ def check_zero_copy():
            f"err vs torch {err:.0e}; values scaled in place -> product scaled ({err3:.0e})")
 
 
+def check_update_values():
+    """op.update_values with NumPy and CuPy values, on host-built and device-built operators: the
+    product follows the new values; new values a value table cannot hold re-plan."""
+    host = spmvc.load("stencil27:n=40")  # a few distinct values: value-coded on the host path
+    rng = np.random.default_rng(5)
+    x = cupy.asarray(rng.uniform(-1, 1, host.shape[1]))
+    for route in ("host", "device"):
+        a = csp.csr_matrix(host)
+        op = spmvc.compile(host if route == "host" else a)
+        new = rng.uniform(0.5, 2.0, host.nnz)  # every value its own: no table holds them
+        u1 = op.update_values(new)
+        b = csp.csr_matrix((cupy.asarray(new), a.indices, a.indptr), shape=host.shape)
+        err1 = spmv_error(op @ x, b @ x, abs(b) @ abs(x))
+        u2 = op.update_values(cupy.asarray(2 * new))
+        err2 = spmv_error(op @ x, 2 * (b @ x), 2 * (abs(b) @ abs(x)))
+        ok = err1 < 1e-12 and err2 < 1e-12 and not u2["replanned"]
+        if route == "host":
+            ok = ok and u1["replanned"] and "table" in u1["why"]
+        record("update", route, ok,
+               f"err {err1:.0e} / {err2:.0e}; first update re-planned: {u1['replanned']} "
+               f"({u1['why'] or 'fit'}); second: {u2['replanned']}")
+
+
 def run_example(name, command, env=None):
     start = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -229,7 +252,7 @@ def main():
     parser.add_argument("--matrices", type=pathlib.Path, default=default)
     parser.add_argument("--paths", default="device,host")
     parser.add_argument("--examples", default=None)
-    parser.add_argument("--skip", default="", help="sections to skip: products,solvers,zero-copy,examples")
+    parser.add_argument("--skip", default="", help="sections to skip: products,solvers,zero-copy,update,examples")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     ok, why = spmvc.device_available()
@@ -238,7 +261,8 @@ def main():
         return 77
     print(f"spmvc {spmvc.version()}, CuPy {cupy.__version__}, matrices in {args.matrices}")
     start = time.perf_counter()
-    sections = [("zero-copy", check_zero_copy), ("solvers", lambda: check_solvers(args.matrices)),
+    sections = [("zero-copy", check_zero_copy), ("update", check_update_values),
+                ("solvers", lambda: check_solvers(args.matrices)),
                 ("products", lambda: check_products(args.matrices, args.paths.split(","))),
                 ("examples", lambda: check_examples(args.examples, args.matrices))]
     for name, fn in sections:

@@ -81,6 +81,17 @@ class InspectAndPlan(unittest.TestCase):
         self.assertIn(src.kernel_name, src.text)
         self.assertIn('extern "C"', str(src))
 
+    def test_deterministic_plans_reject_candidates_with_atomics(self):
+        g = spmvc.load("rmat:scale=9,ef=8")
+        p = spmvc.plan(g, deterministic=True)
+        rejected = {c["format"] for c in p.candidates
+                    if c["reason"].startswith("deterministic mode: ")}
+        self.assertEqual(rejected, {"hyb", "bro_coo", "bro_hyb", "amb"})
+        self.assertNotIn(p.format, rejected)
+        with self.assertRaises(spmvc.InputError) as e:
+            spmvc.plan(g, deterministic=True, format="hyb")
+        self.assertIn("floating-point atomics", str(e.exception))
+
     def test_planner_choice_is_its_best_candidate(self):
         p = spmvc.plan(self.a)
         best = p.candidates[0]

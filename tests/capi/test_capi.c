@@ -121,6 +121,21 @@ static void test_bad_input(void) {
                "f16", "unknown precision");
   expect_error(spmvc_plan(a, "{\"value_coding\": 1}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
                "\"value_coding\" must be true or false", "option of the wrong type");
+  expect_error(spmvc_plan(a, "{\"deterministic\": \"yes\"}", SPMVC_TEXT_JSON, &text),
+               SPMVC_ERROR_INPUT, "\"deterministic\" must be true or false",
+               "deterministic of the wrong type");
+  expect_error(
+      spmvc_plan(a, "{\"deterministic\": true, \"format\": \"bro_coo\"}", SPMVC_TEXT_JSON, &text),
+      SPMVC_ERROR_INPUT, "deterministic mode: each interval",
+      "a format with atomics under deterministic mode");
+  CHECK(spmvc_plan(a, "{\"deterministic\": true}", SPMVC_TEXT_REPORT, &text) == SPMVC_OK);
+  CHECK(text != NULL && strstr(text, "rejected: deterministic mode") != NULL);
+  spmvc_string_free(text);
+  text = NULL;
+  int replanned = -1;
+  expect_error(spmvc_operator_update_values(NULL, NULL, 0, &replanned, NULL), SPMVC_ERROR_INPUT,
+               "op", "update_values without an operator");
+  CHECK(replanned == -1);
   expect_error(spmvc_plan(a, "{precision: f32", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
                "not valid JSON", "malformed options");
   expect_error(spmvc_plan(a, "{\"params\": \"T=4\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
@@ -171,6 +186,17 @@ static void test_compile(void) {
     CHECK(spmvc_operator_apply_host(op, x, y, 2.0, 1.0) == SPMVC_OK);
     /* A x = (2, 4, 10); y = 2 A x + y */
     CHECK(y[0] == 5.0 && y[1] == 9.0 && y[2] == 21.0);
+    /* New values, twice the old: y = 2 (2 A) x + y */
+    const double doubled[] = {8, -2, -2, 8, -2, -2, 8};
+    int replanned = -1;
+    char* note = NULL;
+    CHECK(spmvc_operator_update_values(op, doubled, 7, &replanned, &note) == SPMVC_OK);
+    CHECK(replanned == 0 && note != NULL && note[0] == '\0');
+    spmvc_string_free(note);
+    CHECK(spmvc_operator_apply_host(op, x, y, 2.0, 1.0) == SPMVC_OK);
+    CHECK(y[0] == 13.0 && y[1] == 25.0 && y[2] == 61.0);
+    expect_error(spmvc_operator_update_values(op, doubled, 6, NULL, NULL), SPMVC_ERROR_INPUT,
+                 "6 values given; the matrix has 7 nonzeros", "update_values with a wrong count");
     char* json = NULL;
     CHECK(spmvc_operator_timings(op, &json) == SPMVC_OK && strstr(json, "kernel_origin") != NULL);
     spmvc_string_free(json);

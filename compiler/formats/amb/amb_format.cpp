@@ -411,6 +411,12 @@ double AmbFormat::predict_seconds(const Cost& cost) {
                   cost.serial_seconds);
 }
 
+std::optional<std::string> AmbFormat::nondeterminism(const FormatParams& params) const {
+  if (params_of(params).deterministic) return std::nullopt;
+  return "each column segment adds its rows' sums to y with floating-point atomics (det=1 "
+         "reduces them in a fixed order)";
+}
+
 Cost AmbFormat::cost(const Profile& profile, const FormatParams& params,
                      Precision precision) const {
   const AmbParams& p = params_of(params);

@@ -60,6 +60,8 @@ class AmbFormat final : public FormatUnit {
   std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
   std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
                                               Precision precision) const override;
+  /// The atomic variant only: the deterministic one reduces its partial sums in a fixed order.
+  std::optional<std::string> nondeterminism(const FormatParams& params) const override;
   Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
   Encoded encode(const CsrMatrix& a, const FormatParams& params,
                  Precision precision) const override;

@@ -23,6 +23,9 @@ class BroCooFormat final : public FormatUnit {
   std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
   std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
                                               Precision precision) const override;
+  std::optional<std::string> nondeterminism(const FormatParams&) const override {
+    return "each interval adds its rows' sums to y with floating-point atomics";
+  }
   Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
   Encoded encode(const CsrMatrix& a, const FormatParams& params,
                  Precision precision) const override;

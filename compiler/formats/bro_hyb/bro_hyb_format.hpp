@@ -22,6 +22,9 @@ class BroHybFormat final : public FormatUnit {
   std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
   std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
                                               Precision precision) const override;
+  std::optional<std::string> nondeterminism(const FormatParams&) const override {
+    return "its BRO-COO part adds each interval's row sums to y with floating-point atomics";
+  }
   Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
   Encoded encode(const CsrMatrix& a, const FormatParams& params,
                  Precision precision) const override;

@@ -30,6 +30,9 @@ class HybFormat final : public FormatUnit {
   std::vector<Candidate> propose(const Profile& profile, Precision precision) const override;
   std::optional<std::string> cannot_implement(const Profile& profile, const FormatParams& params,
                                               Precision precision) const override;
+  std::optional<std::string> nondeterminism(const FormatParams&) const override {
+    return "its COO part adds rows cut by interval boundaries to y with floating-point atomics";
+  }
   Cost cost(const Profile& profile, const FormatParams& params, Precision precision) const override;
   Encoded encode(const CsrMatrix& a, const FormatParams& params,
                  Precision precision) const override;

@@ -77,6 +77,9 @@ struct PlanOptions {
   /// The bytes candidates are ranked by. Calibration (calibration/<gpu>.inc) was fitted to the
   /// compulsory model and scales both.
   CostModel cost_model = CostModel::compulsory;
+  /// Only candidates whose y is bitwise the same run to run (FormatUnit::nondeterminism): the
+  /// others are rejected with the reason.
+  bool deterministic = false;
 };
 
 /// One parameter set's predicted bytes and time under both cost models.

@@ -1,0 +1,285 @@
+// Operator::update_values: new values for the same pattern. The plan's value arrays are
+// rewritten on the GPU by a gather from the caller's CSR order into the encoding's order
+// (compiler/value_update.hpp traces it once, at the first update), through the kernels of
+// templates/value_gather.cuh; the device pointers the launches were bound to stay the same. New
+// values the plan's value coding cannot store re-plan the operator.
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "operator_impl.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/value_update.hpp"
+#include "spmvc/params/values.hpp"
+
+namespace spmvc {
+
+using runtime::Clock;
+using runtime::seconds_since;
+
+struct Operator::Impl::ValueGathers {
+  struct Array {
+    std::string name;
+    std::int64_t slots = 0;
+    /// Sources on the device (i64 when the matrix has 2^31 nonzeros or more); empty for an
+    /// identity gather.
+    runtime::DeviceBuffer source;
+    ElemType index = ElemType::i32;
+  };
+  std::vector<Array> arrays;
+  /// New values (or table codes) in CSR order, uploaded from the host.
+  runtime::DeviceBuffer staging;
+  /// The kernels' fault flag (one 64-bit word).
+  runtime::DeviceBuffer flags{8};
+  runtime::CachedKernel unit;
+  int ordinal = 0;
+};
+
+namespace {
+
+ElemType value_type_of(Precision p) { return p == Precision::f64 ? ElemType::f64 : ElemType::f32; }
+
+std::int64_t nnz_of(const Operator::Impl& im) {
+  return im.host_matrix ? im.host_matrix->nnz() : im.device_matrix->nnz;
+}
+
+// The device buffer of the operator's own array `name`.
+void* own_array(Operator::Impl& im, const std::string& name) {
+  for (auto& [n, buffer] : im.arrays) {
+    if (n == name) return buffer.get();
+  }
+  throw InternalError("update_values: the operator has no array " + name);
+}
+
+Operator::Impl::ValueGathers& gathers_of(Operator::Impl& im) {
+  if (im.gathers) return *im.gathers;
+  auto g = std::make_shared<Operator::Impl::ValueGathers>();
+  const bool wide = im.host_matrix->nnz() > std::numeric_limits<std::int32_t>::max();
+  for (compiler::ValueGather& vg :
+       compiler::value_gathers(*im.host_matrix, im.map.get(), im.plan)) {
+    auto& a = g->arrays.emplace_back();
+    a.name = vg.array;
+    a.slots = static_cast<std::int64_t>(vg.source.size());
+    a.index = wide ? ElemType::i64 : ElemType::i32;
+    if (vg.identity) continue;
+    a.source = runtime::DeviceBuffer(std::max<std::size_t>(vg.source.size() * (wide ? 8 : 4), 1));
+    if (wide) {
+      a.source.upload(vg.source.data(), vg.source.size() * 8);
+    } else {
+      const std::vector<std::int32_t> narrow(vg.source.begin(), vg.source.end());
+      a.source.upload(narrow.data(), narrow.size() * 4);
+    }
+  }
+  g->staging = runtime::DeviceBuffer(
+      std::max<std::size_t>(static_cast<std::size_t>(im.host_matrix->nnz()) * 8, 1));
+  const runtime::DeviceInfo device = runtime::probe_device(im.options.device);
+  g->ordinal = device.ordinal;
+  g->unit = runtime::cache_for(runtime::cache_dir_of(im.options))
+                .get(compiler::value_gather_source(), device.arch());
+  im.gathers = std::move(g);
+  return *im.gathers;
+}
+
+const runtime::LoadedKernel& kernel(const Operator::Impl::ValueGathers& g,
+                                    const std::string& entry) {
+  return *runtime::shared_kernel(g.unit, entry, g.ordinal);
+}
+
+std::int64_t grid_for(std::int64_t n) { return std::max<std::int64_t>(1, (n + 255) / 256); }
+
+// Clears the fault flag, runs `launch`, waits, and says whether a kernel raised the flag.
+template <typename Launch>
+bool flagged(Operator::Impl::ValueGathers& g, Launch&& launch) {
+  g.flags.fill_bytes(0, 0, 8);
+  launch();
+  runtime::synchronize();
+  unsigned long long flag = 0;
+  g.flags.download(&flag, sizeof flag);
+  return flag != 0;
+}
+
+// Gathers `in` (CSR order, elements of `in_type`) into every value array of the plan; true when
+// a value did not survive the conversion to the array's type.
+bool gather_all(Operator::Impl& im, Operator::Impl::ValueGathers& g, const void* in,
+                ElemType in_type, ElemType out_type) {
+  return flagged(g, [&] {
+    for (auto& a : g.arrays) {
+      const void* source = a.source.bytes() > 0 ? a.source.get() : nullptr;
+      long long slots = a.slots;
+      void* out = own_array(im, a.name);
+      void* flags = g.flags.get();
+      void* args[] = {&source, &slots, &in, &out, &flags};
+      const std::string entry = compiler::value_gather_entry(a.index, in_type, out_type);
+      kernel(g, entry).launch(grid_for(slots), 256, 0, args, nullptr);
+      runtime::check_last_launch(entry);
+    }
+  });
+}
+
+// The element type of the arrays `coding` stores at `precision`.
+ElemType stored_type(int coding, Precision precision) {
+  if (coding == formats::kValuesF32) return ElemType::f32;
+  if (coding == formats::kValuesTable8) return ElemType::u8;
+  if (coding == formats::kValuesTable16) return ElemType::u16;
+  return value_type_of(precision);
+}
+
+// Writes `values` (CSR order, on the host) into the plan's arrays; the reason when they do not
+// fit the plan's value coding (nothing written then).
+std::optional<std::string> rewrite_from_host(Operator::Impl& im, std::span<const double> values) {
+  const int coding = compiler::value_coding(im.plan);
+  const Precision precision = im.plan.precision;
+  if (auto why = compiler::value_update_problem(coding, values, precision)) return why;
+  if (coding == formats::kValuesUnit) return std::nullopt;  // no array: every value is 1
+  Operator::Impl::ValueGathers& g = gathers_of(im);
+  runtime::synchronize();  // earlier multiplies read the old values
+  bool fault = false;
+  if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16) {
+    const compiler::TableCodes tc = compiler::table_codes(coding, values, precision);
+    g.staging.upload(tc.codes.bytes.data(), tc.codes.bytes.size());
+    for (auto& a : g.arrays) {
+      // Room for the coding's whole table was allocated at compile (operator.cpp).
+      void* table = own_array(im, a.name + "_table");
+      for (auto& [n, buffer] : im.arrays) {
+        if (buffer.get() == table) buffer.upload(tc.table.bytes.data(), tc.table.bytes.size());
+      }
+    }
+    fault = gather_all(im, g, g.staging.get(), tc.codes.type, tc.codes.type);
+  } else if (precision == Precision::f64) {
+    g.staging.upload(values.data(), values.size() * 8);
+    fault = gather_all(im, g, g.staging.get(), ElemType::f64, stored_type(coding, precision));
+  } else {
+    const std::vector<float> narrow(values.begin(), values.end());
+    g.staging.upload(narrow.data(), narrow.size() * 4);
+    fault = gather_all(im, g, g.staging.get(), ElemType::f32, ElemType::f32);
+  }
+  if (fault) throw InternalError("update_values: a value checked on the host failed on the GPU");
+  return std::nullopt;
+}
+
+// `n` values of the plan's type at `device_values`, as fp64 on the host.
+std::vector<double> download_values(const void* device_values, std::int64_t n,
+                                    Precision precision) {
+  std::vector<double> out(static_cast<std::size_t>(n));
+  if (precision == Precision::f64) {
+    runtime::copy_to_host(out.data(), device_values, out.size() * 8);
+  } else {
+    std::vector<float> narrow(out.size());
+    runtime::copy_to_host(narrow.data(), device_values, narrow.size() * 4);
+    std::copy(narrow.begin(), narrow.end(), out.begin());
+  }
+  return out;
+}
+
+// Plans and builds again from the host copy of the matrix (its values already the new ones).
+std::pair<Operator, ValueUpdate> replan(const Operator::Impl& im, const std::string& why) {
+  std::string note;
+  const Options options = compiler::replan_options(im.options, &note);
+  const std::shared_ptr<CsrMatrix> keep = im.host_matrix;
+  Operator fresh = compile(*keep, options);
+  ValueUpdate u;
+  u.replanned = true;
+  u.why = fmt::format("{}: planned again, now {} [{}]{}", why, fresh.plan().format,
+                      describe(fresh.plan().params), note.empty() ? "" : " (" + note + ")");
+  return {std::move(fresh), std::move(u)};
+}
+
+}  // namespace
+
+ValueUpdate Operator::update_values(std::span<const double> values) {
+  const auto t0 = Clock::now();
+  Impl& im = *impl_;
+  const std::int64_t nnz = nnz_of(im);
+  if (static_cast<std::int64_t>(values.size()) != nnz)
+    throw InputError(
+        "update_values", 0,
+        fmt::format("{} values given; the matrix has {} nonzeros", values.size(), nnz));
+  if (im.device_matrix) {
+    // Built from device arrays: upload into memory the operator keeps, and build again from it.
+    const std::size_t vb = im.plan.precision == Precision::f64 ? 8 : 4;
+    auto owned =
+        std::make_shared<runtime::DeviceBuffer>(std::max<std::size_t>(values.size() * vb, 1));
+    if (vb == 8) {
+      owned->upload(values.data(), values.size() * 8);
+    } else {
+      const std::vector<float> narrow(values.begin(), values.end());
+      owned->upload(narrow.data(), narrow.size() * 4);
+    }
+    ValueUpdate u = update_values(static_cast<const void*>(owned->get()));
+    impl_->owned_values = std::move(owned);
+    u.seconds = seconds_since(t0);
+    return u;
+  }
+  ValueUpdate u;
+  if (auto why = rewrite_from_host(im, values)) {
+    im.host_matrix->values.assign(values.begin(), values.end());
+    auto [fresh, update] = replan(im, *why);
+    u = std::move(update);
+    impl_ = std::move(fresh.impl_);
+  } else {
+    im.host_matrix->values.assign(values.begin(), values.end());
+  }
+  u.seconds = seconds_since(t0);
+  return u;
+}
+
+ValueUpdate Operator::update_values(const void* device_values) {
+  const auto t0 = Clock::now();
+  Impl& im = *impl_;
+  const std::int64_t nnz = nnz_of(im);
+  if (nnz > 0 && !runtime::is_device_pointer(device_values))
+    throw InputError("update_values", 0, "values is not a device (or managed) pointer");
+  ValueUpdate u;
+  if (im.device_matrix) {
+    DeviceCsr d = *im.device_matrix;
+    d.values = device_values;
+    runtime::synchronize();  // earlier multiplies read the old arrays
+    Operator fresh = compile(d, im.options);
+    const std::string before = describe(im.plan.params), after = describe(fresh.plan().params);
+    if (im.plan.format != fresh.plan().format || before != after) {
+      u.replanned = true;
+      u.why = fmt::format("built again on the GPU from the new values: {} [{}], was {} [{}]",
+                          fresh.plan().format, after, im.plan.format, before);
+    }
+    fresh.impl_->owned_values = im.owned_values;  // kept until the caller's update replaces it
+    impl_ = std::move(fresh.impl_);
+    u.seconds = seconds_since(t0);
+    return u;
+  }
+  const int coding = compiler::value_coding(im.plan);
+  const Precision precision = im.plan.precision;
+  const ElemType in_type = value_type_of(precision);
+  std::optional<std::string> why;
+  if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16) {
+    // The table is built on the host from the values.
+    return update_values(download_values(device_values, nnz, precision));
+  }
+  Operator::Impl::ValueGathers& g = gathers_of(im);
+  runtime::synchronize();  // earlier multiplies read the old values
+  if (coding == formats::kValuesUnit) {
+    const bool other = flagged(g, [&] {
+      long long n = nnz;
+      const void* in = device_values;
+      void* flags = g.flags.get();
+      void* args[] = {&n, &in, &flags};
+      const std::string entry = compiler::check_ones_entry(in_type);
+      kernel(g, entry).launch(grid_for(n), 256, 0, args, nullptr);
+      runtime::check_last_launch(entry);
+    });
+    if (other) why = "the plan stores no values (all were 1) and a new value is not 1";
+  } else if (gather_all(im, g, device_values, in_type, stored_type(coding, precision))) {
+    why = "the plan stores the values as fp32 and a new value is not exact in fp32";
+  }
+  if (why) {
+    im.host_matrix->values = download_values(device_values, nnz, precision);
+    auto [fresh, update] = replan(im, *why);
+    u = std::move(update);
+    impl_ = std::move(fresh.impl_);
+  }
+  u.seconds = seconds_since(t0);
+  return u;
+}
+
+}  // namespace spmvc
