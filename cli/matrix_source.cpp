@@ -77,6 +77,7 @@ Options make_options(const MatrixArgs& args) {
   if (!args.reorder.empty()) o.reorder = args.reorder;
   o.renumber_columns = args.renumber_columns;
   o.value_coding = !args.no_value_coding;
+  if (args.no_tiered) o.tiered = false;
   if (args.planner == "measure") {
     o.planner = PlannerMode::measure;
   } else if (args.planner != "model") {

@@ -115,7 +115,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
 
   // Tiered (Options::tiered): a kernel in neither cache level compiles in the background while
   // the generic tier multiplies on the caller's arrays, which the inspection above has checked.
-  const bool tiered = options.tiered && !cache.find(im->source, device.arch());
+  const bool tiered = runtime::tiered(options) && !cache.find(im->source, device.arch());
   if (!tiered) timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
 
   // The caller's arrays the kernel reads (its values only when they are not coded or dropped;

@@ -287,7 +287,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.inspect = b.timings.inspect;
   timings.plan = b.timings.plan;
   if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
-  if (options.tiered) {
+  if (runtime::tiered(options)) {
     if (auto tiered = Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings,
                                                         start))
       return Operator(std::move(tiered));

@@ -1,5 +1,7 @@
 #include "tiers.hpp"
 
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "spmvc/error.hpp"
@@ -14,6 +16,16 @@ double seconds_between(std::chrono::steady_clock::time_point a,
 }
 
 }  // namespace
+
+bool tiered(const Options& options) {
+  if (options.tiered) return *options.tiered;
+  const char* env = std::getenv("SPMVC_TIERED");
+  if (env == nullptr) return true;
+  const std::string v = env;
+  if (v.empty() || v == "1" || v == "on" || v == "true") return true;
+  if (v == "0" || v == "off" || v == "false") return false;
+  throw InputError("SPMVC_TIERED", 0, "'" + v + "' is not one of 0, off, false, 1, on, true");
+}
 
 Tiers::Tiers(std::unique_ptr<GenericCsr> generic, const CompileTimings& timings,
              std::chrono::steady_clock::time_point start, int ordinal)

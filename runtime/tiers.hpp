@@ -22,6 +22,11 @@
 
 namespace spmvc::runtime {
 
+/// Whether compile() tiers with `options`: Options::tiered when set, else SPMVC_TIERED ("0",
+/// "off" or "false" turn it off; "1", "on", "true" or unset leave it on; anything else is an
+/// InputError naming the variable).
+bool tiered(const Options& options);
+
 class Tiers {
  public:
   /// What the background thread does: compile, load and upload the specialised tier, filling in

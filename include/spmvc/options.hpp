@@ -64,10 +64,12 @@ struct Options {
   /// matrix, or on the caller's arrays for compile(DeviceCsr)) while a background thread compiles
   /// the specialised kernel and uploads its encoding; the first apply() after that switches to
   /// it and the generic tier's memory is freed. The two tiers round differently, so multiplies
-  /// before and after the switch agree to floating-point tolerance, not bit for bit: turn this
-  /// off for the blocking compile, where every multiply runs the specialised kernel. Measure mode
-  /// always blocks (it times compiled candidates).
-  bool tiered = true;
+  /// before and after the switch agree to floating-point tolerance, not bit for bit: false gives
+  /// the blocking compile, where every multiply runs the specialised kernel. Unset: on, unless
+  /// the environment sets SPMVC_TIERED=0 (a whole process, such as a test suite that checks
+  /// specialised kernels, turned off without code changes). Measure mode always blocks (it times
+  /// compiled candidates).
+  std::optional<bool> tiered;
   /// Rewrites the generated translation unit before it is compiled (and cached under its new
   /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
   /// result must keep the entry point's name, parameters and launch shape.
