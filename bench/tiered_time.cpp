@@ -60,8 +60,7 @@ struct Run {
 };
 
 template <class Compile>
-Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols,
-            spmvc::Precision p) {
+Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols, spmvc::Precision p) {
   const std::size_t vb = p == spmvc::Precision::f64 ? 8 : 4;
   rt::DeviceBuffer dx(std::max<std::size_t>(static_cast<std::size_t>(ncols) * vb, 1));
   rt::DeviceBuffer dy(std::max<std::size_t>(static_cast<std::size_t>(nrows) * vb, 1));
@@ -107,8 +106,8 @@ void report(const char* path, int run, const Run& r) {
       "{} run {}: compile() returned {:.2f} ms, first multiply done {:.2f} ms ({}), specialised "
       "ready {:.1f} ms, took over {:.1f} ms after {} generic multiplies; multiply generic "
       "{:.3f} ms, specialised {:.3f} ms\n",
-      path, run, r.returned, r.first_done, r.first_tier, r.ready, r.took_over,
-      r.generic_multiplies, r.generic_ms, r.specialised_ms);
+      path, run, r.returned, r.first_done, r.first_tier, r.ready, r.took_over, r.generic_multiplies,
+      r.generic_ms, r.specialised_ms);
 }
 
 }  // namespace
@@ -159,8 +158,8 @@ int main(int argc, char** argv) try {
     for (int run = 0; run < runs; ++run) {
       const fs::path dir = fresh_dir(run);
       options.cache_dir = dir.string();
-      report("host CSR", run, measure([&] { return spmvc::compile(a, options); }, a.nrows,
-                                      a.ncols, precision));
+      report("host CSR", run,
+             measure([&] { return spmvc::compile(a, options); }, a.nrows, a.ncols, precision));
       fs::remove_all(dir);
     }
   }
@@ -174,9 +173,8 @@ int main(int argc, char** argv) try {
         // The device build's own kernels (one unit for every precision), cached in this
         // directory first by a build in another precision, whose kernel cannot be the one
         // measured.
-        const spmvc::Precision other = precision == spmvc::Precision::f64
-                                           ? spmvc::Precision::f32
-                                           : spmvc::Precision::f64;
+        const spmvc::Precision other =
+            precision == spmvc::Precision::f64 ? spmvc::Precision::f32 : spmvc::Precision::f64;
         const rt::ResidentCsr warm = rt::upload_csr(small, other);
         spmvc::Options w = options;
         w.precision = other;

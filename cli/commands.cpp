@@ -353,8 +353,8 @@ int run_run(const MatrixArgs& args) {
                     {"registers", t.registers},
                     {"spill_bytes", t.spill_bytes}};
     j["tiers"] = {{"first_multiply", first_generic ? "generic" : "specialised"},
-                  {"generic_relative_error", first_generic ? nlohmann::json(generic_err)
-                                                           : nlohmann::json(nullptr)},
+                  {"generic_relative_error",
+                   first_generic ? nlohmann::json(generic_err) : nlohmann::json(nullptr)},
                   {"generic_applies", t.generic_applies},
                   {"generic_setup", t.generic_setup},
                   {"specialised_ready", t.specialised_ready},

@@ -27,18 +27,18 @@ __device__ __forceinline__ void generic_csr(long long nrows, const Offset* __res
                                             const Value* __restrict__ values,
                                             const Value* __restrict__ x, Value* __restrict__ y,
                                             Acc alpha, Acc beta) {
-  spmvc::csr::spmv<kThreadsPerRow, 1, kBlock, kUnroll, false>(nrows, row_ptr, col_idx, values, x,
-                                                              y, alpha, beta);
+  spmvc::csr::spmv<kThreadsPerRow, 1, kBlock, kUnroll, false>(nrows, row_ptr, col_idx, values, x, y,
+                                                              alpha, beta);
 }
 
 }  // namespace
 
 // One extern "C" entry point per (T, precision, offsets): the names the runtime looks up.
-#define SPMVC_GENERIC_CSR(T, PRECISION, OFFSETS, Offset, Value, Acc)                             \
+#define SPMVC_GENERIC_CSR(T, PRECISION, OFFSETS, Offset, Value, Acc)                            \
   extern "C" __global__ void __launch_bounds__(kBlock)                                          \
       spmvc_generic_csr_t##T##_##PRECISION##_##OFFSETS(                                         \
           long long nrows, const Offset* __restrict__ row_ptr, const int* __restrict__ col_idx, \
-          const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y,  \
+          const Value* __restrict__ values, const Value* __restrict__ x, Value* __restrict__ y, \
           Acc alpha, Acc beta) {                                                                \
     generic_csr<T>(nrows, row_ptr, col_idx, values, x, y, alpha, beta);                         \
   }
@@ -48,8 +48,8 @@ __device__ __forceinline__ void generic_csr(long long nrows, const Offset* __res
   SPMVC_GENERIC_CSR(T, f32, OFFSETS, Offset, float, float)   \
   SPMVC_GENERIC_CSR(T, f32acc64, OFFSETS, Offset, float, double)
 
-#define SPMVC_GENERIC_CSR_ALL(T)                \
-  SPMVC_GENERIC_CSR_PRECISIONS(T, i32, int)     \
+#define SPMVC_GENERIC_CSR_ALL(T)            \
+  SPMVC_GENERIC_CSR_PRECISIONS(T, i32, int) \
   SPMVC_GENERIC_CSR_PRECISIONS(T, i64, long long)
 
 SPMVC_GENERIC_CSR_ALL(1)

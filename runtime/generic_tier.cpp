@@ -97,8 +97,8 @@ GenericCsr::GenericCsr(const DeviceCsr& a, Precision precision, int ordinal)
 
 void GenericCsr::load(int ordinal, bool offsets64, std::int64_t nnz) {
   threads_per_row_ = generic_threads_per_row(nnz, nrows_);
-  kernel_ = shared_kernel(generic_image(), generic_csr_entry(threads_per_row_, precision_, offsets64),
-                          ordinal);
+  kernel_ = shared_kernel(generic_image(),
+                          generic_csr_entry(threads_per_row_, precision_, offsets64), ordinal);
 }
 
 void GenericCsr::apply(const void* x, void* y, double alpha, double beta, void* stream) const {

@@ -143,9 +143,11 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
   return im;
 }
 
-std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(
-    Build&& build, const CsrMatrix& a, const Options& options, const runtime::DeviceInfo& device,
-    CompileTimings timings, Clock::time_point start) {
+std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(Build&& build, const CsrMatrix& a,
+                                                                  const Options& options,
+                                                                  const runtime::DeviceInfo& device,
+                                                                  CompileTimings timings,
+                                                                  Clock::time_point start) {
   runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
   if (cache.find(build.source, device.arch())) return nullptr;
   auto im = std::make_unique<Impl>();
@@ -163,15 +165,15 @@ std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(
   // reads only after the switch; the Impl outlives the thread (Tiers is its last member).
   Impl* raw = im.get();
   auto kept = std::make_shared<Build>(std::move(build));
-  im->tiers->start([raw, kept, &cache, device](CompileTimings& t,
-                                               const std::atomic<bool>& abandoned) {
-    const auto t1 = Clock::now();
-    const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
-    if (abandoned.load()) return;
-    const double obtained = seconds_since(t1);
-    t.compile = obtained + raw->load_cached(cached, device, kept->map.has_value(), t);
-    t.upload = upload_encoded(*raw, *kept);
-  });
+  im->tiers->start(
+      [raw, kept, &cache, device](CompileTimings& t, const std::atomic<bool>& abandoned) {
+        const auto t1 = Clock::now();
+        const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
+        if (abandoned.load()) return;
+        const double obtained = seconds_since(t1);
+        t.compile = obtained + raw->load_cached(cached, device, kept->map.has_value(), t);
+        t.upload = upload_encoded(*raw, *kept);
+      });
   return im;
 }
 
@@ -288,8 +290,8 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.plan = b.timings.plan;
   if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
   if (runtime::tiered(options)) {
-    if (auto tiered = Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings,
-                                                        start))
+    if (auto tiered =
+            Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings, start))
       return Operator(std::move(tiered));
   }
   return Operator(Operator::Impl::from_build(b, options, device, timings));

@@ -13,9 +13,9 @@
 
 #include "device.hpp"
 #include "kernel_cache.hpp"
-#include "tiers.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/spmvc.hpp"
+#include "tiers.hpp"
 
 namespace spmvc {
 

@@ -62,18 +62,18 @@ class Tiers {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::unique_ptr<GenericCsr> generic_;  // guarded by mutex_; null once freed
-  CompileTimings timings_;                // guarded by mutex_: the background's copy
+  CompileTimings timings_;               // guarded by mutex_: the background's copy
   std::chrono::steady_clock::time_point start_;
   int ordinal_;
-  bool done_ = false;                     // guarded by mutex_: background work finished
-  bool ready_ = false;                    // guarded by mutex_: finished without error
-  std::exception_ptr error_;              // guarded by mutex_
-  std::string error_text_;                // guarded by mutex_
-  double ready_seconds_ = -1;             // guarded by mutex_
-  double switch_seconds_ = -1;            // guarded by mutex_
-  std::int64_t generic_applies_ = 0;      // guarded by mutex_
-  std::atomic<bool> switched_{false};     // written under mutex_
-  std::atomic<bool> abandoned_{false};    // written under mutex_
+  bool done_ = false;                   // guarded by mutex_: background work finished
+  bool ready_ = false;                  // guarded by mutex_: finished without error
+  std::exception_ptr error_;            // guarded by mutex_
+  std::string error_text_;              // guarded by mutex_
+  double ready_seconds_ = -1;           // guarded by mutex_
+  double switch_seconds_ = -1;          // guarded by mutex_
+  std::int64_t generic_applies_ = 0;    // guarded by mutex_
+  std::atomic<bool> switched_{false};   // written under mutex_
+  std::atomic<bool> abandoned_{false};  // written under mutex_
   std::thread thread_;
 };
 

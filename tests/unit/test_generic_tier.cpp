@@ -61,7 +61,10 @@ std::vector<FatbinEntry> fatbin_entries(std::span<const unsigned char> fatbin) {
 // Names of the function symbols (STT_FUNC) in an ELF64 image's symbol table.
 std::set<std::string> elf_functions(std::span<const unsigned char> elf) {
   REQUIRE(elf.size() > 64);
-  REQUIRE(std::memcmp(elf.data(), "\x7f" "ELF", 4) == 0);
+  REQUIRE(std::memcmp(elf.data(),
+                      "\x7f"
+                      "ELF",
+                      4) == 0);
   REQUIRE(elf[4] == 2);  // ELFCLASS64
   const auto shoff = read_at<std::uint64_t>(elf, 0x28);
   const std::size_t shentsize = read_at<std::uint16_t>(elf, 0x3a);
@@ -109,9 +112,9 @@ TEST_CASE("generic tier: lanes per row follow the mean row length, one to a warp
   CHECK(generic_threads_per_row(0, 0) == 1);
   CHECK(generic_threads_per_row(0, 10) == 1);
   CHECK(generic_threads_per_row(10, 10) == 1);
-  CHECK(generic_threads_per_row(11, 10) == 2);   // mean 1.1 rounds up to 2
-  CHECK(generic_threads_per_row(50, 10) == 8);   // mean 5
-  CHECK(generic_threads_per_row(270, 10) == 32); // mean 27 (a 27-point stencil)
+  CHECK(generic_threads_per_row(11, 10) == 2);    // mean 1.1 rounds up to 2
+  CHECK(generic_threads_per_row(50, 10) == 8);    // mean 5
+  CHECK(generic_threads_per_row(270, 10) == 32);  // mean 27 (a 27-point stencil)
   CHECK(generic_threads_per_row(std::int64_t{1} << 40, 10) == 32);
 }
 
