@@ -23,6 +23,8 @@
  *   "reorder"          "none", "auto" or an ordering ("rcm", "amd", "metis", "d", "dset",
  *                      "bar", "sort")                                  (default "none")
  *   "renumber_columns" bool; "value_coding" bool (default true); "full_inspection" bool
+ *   "tiered"           bool (default: on unless SPMVC_TIERED=0): multiply with the built-in
+ *                      generic kernel while the specialised one compiles (Options::tiered)
  *   "disk_cache"       bool (default true); "cache_dir" string; "device" integer
  * An unknown key or a value of the wrong type is SPMVC_ERROR_INPUT naming it.
  *
