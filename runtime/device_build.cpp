@@ -4,6 +4,7 @@
 // caller's arrays, and the kernel comes from the cache.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <variant>
 
 #include <fmt/format.h>
@@ -115,8 +116,15 @@ Operator compile(const DeviceCsr& a, const Options& options) {
 
   // Tiered (Options::tiered): a kernel in neither cache level compiles in the background while
   // the generic tier multiplies on the caller's arrays, which the inspection above has checked.
-  const bool tiered = runtime::tiered(options) && !cache.find(im->source, device.arch());
-  if (!tiered) timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
+  std::optional<runtime::CachedKernel> found;
+  if (runtime::tiered(options)) found = cache.find(im->source, device.arch());
+  const bool tiered = runtime::tiered(options) && !found;
+  if (found) {
+    timings.compile +=
+        found->seconds + im->load_cached(*found, device, /*own_load=*/false, timings);
+  } else if (!tiered) {
+    timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
+  }
 
   // The caller's arrays the kernel reads (its values only when they are not coded or dropped;
   // spmvc's own "values" array comes first when they are).

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -133,12 +134,16 @@ double upload_encoded(Operator::Impl& im, const Build& build) {
 std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
                                                            const Options& options,
                                                            const runtime::DeviceInfo& device,
-                                                           CompileTimings timings) {
+                                                           CompileTimings timings,
+                                                           const runtime::CachedKernel* found) {
   auto im = std::make_unique<Impl>();
   im->timings = std::move(timings);
   adopt_build(*im, build);
-  im->timings.compile = im->load_kernels(runtime::cache_for(runtime::cache_dir_of(options)), device,
-                                         /*own_load=*/build.map.has_value());
+  const bool own_load = build.map.has_value();
+  im->timings.compile =
+      found != nullptr
+          ? found->seconds + im->load_cached(*found, device, own_load, im->timings)
+          : im->load_kernels(runtime::cache_for(runtime::cache_dir_of(options)), device, own_load);
   im->timings.upload = upload_encoded(*im, build);
   return im;
 }
@@ -149,7 +154,6 @@ std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(Build&& build,
                                                                   CompileTimings timings,
                                                                   Clock::time_point start) {
   runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
-  if (cache.find(build.source, device.arch())) return nullptr;
   auto im = std::make_unique<Impl>();
   im->timings = std::move(timings);
   adopt_build(*im, build);
@@ -290,9 +294,12 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.plan = b.timings.plan;
   if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
   if (runtime::tiered(options)) {
-    if (auto tiered =
-            Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings, start))
-      return Operator(std::move(tiered));
+    // The tiers only when the kernel must be compiled; a cached one loads at once.
+    runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
+    const std::optional<runtime::CachedKernel> found = cache.find(b.source, device.arch());
+    if (found) return Operator(Operator::Impl::from_build(b, options, device, timings, &*found));
+    return Operator(
+        Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings, start));
   }
   return Operator(Operator::Impl::from_build(b, options, device, timings));
 }

@@ -70,14 +70,14 @@ struct Operator::Impl {
   void bind_arrays();
 
   /// The operator for `build` (of the caller's matrix, through the pipeline): compiles through
-  /// the kernel cache, uploads the encoded arrays and binds them. `timings` arrive with the
-  /// steps before it filled in.
+  /// the kernel cache (or loads `found`, the unit's kernel already looked up), uploads the
+  /// encoded arrays and binds them. `timings` arrive with the steps before it filled in.
   static std::unique_ptr<Impl> from_build(const Build& build, const Options& options,
-                                          const runtime::DeviceInfo& device,
-                                          CompileTimings timings);
-  /// The tiered operator for `build` when its kernel is in neither cache level (else nullptr):
-  /// the generic tier on a device copy of `a`, and a background thread that compiles the kernel
-  /// and uploads the encoding. `start`: when compile() was called.
+                                          const runtime::DeviceInfo& device, CompileTimings timings,
+                                          const runtime::CachedKernel* found = nullptr);
+  /// The tiered operator for `build`, whose kernel is in neither cache level: the generic tier
+  /// on a device copy of `a`, and a background thread that compiles the kernel and uploads the
+  /// encoding. `start`: when compile() was called.
   static std::unique_ptr<Impl> tiered_from_build(Build&& build, const CsrMatrix& a,
                                                  const Options& options,
                                                  const runtime::DeviceInfo& device,
