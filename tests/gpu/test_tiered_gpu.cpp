@@ -122,6 +122,7 @@ TEST_CASE("gpu: many applies on a stream across the switch are all complete and 
   runtime::DeviceBuffer dx(x.size() * sizeof(double)), dy(ax.size() * sizeof(double));
   dx.upload(x.data(), x.size() * sizeof(double));
   dy.fill_bytes(0);
+  runtime::synchronize();  // the copies above are on the default stream, the applies not
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
   // Until the switch and 100 multiplies past it; the cap only stops a run that never switches.
