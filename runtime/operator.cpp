@@ -159,7 +159,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(Build&& build,
   adopt_build(*im, build);
 
   const auto t0 = Clock::now();
-  auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
+  auto generic = std::make_unique<runtime::GenericCsr>(a, im->plan.precision, device.ordinal);
   runtime::synchronize();
   im->timings.generic_setup = seconds_since(t0);
 
