@@ -45,7 +45,8 @@ struct CompileTimings {
 
   // Tiers (Options::tiered). With the blocking compile, or when the kernel was cached, every
   // apply runs the specialised kernel: tier is "specialised" and the rest stay as below.
-  /// The tier that ran the last apply(): "generic" or "specialised" ("" before the first).
+  /// The tier apply() runs on: "generic" until the switch (before the first apply too),
+  /// "specialised" from the apply() that switched on, and always without a generic tier.
   std::string tier;
   /// Multiplies run on the generic tier.
   std::int64_t generic_applies = 0;
@@ -83,8 +84,9 @@ class Operator {
   const Plan& plan() const;
   const Profile& profile() const;
   const KernelSource& source() const;
-  /// The one-time costs, and the tiers' state as of this call (refreshed each time it is called;
-  /// steps done in the background fill in when they finish).
+  /// The one-time costs, and the tiers' state as of this call: refreshed by each call (so not
+  /// to be called from two threads at once); steps done in the background fill in when they
+  /// finish.
   const CompileTimings& timings() const;
   /// Waits until the specialised kernel is ready (at once when there is no generic tier), then
   /// rethrows the background compile's error if it failed. The next apply() runs it.
