@@ -83,6 +83,7 @@ Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols, s
   r.first_tier = op.timings().tier;
   double generic_total = r.first_done - r.returned;
   while (op.timings().tier != "specialised") {
+    if (!op.timings().tier_error.empty()) op.wait_specialised();  // rethrows the compile's error
     const auto t1 = Clock::now();
     op.apply(dx.get(), dy.get());
     rt::synchronize();
