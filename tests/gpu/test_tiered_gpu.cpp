@@ -209,3 +209,23 @@ TEST_CASE("gpu: a background compile that fails keeps the generic tier and says 
   CHECK(op.timings().tier == "generic");
   CHECK(op.timings().generic_applies == 2);
 }
+
+TEST_CASE("gpu: two operators compiling one kernel at once share one compile") {
+  if (!have_device()) return;
+  const CsrMatrix a = skewed();
+  spmvc::test::TempDir dir("tiered");
+  // The second compile() finds the kernel in neither level (the first's compile is still in
+  // flight), so both are tiered; their background threads share one NVRTC compile.
+  const Operator first = compile(a, tiered_options(Precision::f64, dir.path()));
+  const Operator second = compile(a, tiered_options(Precision::f64, dir.path()));
+  REQUIRE(first.timings().tier == "generic");
+  REQUIRE(second.timings().tier == "generic");
+  first.wait_specialised();
+  second.wait_specialised();
+  const std::string origins = first.timings().kernel_origin + " " + second.timings().kernel_origin;
+  CHECK((origins == "nvrtc memory" || origins == "memory nvrtc"));
+  CHECK(check(a, first) <= tolerance(Precision::f64));
+  CHECK(check(a, second) <= tolerance(Precision::f64));
+  CHECK(first.timings().tier == "specialised");
+  CHECK(second.timings().tier == "specialised");
+}
