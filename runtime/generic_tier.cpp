@@ -62,6 +62,10 @@ int generic_threads_per_row(std::int64_t nnz, std::int64_t nrows) {
   return t;
 }
 
+std::int64_t GenericCsr::copy_bytes(const CsrMatrix& a, Precision precision) {
+  return (a.nrows + 1) * 8 + a.nnz() * (4 + (precision == Precision::f64 ? 8 : 4));
+}
+
 GenericCsr::GenericCsr(const CsrMatrix& a, Precision precision, int ordinal)
     : precision_(precision), nrows_(a.nrows) {
   const std::size_t nnz = a.col_idx.size();

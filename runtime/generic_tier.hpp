@@ -32,6 +32,8 @@ int generic_threads_per_row(std::int64_t nnz, std::int64_t nrows);
 class GenericCsr {
  public:
   GenericCsr(const CsrMatrix& a, Precision precision, int ordinal);
+  /// Device bytes the copy of `a` takes (64-bit offsets, 32-bit columns, precision's values).
+  static std::int64_t copy_bytes(const CsrMatrix& a, Precision precision);
   GenericCsr(const DeviceCsr& a, Precision precision, int ordinal);
 
   /// y = alpha*A*x + beta*y on `stream`, asynchronous like Operator::apply.

@@ -294,12 +294,19 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.plan = b.timings.plan;
   if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
   if (runtime::tiered(options)) {
-    // The tiers only when the kernel must be compiled; a cached one loads at once.
+    // The tiers only when the kernel must be compiled (a cached one loads at once), and when
+    // the device holds the generic tier's copy of the matrix beside the encoding.
     runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
     const std::optional<runtime::CachedKernel> found = cache.find(b.source, device.arch());
     if (found) return Operator(Operator::Impl::from_build(b, options, device, timings, &*found));
-    return Operator(
-        Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings, start));
+    std::int64_t encoded = 0;
+    for (const EncodedArray& arr : b.encoded.arrays)
+      encoded += static_cast<std::int64_t>(arr.bytes.size());
+    const auto needed =
+        static_cast<std::uint64_t>(encoded + runtime::GenericCsr::copy_bytes(a, b.plan.precision));
+    if (needed <= runtime::allocatable_bytes())
+      return Operator(
+          Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings, start));
   }
   return Operator(Operator::Impl::from_build(b, options, device, timings));
 }

@@ -68,7 +68,8 @@ struct Options {
   /// the blocking compile, where every multiply runs the specialised kernel. Unset: on, unless
   /// the environment sets SPMVC_TIERED=0 (a whole process, such as a test suite that checks
   /// specialised kernels, turned off without code changes). Measure mode always blocks (it times
-  /// compiled candidates).
+  /// compiled candidates), and so does compile(CsrMatrix) when the device cannot hold the
+  /// generic tier's copy of the matrix beside the encoding.
   std::optional<bool> tiered;
   /// Rewrites the generated translation unit before it is compiled (and cached under its new
   /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
