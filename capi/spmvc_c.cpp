@@ -126,6 +126,8 @@ spmvc::Options parse_options(const char* text) {
       o.value_coding = boolean(key, value);
     } else if (key == "deterministic") {
       o.deterministic = boolean(key, value);
+    } else if (key == "tiered") {
+      o.tiered = boolean(key, value);
     } else if (key == "full_inspection") {
       o.full_inspection = boolean(key, value);
     } else if (key == "disk_cache") {
@@ -142,7 +144,8 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, deterministic, full_inspection, disk_cache, cache_dir, device)");
+              "value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, "
+              "device)");
     }
   }
   if (!params.empty()) {
@@ -480,6 +483,12 @@ spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json) {
     doc["spill_bytes"] = t.spill_bytes;
     doc["device_bytes"] = op->op.device_bytes();
     doc["compile_log"] = t.compile_log;
+    doc["tiers"] = {{"tier", t.tier},
+                    {"generic_applies", t.generic_applies},
+                    {"generic_setup", t.generic_setup},
+                    {"specialised_ready", t.specialised_ready},
+                    {"switched", t.switched},
+                    {"tier_error", t.tier_error}};
     set_text(json, doc.dump(2));
   });
 }

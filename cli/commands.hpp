@@ -44,10 +44,11 @@ struct MatrixArgs {
   std::string gpu;
   bool json = false;
   bool quiet = false;
-  bool verbose = false;  ///< run: also print NVRTC's log
+  bool verbose = false;  ///< run: also print the tiers and NVRTC's log
   std::string reorder;   ///< inspect: compare before/after; others: reorder before encoding
   bool renumber_columns = false;
   bool no_value_coding = false;  ///< plan plain values only
+  bool no_tiered = false;        ///< run: the blocking compile (Options::tiered false)
   bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
   bool deterministic = false;    ///< Options::deterministic
   /// run: multiply, give the operator new values (update_values) and multiply again; bench: time

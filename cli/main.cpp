@@ -105,7 +105,9 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->check(kPositive);
   cmd->add_flag("--json", args.json, "machine-readable output");
   cmd->add_flag("-q,--quiet", args.quiet, "no progress messages on stderr");
-  cmd->add_flag("-v,--verbose", args.verbose, "run: also print NVRTC's log");
+  cmd->add_flag("-v,--verbose", args.verbose,
+                "run: also print the tiers (which ran, when the specialised kernel took over) "
+                "and NVRTC's log");
   if (!with_format) return;
   cmd->add_option("--precision", args.precision,
                   "f64, f32 or f32acc64 (fp32 storage, fp64 accumulation)")
@@ -124,6 +126,9 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_flag("--deterministic", args.deterministic,
                 "only plans whose y is bitwise the same run to run (no floating-point atomics; "
                 "`spmvc plan` shows why each other candidate is rejected)");
+  cmd->add_flag("--no-tiered", args.no_tiered,
+                "run: wait for the specialised kernel's compile instead of multiplying with the "
+                "generic kernel meanwhile");
   cmd->add_option("--planner", args.planner,
                   "model: the cost model's pick; measure (run, bench): time the model's best "
                   "few on the GPU, keep the fastest, remember it by matrix fingerprint")

@@ -32,6 +32,10 @@ inline constexpr std::uint64_t kPoolKeepBytes = std::uint64_t{4} << 30;
 /// do not come from a pool.
 std::uint64_t pool_reserved_bytes();
 
+/// Bytes the current device can still allocate: what the driver reports free, plus what its
+/// memory pool holds unused for reuse (0 when it cannot tell).
+std::uint64_t allocatable_bytes();
+
 /// Probes device `ordinal`; throws NoDeviceError when there is none (no driver, no GPU).
 DeviceInfo probe_device(int ordinal = 0);
 /// Makes `ordinal` current for this thread.

@@ -4,6 +4,7 @@
 // caller's arrays, and the kernel comes from the cache.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <variant>
 
 #include <fmt/format.h>
@@ -44,6 +45,7 @@ void check_device_arrays(const DeviceCsr& a) {
 }  // namespace
 
 Operator compile(const DeviceCsr& a, const Options& options) {
+  const auto start = Clock::now();
   const runtime::DeviceInfo device = runtime::probe_device(options.device);
   runtime::set_device(options.device);
   compiler::check_device_options(options);
@@ -112,7 +114,17 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
-  timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
+  // Tiered (Options::tiered): a kernel in neither cache level compiles in the background while
+  // the generic tier multiplies on the caller's arrays, which the inspection above has checked.
+  std::optional<runtime::CachedKernel> found;
+  if (runtime::tiered(options)) found = cache.find(im->source, device.arch());
+  const bool tiered = runtime::tiered(options) && !options.deterministic && !found;
+  if (found) {
+    timings.compile +=
+        found->seconds + im->load_cached(*found, device, /*own_load=*/false, timings);
+  } else if (!tiered) {
+    timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
+  }
 
   // The caller's arrays the kernel reads (its values only when they are not coded or dropped;
   // spmvc's own "values" array comes first when they are).
@@ -121,10 +133,27 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
-  im->bind_arrays();
+  if (!tiered) im->bind_arrays();
   im->options = options;
   im->device_matrix = a;
   runtime::synchronize();
+  if (!tiered) return Operator::Impl::wrap(std::move(im));
+
+  t0 = Clock::now();
+  auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
+  timings.generic_setup = seconds_since(t0);
+  im->tiers = std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal);
+  // The thread writes the operator's launches, which apply() reads only after the switch; the
+  // Impl outlives the thread (Tiers is its last member).
+  Operator::Impl* raw = im.get();
+  im->tiers->start([raw, &cache, device](CompileTimings& t, const std::atomic<bool>& abandoned) {
+    const auto t1 = Clock::now();
+    const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
+    if (abandoned.load()) return;
+    const double obtained = seconds_since(t1);
+    t.compile += obtained + raw->load_cached(cached, device, /*own_load=*/false, t);
+    raw->bind_arrays();
+  });
   return Operator::Impl::wrap(std::move(im));
 }
 

@@ -202,6 +202,24 @@ bool write_all(KernelCache::WriteFn write, int fd, const char* p, std::size_t n)
   return true;
 }
 
+// A temporary entry file older than this belongs to a writer that died (a process that exited
+// mid-write): writes finish in milliseconds, so an hour leaves any live writer alone.
+constexpr auto kStaleTemporary = std::chrono::hours(1);
+
+// Removes temporary entry files (`<key>.tmp.XXXXXX`) in `dir` older than kStaleTemporary. Best
+// effort: what cannot be listed or removed stays.
+void remove_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.find(".tmp.") == std::string::npos) continue;
+    std::error_code time_ec;
+    const auto written = fs::last_write_time(it->path(), time_ec);
+    if (!time_ec && now - written > kStaleTemporary) fs::remove(it->path(), time_ec);
+  }
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -290,7 +308,7 @@ CachedKernel KernelCache::noted(CachedKernel k, const std::string& write_error) 
   return k;
 }
 
-CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) {
+std::optional<CachedKernel> KernelCache::find(const KernelSource& src, const std::string& arch) {
   const auto t0 = std::chrono::steady_clock::now();
   const std::string k = key(src, arch);
   {
@@ -301,9 +319,6 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
       return hit;
     }
   }
-  // The mutex is not held while reading or compiling: compiles take up to seconds and other
-  // kernels should not wait. Two threads missing on one key both compile; the rename makes the
-  // second write replace the first whole.
   if (!dir_.empty()) {
     if (std::optional<Cubin> c = read_disk(k)) {
       {
@@ -313,13 +328,55 @@ CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) 
       return noted({std::move(*c), CacheOrigin::disk, seconds_since(t0), k, {}}, "");
     }
   }
-  Cubin c = compile_cubin(src, arch);
+  return std::nullopt;
+}
+
+CachedKernel KernelCache::get(const KernelSource& src, const std::string& arch) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // The mutex is not held while reading or compiling: compiles take up to seconds and other
+  // kernels should not wait.
+  if (std::optional<CachedKernel> hit = find(src, arch)) return std::move(*hit);
+  const std::string k = key(src, arch);
+  std::promise<Cubin> compiled;
+  std::shared_future<Cubin> other;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = memory_.find(k); it != memory_.end()) {
+      // Another thread's compile finished since find() looked.
+      CachedKernel hit{it->second, CacheOrigin::memory, seconds_since(t0), k, {}};
+      note_locked(hit, "");
+      return hit;
+    }
+    if (auto it = compiling_.find(k); it != compiling_.end()) {
+      other = it->second;
+    } else {
+      compiling_.emplace(k, compiled.get_future().share());
+    }
+  }
+  if (other.valid()) {
+    // Rethrows the compiling thread's CompileError.
+    Cubin c = other.get();
+    return noted({std::move(c), CacheOrigin::memory, seconds_since(t0), k, {}}, "");
+  }
+  Cubin c;
+  try {
+    c = compile_cubin(src, arch);
+  } catch (...) {
+    compiled.set_exception(std::current_exception());
+    std::lock_guard lock(mutex_);
+    compiling_.erase(k);
+    throw;
+  }
+  // Another process may compile the same key at once: each renames its own temporary file over
+  // the entry, which ends up holding one of them whole.
   std::string write_error;
   if (!dir_.empty()) write_error = write_disk(k, c);
   {
     std::lock_guard lock(mutex_);
     memory_.insert_or_assign(k, c);
+    compiling_.erase(k);
   }
+  compiled.set_value(c);
   return noted({std::move(c), CacheOrigin::compiled, seconds_since(t0), k, {}}, write_error);
 }
 
@@ -395,6 +452,7 @@ std::string KernelCache::write_disk(const std::string& key, const Cubin& cubin) 
       ::unlink(tmp.c_str());
     }
   }
+  if (error.empty()) remove_stale_temporaries(dir_);
   return error;
 }
 

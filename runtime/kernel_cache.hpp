@@ -5,7 +5,10 @@
 // (magic, format version, key, payload length, payload hash) then the CUBIN. Entries are written
 // to a temporary file and renamed into place, so readers never see a partial entry. An entry
 // whose header, length or hash does not check out is treated as absent (and replaced), never
-// trusted.
+// trusted. Two processes that compile the same kernel at once each write their own temporary
+// file and rename it over the entry, so it holds one of the two (equal) CUBINs whole; a process
+// that exits mid-write leaves at most a temporary file, which is never read as an entry and is
+// removed by a later write once it is an hour old.
 //
 // The disk level is an optimisation, so it degrades instead of failing: a directory owned by
 // another user or writable by group or others is never used (a planted entry would run on the
@@ -15,6 +18,7 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,8 +56,13 @@ class KernelCache {
   /// The default directory: $SPMVC_CACHE_DIR, else $XDG_CACHE_HOME/spmvc, else $HOME/.cache/spmvc.
   static std::filesystem::path default_dir();
 
-  /// Returns the cached CUBIN for (src, arch), compiling with NVRTC on a miss.
+  /// Returns the cached CUBIN for (src, arch), compiling with NVRTC on a miss. Threads of one
+  /// process that miss on the same key at once share one compile: the first compiles, the
+  /// others wait for it (origin memory; a CompileError reaches all of them).
   CachedKernel get(const KernelSource& src, const std::string& arch);
+  /// The cached CUBIN for (src, arch) from memory or disk, without compiling: nullopt on a miss.
+  /// A disk hit is kept in memory, so the get() that follows is a memory hit.
+  std::optional<CachedKernel> find(const KernelSource& src, const std::string& arch);
 
   /// The hex key for (src, arch); also the disk file's stem.
   static std::string key(const KernelSource& src, const std::string& arch);
@@ -84,6 +93,8 @@ class KernelCache {
   std::filesystem::path dir_;
   mutable std::mutex mutex_;
   std::map<std::string, Cubin> memory_;
+  // Compiles under way in this process, by key: later misses on the key wait for the first.
+  std::map<std::string, std::shared_future<Cubin>> compiling_;  // guarded by mutex_
   std::string disk_off_;     // guarded by mutex_: why the disk level is off ("" while on)
   std::string disk_note_;    // guarded by mutex_: the last get()'s note
   WriteFn write_ = nullptr;  // nullptr: ::write

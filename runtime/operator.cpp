@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,14 @@ double Operator::Impl::load_kernels(runtime::KernelCache& cache, const runtime::
                                     bool own_load) {
   const auto t0 = Clock::now();
   const runtime::CachedKernel cached = cache.get(source, device.arch());
+  const double obtained = seconds_since(t0);
+  return obtained + load_cached(cached, device, own_load, timings);
+}
+
+double Operator::Impl::load_cached(const runtime::CachedKernel& cached,
+                                   const runtime::DeviceInfo& device, bool own_load,
+                                   CompileTimings& t) {
+  const auto t0 = Clock::now();
   for (KernelLaunch& desc : source.launches()) {
     Launch& launch = launches.emplace_back();
     launch.kernel =
@@ -62,15 +71,14 @@ double Operator::Impl::load_kernels(runtime::KernelCache& cache, const runtime::
   // The main kernel's resources stand for the unit's (it does the multiply).
   const runtime::LoadedKernel& main_kernel = *launches[source.pre_launches.size()].kernel;
   const double seconds = seconds_since(t0);
-  timings.kernel_origin = std::string(runtime::to_string(cached.origin));
-  if (!cached.disk_note.empty()) timings.cache_note = cached.disk_note;
+  t.kernel_origin = std::string(runtime::to_string(cached.origin));
+  if (!cached.disk_note.empty()) t.cache_note = cached.disk_note;
   // The driver's numbers for the loaded image; the ptxas log lacks them when NVRTC served the
   // CUBIN from its own cache (no resource lines then).
-  timings.registers =
-      cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
-  timings.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
-                                                            : main_kernel.local_bytes();
-  timings.compile_log = cached.cubin.log;
+  t.registers = cached.cubin.registers >= 0 ? cached.cubin.registers : main_kernel.registers();
+  t.spill_bytes = cached.cubin.spill_store_bytes >= 0 ? cached.cubin.spill_store_bytes
+                                                      : main_kernel.local_bytes();
+  t.compile_log = cached.cubin.log;
   return seconds;
 }
 
@@ -88,22 +96,24 @@ void Operator::Impl::bind_arrays() {
   }
 }
 
-std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
-                                                           const Options& options,
-                                                           const runtime::DeviceInfo& device,
-                                                           CompileTimings timings) {
-  auto im = std::make_unique<Impl>();
-  im->nrows = build.encoded.nrows;
-  im->ncols = build.encoded.ncols;
-  im->profile = build.profile;
-  im->plan = build.plan;
-  im->source = build.source;
-  im->timings = std::move(timings);
-  im->timings.encode = build.timings.encode;
-  im->timings.codegen = build.timings.codegen;
-  im->timings.compile = im->load_kernels(runtime::cache_for(runtime::cache_dir_of(options)), device,
-                                         /*own_load=*/build.map.has_value());
+namespace {
 
+// The operator's fields that come from `build` alone (no device work).
+void adopt_build(Operator::Impl& im, const Build& build) {
+  im.nrows = build.encoded.nrows;
+  im.ncols = build.encoded.ncols;
+  im.profile = build.profile;
+  im.plan = build.plan;
+  im.source = build.source;
+  im.timings.encode = build.timings.encode;
+  im.timings.codegen = build.timings.codegen;
+  for (const EncodedArray& arr : build.encoded.arrays)
+    im.device_bytes += static_cast<std::int64_t>(arr.bytes.size());
+}
+
+// Uploads the encoded arrays, points a reordered unit's row map at its uploaded copy and binds
+// every launch's arrays; waits for the device. Returns the seconds it took.
+double upload_encoded(Operator::Impl& im, const Build& build) {
   const auto t0 = Clock::now();
   // A value table gets room for as many values as its coding holds, so that update_values can
   // write a larger one in place (device pointers kept).
@@ -118,24 +128,78 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
       room = std::max(room, static_cast<std::size_t>(table_capacity * size_of(arr.type)));
     runtime::DeviceBuffer buffer(std::max<std::size_t>(room, 1));
     if (!arr.bytes.empty()) buffer.upload(arr.bytes.data(), arr.bytes.size());
-    im->device_bytes += static_cast<std::int64_t>(arr.bytes.size());
-    im->arrays.emplace_back(arr.name, std::move(buffer));
+    im.arrays.emplace_back(arr.name, std::move(buffer));
   }
   runtime::synchronize();
-  im->timings.upload = seconds_since(t0);
+  const double seconds = seconds_since(t0);
   // A reordered unit writes y through spmvc_row_map (templates/common.cuh): point it at the
   // uploaded map in every loaded image.
-  for (const auto& [name, buffer] : im->arrays) {
+  for (const auto& [name, buffer] : im.arrays) {
     if (name != "row_map") continue;
     const void* device_map = buffer.get();
-    for (Launch& launch : im->launches)
+    for (Operator::Impl::Launch& launch : im.launches)
       launch.kernel->set_global("spmvc_row_map", &device_map, sizeof device_map);
   }
-  im->bind_arrays();
+  im.bind_arrays();
+  return seconds;
+}
+
+}  // namespace
+
+std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
+                                                           const Options& options,
+                                                           const runtime::DeviceInfo& device,
+                                                           CompileTimings timings,
+                                                           const runtime::CachedKernel* found) {
+  auto im = std::make_unique<Impl>();
+  im->timings = std::move(timings);
+  adopt_build(*im, build);
+  const bool own_load = build.map.has_value();
+  im->timings.compile =
+      found != nullptr
+          ? found->seconds + im->load_cached(*found, device, own_load, im->timings)
+          : im->load_kernels(runtime::cache_for(runtime::cache_dir_of(options)), device, own_load);
+  im->timings.upload = upload_encoded(*im, build);
   return im;
 }
 
-Operator::Operator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(Build&& build, const CsrMatrix& a,
+                                                                  const Options& options,
+                                                                  const runtime::DeviceInfo& device,
+                                                                  CompileTimings timings,
+                                                                  Clock::time_point start) {
+  runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
+  auto im = std::make_unique<Impl>();
+  im->timings = std::move(timings);
+  adopt_build(*im, build);
+
+  const auto t0 = Clock::now();
+  auto generic = std::make_unique<runtime::GenericCsr>(a, im->plan.precision, device.ordinal);
+  runtime::synchronize();
+  im->timings.generic_setup = seconds_since(t0);
+
+  im->tiers =
+      std::make_unique<runtime::Tiers>(std::move(generic), im->timings, start, device.ordinal);
+  // The thread reads the operator's source and writes its launches and arrays, which apply()
+  // reads only after the switch; the Impl outlives the thread (Tiers is its last member).
+  Impl* raw = im.get();
+  auto kept = std::make_shared<Build>(std::move(build));
+  im->tiers->start(
+      [raw, kept, &cache, device](CompileTimings& t, const std::atomic<bool>& abandoned) {
+        const auto t1 = Clock::now();
+        const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
+        if (abandoned.load()) return;
+        const double obtained = seconds_since(t1);
+        t.compile = obtained + raw->load_cached(cached, device, kept->map.has_value(), t);
+        t.upload = upload_encoded(*raw, *kept);
+      });
+  return im;
+}
+
+Operator::Operator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  // Without a generic tier every apply runs the specialised kernel.
+  if (!impl_->tiers) impl_->timings.tier = "specialised";
+}
 Operator::Operator(Operator&&) noexcept = default;
 Operator& Operator::operator=(Operator&&) noexcept = default;
 Operator::~Operator() = default;
@@ -145,13 +209,22 @@ std::int64_t Operator::ncols() const { return impl_->ncols; }
 const Plan& Operator::plan() const { return impl_->plan; }
 const Profile& Operator::profile() const { return impl_->profile; }
 const KernelSource& Operator::source() const { return impl_->source; }
-const CompileTimings& Operator::timings() const { return impl_->timings; }
+const CompileTimings& Operator::timings() const {
+  if (impl_->tiers) impl_->tiers->refresh(impl_->timings);
+  return impl_->timings;
+}
+void Operator::wait_specialised() const {
+  if (impl_->tiers) impl_->tiers->wait_ready();
+}
 std::int64_t Operator::device_bytes() const { return impl_->device_bytes; }
 
 void Operator::apply(const void* x, void* y, double alpha, double beta, void* stream) const {
   // The hot path: no allocation and no lookups. Argument slots live on the stack; device
-  // pointers of the encoded arrays were resolved once in compile().
+  // pointers of the encoded arrays were resolved once in compile(). A tiered operator costs one
+  // atomic load here once it has switched.
   const Impl& im = *impl_;
+  if (im.tiers && !im.tiers->switched() && im.tiers->apply_generic(x, y, alpha, beta, stream))
+    return;
   const bool acc64 = im.plan.precision != Precision::f32;
   long long rows = im.nrows, cols = im.ncols;
   double alpha64 = alpha, beta64 = beta;
@@ -220,6 +293,7 @@ void Operator::apply_host(std::span<const double> x, std::span<double> y, double
 }
 
 Operator compile(const CsrMatrix& a, const Options& options) {
+  const auto start = Clock::now();
   const runtime::DeviceInfo device = runtime::probe_device(options.device);
   runtime::set_device(options.device);
   BuildTarget target;
@@ -235,8 +309,27 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.plan = b.timings.plan;
   std::shared_ptr<const RowColumnMap> map =
       b.map ? std::make_shared<const RowColumnMap>(*b.map) : nullptr;
-  Operator op = measure ? compile_measured(a, std::move(b), options, target, device, timings)
-                        : Operator(Operator::Impl::from_build(b, options, device, timings));
+  auto build = [&]() -> Operator {
+    if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
+    // Deterministic mode wants every multiply bit for bit alike, which a switch of tiers breaks.
+    if (runtime::tiered(options) && !options.deterministic) {
+      // The tiers only when the kernel must be compiled (a cached one loads at once), and when
+      // the device holds the generic tier's copy of the matrix beside the encoding.
+      runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
+      const std::optional<runtime::CachedKernel> found = cache.find(b.source, device.arch());
+      if (found) return Operator(Operator::Impl::from_build(b, options, device, timings, &*found));
+      std::int64_t encoded = 0;
+      for (const EncodedArray& arr : b.encoded.arrays)
+        encoded += static_cast<std::int64_t>(arr.bytes.size());
+      const auto needed = static_cast<std::uint64_t>(
+          encoded + runtime::GenericCsr::copy_bytes(a, b.plan.precision));
+      if (needed <= runtime::allocatable_bytes())
+        return Operator(
+            Operator::Impl::tiered_from_build(std::move(b), a, options, device, timings, start));
+    }
+    return Operator(Operator::Impl::from_build(b, options, device, timings));
+  };
+  Operator op = build();
   // What update_values traces and re-plans from.
   op.impl_->options = options;
   op.impl_->host_matrix = std::make_shared<CsrMatrix>(a);

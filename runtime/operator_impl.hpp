@@ -16,6 +16,7 @@
 #include "kernel_cache.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/spmvc.hpp"
+#include "tiers.hpp"
 
 namespace spmvc {
 
@@ -74,18 +75,34 @@ struct Operator::Impl {
   /// time, which it returns.
   double load_kernels(runtime::KernelCache& cache, const runtime::DeviceInfo& device,
                       bool own_load);
+  /// load_kernels for a CUBIN already obtained, filling `t` (the background thread of a tiered
+  /// operator fills its own copy).
+  double load_cached(const runtime::CachedKernel& cached, const runtime::DeviceInfo& device,
+                     bool own_load, CompileTimings& t);
   /// Resolves every launch's array parameters to device pointers (after the arrays are in place).
   void bind_arrays();
 
   /// The operator for `build` (of the caller's matrix, through the pipeline): compiles through
-  /// the kernel cache, uploads the encoded arrays and binds them. `timings` arrive with the
-  /// steps before it filled in.
+  /// the kernel cache (or loads `found`, the unit's kernel already looked up), uploads the
+  /// encoded arrays and binds them. `timings` arrive with the steps before it filled in.
   static std::unique_ptr<Impl> from_build(const Build& build, const Options& options,
-                                          const runtime::DeviceInfo& device,
-                                          CompileTimings timings);
+                                          const runtime::DeviceInfo& device, CompileTimings timings,
+                                          const runtime::CachedKernel* found = nullptr);
+  /// The tiered operator for `build`, whose kernel is in neither cache level: the generic tier
+  /// on a device copy of `a`, and a background thread that compiles the kernel and uploads the
+  /// encoding. `start`: when compile() was called.
+  static std::unique_ptr<Impl> tiered_from_build(Build&& build, const CsrMatrix& a,
+                                                 const Options& options,
+                                                 const runtime::DeviceInfo& device,
+                                                 CompileTimings timings,
+                                                 runtime::Clock::time_point start);
   /// Wraps an Impl (Operator's constructor is private to the friends it names).
   static Operator wrap(std::unique_ptr<Impl> impl) { return Operator(std::move(impl)); }
   static std::unique_ptr<Impl> unwrap(Operator&& op) { return std::move(op.impl_); }
+
+  /// The generic tier and the background compile while a tiered operator has them (null for
+  /// the blocking compile). Last, so it is destroyed first: its thread writes the members above.
+  std::unique_ptr<runtime::Tiers> tiers;
 };
 
 /// Measure mode (measure.cpp): a remembered decision, else the model's best few candidates of

@@ -188,8 +188,19 @@ std::pair<Operator, ValueUpdate> replan(const Operator::Impl& im, const std::str
 
 }  // namespace
 
+namespace {
+
+// New values go to the specialised tier's arrays: a tiered operator still on its generic tier
+// (whose CSR copy holds the old values) waits for the specialised kernel and switches first.
+void leave_generic_tier(Operator::Impl& im) {
+  if (im.tiers && !im.tiers->switched()) im.tiers->switch_now();
+}
+
+}  // namespace
+
 ValueUpdate Operator::update_values(std::span<const double> values) {
   const auto t0 = Clock::now();
+  leave_generic_tier(*impl_);
   Impl& im = *impl_;
   const std::int64_t nnz = nnz_of(im);
   if (static_cast<std::int64_t>(values.size()) != nnz)
@@ -227,6 +238,7 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
 
 ValueUpdate Operator::update_values(const void* device_values) {
   const auto t0 = Clock::now();
+  leave_generic_tier(*impl_);
   Impl& im = *impl_;
   const std::int64_t nnz = nnz_of(im);
   if (nnz > 0 && !runtime::is_device_pointer(device_values))

@@ -62,6 +62,19 @@ struct Options {
   /// the planner uses; Operator::profile() then holds the full Profile. Costs several times the
   /// row scan on large matrices.
   bool full_inspection = false;
+  /// Tiered compile: when the chosen kernel is in neither the memory nor the disk cache,
+  /// compile() returns without waiting for NVRTC. Until the specialised kernel is ready, apply()
+  /// multiplies with a generic CSR kernel built into the library (on a device copy of the
+  /// matrix, or on the caller's arrays for compile(DeviceCsr)) while a background thread compiles
+  /// the specialised kernel and uploads its encoding; the first apply() after that switches to
+  /// it and the generic tier's memory is freed. The two tiers round differently, so multiplies
+  /// before and after the switch agree to floating-point tolerance, not bit for bit: false gives
+  /// the blocking compile, where every multiply runs the specialised kernel. Unset: on, unless
+  /// the environment sets SPMVC_TIERED=0 (a whole process, such as a test suite that checks
+  /// specialised kernels, turned off without code changes). Measure mode always blocks (it times
+  /// compiled candidates), and so does compile(CsrMatrix) when the device cannot hold the
+  /// generic tier's copy of the matrix beside the encoding.
+  std::optional<bool> tiered;
   /// Rewrites the generated translation unit before it is compiled (and cached under its new
   /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
   /// result must keep the entry point's name, parameters and launch shape.

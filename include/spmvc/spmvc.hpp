@@ -42,6 +42,25 @@ struct CompileTimings {
   int spill_bytes = -1;
   /// NVRTC's log for the kernel (ptxas resource lines included).
   std::string compile_log;
+
+  // Tiers (Options::tiered). With the blocking compile, or when the kernel was cached, every
+  // apply runs the specialised kernel: tier is "specialised" and the rest stay as below.
+  /// The tier apply() runs on: "generic" until the switch (before the first apply too),
+  /// "specialised" from the apply() that switched on, and always without a generic tier.
+  std::string tier;
+  /// Multiplies run on the generic tier.
+  std::int64_t generic_applies = 0;
+  /// Seconds from the compile() call until the specialised kernel was compiled, loaded and its
+  /// encoding on the device (-1: not yet, or no generic tier).
+  double specialised_ready = -1;
+  /// Seconds from the compile() call until the first apply() on the specialised kernel (-1: not
+  /// yet, or no generic tier).
+  double switched = -1;
+  /// Setting up the generic tier inside compile(): its CSR copy uploaded and its kernel loaded.
+  double generic_setup = 0;
+  /// Why the background compile failed (the operator then stays on the generic tier); "" when
+  /// it did not.
+  std::string tier_error;
 };
 
 /// What Operator::update_values did.
@@ -93,7 +112,13 @@ class Operator {
   const Plan& plan() const;
   const Profile& profile() const;
   const KernelSource& source() const;
+  /// The one-time costs, and the tiers' state as of this call: refreshed by each call (so not
+  /// to be called from two threads at once); steps done in the background fill in when they
+  /// finish.
   const CompileTimings& timings() const;
+  /// Waits until the specialised kernel is ready (at once when there is no generic tier), then
+  /// rethrows the background compile's error if it failed. The next apply() runs it.
+  void wait_specialised() const;
   /// Bytes of the encoded matrix resident on the device.
   std::int64_t device_bytes() const;
 

@@ -259,7 +259,7 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         pipeline does (planner "measure", a reorder, another format); then it is copied to the
         host once. Host matrices always take the host pipeline.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
-        value_coding, deterministic, full_inspection, disk_cache, cache_dir, device.
+        value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, device.
     """
     return Operator._compile(a, precision, planner, multiplies, options)
 

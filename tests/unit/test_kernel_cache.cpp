@@ -2,11 +2,13 @@
 // here (no GPU needed); every test works in its own fresh temporary directory.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -399,6 +401,137 @@ TEST_CASE("concurrent gets of one kernel all succeed and leave one valid entry")
   for (const auto& img : images) CHECK(img == images[0]);
   CHECK(files_in(dir).size() == 1);
   CHECK(KernelCache(dir).get(src, "sm_90").origin == CacheOrigin::disk);
+}
+
+TEST_CASE("threads of one process that miss on one key share one compile") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  KernelCache cache(dir);
+  const KernelSource src = tiny_source();
+  std::vector<CachedKernel> got(4);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] { got[i] = cache.get(src, "sm_90"); });
+  for (auto& t : threads) t.join();
+  const auto compiled = std::count_if(got.begin(), got.end(), [](const CachedKernel& k) {
+    return k.origin == CacheOrigin::compiled;
+  });
+  CHECK(compiled == 1);
+  for (const CachedKernel& k : got) CHECK(k.cubin.image == got[0].cubin.image);
+  CHECK(files_in(dir).size() == 1);
+}
+
+TEST_CASE("a compile that fails reaches every thread waiting on it, and is not cached") {
+  TempDir tmp;
+  EnvVar dump("SPMVC_DUMP_DIR", tmp.path().c_str());
+  KernelCache cache{fs::path{}};
+  KernelSource bad = tiny_source();
+  bad.source += "this is not CUDA;\n";
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&] {
+      try {
+        (void)cache.get(bad, "sm_90");
+      } catch (const CompileError&) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failures.load() == 3);
+  CHECK_FALSE(cache.find(bad, "sm_90").has_value());
+}
+
+TEST_CASE("two caches over one directory compiling one kernel at once leave one valid entry") {
+  // Two KernelCache objects share nothing but the directory, as two processes would.
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const KernelSource src = tiny_source();
+  KernelCache first(dir), second(dir);
+  CachedKernel a, b;
+  std::thread ta([&] { a = first.get(src, "sm_90"); });
+  std::thread tb([&] { b = second.get(src, "sm_90"); });
+  ta.join();
+  tb.join();
+  CHECK(a.cubin.image == b.cubin.image);
+  // One entry, no temporary file left.
+  const std::vector<fs::path> files = files_in(dir);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0] == first.entry_path(KernelCache::key(src, "sm_90")));
+  const std::optional<CachedKernel> read = KernelCache(dir).find(src, "sm_90");
+  REQUIRE(read.has_value());
+  CHECK(read->origin == CacheOrigin::disk);
+  CHECK(read->cubin.image == a.cubin.image);
+}
+
+TEST_CASE("find() serves memory and disk and never compiles") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const KernelSource src = tiny_source();
+  KernelCache cache(dir);
+  CHECK_FALSE(cache.find(src, "sm_90").has_value());
+  CHECK_FALSE(fs::exists(dir));  // a miss writes nothing
+  const CachedKernel compiled = cache.get(src, "sm_90");
+  REQUIRE(compiled.origin == CacheOrigin::compiled);
+  const std::optional<CachedKernel> memory = cache.find(src, "sm_90");
+  REQUIRE(memory.has_value());
+  CHECK(memory->origin == CacheOrigin::memory);
+  KernelCache fresh(dir);
+  const std::optional<CachedKernel> disk = fresh.find(src, "sm_90");
+  REQUIRE(disk.has_value());
+  CHECK(disk->origin == CacheOrigin::disk);
+  CHECK(disk->cubin.image == compiled.cubin.image);
+  // A disk hit is kept in memory.
+  CHECK(fresh.get(src, "sm_90").origin == CacheOrigin::memory);
+}
+
+namespace {
+// A write(2) that stops the process half-way through its first call, as a process killed
+// mid-write would.
+ssize_t write_half_then_exit(int fd, const void* data, std::size_t bytes) {
+  (void)::write(fd, data, bytes / 2);
+  ::_exit(0);
+}
+}  // namespace
+
+TEST_CASE("a process that exits mid-write leaves no entry; its temporary file goes later") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  const KernelSource src = tiny_source();
+  const std::string key = KernelCache::key(src, "sm_90");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    KernelCache cache(dir);
+    cache.set_write_for_testing(&write_half_then_exit);
+    (void)cache.get(src, "sm_90");
+    ::_exit(1);  // not reached: the write exits
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  // The torn write is a temporary file, never the entry.
+  std::vector<fs::path> files = files_in(dir);
+  REQUIRE(files.size() == 1);
+  const fs::path torn = files[0];
+  CHECK(torn.filename().string().find(key + ".tmp.") == 0);
+  KernelCache cache(dir);
+  CHECK_FALSE(cache.find(src, "sm_90").has_value());
+  CHECK_FALSE(fs::exists(cache.entry_path(key)));
+  // The next process compiles and writes the entry; a recent temporary file (a writer may still
+  // be at work) stays.
+  CHECK(cache.get(src, "sm_90").origin == CacheOrigin::compiled);
+  CHECK(KernelCache(dir).find(src, "sm_90").has_value());
+  CHECK(fs::exists(torn));
+  // Once it is over an hour old, the next write removes it.
+  fs::last_write_time(torn, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  KernelSource other = tiny_source();
+  other.source += "// another kernel\n";
+  CHECK(cache.get(other, "sm_90").origin == CacheOrigin::compiled);
+  CHECK_FALSE(fs::exists(torn));
+  CHECK(files_in(dir).size() == 2);
 }
 
 TEST_CASE("default_dir: SPMVC_CACHE_DIR, then XDG_CACHE_HOME, then HOME") {

@@ -1,0 +1,195 @@
+// Tiered compile with an empty kernel cache: how soon the first multiply is done after compile()
+// is called, and how soon the specialised kernel takes over, from a host CSR matrix and from
+// device arrays.
+//
+//   spmvc_bench_tiered SPEC [--replicate-to NNZ] [--precision f64|f32|f32acc64] [--runs N]
+//                      [--path host|device|both]
+//
+// SPEC is a generator spec or Matrix Market file. Each run compiles into a fresh cache directory
+// (so the chosen kernel is in neither cache level), then multiplies back to back, waiting for
+// each multiply, until one runs on the specialised kernel. The device path's own build kernels
+// are cached first (one unit per installation, not the chosen kernel). The first run of a path
+// also pays the process's first load of the generic kernel. Times in milliseconds from the
+// compile() call.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "device.hpp"
+#include "device_csr.hpp"
+#include "spmvc/compiler/test_vector.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/spmvc.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace rt = spmvc::runtime;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return 1e3 * std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+spmvc::CsrMatrix load(const std::string& spec) {
+  if (spmvc::gen::is_spec(spec)) return spmvc::gen::from_spec(spec);
+  return spmvc::read_matrix_market(spec);
+}
+
+fs::path fresh_dir(int run) {
+  const fs::path dir = fs::temp_directory_path() /
+                       fmt::format("spmvc-bench-tiered-{}-{}", static_cast<long>(::getpid()), run);
+  fs::remove_all(dir);
+  return dir;
+}
+
+struct Run {
+  double returned = 0, first_done = 0, took_over = 0, ready = 0;
+  std::int64_t generic_multiplies = 0;
+  double generic_ms = 0, specialised_ms = 0;
+  std::string first_tier;
+};
+
+template <class Compile>
+Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols, spmvc::Precision p) {
+  const std::size_t vb = p == spmvc::Precision::f64 ? 8 : 4;
+  rt::DeviceBuffer dx(std::max<std::size_t>(static_cast<std::size_t>(ncols) * vb, 1));
+  rt::DeviceBuffer dy(std::max<std::size_t>(static_cast<std::size_t>(nrows) * vb, 1));
+  const std::vector<double> x = spmvc::codegen::test_vector(ncols, p);
+  if (p == spmvc::Precision::f64) {
+    dx.upload(x.data(), x.size() * vb);
+  } else {
+    const std::vector<float> xf(x.begin(), x.end());
+    dx.upload(xf.data(), xf.size() * vb);
+  }
+  rt::synchronize();
+
+  Run r;
+  const auto t0 = Clock::now();
+  const spmvc::Operator op = compile_op();
+  r.returned = ms_since(t0);
+  op.apply(dx.get(), dy.get());
+  rt::synchronize();
+  r.first_done = ms_since(t0);
+  r.first_tier = op.timings().tier;
+  double generic_total = r.first_done - r.returned;
+  while (op.timings().tier != "specialised") {
+    if (!op.timings().tier_error.empty()) op.wait_specialised();  // rethrows the compile's error
+    const auto t1 = Clock::now();
+    op.apply(dx.get(), dy.get());
+    rt::synchronize();
+    if (op.timings().tier == "generic") generic_total += ms_since(t1);
+  }
+  r.took_over = ms_since(t0);
+  const spmvc::CompileTimings& t = op.timings();
+  r.ready = 1e3 * t.specialised_ready;
+  r.generic_multiplies = t.generic_applies;
+  r.generic_ms = t.generic_applies > 0 ? generic_total / static_cast<double>(t.generic_applies) : 0;
+  constexpr int kTimed = 20;
+  const auto t2 = Clock::now();
+  for (int i = 0; i < kTimed; ++i) op.apply(dx.get(), dy.get());
+  rt::synchronize();
+  r.specialised_ms = ms_since(t2) / kTimed;
+  return r;
+}
+
+void report(const char* path, int run, const Run& r) {
+  fmt::print(
+      "{} run {}: compile() returned {:.2f} ms, first multiply done {:.2f} ms ({}), specialised "
+      "ready {:.1f} ms, took over {:.1f} ms after {} generic multiplies; multiply generic "
+      "{:.3f} ms, specialised {:.3f} ms\n",
+      path, run, r.returned, r.first_done, r.first_tier, r.ready, r.took_over, r.generic_multiplies,
+      r.generic_ms, r.specialised_ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 2) {
+    std::fputs(
+        "usage: spmvc_bench_tiered SPEC [--replicate-to NNZ] [--precision f64|f32|f32acc64] "
+        "[--runs N] [--path host|device|both]\n",
+        stderr);
+    return 2;
+  }
+  const std::string spec = argv[1];
+  std::int64_t replicate_to = 0;
+  spmvc::Precision precision = spmvc::Precision::f64;
+  int runs = 3;
+  std::string path = "both";
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) throw spmvc::InputError(arg, 0, "needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--replicate-to") {
+      replicate_to = std::stoll(value);
+    } else if (arg == "--precision") {
+      precision = spmvc::parse_precision(value);
+    } else if (arg == "--runs") {
+      runs = std::max(1, std::stoi(value));
+    } else if (arg == "--path") {
+      if (value != "host" && value != "device" && value != "both")
+        throw spmvc::InputError(arg, 0, "'" + value + "' is not host, device or both");
+      path = value;
+    } else {
+      throw spmvc::InputError(arg, 0, "unknown option");
+    }
+  }
+
+  spmvc::CsrMatrix a = load(spec);
+  if (replicate_to > a.nnz() && a.nnz() > 0)
+    a = spmvc::gen::replicate(a, (replicate_to + a.nnz() - 1) / a.nnz());
+  const rt::DeviceInfo device = rt::probe_device(0);
+  fmt::print("{}: {} x {}, {} nonzeros, {}, {}\n", spec, a.nrows, a.ncols, a.nnz(),
+             spmvc::to_string(precision), device.name);
+
+  spmvc::Options options;
+  options.precision = precision;
+  options.tiered = true;
+  if (path != "device") {
+    for (int run = 0; run < runs; ++run) {
+      const fs::path dir = fresh_dir(run);
+      options.cache_dir = dir.string();
+      report("host CSR", run,
+             measure([&] { return spmvc::compile(a, options); }, a.nrows, a.ncols, precision));
+      fs::remove_all(dir);
+    }
+  }
+  if (path != "host") {
+    const rt::ResidentCsr resident = rt::upload_csr(a, precision);
+    const spmvc::CsrMatrix small = spmvc::gen::from_spec("stencil2d:n=16");
+    for (int run = 0; run < runs; ++run) {
+      const fs::path dir = fresh_dir(run);
+      options.cache_dir = dir.string();
+      {
+        // The device build's own kernels (one unit for every precision), cached in this
+        // directory first by a build in another precision, whose kernel cannot be the one
+        // measured.
+        const spmvc::Precision other =
+            precision == spmvc::Precision::f64 ? spmvc::Precision::f32 : spmvc::Precision::f64;
+        const rt::ResidentCsr warm = rt::upload_csr(small, other);
+        spmvc::Options w = options;
+        w.precision = other;
+        w.tiered = false;
+        (void)spmvc::compile(warm.view, w);
+      }
+      report("device arrays", run,
+             measure([&] { return spmvc::compile(resident.view, options); }, a.nrows, a.ncols,
+                     precision));
+      fs::remove_all(dir);
+    }
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "spmvc_bench_tiered: %s\n", e.what());
+  return 1;
+}

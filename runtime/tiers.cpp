@@ -1,0 +1,138 @@
+#include "tiers.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "spmvc/error.hpp"
+
+namespace spmvc::runtime {
+
+namespace {
+
+double seconds_between(std::chrono::steady_clock::time_point a,
+                       std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+bool tiered(const Options& options) {
+  if (options.tiered) return *options.tiered;
+  const char* env = std::getenv("SPMVC_TIERED");
+  if (env == nullptr) return true;
+  const std::string v = env;
+  if (v.empty() || v == "1" || v == "on" || v == "true") return true;
+  if (v == "0" || v == "off" || v == "false") return false;
+  throw InputError("SPMVC_TIERED", 0, "'" + v + "' is not one of 0, off, false, 1, on, true");
+}
+
+Tiers::Tiers(std::unique_ptr<GenericCsr> generic, const CompileTimings& timings,
+             std::chrono::steady_clock::time_point start, int ordinal)
+    : generic_(std::move(generic)), timings_(timings), start_(start), ordinal_(ordinal) {}
+
+Tiers::~Tiers() {
+  {
+    std::lock_guard lock(mutex_);
+    abandoned_.store(true);
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Tiers::start(Work work) {
+  if (thread_.joinable()) throw InternalError("Tiers::start called twice");
+  thread_ = std::thread([this, w = std::move(work)]() mutable { run(std::move(w)); });
+}
+
+void Tiers::run(Work work) {
+  CompileTimings timings;
+  {
+    std::lock_guard lock(mutex_);
+    timings = timings_;
+  }
+  std::exception_ptr error;
+  try {
+    set_device(ordinal_);
+    work(timings, abandoned_);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  // The work's captures (the host build with its encoded arrays) go now, not at the switch.
+  work = nullptr;
+  std::unique_lock lock(mutex_);
+  timings_ = std::move(timings);
+  done_ = true;
+  ready_ = !error && !abandoned_.load();
+  ready_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
+  if (error) {
+    error_ = error;
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      error_text_ = e.what();
+    } catch (...) {
+      error_text_ = "unknown error";
+    }
+  }
+  cv_.notify_all();
+  if (!ready_) return;  // the generic tier stays (or the operator is going away)
+  cv_.wait(lock, [&] { return switched_.load() || abandoned_.load(); });
+  if (!switched_.load()) return;
+  // No generic launch can start now (apply_generic holds the mutex to launch and sees the
+  // switch); DeviceBuffer's destructor waits for the device, so launches already made finish
+  // before the memory goes back. Freed outside the lock, which apply() no longer takes.
+  std::unique_ptr<GenericCsr> generic = std::move(generic_);
+  lock.unlock();
+  generic.reset();
+}
+
+bool Tiers::apply_generic(const void* x, void* y, double alpha, double beta, void* stream) {
+  std::lock_guard lock(mutex_);
+  if (switched_.load(std::memory_order_relaxed)) return false;
+  if (ready_) {
+    switch_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
+    switched_.store(true, std::memory_order_release);
+    cv_.notify_all();
+    return false;
+  }
+  generic_->apply(x, y, alpha, beta, stream);
+  ++generic_applies_;
+  return true;
+}
+
+void Tiers::wait_ready() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return done_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+void Tiers::switch_now() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return done_; });
+  if (error_) std::rethrow_exception(error_);
+  if (switched_.load()) return;
+  switch_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
+  switched_.store(true, std::memory_order_release);
+  cv_.notify_all();
+}
+
+void Tiers::refresh(CompileTimings& t) const {
+  std::lock_guard lock(mutex_);
+  if (done_) {
+    t.compile = timings_.compile;
+    t.upload = timings_.upload;
+    t.kernel_origin = timings_.kernel_origin;
+    t.cache_note = timings_.cache_note;
+    t.registers = timings_.registers;
+    t.spill_bytes = timings_.spill_bytes;
+    t.compile_log = timings_.compile_log;
+    t.specialised_ready = ready_ ? ready_seconds_ : -1;
+  }
+  t.tier = switched_.load() ? "specialised" : "generic";
+  t.generic_applies = generic_applies_;
+  t.switched = switch_seconds_;
+  t.tier_error = error_text_;
+}
+
+}  // namespace spmvc::runtime
