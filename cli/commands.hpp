@@ -48,6 +48,9 @@ struct MatrixArgs {
   bool renumber_columns = false;
   bool no_value_coding = false;  ///< plan plain values only
   bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
+  /// plan, run, bench: the multiplies the caller expects (Options::multiplies); 0: not given
+  std::int64_t multiplies = 0;
+  bool cached_kernels = false;  ///< with multiplies: charge no NVRTC compile
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to
