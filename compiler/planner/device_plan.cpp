@@ -130,7 +130,7 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
                    "lowest predicted {} of the csr and csr_stream candidates that "
                    "run on device arrays as they are ({})",
                    po.multiplies ? fmt::format("one-time cost + {} x multiply time", *po.multiplies)
-                                 : std::string("multiply time"),
+                                 : std::string("time"),
                    plan.candidates.front().reason);
   return plan;
 }

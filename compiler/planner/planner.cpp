@@ -84,7 +84,7 @@ double ranking_seconds(const Candidate& c, std::optional<std::int64_t> multiplie
 
 std::string ranking_name(std::optional<std::int64_t> multiplies) {
   return multiplies ? fmt::format("one-time cost + {} x multiply time", *multiplies)
-                    : std::string("multiply time");
+                    : std::string("time");
 }
 
 void set_prediction(Candidate& c, const Prediction& p, const PlanOptions& options) {

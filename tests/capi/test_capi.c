@@ -89,8 +89,8 @@ static void test_pipeline_without_gpu(const char* scratch) {
   spmvc_string_free(text);
   /* The multiply count reaches the planner: the plan ranks by one-time cost + 1000 multiplies
    * and says so; without it the plan has none. */
-  CHECK(spmvc_plan(a, "{\"multiplies\": 1000, \"cached_kernels\": true}", SPMVC_TEXT_JSON,
-                   &text) == SPMVC_OK);
+  CHECK(spmvc_plan(a, "{\"multiplies\": 1000, \"cached_kernels\": true}", SPMVC_TEXT_JSON, &text) ==
+        SPMVC_OK);
   CHECK(strstr(text, "\"multiplies\": 1000") != NULL);
   CHECK(strstr(text, "one-time cost + 1000 x multiply time") != NULL);
   spmvc_string_free(text);

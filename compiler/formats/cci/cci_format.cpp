@@ -219,6 +219,7 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
   std::vector<int> widths;
   std::vector<double> freq;
   std::vector<std::size_t> order;
+  std::vector<int> lens;
   for (const std::vector<int>& shape : shapes()) {
     const int n = static_cast<int>(shape.size());
     if (n - 1 > static_cast<int>(present.size())) continue;
@@ -234,13 +235,19 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
           freq[i] = below(widths[i]) - below(prev);
           prev = widths[i];
         }
-        // Shortest opcodes to the most frequent classes.
+        // Shortest opcodes to the most frequent classes: a stable insertion sort by falling
+        // frequency (at most 8 classes; this runs millions of times on a wide histogram, so
+        // nothing here allocates).
         order.resize(widths.size());
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return freq[a] > freq[b]; });
+        for (std::size_t k = 1; k < order.size(); ++k) {
+          const std::size_t v = order[k];
+          std::size_t j = k;
+          for (; j > 0 && freq[order[j - 1]] < freq[v]; --j) order[j] = order[j - 1];
+          order[j] = v;
+        }
         double cost = 0;
-        std::vector<int> lens(widths.size());
+        lens.resize(widths.size());
         for (std::size_t k = 0; k < order.size(); ++k) {
           const std::size_t i = order[k];
           lens[i] = shape[k];
