@@ -61,7 +61,8 @@ struct Options {
   /// calibration/<gpu>_build.inc) plus this many times its predicted multiply time; a short
   /// horizon favours formats that are cheap to build. Unset (the default), the planner ranks by
   /// multiply time alone, as for a caller who multiplies the matrix many times: spmvc's purpose,
-  /// and the choice that does not change for callers who predate this option.
+  /// and the choice that does not change for callers who predate this option. Measure mode
+  /// times the best candidates of this ranking and keeps the fastest multiply.
   std::optional<std::int64_t> multiplies;
   /// With multiplies: the kernels are expected in the kernel cache (a matrix like one compiled
   /// before), so no candidate is charged an NVRTC compile.
