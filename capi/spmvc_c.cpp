@@ -139,13 +139,20 @@ spmvc::Options parse_options(const char* text) {
         throw spmvc::InputError(kOptionsSource, 0,
                                 "\"device\" must be a non-negative integer, got " + value.dump());
       o.device = value.get<int>();
+    } else if (key == "multiplies") {
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 1)
+        throw spmvc::InputError(kOptionsSource, 0,
+                                "\"multiplies\" must be a positive integer, got " + value.dump());
+      o.multiplies = value.get<std::int64_t>();
+    } else if (key == "cached_kernels") {
+      o.cached_kernels = boolean(key, value);
     } else {
       throw spmvc::InputError(
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
               "value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, "
-              "device)");
+              "device, multiplies, cached_kernels)");
     }
   }
   if (!params.empty()) {

@@ -249,6 +249,11 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
                      {"spill_bytes", cold.spill_bytes}};
     j["break_even_multiplies"] = std::isinf(break_even) ? nlohmann::ordered_json(nullptr)
                                                         : nlohmann::ordered_json(break_even);
+    // The planner's own estimate of the one-time cost (the compile counted cold unless
+    // --cached-kernels), beside the measured stages above.
+    j["predicted_one_time"] = op.plan().predicted_build_seconds;
+    j["multiplies"] = op.plan().multiplies ? nlohmann::ordered_json(*op.plan().multiplies)
+                                           : nlohmann::ordered_json(nullptr);
     j["correct"] = correct;
     if (!sweep.empty()) {
       j["sweep"] = nlohmann::ordered_json::array();
@@ -288,6 +293,10 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
         "compile cold {:.1f} ms / memory {:.3f} ms / disk {:.2f} ms, upload {:.1f} ms\n",
         cold.inspect * 1e3, cold.plan * 1e3, cold.encode * 1e3, cold.codegen * 1e3,
         cold.compile * 1e3, from_memory.seconds * 1e3, from_disk.seconds * 1e3, cold.upload * 1e3);
+    fmt::print(
+        "one-time predicted by the planner: {:.1f} ms{}\n", op.plan().predicted_build_seconds * 1e3,
+        op.plan().multiplies ? fmt::format(" (ranked for {} multiplies)", *op.plan().multiplies)
+                             : "");
     if (std::isinf(best_cusparse)) {
       fmt::print("break-even: none (no cuSPARSE result to compare with)\n");
     } else if (std::isinf(break_even)) {

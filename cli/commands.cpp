@@ -196,7 +196,13 @@ int run_plan(const MatrixArgs& args) {
                                       {"traffic", p.traffic_seconds}};
       cands[i]["time_factor"] = p.time_factor;
       cands[i]["traffic"] = traffic_json(p.traffic);
+      cands[i]["build"] = {{"inspect", p.build.inspect},
+                           {"encode", p.build.encode},
+                           {"upload", p.build.upload},
+                           {"compile", p.build.compile}};
     }
+    doc["stage_seconds"] = {
+        {"reorder", b.timings.reorder}, {"inspect", b.timings.inspect}, {"plan", b.timings.plan}};
     fmt::print("{}\n", doc.dump(2));
   } else {
     fmt::print("{}", to_report(plan));
@@ -204,6 +210,13 @@ int run_plan(const MatrixArgs& args) {
                compiler::to_string(popts.cost_model), chosen.traffic.describe());
     fmt::print("calibration: {} ({:.2f} TB/s read)\n", calibration.model,
                calibration.read_bandwidth / 1e12);
+    fmt::print("one-time cost of the plan (predicted): {}\n", chosen.build.describe());
+    if (args.verbose)
+      fmt::print(
+          "host stages of this run: reorder {:.1f} ms, inspect {:.1f} ms, plan {:.2f} ms ({} "
+          "candidates)\n",
+          b.timings.reorder * 1e3, b.timings.inspect * 1e3, b.timings.plan * 1e3,
+          plan.candidates.size());
   }
   return 0;
 }

@@ -54,6 +54,9 @@ struct MatrixArgs {
   /// run: multiply, give the operator new values (update_values) and multiply again; bench: time
   /// update_values instead of the multiply
   bool update_values = false;
+  /// plan, run, bench: the multiplies the caller expects (Options::multiplies); 0: not given
+  std::int64_t multiplies = 0;
+  bool cached_kernels = false;  ///< with multiplies: charge no NVRTC compile
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to

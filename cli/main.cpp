@@ -107,7 +107,7 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_flag("-q,--quiet", args.quiet, "no progress messages on stderr");
   cmd->add_flag("-v,--verbose", args.verbose,
                 "run: also print the tiers (which ran, when the specialised kernel took over) "
-                "and NVRTC's log");
+                "and NVRTC's log; plan: the host stages' times");
   if (!with_format) return;
   cmd->add_option("--precision", args.precision,
                   "f64, f32 or f32acc64 (fp32 storage, fp64 accumulation)")
@@ -282,6 +282,17 @@ int main(int argc, char** argv) {
       "--skip-bandwidth", bargs.skip_bandwidth,
       "assume the read bandwidth measured earlier on this GPU model (H100, H200) instead of "
       "measuring it");
+  // The planner's horizon: plan, run and bench (one matrix) rank by one-time cost + N multiplies.
+  for (CLI::App* cmd : {plan, run, bench}) {
+    cmd->add_option("--multiplies", margs.multiplies,
+                    "multiplies you expect with this matrix: the planner picks the least "
+                    "one-time cost (inspect, encode, upload, compile) + N x multiply time "
+                    "(default: multiply time alone)")
+        ->check(kPositive);
+    cmd->add_flag("--cached-kernels", margs.cached_kernels,
+                  "with --multiplies: the kernels are in the cache (no compile charged)")
+        ->needs("--multiplies");
+  }
   std::string spec, gen_out;
   std::int64_t gen_rep = 1;
   auto* gen = app.add_subcommand(

@@ -109,6 +109,8 @@ Options make_options(const MatrixArgs& args) {
     o.params = p;
     o.csr.reset();
   }
+  if (args.multiplies > 0) o.multiplies = args.multiplies;
+  o.cached_kernels = args.cached_kernels;
   return o;
 }
 

@@ -38,6 +38,14 @@ using json = nlohmann::ordered_json;
 
 constexpr std::int64_t kBandwidthNnz = 16'000'000;
 
+// The horizons the break-even-aware planner is asked about (planner_by_multiplies): from a few
+// multiplies to a long solve.
+constexpr std::int64_t kBreakEvenMultiplies[] = {10, 100, 1000, 100000};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Every public matrix with at least 100k nonzeros (after symmetric expansion; index.csv's
 // full_nnz): the suites' real matrices.
 constexpr const char* kPublic[] = {
@@ -290,7 +298,12 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       // Baselines.
       double best_cusparse = std::numeric_limits<double>::infinity();
       {
+        // cuSPARSE's one-time cost: the CSR upload, then each algorithm's descriptor, buffer and
+        // preprocessing (scripts/report/break-even.py charges them against its multiplies).
+        auto t_upload = std::chrono::steady_clock::now();
         bench::CusparseCsr cusparse(a, p);
+        bench::synchronize();
+        r["cusparse_upload_s"] = seconds_since(t_upload);
         for (bench::CusparseAlg alg : {bench::CusparseAlg::csr_alg1, bench::CusparseAlg::csr_alg2,
                                        bench::CusparseAlg::sell_alg1}) {
           json& cj = r["cusparse"][std::string(bench::to_string(alg))];
@@ -298,13 +311,19 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
             cj = {{"applicable", false}, {"reason", *why}};
             continue;
           }
+          const auto t_prepare = std::chrono::steady_clock::now();
           cusparse.prepare(alg, dx.get(), dy.get());
+          bench::synchronize();
+          const double prepare_s = seconds_since(t_prepare);
           auto fn = [&] { cusparse.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); };
           const double err = check(fn);
           const double ms = median_ms(fn, b);
           // A baseline that returns a wrong product does not set the bar.
           if (err <= tol) best_cusparse = std::min(best_cusparse, ms);
-          cj = {{"ms", ms}, {"relative_error", err}, {"correct", err <= tol}};
+          cj = {{"ms", ms},
+                {"relative_error", err},
+                {"correct", err <= tol},
+                {"prepare_s", prepare_s}};
         }
       }
       r["best_cusparse_ms"] = best_cusparse;
@@ -325,6 +344,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
                {"relative_error", err},
                {"correct", err <= tol},
                {"predicted_ms", op.plan().predicted_seconds * 1e3},
+               {"predicted_one_time_s", op.plan().predicted_build_seconds},
                {"own_bytes", own},
                {"pct_read_bw", 100 * own / (ms * 1e-3) / read_bw},
                {"csr_equiv_gbs", csr_bytes / (ms * 1e-3) / 1e9},
@@ -404,6 +424,21 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         } catch (const Error& e) {
           r["planner_device"] = {{"format", "csr_stream"}, {"error", e.what()}};
         }
+      }
+      // The break-even-aware planner's picks (model planner, the matrix in its own order, the
+      // compile counted cold) for each horizon scripts/report/break-even.py reports.
+      for (const std::int64_t n : kBreakEvenMultiplies) {
+        Options o;
+        o.precision = p;
+        o.multiplies = n;
+        BuildTarget target;
+        target.gpu = device.name;
+        const Plan pick = compiler::make_plan(profile, compiler::plan_options(o, target));
+        r["planner_by_multiplies"][std::to_string(n)] = {
+            {"format", pick.format},
+            {"params", describe(pick.params)},
+            {"predicted_ms", pick.predicted_seconds * 1e3},
+            {"predicted_one_time_s", pick.predicted_build_seconds}};
       }
       r["formats"] = json::array();
       for (const std::string& f : formats) {

@@ -24,12 +24,20 @@ constexpr TimeFactor kH200[] = {
 #include "calibration/h200.inc"
 };
 
+constexpr BuildFactor kH100Build[] = {
+#include "calibration/h100_build.inc"
+};
+
+constexpr BuildFactor kH200Build[] = {
+#include "calibration/h200_build.inc"
+};
+
 // The streaming read bandwidths are docs/BENCHMARKING.md's medians of the default 1 GiB probe:
 // the H100 SXM reaches ~3.06 of its nominal 3.35 TB/s, the H200 ~4.46 of its 4.8. Names are
 // matched whole: an H100 PCIe or H200 NVL has other memory clocks.
 const std::array<GpuCalibration, 2> kCalibrations{{
-    {"H100", "NVIDIA H100 80GB HBM3", "sm_90", kDefaultReadBandwidth, kH100},
-    {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200},
+    {"H100", "NVIDIA H100 80GB HBM3", "sm_90", kDefaultReadBandwidth, kH100, kH100Build},
+    {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200, kH200Build},
 }};
 
 // `gpu` names this calibration's GPU: its short name or its device name, whole.
@@ -82,6 +90,18 @@ double time_factor(const GpuCalibration* calibration, std::string_view format, P
       return f.factor * std::pow(std::max(1.0, warp_imbalance), f.imbalance_exponent);
   }
   return 1.0;
+}
+
+const BuildFactor* build_factor(const GpuCalibration* calibration, std::string_view stage,
+                                std::string_view format) {
+  if (calibration == nullptr) return nullptr;
+  const BuildFactor* pooled = nullptr;
+  for (const BuildFactor& f : calibration->build) {
+    if (f.stage != stage) continue;
+    if (f.format == format) return &f;
+    if (f.format == "*") pooled = &f;
+  }
+  return pooled;
 }
 
 }  // namespace spmvc::compiler

@@ -20,12 +20,27 @@ struct TimeFactor {
   double log_spread;
 };
 
+/// One one-time build stage's cost as seconds per unit of its basis, measured by `spmvc bench
+/// --suite` on one GPU model and fitted by scripts/model/calibrate-build.py
+/// (calibration/<model>_build.inc).
+struct BuildFactor {
+  /// "inspect", "upload", "encode", "compile" (host path); "device_inspect", "device_encode"
+  /// (compile(DeviceCsr))
+  std::string_view stage;
+  std::string_view format;  ///< "" for stages every format shares; "*": every format pooled
+  std::string_view basis;   ///< "nonzero", "byte" (encoded matrix bytes) or "kernel"
+  double seconds_per_unit;  ///< median of measured stage seconds over units
+  int observations;
+  double log_spread;
+};
+
 struct GpuCalibration {
   std::string_view model;        ///< short name: "H100"
   std::string_view device_name;  ///< the driver's name, matched whole: "NVIDIA H100 80GB HBM3"
   std::string_view arch;         ///< "sm_90"
   double read_bandwidth;         ///< bytes/s a streaming read kernel reaches
   std::span<const TimeFactor> factors;
+  std::span<const BuildFactor> build;
 };
 
 /// The calibration for `gpu` (a device name or a model's short name, compared whole) on `arch`:
@@ -38,5 +53,10 @@ const GpuCalibration* find_calibration(std::string_view arch, std::string_view g
 /// wait for its longest row that shows in time. 1 with no calibration or no row for the format.
 double time_factor(const GpuCalibration* calibration, std::string_view format, Precision precision,
                    double warp_imbalance = 1.0);
+
+/// The build stage's row for `format` under `calibration` (stages every format shares: format
+/// ""), else its pooled row ("*"), else nullptr (no calibration, or the stage not fitted).
+const BuildFactor* build_factor(const GpuCalibration* calibration, std::string_view stage,
+                                std::string_view format = "");
 
 }  // namespace spmvc::compiler

@@ -27,4 +27,17 @@ inline constexpr double kL2CacheBytes = 25.0 * 1024 * 1024;
 /// step (a BRO decode, a block).
 inline constexpr double kCsrStepSeconds = 0.2e-6;
 
+/// The build-cost model's stages where no calibration applies (an architecture with no
+/// calibrated GPU: calibration/<gpu>_build.inc has the fitted ones): the H100's medians over
+/// suite v13 (bench/results/2026-11-24-h100-suite-v13/pass1.json), rounded. Host row scan and
+/// host encoder (every format pooled) per nonzero, pageable host-to-device copy of the encoded
+/// arrays, NVRTC's cold compile of one unit, and the GPU's row scan and array build
+/// (compile(DeviceCsr)) per nonzero.
+inline constexpr double kInspectSecondsPerNonzero = 2.5e-9;
+inline constexpr double kEncodeSecondsPerNonzero = 3.6e-9;
+inline constexpr double kUploadBytesPerSecond = 7.0e9;
+inline constexpr double kCompileSeconds = 0.026;
+inline constexpr double kDeviceInspectSecondsPerNonzero = 1.3e-11;
+inline constexpr double kDeviceEncodeSecondsPerNonzero = 6.3e-12;
+
 }  // namespace spmvc::heuristics

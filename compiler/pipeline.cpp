@@ -116,6 +116,12 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target) {
   p.arch = target.arch;
   p.gpu = target.gpu;
   p.cost_model = parse_cost_model(target.cost_model);
+  if (options.multiplies && *options.multiplies < 1)
+    throw InputError("multiplies", 0,
+                     fmt::format("must be at least 1 (the multiplies the caller expects), got {}",
+                                 *options.multiplies));
+  p.multiplies = options.multiplies;
+  p.cached_kernels = options.cached_kernels;
   return p;
 }
 

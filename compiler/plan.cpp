@@ -172,6 +172,11 @@ std::string to_json(const Plan& plan) {
   if (!plan.reorder_why.empty()) j["reorder_why"] = plan.reorder_why;
   j["predicted_bytes"] = plan.predicted_bytes;
   j["predicted_seconds"] = plan.predicted_seconds;
+  j["predicted_build_seconds"] = plan.predicted_build_seconds;
+  j["multiplies"] = plan.multiplies ? nlohmann::ordered_json(*plan.multiplies) : nullptr;
+  if (plan.multiplies)
+    j["predicted_total_seconds"] = plan.predicted_build_seconds +
+                                   static_cast<double>(*plan.multiplies) * plan.predicted_seconds;
   j["why"] = plan.why;
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const Candidate& c : plan.candidates) {
@@ -181,7 +186,9 @@ std::string to_json(const Plan& plan) {
                      {"applicable", c.applicable},
                      {"reason", c.reason},
                      {"predicted_bytes", c.predicted_bytes},
-                     {"predicted_seconds", c.predicted_seconds}});
+                     {"predicted_seconds", c.predicted_seconds},
+                     {"build_seconds", c.build_seconds}});
+    if (plan.multiplies && c.applicable) cands.back()["total_seconds"] = c.total_seconds;
   }
   return j.dump(2);
 }
@@ -191,21 +198,37 @@ std::string to_report(const Plan& plan) {
   out += fmt::format("plan: {} [{}]  precision {}  reorder {}\n", plan.format,
                      describe(plan.params), to_string(plan.precision), plan.reorder);
   if (!plan.reorder_why.empty()) out += "  ordering: " + plan.reorder_why + "\n";
-  out += fmt::format("  predicted: {:.3f} MB per multiply, {:.2f} us\n", plan.predicted_bytes / 1e6,
-                     plan.predicted_seconds * 1e6);
+  out += fmt::format("  predicted: {:.3f} MB per multiply, {:.2f} us; one-time {:.1f} ms\n",
+                     plan.predicted_bytes / 1e6, plan.predicted_seconds * 1e6,
+                     plan.predicted_build_seconds * 1e3);
+  if (plan.multiplies) {
+    const double n = static_cast<double>(*plan.multiplies);
+    out += fmt::format(
+        "  for {} multiplies: {:.1f} ms one-time + {:.1f} ms multiplying = {:.1f} ms\n",
+        *plan.multiplies, plan.predicted_build_seconds * 1e3, n * plan.predicted_seconds * 1e3,
+        (plan.predicted_build_seconds + n * plan.predicted_seconds) * 1e3);
+  } else {
+    out += "  ranked by multiply time (no multiply count given)\n";
+  }
   out += "  why: " + plan.why + "\n";
   out += "candidates (best first):\n";
-  out += fmt::format("  {:<3} {:<8} {:<28} {:>10} {:>10}  {}\n", "#", "format", "parameters", "MB",
-                     "us", "notes");
+  // The one-time column and, with a multiply count, the total the candidates were ranked by.
+  const bool totals = plan.multiplies.has_value();
+  out += fmt::format("  {:<3} {:<8} {:<28} {:>10} {:>10} {:>10}{}  {}\n", "#", "format",
+                     "parameters", "MB", "us", "build ms",
+                     totals ? fmt::format(" {:>11}", "total ms") : "", "notes");
   int rank = 0;
   for (const Candidate& c : plan.candidates) {
     ++rank;
     if (c.applicable) {
-      out += fmt::format("  {:<3} {:<8} {:<28} {:>10.3f} {:>10.2f}  {}\n", rank, c.format, c.label,
-                         c.predicted_bytes / 1e6, c.predicted_seconds * 1e6, c.reason);
+      out += fmt::format("  {:<3} {:<8} {:<28} {:>10.3f} {:>10.2f} {:>10.1f}{}  {}\n", rank,
+                         c.format, c.label, c.predicted_bytes / 1e6, c.predicted_seconds * 1e6,
+                         c.build_seconds * 1e3,
+                         totals ? fmt::format(" {:>11.1f}", c.total_seconds * 1e3) : "", c.reason);
     } else {
-      out += fmt::format("  {:<3} {:<8} {:<28} {:>10} {:>10}  rejected: {}\n", rank, c.format,
-                         c.label, "-", "-", c.reason);
+      out +=
+          fmt::format("  {:<3} {:<8} {:<28} {:>10} {:>10} {:>10}{}  rejected: {}\n", rank, c.format,
+                      c.label, "-", "-", "-", totals ? fmt::format(" {:>11}", "-") : "", c.reason);
     }
   }
   return out;

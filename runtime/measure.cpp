@@ -134,6 +134,7 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
     p.params = c->params;
     p.predicted_bytes = c->predicted_bytes;
     p.predicted_seconds = c->predicted_seconds;
+    p.predicted_build_seconds = c->build_seconds;
     realize(a, build, p, options);
     Operator probe = Impl::wrap(Impl::from_build(build, options, device, timings));
     const double us = quick_time_us([&] { probe.apply(dx.get(), dy.get(), 1.0, 0.0, nullptr); });

@@ -79,6 +79,7 @@ void check_device_options(const Options& options) {
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target) {
   PlanOptions po = plan_options(options, target);
+  po.build_path = BuildPath::device;
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
   for (const std::string format : {"csr", "csr_stream"}) {
@@ -101,9 +102,15 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
       single.vector_width = 1;
       if (!device_csr_refusal(single, a, options.precision)) {
         const Prediction pr = predict(profile, single, po);
-        twins.push_back({"csr", single, describe(single), true,
-                         c.reason + "; single loads (device arrays)", pr.bytes(po.cost_model),
-                         pr.seconds(po.cost_model)});
+        Candidate twin{"csr",
+                       single,
+                       describe(single),
+                       true,
+                       c.reason + "; single loads (device arrays)",
+                       pr.bytes(po.cost_model),
+                       pr.seconds(po.cost_model)};
+        twin.build_seconds = pr.build.total();
+        twins.push_back(std::move(twin));
       }
     }
     c.applicable = false;
@@ -116,12 +123,15 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
     });
     if (!seen) all.push_back(std::move(t));
   }
-  Plan plan = pick_candidate(std::move(all), options.precision);
-  plan.why = forced ? "parameters forced by the caller (device arrays)"
-                    : fmt::format(
-                          "lowest predicted time of the csr and csr_stream candidates that "
-                          "run on device arrays as they are ({})",
-                          plan.candidates.front().reason);
+  Plan plan = pick_candidate(std::move(all), options.precision, po.multiplies);
+  plan.why =
+      forced ? "parameters forced by the caller (device arrays)"
+             : fmt::format(
+                   "lowest predicted {} of the csr and csr_stream candidates that "
+                   "run on device arrays as they are ({})",
+                   po.multiplies ? fmt::format("one-time cost + {} x multiply time", *po.multiplies)
+                                 : std::string("time"),
+                   plan.candidates.front().reason);
   return plan;
 }
 

@@ -24,6 +24,42 @@ double predict_seconds(const formats::Cost& cost, double bytes, double bandwidth
          std::max(bytes / (bandwidth * efficiency), cost.serial_seconds);
 }
 
+// Seconds of one build stage under `factor` (nullptr: `fallback` seconds per nonzero), for a
+// matrix of `nnz` nonzeros whose encoding is `matrix_bytes`.
+double stage_seconds(const BuildFactor* factor, double fallback, double nnz, double matrix_bytes) {
+  if (factor == nullptr) return fallback * nnz;
+  if (factor->basis == "kernel") return factor->seconds_per_unit;
+  return factor->seconds_per_unit * (factor->basis == "byte" ? matrix_bytes : nnz);
+}
+
+// The one-time cost of building `format`'s candidate of `cost` (the stages of BuildEstimate).
+BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view format,
+                            const Profile& profile, const formats::Cost& cost,
+                            const PlanOptions& options) {
+  const double nnz = static_cast<double>(profile.nnz);
+  const double bytes = cost.matrix_bytes;
+  const bool device = options.build_path == BuildPath::device;
+  auto stage = [&](std::string_view name, std::string_view fmt, double fallback) {
+    return stage_seconds(build_factor(calibration, name, fmt), fallback, nnz, bytes);
+  };
+  BuildEstimate b;
+  if (device) {
+    b.inspect = stage("device_inspect", "", heuristics::kDeviceInspectSecondsPerNonzero);
+    b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
+  } else {
+    b.inspect = stage("inspect", "", heuristics::kInspectSecondsPerNonzero);
+    b.encode = stage("encode", format, heuristics::kEncodeSecondsPerNonzero);
+    const BuildFactor* upload = build_factor(calibration, "upload");
+    b.upload = bytes * (upload != nullptr ? upload->seconds_per_unit
+                                          : 1.0 / heuristics::kUploadBytesPerSecond);
+  }
+  if (!options.cached_kernels) {
+    const BuildFactor* compile = build_factor(calibration, "compile", format);
+    b.compile = compile != nullptr ? compile->seconds_per_unit : heuristics::kCompileSeconds;
+  }
+  return b;
+}
+
 Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
                    const FormatParams& params, const PlanOptions& options) {
   const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
@@ -37,7 +73,25 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   p.compulsory_seconds = predict_seconds(cost, p.compulsory_bytes, bandwidth) * p.time_factor;
   p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));
   p.traffic_seconds = predict_seconds(cost, p.traffic.total(), bandwidth) * p.time_factor;
+  p.build = predict_build(calibration, unit.name(), profile, cost, options);
   return p;
+}
+
+double ranking_seconds(const Candidate& c, std::optional<std::int64_t> multiplies) {
+  return multiplies ? c.build_seconds + static_cast<double>(*multiplies) * c.predicted_seconds
+                    : c.predicted_seconds;
+}
+
+std::string ranking_name(std::optional<std::int64_t> multiplies) {
+  return multiplies ? fmt::format("one-time cost + {} x multiply time", *multiplies)
+                    : std::string("time");
+}
+
+void set_prediction(Candidate& c, const Prediction& p, const PlanOptions& options) {
+  c.predicted_bytes = p.bytes(options.cost_model);
+  c.predicted_seconds = p.seconds(options.cost_model);
+  c.build_seconds = p.build.total();
+  c.total_seconds = options.multiplies ? ranking_seconds(c, options.multiplies) : 0.0;
 }
 
 }  // namespace
@@ -55,6 +109,11 @@ std::string_view to_string(CostModel model) {
 
 Prediction predict(const Profile& profile, const FormatParams& params, const PlanOptions& options) {
   return predict(formats::find_format(format_of(params)), profile, params, options);
+}
+
+std::string BuildEstimate::describe() const {
+  return fmt::format("{:.1f} ms: inspect {:.1f}, encode {:.1f}, upload {:.1f}, compile {:.1f}",
+                     total() * 1e3, inspect * 1e3, encode * 1e3, upload * 1e3, compile * 1e3);
 }
 
 Plan make_plan(const Profile& profile, const PlanOptions& options) {
@@ -111,9 +170,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
         }
       }
       if (c.applicable) {
-        const Prediction p = predict(*unit, profile, c.params, options);
-        c.predicted_bytes = p.bytes(options.cost_model);
-        c.predicted_seconds = p.seconds(options.cost_model);
+        set_prediction(c, predict(*unit, profile, c.params, options), options);
       }
       candidates.push_back(std::move(c));
     }
@@ -129,10 +186,11 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     Candidate* best = nullptr;
     for (Candidate& c : candidates) {
       if (!c.representable) continue;
-      const Prediction p = predict(formats::find_format(c.format), profile, c.params, options);
-      c.predicted_bytes = p.bytes(options.cost_model);
-      c.predicted_seconds = p.seconds(options.cost_model);
-      if (best == nullptr || c.predicted_seconds < best->predicted_seconds) best = &c;
+      set_prediction(c, predict(formats::find_format(c.format), profile, c.params, options),
+                     options);
+      if (best == nullptr ||
+          ranking_seconds(c, options.multiplies) < ranking_seconds(*best, options.multiplies))
+        best = &c;
     }
     if (best != nullptr) {
       objection = best->reason;
@@ -140,7 +198,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       best->reason = "forced; the planner would not choose it: " + objection;
     }
   }
-  Plan plan = pick_candidate(std::move(candidates), options.precision);
+  Plan plan = pick_candidate(std::move(candidates), options.precision, options.multiplies);
   if (forced) {
     plan.why = "parameters forced by the caller";
   } else if (!objection.empty()) {
@@ -152,22 +210,28 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
         static_cast<std::size_t>(std::count_if(plan.candidates.begin(), plan.candidates.end(),
                                                [](const Candidate& c) { return c.applicable; }));
     plan.why = fmt::format(
-        "lowest predicted time of {} applicable candidates ({}; {:.1f} nonzeros "
+        "lowest predicted {} of {} applicable candidates ({}; {:.1f} nonzeros "
         "per row on average)",
-        applicable, plan.candidates.front().reason, profile.row_mean);
+        ranking_name(options.multiplies), applicable, plan.candidates.front().reason,
+        profile.row_mean);
   }
   return plan;
 }
 
-Plan pick_candidate(std::vector<Candidate> candidates, Precision precision) {
-  // Applicable first, by predicted time, then by bytes (a value-coded twin that ties on a
-  // latency floor still moves less); remaining ties keep the proposal order (stable).
+Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,
+                    std::optional<std::int64_t> multiplies) {
+  // Applicable first, by predicted time (one-time cost + multiplies x time when the caller said
+  // how many), then by bytes (a value-coded twin that ties on a latency floor still moves less);
+  // remaining ties keep the proposal order (stable).
+  for (Candidate& c : candidates)
+    c.total_seconds = c.applicable && multiplies ? ranking_seconds(c, multiplies) : 0.0;
   std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) {
+                   [&](const Candidate& a, const Candidate& b) {
                      if (a.applicable != b.applicable) return a.applicable;
                      if (!a.applicable) return false;
-                     if (a.predicted_seconds != b.predicted_seconds)
-                       return a.predicted_seconds < b.predicted_seconds;
+                     const double ta = ranking_seconds(a, multiplies);
+                     const double tb = ranking_seconds(b, multiplies);
+                     if (ta != tb) return ta < tb;
                      return a.predicted_bytes < b.predicted_bytes;
                    });
   if (candidates.empty() || !candidates.front().applicable) {
@@ -183,6 +247,8 @@ Plan pick_candidate(std::vector<Candidate> candidates, Precision precision) {
   plan.precision = precision;
   plan.predicted_bytes = best.predicted_bytes;
   plan.predicted_seconds = best.predicted_seconds;
+  plan.predicted_build_seconds = best.build_seconds;
+  plan.multiplies = multiplies;
   plan.candidates = std::move(candidates);
   return plan;
 }

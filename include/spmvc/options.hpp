@@ -2,6 +2,7 @@
 // planner, ordering, value coding, cache.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -58,6 +59,18 @@ struct Options {
   /// is where timing more formats stopped finding faster ones on the H100 suite (the replay is in
   /// bench/results/README.md, suite v1).
   int measure_candidates = 4;
+  /// How many multiplies the caller expects with this matrix (at least 1). Given, the planner
+  /// picks the candidate with the least one-time cost (inspection, encoding, upload and, unless
+  /// cached_kernels, the kernel's NVRTC compile, each modelled from the GPU's benchmark suite:
+  /// calibration/<gpu>_build.inc) plus this many times its predicted multiply time; a short
+  /// horizon favours formats that are cheap to build. Unset (the default), the planner ranks by
+  /// multiply time alone, as for a caller who multiplies the matrix many times: spmvc's purpose,
+  /// and the choice that does not change for callers who predate this option. Measure mode
+  /// times the best candidates of this ranking and keeps the fastest multiply.
+  std::optional<std::int64_t> multiplies;
+  /// With multiplies: the kernels are expected in the kernel cache (a matrix like one compiled
+  /// before), so no candidate is charged an NVRTC compile.
+  bool cached_kernels = false;
   /// Inspect everything (block fill, distinct values, symmetry) rather than only the row scan
   /// the planner uses; Operator::profile() then holds the full Profile. Costs several times the
   /// row scan on large matrices.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -66,6 +67,11 @@ struct Candidate {
   /// applicable but representable was rejected only because it does not pay (it would store
   /// more bytes than csr, say): a format the caller forces may still take it.
   bool representable = true;
+  /// Predicted one-time cost of building it (inspect, encode, upload, compile), in seconds.
+  double build_seconds = 0;
+  /// build_seconds + Plan::multiplies x predicted_seconds: what the planner ranked by when the
+  /// caller said how many multiplies it expects; 0 otherwise.
+  double total_seconds = 0;
 };
 
 struct Plan {
@@ -76,6 +82,11 @@ struct Plan {
   std::string reorder_why;  ///< why an ordering was or was not chosen (reorder "auto")
   double predicted_bytes = 0;
   double predicted_seconds = 0;
+  /// Predicted one-time cost of building the plan, in seconds (Candidate::build_seconds).
+  double predicted_build_seconds = 0;
+  /// The multiplies the ranking assumed (Options::multiplies); empty: ranked by per-multiply
+  /// time alone.
+  std::optional<std::int64_t> multiplies;
   std::string why;                    ///< the reason this candidate won
   std::vector<Candidate> candidates;  ///< everything considered, best first; rejected last
 };

@@ -27,6 +27,10 @@
  *   "tiered"           bool (default: on unless SPMVC_TIERED=0): multiply with the built-in
  *                      generic kernel while the specialised one compiles (Options::tiered)
  *   "disk_cache"       bool (default true); "cache_dir" string; "device" integer
+ *   "multiplies"       integer >= 1: the multiplies the caller expects; the planner then picks
+ *                      the least one-time cost + multiplies x multiply time (default: unset,
+ *                      ranked by multiply time alone)
+ *   "cached_kernels"   bool: with "multiplies", charge no NVRTC compile (default false)
  * An unknown key or a value of the wrong type is SPMVC_ERROR_INPUT naming it.
  *
  * Text results (JSON documents, reports, source) are returned in a buffer the caller frees with

@@ -253,13 +253,16 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
 
     precision: "f64", "f32" or "f32acc64" (fp32 storage and vectors, fp64 accumulation).
     planner: "model" (the cost model's pick) or "measure" (time the best candidates).
-    multiplies: how many multiplies the caller expects. A CuPy or PyTorch matrix on the GPU is
-        built there from its own arrays, without a copy (csr or csr_stream), unless this is at
-        least HOST_PIPELINE_MULTIPLIES[precision] or an option asks for what only the host
-        pipeline does (planner "measure", a reorder, another format); then it is copied to the
-        host once. Host matrices always take the host pipeline.
+    multiplies: how many multiplies the caller expects (a positive integer). The planner then
+        picks the least one-time cost + multiplies x multiply time (unset: multiply time alone;
+        plan(A, multiplies=N) shows both terms). A CuPy or PyTorch matrix on the GPU is built
+        there from its own arrays, without a copy (csr or csr_stream), unless this is at least
+        HOST_PIPELINE_MULTIPLIES[precision] or an option asks for what only the host pipeline
+        does (planner "measure", a reorder, another format); then it is copied to the host once.
+        Host matrices always take the host pipeline.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
-        value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, device.
+        value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, device,
+        cached_kernels.
     """
     return Operator._compile(a, precision, planner, multiplies, options)
 
@@ -274,6 +277,8 @@ class Operator:
 
     @classmethod
     def _compile(cls, a, precision, planner, multiplies, options):
+        if multiplies is not None:
+            options = dict(options, multiplies=multiplies)  # the planner's horizon, checked there
         opts = _options_json(precision=precision, planner=planner, **options)
         _lib.call("spmvc_options_check", opts)  # option errors first, in the library's words
         self = object.__new__(cls)

@@ -98,6 +98,18 @@ class InspectAndPlan(unittest.TestCase):
         self.assertTrue(best["applicable"])
         self.assertEqual(best["format"], p.format)
 
+    def test_multiplies_reach_the_planner(self):
+        # The count passes through the C interface: the plan ranks by one-time cost + N x
+        # multiply time and every applicable candidate carries both terms and their total.
+        p = spmvc.plan(self.a, multiplies=10)
+        self.assertEqual(p.multiplies, 10)
+        self.assertIn("one-time cost + 10 x multiply time", p.why)
+        for c in p.candidates:
+            if c["applicable"]:
+                self.assertAlmostEqual(c["total_seconds"],
+                                       c["build_seconds"] + 10 * c["predicted_seconds"])
+        self.assertIsNone(spmvc.plan(self.a).multiplies)
+
     def test_emit_writes_a_harness_for_the_planned_kernel(self):
         with tempfile.TemporaryDirectory() as d:
             out = spmvc.emit(self.a, d, precision="f64")
@@ -139,6 +151,13 @@ class BadInput(unittest.TestCase):
                                    spmvc.compile, self.a, precision="f16")
         self.assert_raises_message(spmvc.InputError, 'unknown key "reoder"', spmvc.compile,
                                    self.a, reoder="rcm")
+
+    def test_compile_passes_multiplies_to_the_library(self):
+        # compile() hands multiplies= to the library, which checks it before any device work.
+        self.assert_raises_message(spmvc.InputError, '"multiplies" must be a positive integer',
+                                   spmvc.compile, self.a, multiplies=0)
+        self.assert_raises_message(spmvc.InputError, '"multiplies" must be a positive integer',
+                                   spmvc.plan, self.a, multiplies=-3)
 
     def test_bad_parameter_is_named(self):
         self.assert_raises_message(spmvc.InputError, "3", spmvc.plan, self.a, format="csr",

@@ -87,6 +87,16 @@ static void test_pipeline_without_gpu(const char* scratch) {
   CHECK(spmvc_plan(a, options, SPMVC_TEXT_JSON, &text) == SPMVC_OK);
   CHECK(strstr(text, "\"format\": \"csr\"") != NULL && strstr(text, "\"f32\"") != NULL);
   spmvc_string_free(text);
+  /* The multiply count reaches the planner: the plan ranks by one-time cost + 1000 multiplies
+   * and says so; without it the plan has none. */
+  CHECK(spmvc_plan(a, "{\"multiplies\": 1000, \"cached_kernels\": true}", SPMVC_TEXT_JSON, &text) ==
+        SPMVC_OK);
+  CHECK(strstr(text, "\"multiplies\": 1000") != NULL);
+  CHECK(strstr(text, "one-time cost + 1000 x multiply time") != NULL);
+  spmvc_string_free(text);
+  CHECK(spmvc_plan(a, NULL, SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  CHECK(strstr(text, "\"multiplies\": null") != NULL);
+  spmvc_string_free(text);
   char* source = NULL;
   char* name = NULL;
   CHECK(spmvc_generate(a, options, &source, &name) == SPMVC_OK);
@@ -144,6 +154,12 @@ static void test_bad_input(void) {
                "dia", "unknown format");
   expect_error(spmvc_plan(a, NULL, (spmvc_text_kind)7, &text), SPMVC_ERROR_INPUT, "kind must be",
                "unknown text kind");
+  expect_error(spmvc_plan(a, "{\"multiplies\": 0}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "\"multiplies\" must be a positive integer, got 0", "zero multiplies");
+  expect_error(spmvc_options_check("{\"multiplies\": \"many\"}"), SPMVC_ERROR_INPUT,
+               "\"multiplies\" must be a positive integer", "multiplies not a number");
+  expect_error(spmvc_options_check("{\"cached_kernels\": 1}"), SPMVC_ERROR_INPUT,
+               "\"cached_kernels\" must be true or false", "cached_kernels not a bool");
   CHECK(text == NULL);
 
   const int64_t row_ptr[] = {0, 2, 5, 7};

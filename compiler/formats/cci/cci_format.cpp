@@ -219,6 +219,7 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
   std::vector<int> widths;
   std::vector<double> freq;
   std::vector<std::size_t> order;
+  std::vector<int> lens;
   for (const std::vector<int>& shape : shapes()) {
     const int n = static_cast<int>(shape.size());
     if (n - 1 > static_cast<int>(present.size())) continue;
@@ -234,13 +235,19 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
           freq[i] = below(widths[i]) - below(prev);
           prev = widths[i];
         }
-        // Shortest opcodes to the most frequent classes.
+        // Shortest opcodes to the most frequent classes: a stable insertion sort by falling
+        // frequency (at most 8 classes; this runs millions of times on a wide histogram, so
+        // nothing here allocates).
         order.resize(widths.size());
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return freq[a] > freq[b]; });
+        for (std::size_t k = 1; k < order.size(); ++k) {
+          const std::size_t v = order[k];
+          std::size_t j = k;
+          for (; j > 0 && freq[order[j - 1]] < freq[v]; --j) order[j] = order[j - 1];
+          order[j] = v;
+        }
         double cost = 0;
-        std::vector<int> lens(widths.size());
+        lens.resize(widths.size());
         for (std::size_t k = 0; k < order.size(); ++k) {
           const std::size_t i = order[k];
           lens[i] = shape[k];
@@ -426,6 +433,18 @@ std::vector<Candidate> CciFormat::propose(const Profile& profile, Precision prec
   paper.paper_table = true;
   paper.interleaved = false;
   sets.push_back(paper);
+  // The code-table search (cci_choose_table) is most of the planner's time on a wide delta
+  // histogram: the sets' tables are found side by side on the host threads first (each is
+  // cached), so the loop below only looks them up. An error here is left to that loop, which
+  // meets it only for the sets it estimates (the applicable ones), as before.
+  parallel_for(static_cast<std::int64_t>(sets.size()), 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      try {
+        (void)estimated_code_bits(profile, sets[static_cast<std::size_t>(i)]);
+      } catch (const Error&) {
+      }
+    }
+  });
   std::vector<Candidate> out;
   const double nnz = std::max<double>(1.0, static_cast<double>(profile.nnz));
   for (const CciParams& p : sets) {

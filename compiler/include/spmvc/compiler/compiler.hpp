@@ -4,6 +4,7 @@
 // compiler/ is internal to it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -59,6 +60,24 @@ enum class CostModel {
 CostModel parse_cost_model(std::string_view name);
 std::string_view to_string(CostModel model);
 
+/// Where a plan's one-time build runs, which decides what it costs.
+enum class BuildPath {
+  host,    ///< the host pipeline: inspect, encode on the host, upload the encoded arrays
+  device,  ///< compile(DeviceCsr): inspect and build the arrays on the GPU, nothing uploaded
+};
+
+/// A candidate's predicted one-time cost by stage, in seconds (calibration/<gpu>_build.inc):
+/// what building it costs before its first multiply.
+struct BuildEstimate {
+  double inspect = 0;  ///< the row scan the planner reads (the same for every candidate)
+  double encode = 0;   ///< the format's encoder (host), or its arrays built on the GPU (device)
+  double upload = 0;   ///< the encoded arrays copied to the GPU (host path)
+  double compile = 0;  ///< NVRTC's cold compile of its kernel; 0 when kernels are cached
+  double total() const { return inspect + encode + upload + compile; }
+  /// One line, for reports.
+  std::string describe() const;
+};
+
 struct PlanOptions {
   Precision precision = Precision::f64;
   std::string format = "auto";   ///< "auto" or a registered format name
@@ -80,6 +99,13 @@ struct PlanOptions {
   /// Only candidates whose y is bitwise the same run to run (FormatUnit::nondeterminism): the
   /// others are rejected with the reason.
   bool deterministic = false;
+  /// Multiplies the caller expects (Options::multiplies): the planner then ranks by one-time
+  /// cost + multiplies x predicted time. Unset: by predicted time alone, today's choice.
+  std::optional<std::int64_t> multiplies;
+  /// The candidates' kernels are expected in the kernel cache: no compile is charged.
+  bool cached_kernels = false;
+  /// Where the build runs: its stages cost differently (BuildEstimate).
+  BuildPath build_path = BuildPath::host;
 };
 
 /// One parameter set's predicted bytes and time under both cost models.
@@ -89,6 +115,7 @@ struct Prediction {
   TrafficBytes traffic;
   double traffic_seconds = 0;
   double time_factor = 1;  ///< the calibration factor both times include (calibration.hpp)
+  BuildEstimate build;     ///< the one-time cost of building it (build_path, cached_kernels)
   double bytes(CostModel m) const {
     return m == CostModel::traffic ? traffic.total() : compulsory_bytes;
   }
@@ -110,7 +137,10 @@ Plan make_plan(const Profile& profile, const PlanOptions& options);
 /// Ranks `candidates` (applicable first, by predicted time, then by bytes; ties keep their order)
 /// and makes the fastest the plan at `precision`, every candidate kept beside it; `why` is left
 /// to the caller. InputError listing each candidate's reason when none is applicable.
-Plan pick_candidate(std::vector<Candidate> candidates, Precision precision);
+/// With `multiplies`, by one-time cost + multiplies x predicted time instead
+/// (Candidate::total_seconds).
+Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,
+                    std::optional<std::int64_t> multiplies = std::nullopt);
 
 /// How the plan stores its values: a formats::ValueCoding (spmvc/params/values.hpp); plain for a
 /// format that has no coding.
