@@ -124,6 +124,8 @@ spmvc::Options parse_options(const char* text) {
       o.renumber_columns = boolean(key, value);
     } else if (key == "value_coding") {
       o.value_coding = boolean(key, value);
+    } else if (key == "keep_csr") {
+      o.keep_csr = boolean(key, value);
     } else if (key == "full_inspection") {
       o.full_inspection = boolean(key, value);
     } else if (key == "disk_cache") {
@@ -140,7 +142,7 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, full_inspection, disk_cache, cache_dir, device)");
+              "value_coding, full_inspection, disk_cache, cache_dir, device, keep_csr)");
     }
   }
   if (!params.empty()) {
@@ -163,6 +165,24 @@ void check_kind(spmvc_text_kind kind, const char* function) {
     throw spmvc::InputError(function, 0,
                             "kind must be SPMVC_TEXT_JSON (0) or SPMVC_TEXT_REPORT (1), got " +
                                 std::to_string(static_cast<int>(kind)));
+}
+
+spmvc::DenseLayout layout_of(spmvc_layout layout, const char* fn) {
+  if (layout == SPMVC_LAYOUT_ROW_MAJOR) return spmvc::DenseLayout::row_major;
+  if (layout == SPMVC_LAYOUT_COL_MAJOR) return spmvc::DenseLayout::col_major;
+  throw spmvc::InputError(fn, 0,
+                          "layout " + std::to_string(static_cast<int>(layout)) +
+                              " is neither SPMVC_LAYOUT_ROW_MAJOR nor SPMVC_LAYOUT_COL_MAJOR");
+}
+
+// Elements of X and Y for k vectors (k checked here, so the sizes cannot overflow).
+std::pair<std::size_t, std::size_t> block_sizes(const spmvc::Operator& op, int k,
+                                                const char* fn) {
+  if (k < 1 || k > spmvc::kMaxDenseColumns)
+    throw spmvc::InputError(fn, 0,
+                            "k = " + std::to_string(k) + " vectors: apply_many takes 1..64");
+  const auto ku = static_cast<std::size_t>(k);
+  return {static_cast<std::size_t>(op.ncols()) * ku, static_cast<std::size_t>(op.nrows()) * ku};
 }
 
 }  // namespace
@@ -401,6 +421,57 @@ spmvc_status spmvc_operator_apply_host(const spmvc_operator* op, const double* x
     if (op->op.nrows() > 0) require(y, "spmvc_operator_apply_host", "y");
     op->op.apply_host(std::span<const double>(x, static_cast<std::size_t>(op->op.ncols())),
                       std::span<double>(y, static_cast<std::size_t>(op->op.nrows())), alpha, beta);
+  });
+}
+
+spmvc_status spmvc_operator_apply_many(const spmvc_operator* op, const void* x, void* y, int k,
+                                       spmvc_layout layout, double alpha, double beta,
+                                       void* stream) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_many";
+    require(op, fn, "op");
+    const auto [nx, ny] = block_sizes(op->op, k, fn);
+    if (nx > 0) require(x, fn, "x");
+    if (ny > 0) require(y, fn, "y");
+    op->op.apply_many(x, y, k, layout_of(layout, fn), alpha, beta, stream);
+  });
+}
+
+spmvc_status spmvc_operator_apply_many_host(const spmvc_operator* op, const double* x, double* y,
+                                            int k, spmvc_layout layout, double alpha,
+                                            double beta) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_many_host";
+    require(op, fn, "op");
+    const auto [nx, ny] = block_sizes(op->op, k, fn);
+    if (nx > 0) require(x, fn, "x");
+    if (ny > 0) require(y, fn, "y");
+    op->op.apply_many_host(std::span<const double>(x, nx), std::span<double>(y, ny), k,
+                           layout_of(layout, fn), alpha, beta);
+  });
+}
+
+spmvc_status spmvc_operator_apply_transpose(const spmvc_operator* op, const void* x, void* y,
+                                            double alpha, double beta, void* stream) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_transpose";
+    require(op, fn, "op");
+    if (op->op.nrows() > 0) require(x, fn, "x");
+    if (op->op.ncols() > 0) require(y, fn, "y");
+    op->op.apply_transpose(x, y, alpha, beta, stream);
+  });
+}
+
+spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const double* x,
+                                                 double* y, double alpha, double beta) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_transpose_host";
+    require(op, fn, "op");
+    if (op->op.nrows() > 0) require(x, fn, "x");
+    if (op->op.ncols() > 0) require(y, fn, "y");
+    op->op.apply_transpose_host(std::span<const double>(x, static_cast<std::size_t>(op->op.nrows())),
+                                std::span<double>(y, static_cast<std::size_t>(op->op.ncols())),
+                                alpha, beta);
   });
 }
 

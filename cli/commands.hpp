@@ -48,6 +48,9 @@ struct MatrixArgs {
   bool renumber_columns = false;
   bool no_value_coding = false;  ///< plan plain values only
   bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
+  int k = 0;                     ///< run/bench: > 0 multiplies k vectors at once (apply_many)
+  std::string layout = "col";    ///< run/bench --k: X and Y row- or column-major
+  bool transpose = false;        ///< run/bench: y = A^T x (apply_transpose)
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to
@@ -73,6 +76,8 @@ int run_emit(const MatrixArgs& args, const EmitArgs& emit);
 /// `explain`: args.matrix is a kernel (.cu, read with the headers beside it) or a matrix.
 int run_explain(const MatrixArgs& args, const std::string& arch);
 int run_run(const MatrixArgs& args);
+/// `run --k K` / `run --transpose`: apply_many or apply_transpose against the host reference.
+int run_operation(const MatrixArgs& args);
 int run_gen(const std::string& spec, const std::string& out, std::int64_t replicate);
 
 struct BenchArgs {
@@ -82,6 +87,9 @@ struct BenchArgs {
   bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
+/// `bench --k K` / `bench --transpose`: against cusparseSpMM (CSR ALG1, ALG2, ALG3 where they
+/// apply) and k separate SpMVs, or cusparseSpMV with opA = TRANSPOSE.
+int bench_operation(const MatrixArgs& args, const BenchArgs& bench);
 /// Median milliseconds per call of `fn` over bench.repetitions CUDA-event timings, each of
 /// enough calls to last bench.min_rep_ms, after warm-up calls.
 double median_ms(const std::function<void()>& fn, const BenchArgs& bench);

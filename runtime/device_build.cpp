@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "device_csr.hpp"
+#include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/params/values.hpp"
@@ -122,6 +123,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   im->bind_arrays();
+  runtime::attach_operations(*im, a, options, nblocks);
   runtime::synchronize();
   return Operator::Impl::wrap(std::move(im));
 }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/spmvc.hpp"
@@ -117,6 +118,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
       launch.kernel->set_global("spmvc_row_map", &device_map, sizeof device_map);
   }
   im->bind_arrays();
+  runtime::attach_operations(*im, build, options);
   return im;
 }
 
@@ -218,8 +220,10 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   timings.reorder = b.timings.reorder;
   timings.inspect = b.timings.inspect;
   timings.plan = b.timings.plan;
-  if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
-  return Operator(Operator::Impl::from_build(b, options, device, timings));
+  Operator op = measure ? compile_measured(a, std::move(b), options, target, device, timings)
+                        : Operator(Operator::Impl::from_build(b, options, device, timings));
+  if (options.keep_csr) runtime::keep_csr(*op.impl_, a, options);
+  return op;
 }
 
 bool device_available(std::string* why) {

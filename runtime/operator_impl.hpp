@@ -32,6 +32,8 @@ KernelCache& cache_for(const std::filesystem::path& dir);
 /// The cache directory `options` ask for ("" when the disk cache is off).
 std::filesystem::path cache_dir_of(const Options& options);
 
+struct Operations;
+
 }  // namespace runtime
 
 struct Operator::Impl {
@@ -53,6 +55,8 @@ struct Operator::Impl {
     std::vector<const void*> array_args;
   };
   std::vector<Launch> launches;
+  /// apply_many and apply_transpose (runtime/operations.hpp).
+  std::shared_ptr<runtime::Operations> operations;
 
   const void* array(const std::string& name) const;
   /// Obtains the unit's CUBIN through `cache` and loads every launch's entry point: shared with
