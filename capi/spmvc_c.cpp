@@ -176,11 +176,9 @@ spmvc::DenseLayout layout_of(spmvc_layout layout, const char* fn) {
 }
 
 // Elements of X and Y for k vectors (k checked here, so the sizes cannot overflow).
-std::pair<std::size_t, std::size_t> block_sizes(const spmvc::Operator& op, int k,
-                                                const char* fn) {
+std::pair<std::size_t, std::size_t> block_sizes(const spmvc::Operator& op, int k, const char* fn) {
   if (k < 1 || k > spmvc::kMaxDenseColumns)
-    throw spmvc::InputError(fn, 0,
-                            "k = " + std::to_string(k) + " vectors: apply_many takes 1..64");
+    throw spmvc::InputError(fn, 0, "k = " + std::to_string(k) + " vectors: apply_many takes 1..64");
   const auto ku = static_cast<std::size_t>(k);
   return {static_cast<std::size_t>(op.ncols()) * ku, static_cast<std::size_t>(op.nrows()) * ku};
 }
@@ -438,8 +436,7 @@ spmvc_status spmvc_operator_apply_many(const spmvc_operator* op, const void* x, 
 }
 
 spmvc_status spmvc_operator_apply_many_host(const spmvc_operator* op, const double* x, double* y,
-                                            int k, spmvc_layout layout, double alpha,
-                                            double beta) {
+                                            int k, spmvc_layout layout, double alpha, double beta) {
   return guarded([&] {
     const char* fn = "spmvc_operator_apply_many_host";
     require(op, fn, "op");
@@ -469,9 +466,9 @@ spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const
     require(op, fn, "op");
     if (op->op.nrows() > 0) require(x, fn, "x");
     if (op->op.ncols() > 0) require(y, fn, "y");
-    op->op.apply_transpose_host(std::span<const double>(x, static_cast<std::size_t>(op->op.nrows())),
-                                std::span<double>(y, static_cast<std::size_t>(op->op.ncols())),
-                                alpha, beta);
+    op->op.apply_transpose_host(
+        std::span<const double>(x, static_cast<std::size_t>(op->op.nrows())),
+        std::span<double>(y, static_cast<std::size_t>(op->op.ncols())), alpha, beta);
   });
 }
 

@@ -3,9 +3,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -87,6 +90,18 @@ struct BenchArgs {
   bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
+/// An operation beyond apply(): k vectors at once in `layout`, or the transposed multiply.
+struct OperationArgs {
+  int k = 1;
+  DenseLayout layout = DenseLayout::col_major;
+  bool transpose = false;
+};
+/// Compiles `a` (keeping its CSR), checks and times the operation against cuSPARSE: the JSON
+/// record `bench --k/--transpose` prints and the suite stores (sizes, plan, kernel, every
+/// timing with its relative error, speed-ups over cuSPARSE's best and over k separate SpMVs).
+nlohmann::ordered_json time_operation(const CsrMatrix& a, const Options& options,
+                                      const OperationArgs& args, const BenchArgs& bench,
+                                      bool quiet);
 /// `bench --k K` / `bench --transpose`: against cusparseSpMM (CSR ALG1, ALG2, ALG3 where they
 /// apply) and k separate SpMVs, or cusparseSpMV with opA = TRANSPOSE.
 int bench_operation(const MatrixArgs& args, const BenchArgs& bench);
@@ -132,6 +147,9 @@ struct SuiteArgs {
   /// The planner picks' ordering option: "auto" (the planner reorders a matrix whose x accesses
   /// are scattered, and says why) or "none".
   std::string planner_reorder = "auto";
+  /// Time this operation of the planner's pick instead of SpMV (time_operation): bench --k K
+  /// or --transpose with --suite.
+  std::optional<OperationArgs> operation;
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

@@ -313,7 +313,15 @@ int main(int argc, char** argv) {
       return spmvc::cli::run_run(margs);
     }
     if (bench->parsed()) {
-      if (bench->count("--suite") > 0) return spmvc::cli::run_suite(sargs, bargs);
+      if (bench->count("--suite") > 0) {
+        if (margs.transpose && margs.k > 0)
+          throw spmvc::cli::UsageError("--transpose and --k do not combine");
+        if (margs.k > 0 || margs.transpose)
+          sargs.operation =
+              spmvc::cli::OperationArgs{margs.transpose ? 1 : margs.k,
+                                        spmvc::parse_dense_layout(margs.layout), margs.transpose};
+        return spmvc::cli::run_suite(sargs, bargs);
+      }
       if (margs.matrix.empty())
         throw spmvc::InputError("bench", 0, "give a matrix (file or spec) or --suite NAME");
       if (solve_opt->count() > 0) return spmvc::cli::run_solve(margs, bargs, solve_args);

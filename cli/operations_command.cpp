@@ -102,17 +102,19 @@ int run_operation(const MatrixArgs& args) {
   return ok ? 0 : 1;
 }
 
-int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
-  const bench::Gpu device = bench::open_gpu(0);
-  std::string label;
-  const CsrMatrix a = load_matrix(args, &label);
-  Options options = make_options(args);
+nlohmann::ordered_json time_operation(const CsrMatrix& a, const Options& base,
+                                      const OperationArgs& args, const BenchArgs& b, bool quiet) {
+  Options options = base;
   options.keep_csr = true;
   const Precision p = options.precision;
   const std::size_t vb = static_cast<std::size_t>(value_bytes(p));
-  if (!args.quiet) fmt::print(stderr, "compiling ...\n");
+  if (!quiet) fmt::print(stderr, "compiling ...\n");
   Operator op = compile(a, options);
-  const Operation o = describe_operation(args, a, p);
+  MatrixArgs margs;
+  margs.k = args.transpose ? 0 : args.k;
+  margs.layout = std::string(to_string(args.layout));
+  margs.transpose = args.transpose;
+  const Operation o = describe_operation(margs, a, p);
 
   bench::DeviceArray dx(std::max<std::size_t>(o.x_size * vb, 1));
   bench::DeviceArray dy(std::max<std::size_t>(o.y_size * vb, 1));
@@ -143,7 +145,7 @@ int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
     r["name"] = name;
     r["relative_error"] = check(fn);
     r["ms"] = median_ms(fn, b);
-    if (!args.quiet) fmt::print(stderr, "  {:<24} {:.4f} ms\n", name, r["ms"].get<double>());
+    if (!quiet) fmt::print(stderr, "  {:<28} {:.4f} ms\n", name, r["ms"].get<double>());
     results.push_back(r);
     return r["ms"].get<double>();
   };
@@ -154,9 +156,9 @@ int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
   bench::CusparseSpmm cusparse(a, p);
   if (o.transpose) {
     ours = time("spmvc transpose", [&] { op.apply_transpose(dx.get(), dy.get()); });
-    best_cusparse = time("cusparse spmv transpose csr_alg1",
-                         [&] { cusparse.spmv_transpose(dx.get(), dy.get(), 1.0, 0.0, nullptr); });
     best_name = "cusparse spmv transpose csr_alg1";
+    best_cusparse =
+        time(best_name, [&] { cusparse.spmv_transpose(dx.get(), dy.get(), 1.0, 0.0, nullptr); });
   } else {
     ours = time("spmvc spmm", [&] { op.apply_many(dx.get(), dy.get(), o.k, o.layout); });
     for (bench::CusparseSpmmAlg alg :
@@ -167,9 +169,8 @@ int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
         results.push_back({{"name", name}, {"not_applicable", *why}});
         continue;
       }
-      const double ms = time(name, [&] {
-        cusparse.spmm(alg, o.k, o.layout, dx.get(), dy.get(), 1.0, 0.0, nullptr);
-      });
+      const double ms = time(
+          name, [&] { cusparse.spmm(alg, o.k, o.layout, dx.get(), dy.get(), 1.0, 0.0, nullptr); });
       if (ms < best_cusparse) {
         best_cusparse = ms;
         best_name = name;
@@ -193,8 +194,6 @@ int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
   }
   const CompileTimings& t = op.timings();
   nlohmann::ordered_json j;
-  j["matrix"] = label;
-  j["gpu"] = device.name;
   j["nrows"] = a.nrows;
   j["ncols"] = a.ncols;
   j["nnz"] = a.nnz();
@@ -203,22 +202,45 @@ int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
   j["k"] = o.k;
   j["layout"] = std::string(to_string(o.layout));
   j["plan"] = nlohmann::json::parse(to_json(op.plan()));
+  j["kernel"] =
+      o.transpose ? op.transpose_plan().format : op.spmm_source(o.k, o.layout).kernel_name;
   j["note"] = o.transpose ? t.transpose_note : t.spmm_note;
   j["prepare_seconds"] = o.transpose ? t.transpose : t.spmm;
-  j["cusparse_version"] = bench::CusparseCsr::version();
   j["results"] = results;
+  j["spmvc_ms"] = ours;
   j["cusparse_best"] = best_name;
+  j["cusparse_best_ms"] = best_cusparse;
   j["speedup_vs_cusparse_best"] = best_cusparse / ours;
   if (separate > 0) j["speedup_vs_separate_spmv"] = separate / ours;
+  return j;
+}
+
+int bench_operation(const MatrixArgs& args, const BenchArgs& b) {
+  const bench::Gpu device = bench::open_gpu(0);
+  std::string label;
+  const CsrMatrix a = load_matrix(args, &label);
+  if (args.transpose && args.k > 0)
+    throw UsageError("--transpose and --k do not combine (apply_transpose takes one vector)");
+  const OperationArgs o{args.transpose ? 1 : args.k, parse_dense_layout(args.layout),
+                        args.transpose};
+  nlohmann::ordered_json j;
+  j["matrix"] = label;
+  j["gpu"] = device.name;
+  j["cusparse_version"] = bench::CusparseCsr::version();
+  j.update(time_operation(a, make_options(args), o, b, args.quiet));
   if (args.json) {
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("{}: {}, {} x {}, {} nonzeros, {}\n", label, operation_name(o), a.nrows, a.ncols,
-               a.nnz(), to_string(p));
-    fmt::print("spmvc {:.4f} ms; {} {:.4f} ms: {:.2f}x\n", ours, best_name, best_cusparse,
-               best_cusparse / ours);
-    if (separate > 0)
-      fmt::print("k separate spmvc SpMVs {:.4f} ms: {:.2f}x\n", separate, separate / ours);
+    fmt::print("{}: {} x {}, {} nonzeros, {}; {} k={} {}\n", label, a.nrows, a.ncols, a.nnz(),
+               j["precision"].get<std::string>(), j["operation"].get<std::string>(), o.k,
+               to_string(o.layout));
+    fmt::print("{}\n", j["note"].get<std::string>());
+    fmt::print("spmvc {:.4f} ms; {} {:.4f} ms: {:.2f}x\n", j["spmvc_ms"].get<double>(),
+               j["cusparse_best"].get<std::string>(), j["cusparse_best_ms"].get<double>(),
+               j["speedup_vs_cusparse_best"].get<double>());
+    if (j.contains("speedup_vs_separate_spmv"))
+      fmt::print("against k separate spmvc SpMVs: {:.2f}x\n",
+                 j["speedup_vs_separate_spmv"].get<double>());
   }
   return 0;
 }

@@ -45,8 +45,8 @@ const DeviceCsr& kept_csr(Operations& ops, const char* operation, const std::str
   return *ops.csr;
 }
 
-void launch_spmm(const Operator::Impl& im, const Operations::SpmmUnit& unit, const void* x,
-                 void* y, double alpha, double beta, void* stream) {
+void launch_spmm(const Operator::Impl& im, const Operations::SpmmUnit& unit, const void* x, void* y,
+                 double alpha, double beta, void* stream) {
   const bool acc64 = im.plan.precision != Precision::f32;
   long long rows = im.nrows, cols = im.ncols;
   double alpha64 = alpha, beta64 = beta;
@@ -197,8 +197,7 @@ const Operator& transposed(const Operator::Impl& im, Operations& ops) {
   timings.transpose = seconds_since(t0);
   timings.transpose_note =
       fmt::format("A^T ({} x {}) built on the GPU by a counting sort, planned {} [{}]", t.nrows,
-                  t.ncols, ops.transposed->plan().format,
-                  describe(ops.transposed->plan().params));
+                  t.ncols, ops.transposed->plan().format, describe(ops.transposed->plan().params));
   return *ops.transposed;
 }
 
@@ -217,8 +216,8 @@ void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options) {
   Operations& ops = operations_of(im);
   if (a.nnz() >= std::numeric_limits<std::int32_t>::max() ||
       a.nrows >= std::numeric_limits<std::int32_t>::max()) {
-    ops.no_csr = fmt::format("{} rows and {} nonzeros do not fit its 32-bit offsets", a.nrows,
-                             a.nnz());
+    ops.no_csr =
+        fmt::format("{} rows and {} nonzeros do not fit its 32-bit offsets", a.nrows, a.nnz());
     return;
   }
   ops.resident = upload_csr(a, options.precision);
@@ -319,9 +318,8 @@ void Operator::apply_many_host(std::span<const double> x, std::span<double> y, i
     throw InputError("apply_many_host", 0,
                      fmt::format("X has {} elements (need {} x {}), Y has {} (need {} x {})",
                                  x.size(), impl_->ncols, k, y.size(), impl_->nrows, k));
-  on_host_arrays(impl_->plan.precision, x, y, [&](const void* dx, void* dy) {
-    apply_many(dx, dy, k, layout, alpha, beta);
-  });
+  on_host_arrays(impl_->plan.precision, x, y,
+                 [&](const void* dx, void* dy) { apply_many(dx, dy, k, layout, alpha, beta); });
 }
 
 void Operator::apply_transpose_host(std::span<const double> x, std::span<double> y, double alpha,
@@ -331,9 +329,8 @@ void Operator::apply_transpose_host(std::span<const double> x, std::span<double>
     throw InputError("apply_transpose_host", 0,
                      fmt::format("x has {} elements (need nrows = {}), y has {} (need ncols = {})",
                                  x.size(), impl_->nrows, y.size(), impl_->ncols));
-  on_host_arrays(impl_->plan.precision, x, y, [&](const void* dx, void* dy) {
-    apply_transpose(dx, dy, alpha, beta);
-  });
+  on_host_arrays(impl_->plan.precision, x, y,
+                 [&](const void* dx, void* dy) { apply_transpose(dx, dy, alpha, beta); });
 }
 
 }  // namespace spmvc

@@ -90,8 +90,8 @@ struct RowTile {
 };
 
 /// csr (csr.cuh's arrays; its padding is never read): consecutive groups take consecutive rows.
-template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor,
-          typename Offset, typename Value, typename Acc, typename Values>
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
+          typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void csr(long long nrows, long long ncols,
                                     const Offset* __restrict__ row_ptr,
                                     const int* __restrict__ col_idx, Values values,
@@ -121,8 +121,8 @@ __device__ __forceinline__ void csr(long long nrows, long long ncols,
 /// csr_stream (csr_stream.cuh's arrays, 16-bit columns included): thread block b computes row
 /// block b. Its groups take its rows in turn; a block of one row (longer than the tile) is
 /// shared by all its groups, whose totals meet in shared memory.
-template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor,
-          typename Offset, typename Value, typename Acc, typename Columns, typename Values>
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
+          typename Value, typename Acc, typename Columns, typename Values>
 __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
                                            const int* __restrict__ row_blocks,
                                            const Offset* __restrict__ row_ptr, Columns columns,
@@ -149,8 +149,7 @@ __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
       Tile tile;
       tile.zero();
       const Offset end = row_ptr[first + 1];
-      for (Offset j = block_start + group * kRowLanes + lane; j < end;
-           j += kGroups * kRowLanes) {
+      for (Offset j = block_start + group * kRowLanes + lane; j < end; j += kGroups * kRowLanes) {
         tile.add(static_cast<Acc>(load_ro(values + j)), col(j), x, ncols, column);
       }
       tile.reduce();
@@ -211,8 +210,8 @@ __device__ __forceinline__ void ell(long long nrows, long long ncols,
   if (row < nrows) {
     const long long stride = ell::pitch(nrows) * kThreadsPerRow;
     const long long p0 = row * kThreadsPerRow + lane;
-    const int steps = kRowLengths ? (row_lengths[row] - lane + kThreadsPerRow - 1) / kThreadsPerRow
-                                  : kSteps;
+    const int steps =
+        kRowLengths ? (row_lengths[row] - lane + kThreadsPerRow - 1) / kThreadsPerRow : kSteps;
     for (int s = 0; s < steps; ++s) {
       const long long p = p0 + s * stride;
       const int c = load_ro(col + p);
@@ -230,9 +229,8 @@ template <int kK, int kColumnLanes, int kSliceHeight, int kThreadsPerRow, int kB
 __device__ __forceinline__ void sell(long long nrows, long long ncols,
                                      const long long* __restrict__ slice_ptr,
                                      const int* __restrict__ perm, const int* __restrict__ col,
-                                     const Value* __restrict__ values,
-                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
-                                     Acc beta) {
+                                     const Value* __restrict__ values, const Value* __restrict__ x,
+                                     Value* __restrict__ y, Acc alpha, Acc beta) {
   using Tile = RowTile<kK, kColumnLanes, kThreadsPerRow, kRowMajor, Value, Acc>;
   constexpr int kStep = kSliceHeight * kThreadsPerRow;
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");

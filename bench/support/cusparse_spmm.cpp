@@ -199,15 +199,14 @@ void CusparseSpmm::spmm(CusparseSpmmAlg alg, int k, DenseLayout layout, const vo
     throw InputError("<matrix>", 0, fmt::format("cuSPARSE {}: {}", to_string(alg), *s.declined));
   check_sparse(cusparseSetStream(m.handle, static_cast<cudaStream_t>(stream)), "cusparseSetStream");
   m.with_scalars(alpha, beta, [&](const void* a, const void* b) {
-    check_sparse(cusparseSpMM(m.handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                              CUSPARSE_OPERATION_NON_TRANSPOSE, a, s.mat, s.x_mat, b, s.y_mat,
-                              m.value_type, to_cusparse(alg), s.work.get()),
-                 "cusparseSpMM");
+    check_sparse(
+        cusparseSpMM(m.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                     a, s.mat, s.x_mat, b, s.y_mat, m.value_type, to_cusparse(alg), s.work.get()),
+        "cusparseSpMM");
   });
 }
 
-void CusparseSpmm::spmv_transpose(const void* x, void* y, double alpha, double beta,
-                                  void* stream) {
+void CusparseSpmm::spmv_transpose(const void* x, void* y, double alpha, double beta, void* stream) {
   Impl& m = *impl_;
   Impl::Transposed& t = m.transposed;
   if (t.mat == nullptr || t.x != x || t.y != y) {
@@ -217,16 +216,15 @@ void CusparseSpmm::spmv_transpose(const void* x, void* y, double alpha, double b
     m.create_csr(&t.mat);
     check_sparse(cusparseCreateConstDnVec(&t.x_vec, m.nrows, x, m.value_type),
                  "cusparseCreateConstDnVec(x)");
-    check_sparse(cusparseCreateDnVec(&t.y_vec, m.ncols, y, m.value_type),
-                 "cusparseCreateDnVec(y)");
+    check_sparse(cusparseCreateDnVec(&t.y_vec, m.ncols, y, m.value_type), "cusparseCreateDnVec(y)");
     t.x = x;
     t.y = y;
     std::size_t bytes = 0;
     m.with_scalars(1.0, 0.0, [&](const void* a, const void* b) {
-      check_sparse(cusparseSpMV_bufferSize(m.handle, CUSPARSE_OPERATION_TRANSPOSE, a, t.mat,
-                                           t.x_vec, b, t.y_vec, m.value_type,
-                                           CUSPARSE_SPMV_CSR_ALG1, &bytes),
-                   "cusparseSpMV_bufferSize(transpose)");
+      check_sparse(
+          cusparseSpMV_bufferSize(m.handle, CUSPARSE_OPERATION_TRANSPOSE, a, t.mat, t.x_vec, b,
+                                  t.y_vec, m.value_type, CUSPARSE_SPMV_CSR_ALG1, &bytes),
+          "cusparseSpMV_bufferSize(transpose)");
     });
     t.work = DeviceBuffer(std::max<std::size_t>(bytes, 1));
     m.with_scalars(1.0, 0.0, [&](const void* a, const void* b) {
@@ -238,8 +236,8 @@ void CusparseSpmm::spmv_transpose(const void* x, void* y, double alpha, double b
   }
   check_sparse(cusparseSetStream(m.handle, static_cast<cudaStream_t>(stream)), "cusparseSetStream");
   m.with_scalars(alpha, beta, [&](const void* a, const void* b) {
-    check_sparse(cusparseSpMV(m.handle, CUSPARSE_OPERATION_TRANSPOSE, a, t.mat, t.x_vec, b,
-                              t.y_vec, m.value_type, CUSPARSE_SPMV_CSR_ALG1, t.work.get()),
+    check_sparse(cusparseSpMV(m.handle, CUSPARSE_OPERATION_TRANSPOSE, a, t.mat, t.x_vec, b, t.y_vec,
+                              m.value_type, CUSPARSE_SPMV_CSR_ALG1, t.work.get()),
                  "cusparseSpMV(transpose)");
   });
 }

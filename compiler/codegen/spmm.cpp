@@ -98,8 +98,7 @@ SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile
   return s;
 }
 
-SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile,
-                                std::int64_t row_blocks) {
+SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile, std::int64_t row_blocks) {
   SpmmSubject s;
   s.format = plan.format;
   s.params = plan.params;
@@ -196,8 +195,8 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
   };
   const auto values = formats::value_args(coding, "values");
   const std::int64_t group = shape.column_lanes * shape.row_lanes;
-  const std::int64_t row_grid = std::max<std::int64_t>(
-      1, (s.nrows * group + shape.block_size - 1) / shape.block_size);
+  const std::int64_t row_grid =
+      std::max<std::int64_t>(1, (s.nrows * group + shape.block_size - 1) / shape.block_size);
   std::string offset_type = "int";
   if (has_array(s, "row_ptr") && array_type(s, "row_ptr") == ElemType::i64)
     offset_type = "long long";
@@ -215,9 +214,9 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
         values.pass);
   } else if (s.format == "csr_stream") {
     const bool narrow = has_array(s, "col16");
-    src.kernel_name = fmt::format("spmm_csr_stream_{}{}{}{}_{}", shape_tag(k, layout, shape),
-                                  offset_type == "int" ? "" : "_o64", narrow ? "_c16" : "", vtag,
-                                  prec);
+    src.kernel_name =
+        fmt::format("spmm_csr_stream_{}{}{}{}_{}", shape_tag(k, layout, shape),
+                    offset_type == "int" ? "" : "_o64", narrow ? "_c16" : "", vtag, prec);
     src.grid = std::max<std::int64_t>(1, s.row_blocks);
     format_params = {{KernelParam::Kind::array, "row_blocks"},
                      {KernelParam::Kind::array, "row_ptr"}};
@@ -247,10 +246,9 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
     format_params.insert(format_params.end(), values.params.begin(), values.params.end());
     constants.push_back({fmt::format("constexpr int kWidth = {};", s.ell_width),
                          "slots per row as encoded (a multiple of the slot lanes)"});
-    constants.push_back({fmt::format("constexpr bool kRowLengths = {};",
-                                     p.row_lengths ? "true" : "false"),
-                         p.row_lengths ? "ELL-R: loop to the stored row length"
-                                       : "plain ELL: stop at column -1"});
+    constants.push_back(
+        {fmt::format("constexpr bool kRowLengths = {};", p.row_lengths ? "true" : "false"),
+         p.row_lengths ? "ELL-R: loop to the stored row length" : "plain ELL: stop at column -1"});
     call = fmt::format(
         "spmvc::spmm::ell<kK, kColumnLanes, kWidth, kRowLanes, kBlockSize, kRowLengths, "
         "kRowMajor, Value, Acc>(\n      nrows, ncols, {}, col_idx, {}, x, y, alpha, beta);",
@@ -258,18 +256,17 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
   } else {  // sell
     const auto& p = std::get<SellParams>(s.params);
     const bool permuted = has_array(s, "perm");
-    src.kernel_name = fmt::format("spmm_sell_h{}{}_t{}_{}_{}", p.slice_height,
-                                  permuted ? "_sorted" : "", p.threads_per_row,
-                                  shape_tag(k, layout, shape), prec);
+    src.kernel_name =
+        fmt::format("spmm_sell_h{}{}_t{}_{}_{}", p.slice_height, permuted ? "_sorted" : "",
+                    p.threads_per_row, shape_tag(k, layout, shape), prec);
     src.grid = row_grid;
     format_params.push_back({KernelParam::Kind::array, "slice_ptr"});
     if (permuted) format_params.push_back({KernelParam::Kind::array, "perm"});
     format_params.push_back({KernelParam::Kind::array, "col_idx"});
     format_params.push_back({KernelParam::Kind::array, "values"});
-    constants.push_back({fmt::format("constexpr int kSliceHeight = {};", p.slice_height),
-                         "C: rows per slice"});
-    constants.push_back({fmt::format("constexpr bool kPermuted = {};",
-                                     permuted ? "true" : "false"),
+    constants.push_back(
+        {fmt::format("constexpr int kSliceHeight = {};", p.slice_height), "C: rows per slice"});
+    constants.push_back({fmt::format("constexpr bool kPermuted = {};", permuted ? "true" : "false"),
                          "rows sorted within windows: y written through perm"});
     call = fmt::format(
         "spmvc::spmm::sell<kK, kColumnLanes, kSliceHeight, kRowLanes, kBlockSize, kPermuted, "
@@ -300,8 +297,7 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
   src.source = s.banner;
   src.source += fmt::format("// SpMM: Y = alpha*A*X + beta*Y, {} columns, {}-major X and Y\n", k,
                             row_major ? "row" : "column");
-  if (s.row_map)
-    src.source += "#define SPMVC_ROW_MAP 1  // y rows are written through row_map\n";
+  if (s.row_map) src.source += "#define SPMVC_ROW_MAP 1  // y rows are written through row_map\n";
   src.source += "#include \"spmvc/spmm.cuh\"\n\n";
   src.source += codegen::constants_block(constants);
   src.source += fmt::format(
@@ -375,7 +371,8 @@ KernelSource transpose_source() {
   k.headers = codegen::template_headers({"spmvc/transpose.cuh"});
   k.options = codegen::base_options();
   k.block = kTransposeBlock;
-  k.source = fmt::format(R"(// Generated by spmvc: A^T's CSR arrays built on the GPU from A's.
+  k.source =
+      fmt::format(R"(// Generated by spmvc: A^T's CSR arrays built on the GPU from A's.
 #include "spmvc/transpose.cuh"
 
 namespace {{
@@ -401,9 +398,8 @@ extern "C" __global__ void __launch_bounds__(kBlock)
   spmvc::transpose::fill(nrows, row_ptr, col_idx, values, next, t_col, t_values);
 }}
 )",
-                         fmt::arg("B", kTransposeBlock), fmt::arg("COUNT", kTransposeCountEntry),
-                         fmt::arg("F64", kTransposeFillF64Entry),
-                         fmt::arg("F32", kTransposeFillF32Entry));
+                  fmt::arg("B", kTransposeBlock), fmt::arg("COUNT", kTransposeCountEntry),
+                  fmt::arg("F64", kTransposeFillF64Entry), fmt::arg("F32", kTransposeFillF32Entry));
   return k;
 }
 

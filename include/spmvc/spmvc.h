@@ -145,10 +145,7 @@ spmvc_status spmvc_operator_apply_host(const spmvc_operator* op, const double* x
                                        double alpha, double beta);
 /** How a block of k vectors is stored: row-major puts element (i, j) at i*k + j, column-major
  * at j*n + i (n = ncols for X, nrows for Y). */
-typedef enum spmvc_layout {
-  SPMVC_LAYOUT_ROW_MAJOR = 0,
-  SPMVC_LAYOUT_COL_MAJOR = 1
-} spmvc_layout;
+typedef enum spmvc_layout { SPMVC_LAYOUT_ROW_MAJOR = 0, SPMVC_LAYOUT_COL_MAJOR = 1 } spmvc_layout;
 /** Y = alpha*A*X + beta*Y for k vectors (1..64) at once on device memory: X is ncols x k and Y
  * nrows x k in `layout`, of the plan's value type. The first call for a (k, layout) compiles its
  * kernel (Operator::apply_many in spmvc.hpp says which formats run it on their own encoding). */
@@ -157,8 +154,7 @@ spmvc_status spmvc_operator_apply_many(const spmvc_operator* op, const void* x, 
                                        void* stream);
 /** The same on host fp64 arrays of ncols*k and nrows*k elements. */
 spmvc_status spmvc_operator_apply_many_host(const spmvc_operator* op, const double* x, double* y,
-                                            int k, spmvc_layout layout, double alpha,
-                                            double beta);
+                                            int k, spmvc_layout layout, double alpha, double beta);
 /** y = alpha*A^T*x + beta*y on device memory: x has nrows and y ncols elements. The first call
  * builds A^T on the GPU and compiles it; it needs the plain CSR ("keep_csr", or an operator
  * compiled from device arrays), else SPMVC_ERROR_INPUT says so. */

@@ -34,8 +34,7 @@ double check_many(const CsrMatrix& a, const Operator& op, int k, DenseLayout lay
                   double alpha = 1.0, double beta = 0.0) {
   const Precision p = op.plan().precision;
   const auto ku = static_cast<std::size_t>(k);
-  const std::vector<double> x =
-      codegen::test_vector(a.ncols * static_cast<std::int64_t>(k), p);
+  const std::vector<double> x = codegen::test_vector(a.ncols * static_cast<std::int64_t>(k), p);
   std::vector<double> y0 = initial_y(static_cast<std::size_t>(a.nrows) * ku);
   std::vector<double> y = y0, ref = y0;
   if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());

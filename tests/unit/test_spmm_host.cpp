@@ -87,8 +87,7 @@ TEST_CASE("reference_spmm: wrong sizes and k are input errors") {
                        doctest::Contains("X has 6 elements (need 3 x 3)"), InputError);
   CHECK_THROWS_WITH_AS(compiler::reference_spmm(a, 0, DenseLayout::row_major, x, y, 1, 0),
                        doctest::Contains("1..64"), InputError);
-  CHECK_THROWS_WITH_AS(parse_dense_layout("diagonal"), doctest::Contains("'diagonal'"),
-                       InputError);
+  CHECK_THROWS_WITH_AS(parse_dense_layout("diagonal"), doctest::Contains("'diagonal'"), InputError);
   CHECK(parse_dense_layout("row_major") == DenseLayout::row_major);
   CHECK(parse_dense_layout("col") == DenseLayout::col_major);
 }

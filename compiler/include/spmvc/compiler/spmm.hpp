@@ -43,8 +43,7 @@ struct SpmmSubject {
 SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile& profile);
 /// The subject of a plan built from device arrays (compile(DeviceCsr): csr or csr_stream on the
 /// caller's 32-bit row_ptr and col_idx) with `row_blocks` csr_stream row blocks.
-SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile,
-                                std::int64_t row_blocks);
+SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile, std::int64_t row_blocks);
 
 /// Why the subject's encoding has no SpMM kernel ("format hyb has no SpMM kernel", "columns
 /// renumbered by the ordering"), or nullopt when generate_spmm applies.

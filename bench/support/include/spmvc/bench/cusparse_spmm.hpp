@@ -26,8 +26,8 @@ class CusparseSpmm {
 
   /// Prepares `alg` for (k, layout, x, y): descriptors, work buffer, cusparseSpMM_preprocess.
   /// Returns why cuSPARSE declines the combination (its status), or nullopt when it runs.
-  std::optional<std::string> prepare(CusparseSpmmAlg alg, int k, DenseLayout layout,
-                                     const void* x, void* y);
+  std::optional<std::string> prepare(CusparseSpmmAlg alg, int k, DenseLayout layout, const void* x,
+                                     void* y);
   /// Y = alpha*A*X + beta*Y with `alg`, prepared for these arguments first if it was not.
   void spmm(CusparseSpmmAlg alg, int k, DenseLayout layout, const void* x, void* y, double alpha,
             double beta, void* stream);
