@@ -118,72 +118,109 @@ __device__ __forceinline__ void csr(long long nrows, long long ncols,
   if (lane == 0 && row < nrows) tile.store(y, row, nrows, column, alpha, beta);
 }
 
-/// csr_stream (csr_stream.cuh's arrays, 16-bit columns included): thread block b computes row
-/// block b. Its groups take its rows in turn; a block of one row (longer than the tile) is
-/// shared by all its groups, whose totals meet in shared memory.
+/// csr_stream's row block `b` with the block's column accessor `col`: its groups take its rows
+/// in turn; a block of one row (longer than the tile) is shared by all its groups, whose totals
+/// meet in shared memory.
 template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
-          typename Value, typename Acc, typename Columns, typename Values>
-__device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
-                                           const int* __restrict__ row_blocks,
-                                           const Offset* __restrict__ row_ptr, Columns columns,
-                                           Values values, const Value* __restrict__ x,
-                                           Value* __restrict__ y, Acc alpha, Acc beta) {
+          typename Value, typename Acc, typename Column, typename Values>
+__device__ __forceinline__ void csr_stream_block(long long nrows, long long ncols, long long first,
+                                                 long long last, const Offset* __restrict__ row_ptr,
+                                                 const Column& col, Values values,
+                                                 const Value* __restrict__ x, Value* __restrict__ y,
+                                                 Acc alpha, Acc beta) {
   using Tile = RowTile<kK, kColumnLanes, kRowLanes, kRowMajor, Value, Acc>;
   constexpr int kGroups = kBlockSize / Tile::kGroup;
-  static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kGroups * kK * sizeof(Acc) <= 32768, "a long row's partials fit 32 KiB");
+  static_assert(kBlockSize >= kK, "a thread per column sums a long row's partials");
   __shared__ Acc partial[kGroups][kK];
-
-  const int b = blockIdx.x;
-  const long long first = row_blocks[b];
-  const long long last = row_blocks[b + 1];
   const int group = static_cast<int>(threadIdx.x) / Tile::kGroup;
   const int g = static_cast<int>(threadIdx.x) % Tile::kGroup;
   const int column = g % kColumnLanes;
   const int lane = g / kColumnLanes;
-  const Offset block_start = row_ptr[first];
 
-  columns.with_block(b, static_cast<long long>(block_start), [&](const auto& col) {
-    if (last - first == 1) {
-      // One long row: every group walks a share of it.
-      Tile tile;
-      tile.zero();
-      const Offset end = row_ptr[first + 1];
-      for (Offset j = block_start + group * kRowLanes + lane; j < end; j += kGroups * kRowLanes) {
+  if (last - first == 1) {
+    // One long row: every group walks a share of it.
+    Tile tile;
+    tile.zero();
+    const Offset end = row_ptr[first + 1];
+    for (Offset j = row_ptr[first] + group * kRowLanes + lane; j < end; j += kGroups * kRowLanes) {
+      tile.add(static_cast<Acc>(load_ro(values + j)), col(j), x, ncols, column);
+    }
+    tile.reduce();
+    if (lane == 0) {
+#pragma unroll
+      for (int i = 0; i < Tile::kPerLane; ++i) {
+        const int j = column + i * kColumnLanes;
+        if (j < kK) partial[group][j] = tile.acc[i];
+      }
+    }
+    __syncthreads();
+    // One thread per column (a loop over columns here made ptxas spill in fp32).
+    if (threadIdx.x < kK) {
+      const int j = static_cast<int>(threadIdx.x);
+      Acc sum = Acc(0);
+      for (int q = 0; q < kGroups; ++q) sum += partial[q][j];
+      Tile::store_element(y, first, nrows, j, sum, alpha, beta);
+    }
+    return;
+  }
+  // The same number of rounds for every lane of the block: the shuffles need whole warps.
+  for (long long base = first; base < last; base += kGroups) {
+    const long long row = base + group;
+    Tile tile;
+    tile.zero();
+    if (row < last) {
+      const Offset end = row_ptr[row + 1];
+      for (Offset j = row_ptr[row] + lane; j < end; j += kRowLanes) {
         tile.add(static_cast<Acc>(load_ro(values + j)), col(j), x, ncols, column);
       }
-      tile.reduce();
-      if (lane == 0) {
-#pragma unroll
-        for (int i = 0; i < Tile::kPerLane; ++i) {
-          const int j = column + i * kColumnLanes;
-          if (j < kK) partial[group][j] = tile.acc[i];
-        }
-      }
-      __syncthreads();
-      for (int j = threadIdx.x; j < kK; j += kBlockSize) {
-        Acc sum = Acc(0);
-        for (int q = 0; q < kGroups; ++q) sum += partial[q][j];
-        Tile::store_element(y, first, nrows, j, sum, alpha, beta);
-      }
-      return 0;
     }
-    // The same number of rounds for every lane of the block: the shuffles need whole warps.
-    for (long long base = first; base < last; base += kGroups) {
-      const long long row = base + group;
-      Tile tile;
-      tile.zero();
-      if (row < last) {
-        const Offset end = row_ptr[row + 1];
-        for (Offset j = row_ptr[row] + lane; j < end; j += kRowLanes) {
-          tile.add(static_cast<Acc>(load_ro(values + j)), col(j), x, ncols, column);
-        }
-      }
-      tile.reduce();
-      if (lane == 0 && row < last) tile.store(y, row, nrows, column, alpha, beta);
-    }
-    return 0;
-  });
+    tile.reduce();
+    if (lane == 0 && row < last) tile.store(y, row, nrows, column, alpha, beta);
+  }
+}
+
+/// csr_stream (csr_stream.cuh's arrays, 16-bit columns included): thread block b computes row
+/// block b. The column accessor is chosen once per block, each choice with its own copy of the
+/// loops, as csr_stream.cuh's NarrowColumns does.
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
+          typename Value, typename Acc, typename Values>
+__device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
+                                           const int* __restrict__ row_blocks,
+                                           const Offset* __restrict__ row_ptr,
+                                           csr_stream::WideColumns columns, Values values,
+                                           const Value* __restrict__ x, Value* __restrict__ y,
+                                           Acc alpha, Acc beta) {
+  static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
+  const int b = blockIdx.x;
+  csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, Acc>(
+      nrows, ncols, row_blocks[b], row_blocks[b + 1], row_ptr,
+      csr_stream::IntColumn{columns.col_idx}, values, x, y, alpha, beta);
+}
+
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
+          typename Value, typename Acc, typename Values>
+__device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
+                                           const int* __restrict__ row_blocks,
+                                           const Offset* __restrict__ row_ptr,
+                                           csr_stream::NarrowColumns columns, Values values,
+                                           const Value* __restrict__ x, Value* __restrict__ y,
+                                           Acc alpha, Acc beta) {
+  static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
+  const int b = blockIdx.x;
+  const long long first = row_blocks[b], last = row_blocks[b + 1];
+  const int at = __ldg(columns.base + b);
+  if (at >= 0) {
+    csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, Acc>(
+        nrows, ncols, first, last, row_ptr, csr_stream::ShortColumn{columns.narrow, at}, values, x,
+        y, alpha, beta);
+  } else {
+    // A wide block's columns sit in wide[-1 - at ...] from the block's first nonzero.
+    const long long start = row_ptr[first];
+    csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, Acc>(
+        nrows, ncols, first, last, row_ptr, csr_stream::IntColumn{columns.wide + (-1 - at) - start},
+        values, x, y, alpha, beta);
+  }
 }
 
 /// ell (ell.cuh's layout): the row's kThreadsPerRow slot lanes are the nonzero lanes, so each

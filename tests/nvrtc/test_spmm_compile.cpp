@@ -35,7 +35,10 @@ compiler::SpmmSubject subject_for(const CsrMatrix& a, const Variant& v, Precisio
 }  // namespace
 
 TEST_CASE("spmm: csr, csr_stream, ell and sell units compile for every k, layout and precision") {
-  const CsrMatrix a = gen::rmat(10, 8);
+  // 12 nonzeros in every row (no padding for ell to refuse), and a stencil whose two distinct
+  // values the value-coded variant stores as 8-bit codes.
+  const CsrMatrix a = gen::random_uniform(3000, 4096, 12, 9);
+  const CsrMatrix stencil = gen::stencil_3d_7pt(12, 12, 12);
   const std::vector<Variant> variants = {
       {"csr", "csr", true},
       {"csr_stream", "csr_stream", true},
@@ -51,7 +54,8 @@ TEST_CASE("spmm: csr, csr_stream, ell and sell units compile for every k, layout
     for (Precision p : {Precision::f64, Precision::f32}) {
       CAPTURE(v.label);
       CAPTURE(to_string(p));
-      const compiler::SpmmSubject s = subject_for(a, v, p);
+      const bool coded = v.params.find("values=") != std::string::npos;
+      const compiler::SpmmSubject s = subject_for(coded ? stencil : a, v, p);
       REQUIRE_FALSE(compiler::spmm_unsupported(s).has_value());
       const std::vector<int> ks = v.all_k ? std::vector<int>{1, 8, 32, 64} : std::vector<int>{8};
       for (int k : ks) {

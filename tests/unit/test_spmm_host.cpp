@@ -8,6 +8,7 @@
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/spmm.hpp"
+#include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/params/values.hpp"
 #include "spmvc/profile.hpp"
