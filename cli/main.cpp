@@ -141,14 +141,16 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
 
 // run and bench: SpMM (--k, --layout) or the transposed multiply (--transpose).
 void add_operation_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
-  cmd->add_option("--k", args.k,
-                  "multiply k vectors at once, Y = A X (Operator::apply_many), k in 1..64")
-      ->check(CLI::Range(1, spmvc::kMaxDenseColumns));
+  auto* k = cmd->add_option("--k", args.k,
+                            "multiply k vectors at once, Y = A X (Operator::apply_many), k in "
+                            "1..64")
+                ->check(CLI::Range(1, spmvc::kMaxDenseColumns));
   cmd->add_option("--layout", args.layout, "--k: X and Y row-major (row) or column-major (col)")
       ->check(CLI::IsMember({"row", "col"}))
       ->capture_default_str();
   cmd->add_flag("--transpose", args.transpose,
-                "multiply by the transpose, y = A^T x (Operator::apply_transpose)");
+                "multiply by the transpose, y = A^T x (Operator::apply_transpose)")
+      ->excludes(k);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "device.hpp"
+#include "device_csr.hpp"
 #include "gpu_support.hpp"
 #include "spmvc/compiler/spmm.hpp"
 #include "spmvc/generators.hpp"
