@@ -130,7 +130,7 @@ __device__ __forceinline__ void csr_stream_block(long long nrows, long long ncol
                                                  Acc alpha, Acc beta) {
   using Tile = RowTile<kK, kColumnLanes, kRowLanes, kRowMajor, Value, Acc>;
   constexpr int kGroups = kBlockSize / Tile::kGroup;
-  static_assert(kGroups * kK * sizeof(Acc) <= 32768, "a long row's partials fit 32 KiB");
+  static_assert(kGroups * kK * sizeof(Acc) <= 16384, "a long row's partials fit 16 KiB");
   static_assert(kBlockSize >= kK, "a thread per column sums a long row's partials");
   __shared__ Acc partial[kGroups][kK];
   const int group = static_cast<int>(threadIdx.x) / Tile::kGroup;

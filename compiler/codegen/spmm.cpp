@@ -38,8 +38,9 @@ constexpr int kColMajorPerLane = 8;
 // Nonzeros a nonzero lane walks per row, on average, before another lane joins (each nonzero
 // already carries several independent X loads, so fewer lanes per row than the SpMV's).
 constexpr double kSpmmNonzerosPerLane = 4.0;
-// Bytes of shared memory the long-row partials of csr_stream's SpMM may take.
-constexpr std::int64_t kLongRowSharedBytes = 32768;
+// Bytes of shared memory the long-row partials of csr_stream's SpMM may take (16-bit columns
+// instantiate the block twice, and static shared memory stops at 48 KiB).
+constexpr std::int64_t kLongRowSharedBytes = 16384;
 
 int pow2_at_least(int n) {
   int p = 1;

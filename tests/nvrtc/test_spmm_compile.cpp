@@ -42,10 +42,11 @@ TEST_CASE("spmm: csr, csr_stream, ell and sell units compile for every k, layout
   const std::vector<Variant> variants = {
       {"csr", "csr", true},
       {"csr_stream", "csr_stream", true},
+      {"csr_stream b128", "csr_stream:block_size=128,tile=512", false},
       {"ell-r T=4", "ell:threads_per_row=4,row_lengths=1", true},
       {"sell sorted T=2", "sell:slice_height=32,sigma=256,threads_per_row=2", true},
       {"csr o64 8-bit values", "csr:offsets64=1,values=2", false},
-      {"csr_stream c16", "csr_stream:narrow_columns=1", false},
+      {"csr_stream c16", "csr_stream:narrow_columns=1", true},
       {"ell T=1", "ell:threads_per_row=1,row_lengths=0", false},
       {"sell unsorted", "sell:slice_height=8,sigma=1,threads_per_row=1", false},
   };
@@ -70,7 +71,7 @@ TEST_CASE("spmm: csr, csr_stream, ell and sell units compile for every k, layout
       }
     }
   }
-  CHECK(compiled == 4 * 2 * 4 * 2 + 4 * 2);
+  CHECK(compiled == 5 * 2 * 4 * 2 + 4 * 2);
 }
 
 TEST_CASE("spmm: a reordered csr unit writes Y through the row map and compiles") {
