@@ -96,7 +96,9 @@ class Operator {
   /// Convenience on host arrays: x has nrows and y ncols elements.
   void apply_transpose_host(std::span<const double> x, std::span<double> y, double alpha = 1.0,
                             double beta = 0.0) const;
-  /// The plan A^T runs with (building it as apply_transpose's first call does).
+  /// The plan A^T runs with (building it as apply_transpose's first call does). Calling it, or
+  /// spmm_source, ahead of time keeps the one-time work (compiles, allocations, synchronisation)
+  /// out of a later apply_transpose or apply_many, e.g. one captured in a CUDA graph.
   const Plan& transpose_plan() const;
   /// The SpMM unit apply_many runs for (k, layout), preparing it as its first call does.
   const KernelSource& spmm_source(int k, DenseLayout layout = DenseLayout::col_major) const;
