@@ -3,10 +3,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -57,6 +60,9 @@ struct MatrixArgs {
   /// plan, run, bench: the multiplies the caller expects (Options::multiplies); 0: not given
   std::int64_t multiplies = 0;
   bool cached_kernels = false;  ///< with multiplies: charge no NVRTC compile
+  int k = 0;                    ///< run/bench: > 0 multiplies k vectors at once (apply_many)
+  std::string layout = "col";   ///< run/bench --k: X and Y row- or column-major
+  bool transpose = false;       ///< run/bench: y = A^T x (apply_transpose)
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to
@@ -82,6 +88,8 @@ int run_emit(const MatrixArgs& args, const EmitArgs& emit);
 /// `explain`: args.matrix is a kernel (.cu, read with the headers beside it) or a matrix.
 int run_explain(const MatrixArgs& args, const std::string& arch);
 int run_run(const MatrixArgs& args);
+/// `run --k K` / `run --transpose`: apply_many or apply_transpose against the host reference.
+int run_operation(const MatrixArgs& args);
 int run_gen(const std::string& spec, const std::string& out, std::int64_t replicate);
 
 struct BenchArgs {
@@ -97,6 +105,21 @@ int run_update_bench(const MatrixArgs& args, const BenchArgs& bench);
 /// The values `run --update-values` and `bench --update-values` give the operator: nonzero k's
 /// value times 1 + (k mod 3) / 4, so that each distinct value becomes up to three.
 std::vector<double> updated_values(std::span<const double> values);
+/// An operation beyond apply(): k vectors at once in `layout`, or the transposed multiply.
+struct OperationArgs {
+  int k = 1;
+  DenseLayout layout = DenseLayout::col_major;
+  bool transpose = false;
+};
+/// Compiles `a` (keeping its CSR), checks and times the operation against cuSPARSE: the JSON
+/// record `bench --k/--transpose` prints and the suite stores (sizes, plan, kernel, every
+/// timing with its relative error, speed-ups over cuSPARSE's best and over k separate SpMVs).
+nlohmann::ordered_json time_operation(const CsrMatrix& a, const Options& options,
+                                      const OperationArgs& args, const BenchArgs& bench,
+                                      bool quiet);
+/// `bench --k K` / `bench --transpose`: against cusparseSpMM (CSR ALG1, ALG2, ALG3 where they
+/// apply) and k separate SpMVs, or cusparseSpMV with opA = TRANSPOSE.
+int bench_operation(const MatrixArgs& args, const BenchArgs& bench);
 /// Median milliseconds per call of `fn` over bench.repetitions CUDA-event timings, each of
 /// enough calls to last bench.min_rep_ms, after warm-up calls.
 double median_ms(const std::function<void()>& fn, const BenchArgs& bench);
@@ -141,6 +164,9 @@ struct SuiteArgs {
   std::string planner_reorder = "auto";
   /// Also time the planner's deterministic pick (Options::deterministic), as planner_deterministic.
   bool deterministic = false;
+  /// Time this operation of the planner's pick instead of SpMV (time_operation): bench --k K
+  /// or --transpose with --suite.
+  std::optional<OperationArgs> operation;
 };
 int run_suite(const SuiteArgs& suite, const BenchArgs& bench);
 

@@ -147,6 +147,20 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->check(kPositive);
 }
 
+// run and bench: SpMM (--k, --layout) or the transposed multiply (--transpose).
+void add_operation_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
+  auto* k = cmd->add_option("--k", args.k,
+                            "multiply k vectors at once, Y = A X (Operator::apply_many), k in "
+                            "1..64")
+                ->check(CLI::Range(1, spmvc::kMaxDenseColumns));
+  cmd->add_option("--layout", args.layout, "--k: X and Y row-major (row) or column-major (col)")
+      ->check(CLI::IsMember({"row", "col"}))
+      ->capture_default_str();
+  cmd->add_flag("--transpose", args.transpose,
+                "multiply by the transpose, y = A^T x (Operator::apply_transpose)")
+      ->excludes(k);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -215,10 +229,12 @@ int main(int argc, char** argv) {
   run->add_flag("--update-values", margs.update_values,
                 "then give the operator new values (each times 1 + (k mod 3)/4), multiply and "
                 "check again; -v says whether it re-planned");
+  add_operation_options(run, margs);
   spmvc::cli::BenchArgs bargs;
   auto* bench = app.add_subcommand(
       "bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2 (--solve: a Krylov solve)");
   add_matrix_options(bench, margs, true, false);  // --suite names its own matrices
+  add_operation_options(bench, margs);
   bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")
       ->capture_default_str();
   bench->add_option("--min-rep-ms", bargs.min_rep_ms, "minimum duration of one repetition")
@@ -323,16 +339,26 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return spmvc::cli::run_plan(margs);
     if (emit->parsed()) return spmvc::cli::run_emit(margs, eargs);
     if (explain->parsed()) return spmvc::cli::run_explain(margs, explain_arch);
-    if (run->parsed()) return spmvc::cli::run_run(margs);
+    if (run->parsed()) {
+      if (margs.k > 0 || margs.transpose) return spmvc::cli::run_operation(margs);
+      return spmvc::cli::run_run(margs);
+    }
     if (bench->parsed()) {
       if (bench->count("--suite") > 0) {
         sargs.deterministic = margs.deterministic;
+        if (margs.transpose && margs.k > 0)
+          throw spmvc::cli::UsageError("--transpose and --k do not combine");
+        if (margs.k > 0 || margs.transpose)
+          sargs.operation =
+              spmvc::cli::OperationArgs{margs.transpose ? 1 : margs.k,
+                                        spmvc::parse_dense_layout(margs.layout), margs.transpose};
         return spmvc::cli::run_suite(sargs, bargs);
       }
       if (margs.matrix.empty())
         throw spmvc::InputError("bench", 0, "give a matrix (file or spec) or --suite NAME");
       if (solve_opt->count() > 0) return spmvc::cli::run_solve(margs, bargs, solve_args);
       if (margs.update_values) return spmvc::cli::run_update_bench(margs, bargs);
+      if (margs.k > 0 || margs.transpose) return spmvc::cli::bench_operation(margs, bargs);
       return spmvc::cli::run_bench(margs, bargs);
     }
     if (gen->parsed()) return spmvc::cli::run_gen(spec, gen_out, gen_rep);

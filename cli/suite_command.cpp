@@ -221,6 +221,11 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   doc["read_bandwidth_measured"] = bw.measured;
   doc["repetitions"] = b.repetitions;
   doc["planner_reorder"] = s.planner_reorder;
+  if (s.operation)
+    doc["operation"] = s.operation->transpose
+                           ? std::string("transpose: y = A^T x")
+                           : fmt::format("spmm: Y = A X, k = {}, {}-major", s.operation->k,
+                                         to_string(s.operation->layout));
   doc["results"] = json::array();
   auto save = [&] {
     if (s.out.empty()) return;
@@ -246,6 +251,29 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
     // The entry's class and value count, from the row scan the planner reads.
     const Profile profile = inspect(a, InspectDepth::rows);
     const std::string klass(bench::matrix_class(profile));
+    if (s.operation) {
+      // SpMM or the transpose of the planner's pick, against cuSPARSE (time_operation).
+      for (Precision p : precisions) {
+        Options o;
+        o.precision = p;
+        o.reorder = s.planner_reorder;
+        json r;
+        r["matrix"] = entry.name;
+        r["regime"] = entry.regime;
+        r["source"] = entry.source;
+        r["replicas"] = k;
+        r["class"] = klass;
+        try {
+          r.update(time_operation(a, o, *s.operation, b, false));
+        } catch (const Error& e) {
+          fmt::print(stderr, "  failed: {}\n", e.what());
+          r["failed"] = e.what();
+        }
+        doc["results"].push_back(r);
+        save();
+      }
+      continue;
+    }
     for (Precision p : precisions) {
       const double vb = value_bytes(p);
       const std::size_t xb = static_cast<std::size_t>(a.ncols) * static_cast<std::size_t>(vb);

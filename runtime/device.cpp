@@ -211,6 +211,13 @@ void DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t offse
              "cudaMemcpy(host to device)");
 }
 
+void DeviceBuffer::copy_from(const void* device, std::size_t bytes) {
+  check_range(0, bytes, bytes_, "copy_from");
+  if (bytes == 0) return;
+  check_cuda(cudaMemcpy(ptr_, device, bytes, cudaMemcpyDeviceToDevice),
+             "cudaMemcpy(device to device)");
+}
+
 void DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {
   check_range(offset, bytes, bytes_, "download");
   if (bytes == 0) return;

@@ -61,6 +61,8 @@ class DeviceBuffer {
   void* get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
   void upload(const void* host, std::size_t bytes, std::size_t offset = 0);
+  /// Copies `bytes` from device memory at `device` to the start of this buffer (synchronous).
+  void copy_from(const void* device, std::size_t bytes);
   void download(void* host, std::size_t bytes, std::size_t offset = 0) const;
   void fill_bytes(unsigned char value);
   /// Sets `bytes` bytes from `offset` to `value`, ordered on the default stream (no wait).

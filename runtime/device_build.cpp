@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "device_csr.hpp"
+#include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/params/values.hpp"
@@ -136,6 +137,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   if (!tiered) im->bind_arrays();
   im->options = options;
   im->device_matrix = a;
+  runtime::attach_operations(*im, a, options, nblocks);
   runtime::synchronize();
   if (!tiered) return Operator::Impl::wrap(std::move(im));
 

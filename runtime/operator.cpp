@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -160,6 +161,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
           ? found->seconds + im->load_cached(*found, device, own_load, im->timings)
           : im->load_kernels(runtime::cache_for(runtime::cache_dir_of(options)), device, own_load);
   im->timings.upload = upload_encoded(*im, build);
+  runtime::attach_operations(*im, build, options);
   return im;
 }
 
@@ -172,6 +174,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(Build&& build,
   auto im = std::make_unique<Impl>();
   im->timings = std::move(timings);
   adopt_build(*im, build);
+  runtime::attach_operations(*im, build, options);
 
   const auto t0 = Clock::now();
   auto generic = std::make_unique<runtime::GenericCsr>(a, im->plan.precision, device.ordinal);
@@ -330,6 +333,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
     return Operator(Operator::Impl::from_build(b, options, device, timings));
   };
   Operator op = build();
+  if (options.keep_csr) runtime::keep_csr(*op.impl_, a, options);
   // What update_values traces and re-plans from.
   op.impl_->options = options;
   op.impl_->host_matrix = std::make_shared<CsrMatrix>(a);

@@ -34,6 +34,8 @@ KernelCache& cache_for(const std::filesystem::path& dir);
 /// The cache directory `options` ask for ("" when the disk cache is off).
 std::filesystem::path cache_dir_of(const Options& options);
 
+struct Operations;
+
 }  // namespace runtime
 
 struct Operator::Impl {
@@ -55,6 +57,8 @@ struct Operator::Impl {
     std::vector<const void*> array_args;
   };
   std::vector<Launch> launches;
+  /// apply_many and apply_transpose (runtime/operations.hpp).
+  std::shared_ptr<runtime::Operations> operations;
 
   /// What update_values (value_update.cpp) needs: the options it was compiled with, and the
   /// caller's matrix (a host copy, with the build's ordering) or device arrays.

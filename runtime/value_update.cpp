@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/value_update.hpp"
@@ -231,6 +232,7 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
     impl_ = std::move(fresh.impl_);
   } else {
     im.host_matrix->values.assign(values.begin(), values.end());
+    runtime::values_changed(im, values.data(), /*on_device=*/false);
   }
   u.seconds = seconds_since(t0);
   return u;
@@ -289,6 +291,8 @@ ValueUpdate Operator::update_values(const void* device_values) {
     auto [fresh, update] = replan(im, *why);
     u = std::move(update);
     impl_ = std::move(fresh.impl_);
+  } else {
+    runtime::values_changed(im, device_values, /*on_device=*/true);
   }
   u.seconds = seconds_since(t0);
   return u;

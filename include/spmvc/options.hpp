@@ -88,6 +88,13 @@ struct Options {
   /// compiled candidates), and so does compile(CsrMatrix) when the device cannot hold the
   /// generic tier's copy of the matrix beside the encoding.
   std::optional<bool> tiered;
+
+  /// compile(CsrMatrix): also keep the matrix on the device as plain CSR in the caller's order
+  /// (32-bit offsets and columns, values in the precision's type: 12 or 8 bytes a nonzero),
+  /// from which Operator::apply_transpose builds A^T and apply_many builds an SpMM encoding for
+  /// formats without an SpMM kernel, each on first use. compile(DeviceCsr) always has it (the
+  /// caller's arrays) and ignores this.
+  bool keep_csr = false;
   /// Rewrites the generated translation unit before it is compiled (and cached under its new
   /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
   /// result must keep the entry point's name, parameters and launch shape.

@@ -31,6 +31,9 @@
  *                      the least one-time cost + multiplies x multiply time (default: unset,
  *                      ranked by multiply time alone)
  *   "cached_kernels"   bool: with "multiplies", charge no NVRTC compile (default false)
+ *   "keep_csr"         bool (default false): keep a plain CSR copy on the device for
+ *                      spmvc_operator_apply_transpose, and for apply_many on formats without an
+ *                      SpMM kernel (compiled from device arrays, the operator always has one)
  * An unknown key or a value of the wrong type is SPMVC_ERROR_INPUT naming it.
  *
  * Text results (JSON documents, reports, source) are returned in a buffer the caller frees with
@@ -49,7 +52,7 @@ extern "C" {
 
 /** Version of this interface; a change that breaks callers increments the major number. */
 #define SPMVC_C_API_VERSION_MAJOR 1
-#define SPMVC_C_API_VERSION_MINOR 0
+#define SPMVC_C_API_VERSION_MINOR 1
 
 typedef enum spmvc_status {
   SPMVC_OK = 0,
@@ -159,6 +162,27 @@ spmvc_status spmvc_operator_update_values(spmvc_operator* op, const double* valu
  * f64, float otherwise). An operator built from device arrays then reads them in place. */
 spmvc_status spmvc_operator_update_values_device(spmvc_operator* op, const void* values,
                                                  int* replanned, char** why);
+/** How a block of k vectors is stored: row-major puts element (i, j) at i*k + j, column-major
+ * at j*n + i (n = ncols for X, nrows for Y). */
+typedef enum spmvc_layout { SPMVC_LAYOUT_ROW_MAJOR = 0, SPMVC_LAYOUT_COL_MAJOR = 1 } spmvc_layout;
+/** Y = alpha*A*X + beta*Y for k vectors (1..64) at once on device memory: X is ncols x k and Y
+ * nrows x k in `layout`, of the plan's value type. The first call for a (k, layout) compiles its
+ * kernel (Operator::apply_many in spmvc.hpp says which formats run it on their own encoding). */
+spmvc_status spmvc_operator_apply_many(const spmvc_operator* op, const void* x, void* y, int k,
+                                       spmvc_layout layout, double alpha, double beta,
+                                       void* stream);
+/** The same on host fp64 arrays of ncols*k and nrows*k elements. */
+spmvc_status spmvc_operator_apply_many_host(const spmvc_operator* op, const double* x, double* y,
+                                            int k, spmvc_layout layout, double alpha, double beta);
+/** y = alpha*A^T*x + beta*y on device memory: x has nrows and y ncols elements. The first call
+ * builds A^T on the GPU and compiles it; it needs the plain CSR ("keep_csr", or an operator
+ * compiled from device arrays), else SPMVC_ERROR_INPUT says so. */
+spmvc_status spmvc_operator_apply_transpose(const spmvc_operator* op, const void* x, void* y,
+                                            double alpha, double beta, void* stream);
+/** The same on host fp64 arrays. */
+spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const double* x,
+                                                 double* y, double alpha, double beta);
+
 /** The operator's plan (as spmvc_plan). */
 spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind, char** text);
 /** The translation unit that was compiled; *kernel_name as in spmvc_generate. */

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "spmvc/dense.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
@@ -73,6 +74,15 @@ struct ValueUpdate {
   std::string why;
   /// Wall time of the update, the first call's tracing of the value order included.
   double seconds = 0;
+  /// apply_many: seconds spent preparing SpMM units (codegen, compile, load), over all (k,
+  /// layout) pairs asked for so far, and how the last one runs ("own encoding: <kernel>", or
+  /// the encoding built for it and why).
+  double spmm = 0;
+  std::string spmm_note;
+  /// apply_transpose: seconds spent building A^T on the GPU and compiling its operator (at the
+  /// first call), and what was built.
+  double transpose = 0;
+  std::string transpose_note;
 };
 
 /// A compiled SpMV for one matrix on one device. Move-only.
@@ -106,6 +116,38 @@ class Operator {
   /// coded on the host (one download). An operator built from device arrays then reads
   /// `device_values` in place, as compile(DeviceCsr) does, so it must outlive the operator.
   ValueUpdate update_values(const void* device_values);
+  /// Y = alpha*A*X + beta*Y for k vectors at once (SpMM), on device memory: X is ncols x k and
+  /// Y nrows x k, dense in `layout` (spmvc/dense.hpp), of the plan's value type; k is
+  /// 1..kMaxDenseColumns. The first call for a (k, layout) generates and compiles an SpMM kernel
+  /// for it (cached like any kernel; timings().spmm). Plans in csr, csr_stream, ell and sell
+  /// run it over their own encoding, reading each matrix byte once for all k columns. Other
+  /// formats, and orderings that renumber columns, have no SpMM kernel: the first call then
+  /// builds a csr or csr_stream operator (compile(DeviceCsr)) from the plain CSR the operator
+  /// keeps (compile(DeviceCsr) always; compile(CsrMatrix) with Options::keep_csr), and
+  /// timings().spmm_note says so; without that CSR it is an InputError naming the format.
+  void apply_many(const void* x, void* y, int k, DenseLayout layout = DenseLayout::col_major,
+                  double alpha = 1.0, double beta = 0.0, void* stream = nullptr) const;
+  /// Convenience on host arrays (fp64 whatever the precision): copies in, multiplies, copies
+  /// out, synchronises.
+  void apply_many_host(std::span<const double> x, std::span<double> y, int k,
+                       DenseLayout layout = DenseLayout::col_major, double alpha = 1.0,
+                       double beta = 0.0) const;
+  /// y = alpha*A^T*x + beta*y on device memory: x has nrows and y ncols elements. The first call
+  /// builds A^T's CSR on the GPU by a counting sort of the plain CSR the operator keeps (see
+  /// apply_many), plans and compiles it as compile(DeviceCsr) does, and keeps it
+  /// (timings().transpose): later calls are one multiply by a matrix planned for A^T's own rows.
+  /// Without the plain CSR it is an InputError saying to compile with Options::keep_csr.
+  void apply_transpose(const void* x, void* y, double alpha = 1.0, double beta = 0.0,
+                       void* stream = nullptr) const;
+  /// Convenience on host arrays: x has nrows and y ncols elements.
+  void apply_transpose_host(std::span<const double> x, std::span<double> y, double alpha = 1.0,
+                            double beta = 0.0) const;
+  /// The plan A^T runs with (building it as apply_transpose's first call does). Calling it, or
+  /// spmm_source, ahead of time keeps the one-time work (compiles, allocations, synchronisation)
+  /// out of a later apply_transpose or apply_many, e.g. one captured in a CUDA graph.
+  const Plan& transpose_plan() const;
+  /// The SpMM unit apply_many runs for (k, layout), preparing it as its first call does.
+  const KernelSource& spmm_source(int k, DenseLayout layout = DenseLayout::col_major) const;
 
   std::int64_t nrows() const;
   std::int64_t ncols() const;

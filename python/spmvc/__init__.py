@@ -262,7 +262,9 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         Host matrices always take the host pipeline.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
         value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, device,
-        cached_kernels.
+        cached_kernels, keep_csr (keep a plain CSR copy on the GPU for apply_transpose, and for
+        apply_many on formats without an SpMM kernel; a matrix built from device arrays always
+        has one).
     """
     return Operator._compile(a, precision, planner, multiplies, options)
 
@@ -380,6 +382,86 @@ class Operator:
 
     def __matmul__(self, x):
         return self.apply(x)
+
+    def apply_many(self, x, y=None, alpha=1.0, beta=0.0, stream=None):
+        """Y = alpha*A*X + beta*Y for an (ncols, k) block X of k vectors (1..64) at once, in
+        place in `y` (a new block in X's layout where X lives when y is None). X and Y are both
+        C-ordered (row-major) or both Fortran-ordered (column-major). Returns y."""
+        xb = _arrays.Block(x, "X")
+        k = xb.shape[1]
+        if xb.shape[0] != self.ncols:
+            raise InputError(f"X has {xb.shape[0]} rows, the operator needs {self.ncols}")
+        if y is None:
+            if beta != 0:
+                raise InputError("beta is not 0 but no Y was given")
+            order = "C" if xb.layout == "row" else "F"
+            if xb.kind == "numpy":
+                y = np.empty((self.nrows, k), dtype=np.float64, order=order)
+            elif xb.kind == "torch":
+                torch = _arrays._torch()
+                y = torch.empty((self.nrows, k), dtype=x.dtype, device=x.device)
+                if order == "F":
+                    y = torch.empty((k, self.nrows), dtype=x.dtype, device=x.device).t()
+            else:
+                import cupy
+                y = cupy.empty((self.nrows, k), dtype=self.dtype, order=order)
+        yb = _arrays.Block(y, "Y")
+        if yb.shape != (self.nrows, k):
+            raise InputError(f"Y has shape {yb.shape}, the operator needs {(self.nrows, k)}")
+        layout = xb.layout if not xb.both else yb.layout
+        if not yb.both and yb.layout != layout:
+            raise InputError("X and Y must have the same layout (both C- or both Fortran-ordered)")
+        code = 0 if layout == "row" else 1
+        if (xb.kind == "numpy") != (yb.kind == "numpy"):
+            raise InputError("X and Y must both be on the host (NumPy) or both on the device")
+        if xb.kind == "numpy":
+            if yb.dtype != np.float64 or not y.flags.writeable:
+                raise InputError("a host Y must be a writable float64 NumPy array")
+            order = "C" if layout == "row" else "F"
+            xh = np.asarray(x, dtype=np.float64, order=order)
+            ptr = ctypes.POINTER(ctypes.c_double)
+            _lib.call("spmvc_operator_apply_many_host", self._handle, xh.ctypes.data_as(ptr),
+                      y.ctypes.data_as(ptr), k, code, float(alpha), float(beta))
+            return y
+        for b in (xb, yb):
+            if b.dtype != self.dtype:
+                raise InputError(f"{b.name} has dtype {b.dtype}, the operator's precision "
+                                 f"needs {self.dtype}")
+        s = _arrays.stream_pointer(stream)
+        if s is None:
+            s = _arrays.current_stream(xb)
+        _lib.call("spmvc_operator_apply_many", self._handle, xb.pointer, yb.pointer, k, code,
+                  float(alpha), float(beta), s or None)
+        return y
+
+    def apply_transpose(self, x, y=None, alpha=1.0, beta=0.0, stream=None):
+        """y = alpha*A^T*x + beta*y (x has nrows elements, y ncols), as apply() takes them.
+        The first call builds A^T on the GPU; an operator compiled from a host matrix needs
+        compile(..., keep_csr=True) for it. Returns y."""
+        xv = _arrays.Vector(x, "x")
+        xv.check(self.nrows, self.dtype)
+        if y is None:
+            if beta != 0:
+                raise InputError("beta is not 0 but no y was given")
+            y = _arrays.empty_like_vector(xv, self.ncols, self.dtype)
+        yv = _arrays.Vector(y, "y")
+        yv.check(self.ncols, self.dtype)
+        if (xv.kind == "numpy") != (yv.kind == "numpy"):
+            raise InputError("x and y must both be on the host (NumPy) or both on the device")
+        if xv.kind == "numpy":
+            if yv.dtype != np.float64 or not yv.obj.flags.writeable:
+                raise InputError("a host y must be a writable float64 NumPy array")
+            xh = np.ascontiguousarray(x, dtype=np.float64)
+            ptr = ctypes.POINTER(ctypes.c_double)
+            _lib.call("spmvc_operator_apply_transpose_host", self._handle,
+                      xh.ctypes.data_as(ptr), y.ctypes.data_as(ptr), float(alpha), float(beta))
+            return y
+        s = _arrays.stream_pointer(stream)
+        if s is None:
+            s = _arrays.current_stream(xv)
+        _lib.call("spmvc_operator_apply_transpose", self._handle, xv.pointer, yv.pointer,
+                  float(alpha), float(beta), s or None)
+        return y
 
     def matvec(self, x):
         """op @ x for solvers: a strided x (a column of a Fortran-ordered basis, say) is made

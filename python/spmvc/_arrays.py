@@ -242,3 +242,49 @@ def empty_like_vector(vector, length, dtype):
         return np.empty(shape, dtype=np.float64)
     import cupy
     return cupy.empty(shape, dtype=dtype)
+
+
+class Block:
+    """A dense (n, k) block of vectors for apply_many: where it lives, its address, shape, type
+    and layout ("row" for C order, "col" for Fortran order; a contiguous (n, 1) block is both)."""
+
+    def __init__(self, obj, name):
+        self.obj = obj
+        self.name = name
+        if isinstance(obj, np.ndarray):
+            self.kind = "numpy"
+            shape, self.dtype = obj.shape, obj.dtype
+            c, f = obj.flags.c_contiguous, obj.flags.f_contiguous
+            self.pointer = None
+        elif is_torch_tensor(obj):
+            if not obj.is_cuda:
+                raise InputError(f"{name} is a PyTorch tensor on {obj.device}; give a CUDA "
+                                 "tensor (or a NumPy array for the host path)")
+            self.kind = "torch"
+            shape = tuple(obj.shape)
+            self.dtype = np.dtype(str(obj.dtype).replace("torch.", ""))
+            c = obj.is_contiguous()
+            f = len(shape) == 2 and obj.t().is_contiguous()
+            self.pointer = obj.data_ptr()
+        else:
+            cai = getattr(obj, "__cuda_array_interface__", None)
+            if cai is None:
+                raise InputError(f"{name} is a {type(obj).__name__}: give a NumPy array, a "
+                                 "CuPy array, a PyTorch CUDA tensor or any array with "
+                                 "__cuda_array_interface__")
+            self.kind = "cupy" if _module_of(obj) == "cupy" else "cuda"
+            shape = tuple(cai["shape"])
+            self.dtype = np.dtype(cai["typestr"])
+            strides = cai.get("strides")
+            item = self.dtype.itemsize
+            c = strides is None or (len(shape) == 2 and strides == (shape[1] * item, item))
+            f = len(shape) == 2 and strides is not None and strides == (item, shape[0] * item)
+            self.pointer = cai["data"][0]
+        if len(shape) != 2:
+            raise InputError(f"{name} has shape {shape}; a block of k vectors is (n, k)")
+        self.shape = (int(shape[0]), int(shape[1]))
+        if not (c or f):
+            raise InputError(f"{name} is neither C- nor Fortran-contiguous; the kernel reads "
+                             "it in place")
+        self.layout = "row" if c else "col"
+        self.both = c and f

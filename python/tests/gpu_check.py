@@ -14,6 +14,9 @@
 4. The examples: examples/python/*.py, and with --examples DIR (examples/ built against an
    install, see scripts/gpu/prepare-python-check) cg_cusparse, emit_nvcc.sh and the C
    interface's test (DIR/../bin/test_capi: compile and apply through spmvc.h).
+5. Operations: on the first six matrices, fp64 and fp32, op.apply_many on C- and
+   Fortran-ordered CuPy blocks (k = 3, 8, 32) and on a NumPy block (host pipeline with
+   keep_csr=True), and op.apply_transpose, against cupyx's products, with the error of 1.
 Prints a short table last; exit code 1 when any check fails.
 """
 
@@ -96,6 +99,43 @@ def check_products(folder, paths):
     for (precision, route), err in sorted(worst.items()):
         record("A@x", f"{count} matrices {precision} {route}", err <= TOLERANCE[precision],
                f"worst err {err:.1e} (limit {TOLERANCE[precision]:.0e})")
+
+
+def check_operations(folder, count=6):
+    """apply_many (C- and Fortran-ordered blocks, device and host) and apply_transpose against
+    CuPy's products on the first `count` matrices with >= 10k nonzeros."""
+    rng = np.random.default_rng(11)
+    for i, (name, path) in enumerate(matrices(folder)):
+        if i >= count:
+            break
+        host = spmvc.load(path)
+        a64 = csp.csr_matrix(host)
+        for precision, dtype in (("f64", cupy.float64), ("f32", cupy.float32)):
+            a = a64 if dtype == cupy.float64 else a64.astype(dtype)
+            try:
+                op = spmvc.compile(a, precision=precision)  # device arrays: the CSR is kept
+                worst = 0.0
+                for k, order in ((8, "F"), (3, "C"), (32, "C")):
+                    x = cupy.asarray(rng.uniform(-1, 1, (host.shape[1], k)), dtype=dtype,
+                                     order=order)
+                    y = op.apply_many(x)
+                    bound = abs(a64) @ cupy.abs(x.astype(cupy.float64))
+                    worst = max(worst, spmv_error(y, a @ x, bound))
+                xt = cupy.asarray(rng.uniform(-1, 1, host.shape[0]), dtype=dtype)
+                yt = op.apply_transpose(xt)
+                bound = abs(a64).T @ cupy.abs(xt.astype(cupy.float64))
+                worst = max(worst, spmv_error(yt, a.T @ xt, bound))
+                hop = spmvc.compile(host, precision=precision, keep_csr=True)
+                xh = rng.uniform(-1, 1, (host.shape[1], 4))
+                yh = hop.apply_many(np.asfortranarray(xh))
+                ref = host @ xh
+                worst = max(worst, float(np.abs(yh - ref).max() /
+                                         max(float((abs(host) @ np.abs(xh)).max()), 1e-300)))
+                ok = worst <= TOLERANCE[precision]
+                detail = f"{precision} {op.plan['format']} worst err {worst:.1e}"
+            except spmvc.Error as e:
+                ok, detail = False, f"{precision}: {e}"
+            record("many", name, ok, detail)
 
 
 def timed_solve(solver, A, b, **kw):
@@ -252,7 +292,9 @@ def main():
     parser.add_argument("--matrices", type=pathlib.Path, default=default)
     parser.add_argument("--paths", default="device,host")
     parser.add_argument("--examples", default=None)
-    parser.add_argument("--skip", default="", help="sections to skip: products,solvers,zero-copy,update,examples")
+    parser.add_argument("--skip", default="",
+                        help="sections to skip: products,operations,solvers,zero-copy,update,"
+                             "examples")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     ok, why = spmvc.device_available()
@@ -264,6 +306,7 @@ def main():
     sections = [("zero-copy", check_zero_copy), ("update", check_update_values),
                 ("solvers", lambda: check_solvers(args.matrices)),
                 ("products", lambda: check_products(args.matrices, args.paths.split(","))),
+                ("operations", lambda: check_operations(args.matrices)),
                 ("examples", lambda: check_examples(args.examples, args.matrices))]
     for name, fn in sections:
         if name in skip:

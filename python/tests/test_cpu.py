@@ -243,5 +243,29 @@ class VectorArguments(unittest.TestCase):
         self.assertIsNone(spmvc._arrays.device_csr(poisson2d(4), "f64"))
 
 
+class BlockArguments(unittest.TestCase):
+    """How apply_many reads a block of k vectors: its layout from its strides."""
+
+    def test_layouts(self):
+        Block = spmvc._arrays.Block
+        c = Block(np.zeros((10, 3)), "X")
+        self.assertEqual((c.layout, c.shape, c.both), ("row", (10, 3), False))
+        f = Block(np.zeros((10, 3), order="F"), "X")
+        self.assertEqual(f.layout, "col")
+        d = Block(FakeDeviceArray((10, 3), strides=(8, 80)), "X")
+        self.assertEqual((d.kind, d.layout, d.pointer), ("cuda", "col", 0x7f0000001000))
+        self.assertEqual(Block(FakeDeviceArray((10, 3)), "X").layout, "row")
+        self.assertTrue(Block(np.zeros((10, 1)), "X").both)
+
+    def test_wrong_blocks_are_named(self):
+        Block = spmvc._arrays.Block
+        with self.assertRaisesRegex(spmvc.InputError, r"X has shape \(10,\); a block"):
+            Block(np.zeros(10), "X")
+        with self.assertRaisesRegex(spmvc.InputError, "Y is neither C- nor Fortran-contiguous"):
+            Block(np.zeros((10, 6))[:, ::2], "Y")
+        with self.assertRaisesRegex(spmvc.InputError, "X is a list"):
+            Block([[1.0]], "X")
+
+
 if __name__ == "__main__":
     unittest.main()

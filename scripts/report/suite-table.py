@@ -26,6 +26,10 @@ def name(m):
 def main(path):
     with open(path) as f:
         doc = json.load(f)
+    if "operation" in doc:  # `bench --suite --k K` or `--transpose`: records of another shape
+        import runpy
+        runpy.run_path(__file__.replace("suite-table.py", "operation-table.py"))["main"](path)
+        return
     print(f"{doc['suite']} on {doc['gpu']} ({doc['arch']}), cuSPARSE {doc['cusparse']}, "
           f"read bandwidth {doc['read_bandwidth'] / 1e9:.0f} GB/s")
     rows = [r for r in doc["results"] if "precision" in r]

@@ -184,6 +184,14 @@ static void test_bad_input(void) {
   spmvc_string_free(text);
   CHECK(strstr(spmvc_last_error(), "matrix is NULL") != NULL);
   CHECK(strcmp(spmvc_status_name(SPMVC_ERROR_NO_DEVICE), "SPMVC_ERROR_NO_DEVICE") == 0);
+  CHECK(spmvc_options_check("{\"keep_csr\": true}") == SPMVC_OK);
+  expect_error(spmvc_options_check("{\"keep_csr\": 1}"), SPMVC_ERROR_INPUT,
+               "\"keep_csr\" must be true or false", "keep_csr of the wrong type");
+  double xs[6] = {0}, ys[6] = {0};
+  expect_error(spmvc_operator_apply_many_host(NULL, xs, ys, 2, SPMVC_LAYOUT_COL_MAJOR, 1.0, 0.0),
+               SPMVC_ERROR_INPUT, "op is NULL", "apply_many without an operator");
+  expect_error(spmvc_operator_apply_transpose(NULL, xs, ys, 1.0, 0.0, NULL), SPMVC_ERROR_INPUT,
+               "op is NULL", "apply_transpose without an operator");
   spmvc_matrix_destroy(a);
 }
 
@@ -216,6 +224,26 @@ static void test_compile(void) {
     char* json = NULL;
     CHECK(spmvc_operator_timings(op, &json) == SPMVC_OK && strstr(json, "kernel_origin") != NULL);
     spmvc_string_free(json);
+    spmvc_operator_destroy(op);
+
+    /* Two vectors at once, (1, 2, 3) and (1, 0, 0): A X = [(2, 4, 10), (4, -1, 0)]. */
+    CHECK(spmvc_compile(a, "{\"disk_cache\": false, \"keep_csr\": true}", &op) == SPMVC_OK);
+    const double x_col[] = {1, 2, 3, 1, 0, 0}, x_row[] = {1, 1, 2, 0, 3, 0};
+    double y_col[6], y_row[6];
+    CHECK(spmvc_operator_apply_many_host(op, x_col, y_col, 2, SPMVC_LAYOUT_COL_MAJOR, 1.0, 0.0) ==
+          SPMVC_OK);
+    CHECK(y_col[0] == 2 && y_col[1] == 4 && y_col[2] == 10 && y_col[3] == 4 && y_col[4] == -1 &&
+          y_col[5] == 0);
+    CHECK(spmvc_operator_apply_many_host(op, x_row, y_row, 2, SPMVC_LAYOUT_ROW_MAJOR, 1.0, 0.0) ==
+          SPMVC_OK);
+    CHECK(y_row[0] == 2 && y_row[1] == 4 && y_row[2] == 4 && y_row[3] == -1 && y_row[4] == 10 &&
+          y_row[5] == 0);
+    expect_error(spmvc_operator_apply_many_host(op, x_col, y_col, 2, (spmvc_layout)5, 1.0, 0.0),
+                 SPMVC_ERROR_INPUT, "neither SPMVC_LAYOUT_ROW_MAJOR", "unknown layout");
+    /* A is symmetric: A^T x = A x. */
+    double yt[] = {1, 1, 1};
+    CHECK(spmvc_operator_apply_transpose_host(op, x, yt, 2.0, 1.0) == SPMVC_OK);
+    CHECK(yt[0] == 5.0 && yt[1] == 9.0 && yt[2] == 21.0);
     spmvc_operator_destroy(op);
   }
   spmvc_matrix_destroy(a);

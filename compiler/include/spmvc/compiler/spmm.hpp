@@ -1,0 +1,85 @@
+// SpMM and the transposed multiply on the host side: the SpMM translation unit over a plan's
+// own encoding (templates/spmm.cuh), the unit that transposes a CSR matrix on the GPU
+// (templates/transpose.cuh), and the host references both are checked against.
+//
+// Host C++ only: the runtime compiles these units and launches them (runtime/operations.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spmvc/dense.hpp"
+#include "spmvc/kernel.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+
+namespace spmvc::compiler {
+
+/// What SpMM codegen needs to know of a compiled plan: its format, parameters and sizes and the
+/// names and element types of its encoded arrays. Holds no matrix data, so an operator keeps it
+/// and generates the SpMM unit for a k when a multiply first asks for it.
+struct SpmmSubject {
+  std::string format;
+  FormatParams params;
+  Precision precision = Precision::f64;
+  std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  double row_mean = 0;
+  /// The encoded arrays, in encoding order.
+  std::vector<std::pair<std::string, ElemType>> arrays;
+  std::int64_t ell_width = 0;   ///< ell: slots per row as encoded
+  std::int64_t row_blocks = 0;  ///< csr_stream: row blocks (its grid)
+  bool row_map = false;         ///< rows reordered: y written through the row map
+  bool columns_renumbered = false;
+  /// The plan's banner (codegen::banner), repeated at the top of the SpMM unit.
+  std::string banner;
+};
+
+/// The subject of `plan` over `encoded` (the host pipeline's build).
+SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile& profile);
+/// The subject of a plan built from device arrays (compile(DeviceCsr): csr or csr_stream on the
+/// caller's 32-bit row_ptr and col_idx) with `row_blocks` csr_stream row blocks.
+SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile, std::int64_t row_blocks);
+
+/// Why the subject's encoding has no SpMM kernel ("format hyb has no SpMM kernel", "columns
+/// renumbered by the ordering"), or nullopt when generate_spmm applies.
+std::optional<std::string> spmm_unsupported(const SpmmSubject& subject);
+
+/// How the SpMM kernel splits a row's group of lanes: column lanes (each accumulates every
+/// column_lanes-th column) times nonzero lanes (each walks every row_lanes-th nonzero).
+struct SpmmShape {
+  int column_lanes = 1;
+  int row_lanes = 1;
+  int block_size = 256;
+};
+/// The shape for `k` columns in `layout` (k in 1..kMaxDenseColumns).
+SpmmShape spmm_shape(const SpmmSubject& subject, int k, DenseLayout layout);
+
+/// The SpMM unit for `k` columns in `layout`: entry point kernel_name, parameters in binding
+/// order (rows, cols, the format's arrays, x, y, alpha, beta). InputError for k outside
+/// 1..kMaxDenseColumns; InternalError when spmm_unsupported.
+KernelSource generate_spmm(const SpmmSubject& subject, int k, DenseLayout layout);
+
+/// Y = alpha*A*X + beta*Y on the host in fp64 (X and Y dense in `layout`, k columns): the
+/// reference the GPU tests compare against. InputError when the sizes disagree.
+void reference_spmm(const CsrMatrix& a, int k, DenseLayout layout, std::span<const double> x,
+                    std::span<double> y, double alpha, double beta);
+
+/// A^T (ncols x nrows) with sorted rows, on the host.
+CsrMatrix transpose(const CsrMatrix& a);
+
+/// The unit that builds A^T's CSR arrays on the GPU from A's (32-bit offsets and columns): a
+/// count of each column's nonzeros, then (after an exclusive scan of the counts, the device
+/// build's) a fill that places each nonzero at its column's next free slot.
+KernelSource transpose_source();
+/// Threads per block of its entry points.
+inline constexpr int kTransposeBlock = 256;
+inline constexpr const char* kTransposeCountEntry = "spmvc_transpose_count";
+inline constexpr const char* kTransposeFillF64Entry = "spmvc_transpose_fill_f64";
+inline constexpr const char* kTransposeFillF32Entry = "spmvc_transpose_fill_f32";
+
+}  // namespace spmvc::compiler

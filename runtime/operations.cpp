@@ -1,0 +1,361 @@
+// Operator::apply_many (SpMM over the plan's own encoding, or over an encoding built for it) and
+// Operator::apply_transpose (A^T built on the GPU by a counting sort, then planned and compiled
+// as compile(DeviceCsr) does).
+#include "operations.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "operator_impl.hpp"
+#include "spmvc/build.hpp"
+#include "spmvc/compiler/device_build.hpp"
+
+namespace spmvc {
+
+namespace runtime {
+
+namespace {
+
+Operations& operations_of(const Operator::Impl& im) {
+  if (!im.operations) throw InternalError("operator has no operations attached");
+  return *im.operations;
+}
+
+// Options for an operator built from the kept CSR: what compile(DeviceCsr) accepts of the
+// caller's (precision, cache, device, value coding); everything else default.
+Options device_options(const Options& o) {
+  Options d;
+  d.precision = o.precision;
+  d.disk_cache = o.disk_cache;
+  d.cache_dir = o.cache_dir;
+  d.device = o.device;
+  d.value_coding = o.value_coding;
+  return d;
+}
+
+const DeviceCsr& kept_csr(Operations& ops, const char* operation, const std::string& what) {
+  if (!ops.csr)
+    throw InputError(operation, 0,
+                     fmt::format("{}, and the operator keeps no plain CSR of the matrix to build "
+                                 "one from: {}",
+                                 what, ops.no_csr));
+  return *ops.csr;
+}
+
+void launch_spmm(const Operator::Impl& im, const Operations::SpmmUnit& unit, const void* x, void* y,
+                 double alpha, double beta, void* stream) {
+  const bool acc64 = im.plan.precision != Precision::f32;
+  long long rows = im.nrows, cols = im.ncols;
+  double alpha64 = alpha, beta64 = beta;
+  float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  const std::vector<KernelParam>& params = unit.source.params;
+  std::array<const void*, Operator::Impl::kMaxParams> pointers{};
+  std::array<void*, Operator::Impl::kMaxParams> args{};
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    switch (params[i].kind) {
+      case KernelParam::Kind::rows:
+        args[i] = &rows;
+        continue;
+      case KernelParam::Kind::cols:
+        args[i] = &cols;
+        continue;
+      case KernelParam::Kind::alpha:
+        args[i] = acc64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
+        continue;
+      case KernelParam::Kind::beta:
+        args[i] = acc64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
+        continue;
+      case KernelParam::Kind::array:
+        pointers[i] = unit.array_args[i];
+        break;
+      case KernelParam::Kind::x:
+        pointers[i] = x;
+        break;
+      case KernelParam::Kind::y:
+        pointers[i] = y;
+        break;
+    }
+    args[i] = &pointers[i];
+  }
+  unit.kernel->launch(unit.source.grid, unit.source.block, unit.source.shared_bytes, args.data(),
+                      stream);
+  check_last_launch(unit.source.kernel_name);
+}
+
+// The operator's SpMM unit for (k, layout), compiled and loaded on first use; nullptr when the
+// plan's encoding has none (then ops.spmm_fallback is built). Called with ops.mutex held.
+const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops, int k,
+                                      DenseLayout layout) {
+  if (k < 1 || k > kMaxDenseColumns)
+    throw InputError("apply_many", 0,
+                     fmt::format("k = {} vectors: apply_many takes 1..{}", k, kMaxDenseColumns));
+  if (auto found = ops.spmm.find({k, layout}); found != ops.spmm.end()) return &found->second;
+  if (ops.spmm_fallback) return nullptr;
+  CompileTimings& timings = const_cast<Operator::Impl&>(im).timings;
+  const auto t0 = Clock::now();
+  const std::optional<std::string> why =
+      ops.subject ? compiler::spmm_unsupported(*ops.subject)
+                  : std::optional<std::string>("the operator's encoding is not described");
+  if (why) {
+    const DeviceCsr& csr = kept_csr(ops, "apply_many", "no SpMM kernel here: " + *why);
+    ops.spmm_fallback = std::make_unique<Operator>(compile(csr, device_options(ops.options)));
+    timings.spmm += seconds_since(t0);
+    timings.spmm_note = fmt::format("built a {} encoding from the kept CSR ({}): {}",
+                                    ops.spmm_fallback->plan().format, *why,
+                                    describe(ops.spmm_fallback->plan().params));
+    return nullptr;
+  }
+  Operations::SpmmUnit unit;
+  unit.source = compiler::generate_spmm(*ops.subject, k, layout);
+  const DeviceInfo device = probe_device(ops.options.device);
+  const CachedKernel cached = cache_for(cache_dir_of(ops.options)).get(unit.source, device.arch());
+  // A reordered unit's row map is set per operator, so it loads its own image.
+  if (ops.subject->row_map) {
+    auto own = std::make_shared<const LoadedKernel>(cached.cubin.image, unit.source.kernel_name);
+    const void* map = im.array("row_map");
+    own->set_global("spmvc_row_map", &map, sizeof map);
+    unit.kernel = std::move(own);
+  } else {
+    unit.kernel = shared_kernel(cached, unit.source.kernel_name, device.ordinal);
+  }
+  if (unit.source.params.size() > Operator::Impl::kMaxParams)
+    throw InternalError("SpMM unit " + unit.source.kernel_name + " has too many parameters");
+  for (const KernelParam& p : unit.source.params)
+    unit.array_args.push_back(p.kind == KernelParam::Kind::array ? im.array(p.name) : nullptr);
+  timings.spmm += seconds_since(t0);
+  timings.spmm_note = "own encoding: " + unit.source.kernel_name;
+  return &ops.spmm.emplace(std::pair{k, layout}, std::move(unit)).first->second;
+}
+
+// A^T built on the GPU and compiled, on first use. Called with ops.mutex held.
+const Operator& transposed(const Operator::Impl& im, Operations& ops) {
+  if (ops.transposed) return *ops.transposed;
+  const DeviceCsr& a = kept_csr(ops, "apply_transpose", "A^T is built on first use");
+  const auto t0 = Clock::now();
+  const DeviceInfo device = probe_device(ops.options.device);
+  set_device(ops.options.device);
+  KernelCache& cache = cache_for(cache_dir_of(ops.options));
+  const KernelSource src = compiler::transpose_source();
+  const CachedKernel cached = cache.get(src, device.arch());
+  const auto count = shared_kernel(cached, compiler::kTransposeCountEntry, device.ordinal);
+  const bool f64 = im.plan.precision == Precision::f64;
+  const auto fill = shared_kernel(
+      cached, f64 ? compiler::kTransposeFillF64Entry : compiler::kTransposeFillF32Entry,
+      device.ordinal);
+  const DeviceCsrKernels build_kernels = load_device_csr_kernels(cache, device);
+
+  const auto n = static_cast<std::size_t>(a.ncols);
+  const auto nnz = static_cast<std::size_t>(a.nnz);
+  const std::size_t vb = f64 ? 8 : 4;
+  DeviceBuffer counts(std::max<std::size_t>(n * 4, 4));
+  counts.fill_bytes(0);
+  DeviceBuffer next((n + 1) * 4);
+  ops.t_row_ptr = DeviceBuffer((n + 1) * 4);
+  ops.t_col_idx = DeviceBuffer(std::max<std::size_t>(nnz * 4, 4));
+  ops.t_values = DeviceBuffer(std::max<std::size_t>(nnz * vb, 8));
+  const int block = compiler::kTransposeBlock;
+  if (nnz > 0) {
+    long long total = a.nnz;
+    const void* col = a.col_idx;
+    void* counts_ptr = counts.get();
+    void* args[] = {&total, &col, &counts_ptr};
+    count->launch((a.nnz + block - 1) / block, block, 0, args, nullptr);
+    check_last_launch(compiler::kTransposeCountEntry);
+  }
+  // The exclusive scan twice: A^T's row_ptr, and the fill's cursors.
+  for (void* out : {ops.t_row_ptr.get(), next.get()}) {
+    const void* counts_ptr = counts.get();
+    long long columns = a.ncols;
+    void* args[] = {&counts_ptr, &columns, &out};
+    build_kernels.stream_scan->launch(1, codegen::kStreamScanBlock, 0, args, nullptr);
+    check_last_launch(codegen::kStreamScanEntry);
+  }
+  if (nnz > 0) {
+    long long rows = a.nrows;
+    const void* row_ptr = a.row_ptr;
+    const void* col = a.col_idx;
+    const void* values = a.values;
+    void* next_ptr = next.get();
+    void* t_col = ops.t_col_idx.get();
+    void* t_values = ops.t_values.get();
+    void* args[] = {&rows, &row_ptr, &col, &values, &next_ptr, &t_col, &t_values};
+    fill->launch(std::max<long long>(1, (a.nrows + block - 1) / block), block, 0, args, nullptr);
+    check_last_launch(fill->name());
+  }
+  synchronize();
+  const DeviceCsr t{a.ncols,
+                    a.nrows,
+                    a.nnz,
+                    static_cast<const std::int32_t*>(ops.t_row_ptr.get()),
+                    static_cast<const std::int32_t*>(ops.t_col_idx.get()),
+                    ops.t_values.get()};
+  ops.transposed = std::make_unique<Operator>(compile(t, device_options(ops.options)));
+  CompileTimings& timings = const_cast<Operator::Impl&>(im).timings;
+  timings.transpose = seconds_since(t0);
+  timings.transpose_note =
+      fmt::format("A^T ({} x {}) built on the GPU by a counting sort, planned {} [{}]", t.nrows,
+                  t.ncols, ops.transposed->plan().format, describe(ops.transposed->plan().params));
+  return *ops.transposed;
+}
+
+}  // namespace
+
+void attach_operations(Operator::Impl& im, const Build& build, const Options& options) {
+  auto ops = std::make_shared<Operations>();
+  ops->options = options;
+  ops->options.transform_source = nullptr;
+  ops->subject = compiler::spmm_subject(build.plan, build.encoded, build.profile);
+  ops->no_csr = "compile(CsrMatrix) keeps one only with Options::keep_csr";
+  im.operations = std::move(ops);
+}
+
+void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options) {
+  Operations& ops = operations_of(im);
+  if (a.nnz() >= std::numeric_limits<std::int32_t>::max() ||
+      a.nrows >= std::numeric_limits<std::int32_t>::max()) {
+    ops.no_csr =
+        fmt::format("{} rows and {} nonzeros do not fit its 32-bit offsets", a.nrows, a.nnz());
+    return;
+  }
+  ops.resident = upload_csr(a, options.precision);
+  ops.csr = ops.resident->view;
+  im.device_bytes += static_cast<std::int64_t>(
+      ops.resident->row_ptr.bytes() + ops.resident->col_idx.bytes() + ops.resident->values.bytes());
+  synchronize();
+}
+
+void attach_operations(Operator::Impl& im, const DeviceCsr& a, const Options& options,
+                       std::int64_t row_blocks) {
+  auto ops = std::make_shared<Operations>();
+  ops->options = options;
+  ops->options.transform_source = nullptr;
+  ops->subject = compiler::spmm_subject_device(im.plan, im.profile, row_blocks);
+  ops->csr = a;
+  im.operations = std::move(ops);
+}
+
+void values_changed(Operator::Impl& im, const void* values, bool on_device) {
+  if (!im.operations) return;
+  Operations& ops = *im.operations;
+  std::lock_guard lock(ops.mutex);
+  // Built from the old values on first use: built again at the next use.
+  ops.spmm_fallback.reset();
+  ops.transposed.reset();
+  if (!ops.resident) return;
+  const std::size_t bytes = ops.resident->values.bytes();
+  const std::size_t nnz = static_cast<std::size_t>(ops.resident->view.nnz);
+  if (on_device) {
+    ops.resident->values.copy_from(values, nnz * value_bytes(im.plan.precision));
+  } else if (im.plan.precision == Precision::f64) {
+    ops.resident->values.upload(values, std::min(bytes, nnz * 8));
+  } else {
+    const auto* v = static_cast<const double*>(values);
+    const std::vector<float> narrow(v, v + nnz);
+    ops.resident->values.upload(narrow.data(), std::min(bytes, nnz * 4));
+  }
+  synchronize();
+}
+
+}  // namespace runtime
+
+void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, double alpha,
+                          double beta, void* stream) const {
+  // The SpMM units read the specialised tier's arrays: a tiered operator waits for them.
+  if (impl_->tiers && !impl_->tiers->switched()) impl_->tiers->switch_now();
+  runtime::Operations& ops = runtime::operations_of(*impl_);
+  const runtime::Operations::SpmmUnit* unit = nullptr;
+  {
+    std::lock_guard lock(ops.mutex);
+    unit = runtime::spmm_unit(*impl_, ops, k, layout);
+  }
+  if (unit == nullptr) {
+    ops.spmm_fallback->apply_many(x, y, k, layout, alpha, beta, stream);
+    return;
+  }
+  runtime::launch_spmm(*impl_, *unit, x, y, alpha, beta, stream);
+}
+
+const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
+  if (impl_->tiers && !impl_->tiers->switched()) impl_->tiers->switch_now();
+  runtime::Operations& ops = runtime::operations_of(*impl_);
+  std::lock_guard lock(ops.mutex);
+  const runtime::Operations::SpmmUnit* unit = runtime::spmm_unit(*impl_, ops, k, layout);
+  if (unit == nullptr) return ops.spmm_fallback->spmm_source(k, layout);
+  return unit->source;
+}
+
+void Operator::apply_transpose(const void* x, void* y, double alpha, double beta,
+                               void* stream) const {
+  runtime::Operations& ops = runtime::operations_of(*impl_);
+  const Operator* t = nullptr;
+  {
+    std::lock_guard lock(ops.mutex);
+    t = &runtime::transposed(*impl_, ops);
+  }
+  t->apply(x, y, alpha, beta, stream);
+}
+
+const Plan& Operator::transpose_plan() const {
+  runtime::Operations& ops = runtime::operations_of(*impl_);
+  std::lock_guard lock(ops.mutex);
+  return runtime::transposed(*impl_, ops).plan();
+}
+
+namespace {
+
+// Copies `in` to the device in the plan's value type, runs `multiply(dx, dy)`, copies `out` back.
+template <typename F>
+void on_host_arrays(Precision precision, std::span<const double> in, std::span<double> out,
+                    const F& multiply) {
+  const bool f64 = precision == Precision::f64;
+  const std::size_t vb = f64 ? 8 : 4;
+  runtime::DeviceBuffer dx(std::max<std::size_t>(in.size() * vb, 1));
+  runtime::DeviceBuffer dy(std::max<std::size_t>(out.size() * vb, 1));
+  if (f64) {
+    if (!in.empty()) dx.upload(in.data(), in.size() * vb);
+    if (!out.empty()) dy.upload(out.data(), out.size() * vb);
+    multiply(dx.get(), dy.get());
+    if (!out.empty()) dy.download(out.data(), out.size() * vb);
+  } else {
+    std::vector<float> xf(in.begin(), in.end()), yf(out.begin(), out.end());
+    if (!xf.empty()) dx.upload(xf.data(), xf.size() * vb);
+    if (!yf.empty()) dy.upload(yf.data(), yf.size() * vb);
+    multiply(dx.get(), dy.get());
+    if (!yf.empty()) dy.download(yf.data(), yf.size() * vb);
+    std::copy(yf.begin(), yf.end(), out.begin());
+  }
+  runtime::synchronize();
+}
+
+}  // namespace
+
+void Operator::apply_many_host(std::span<const double> x, std::span<double> y, int k,
+                               DenseLayout layout, double alpha, double beta) const {
+  if (k < 1 || k > kMaxDenseColumns)
+    throw InputError("apply_many_host", 0,
+                     fmt::format("k = {} vectors: apply_many takes 1..{}", k, kMaxDenseColumns));
+  const auto ku = static_cast<std::size_t>(k);
+  if (x.size() != static_cast<std::size_t>(impl_->ncols) * ku ||
+      y.size() != static_cast<std::size_t>(impl_->nrows) * ku)
+    throw InputError("apply_many_host", 0,
+                     fmt::format("X has {} elements (need {} x {}), Y has {} (need {} x {})",
+                                 x.size(), impl_->ncols, k, y.size(), impl_->nrows, k));
+  on_host_arrays(impl_->plan.precision, x, y,
+                 [&](const void* dx, void* dy) { apply_many(dx, dy, k, layout, alpha, beta); });
+}
+
+void Operator::apply_transpose_host(std::span<const double> x, std::span<double> y, double alpha,
+                                    double beta) const {
+  if (static_cast<std::int64_t>(x.size()) != impl_->nrows ||
+      static_cast<std::int64_t>(y.size()) != impl_->ncols)
+    throw InputError("apply_transpose_host", 0,
+                     fmt::format("x has {} elements (need nrows = {}), y has {} (need ncols = {})",
+                                 x.size(), impl_->nrows, y.size(), impl_->ncols));
+  on_host_arrays(impl_->plan.precision, x, y,
+                 [&](const void* dx, void* dy) { apply_transpose(dx, dy, alpha, beta); });
+}
+
+}  // namespace spmvc

@@ -1,0 +1,67 @@
+// The operations an Operator runs besides apply(): SpMM (apply_many) and the transposed multiply
+// (apply_transpose). What they build on first use lives here, beside the operator's own arrays:
+// the SpMM units per (k, layout), and the operators built from a plain CSR copy of the matrix
+// (A^T, and the SpMM encoding of a plan whose format has no SpMM kernel).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.hpp"
+#include "device_csr.hpp"
+#include "spmvc/build.hpp"
+#include "spmvc/compiler/spmm.hpp"
+#include "spmvc/spmvc.hpp"
+
+namespace spmvc::runtime {
+
+struct Operations {
+  std::mutex mutex;
+  /// The caller's options, for the units and operators built on first use.
+  Options options;
+  /// The plan's encoding as SpMM codegen sees it.
+  std::optional<compiler::SpmmSubject> subject;
+  /// A plain CSR of the matrix in the caller's order on the device (32-bit offsets): the
+  /// caller's arrays (compile(DeviceCsr)), or `resident` (compile(CsrMatrix) with
+  /// Options::keep_csr). Absent otherwise.
+  std::optional<DeviceCsr> csr;
+  std::optional<ResidentCsr> resident;
+  /// Why `csr` is absent.
+  std::string no_csr;
+
+  /// One compiled SpMM unit and its array arguments by parameter index.
+  struct SpmmUnit {
+    KernelSource source;
+    std::shared_ptr<const LoadedKernel> kernel;
+    std::vector<const void*> array_args;
+  };
+  std::map<std::pair<int, DenseLayout>, SpmmUnit> spmm;
+  /// The operator apply_many runs on when the plan's encoding has none (built from `csr`).
+  std::unique_ptr<Operator> spmm_fallback;
+
+  /// A^T's CSR (built on the GPU from `csr`) and the operator compiled from it.
+  DeviceBuffer t_row_ptr, t_col_idx, t_values;
+  std::unique_ptr<Operator> transposed;
+};
+
+/// Attaches the operations of an operator built by the host pipeline (`build` of `a`): the SpMM
+/// subject of its plan and, with Options::keep_csr, `a` uploaded as plain CSR.
+void attach_operations(Operator::Impl& im, const Build& build, const Options& options);
+/// Uploads `a` as the operator's plain CSR (Options::keep_csr).
+void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options);
+/// Attaches the operations of an operator built from device arrays: the caller's `a` is the
+/// plain CSR; `row_blocks` is csr_stream's count (0 for csr).
+void attach_operations(Operator::Impl& im, const DeviceCsr& a, const Options& options,
+                       std::int64_t row_blocks);
+
+/// After Operator::update_values kept the plan: the kept CSR (Options::keep_csr) gets the new
+/// values (`values`: nnz doubles on the host, or nnz of the plan's type on the device), and what
+/// was built from the old ones (A^T, an SpMM fallback operator) is built again at its next use.
+void values_changed(Operator::Impl& im, const void* values, bool on_device);
+
+}  // namespace spmvc::runtime

@@ -1,0 +1,249 @@
+// SpMM (Operator::apply_many) and the transposed multiply (apply_transpose) on the GPU against
+// the fp64 host references: every format with an SpMM kernel and one without (built from the
+// kept CSR), k in {1, 3, 8, 32, 64}, both layouts, both precisions, rectangular matrices with
+// empty rows, reordered rows, device arrays, and every public matrix with >= 10k nonzeros.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "device_csr.hpp"
+#include "gpu_support.hpp"
+#include "spmvc/compiler/spmm.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+using test::have_device;
+using test::tolerance;
+
+namespace {
+
+// Y0 for beta != 0: known values, so a kernel that ignores beta fails.
+std::vector<double> initial_y(std::size_t n) {
+  std::vector<double> y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = 0.25 * static_cast<double>(i % 5) - 0.5;
+  return y;
+}
+
+// Relative error of apply_many against reference_spmm. With beta = 0, Y starts as NaN: the
+// kernels must not read it and must write every entry.
+double check_many(const CsrMatrix& a, const Operator& op, int k, DenseLayout layout,
+                  double alpha = 1.0, double beta = 0.0) {
+  const Precision p = op.plan().precision;
+  const auto ku = static_cast<std::size_t>(k);
+  const std::vector<double> x = codegen::test_vector(a.ncols * static_cast<std::int64_t>(k), p);
+  std::vector<double> y0 = initial_y(static_cast<std::size_t>(a.nrows) * ku);
+  std::vector<double> y = y0, ref = y0;
+  if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+  op.apply_many_host(x, y, k, layout, alpha, beta);
+  compiler::reference_spmm(a, k, layout, x, ref, alpha, beta);
+  return compiler::relative_error(y, ref);
+}
+
+double check_transpose(const CsrMatrix& a, const Operator& op, double alpha = 1.0,
+                       double beta = 0.0) {
+  const Precision p = op.plan().precision;
+  const std::vector<double> x = codegen::test_vector(a.nrows, p);
+  std::vector<double> y0 = initial_y(static_cast<std::size_t>(a.ncols));
+  std::vector<double> y = y0, ref = y0;
+  if (beta == 0.0) std::fill(y.begin(), y.end(), std::numeric_limits<double>::quiet_NaN());
+  op.apply_transpose_host(x, y, alpha, beta);
+  compiler::csr_reference_spmv(compiler::transpose(a), x, ref, alpha, beta);
+  return compiler::relative_error(y, ref);
+}
+
+// 3000 x 1200: every 7th row empty, one row of 600 nonzeros, the rest 1..16 nonzeros, values
+// of both signs and many magnitudes.
+CsrMatrix rectangular_with_empty_rows() {
+  CsrMatrix a;
+  a.nrows = 3000;
+  a.ncols = 1200;
+  a.row_ptr.assign(1, 0);
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    std::set<std::int32_t> cols;
+    if (r == 5) {
+      for (std::int32_t c = 0; c < 1200; c += 2) cols.insert(c);
+    } else if (r % 7 != 3) {
+      const std::int64_t len = 1 + (r * 5) % 16;
+      for (std::int64_t j = 0; j < len; ++j)
+        cols.insert(static_cast<std::int32_t>((r * 37 + j * 101) % a.ncols));
+    }
+    for (const std::int32_t c : cols) {
+      a.col_idx.push_back(c);
+      a.values.push_back((static_cast<double>((r * 13 + c) % 17) - 8.0) / 3.0);
+    }
+    a.row_ptr.push_back(static_cast<std::int64_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+Options options_for(Precision p, const std::string& params) {
+  Options o;
+  o.precision = p;
+  o.disk_cache = false;
+  o.keep_csr = true;
+  const std::size_t colon = params.find(':');
+  FormatParams fp = default_params(params.substr(0, colon));
+  if (colon != std::string::npos) set_params(fp, params.substr(colon + 1));
+  o.format = std::string(format_of(fp));
+  o.params = fp;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: apply_many over csr, csr_stream, ell, sell and a format without SpMM") {
+  if (!have_device()) return;
+  struct Case {
+    std::string name;
+    CsrMatrix a;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"rectangular 3000x1200 with empty rows", rectangular_with_empty_rows()});
+  cases.push_back({"rmat scale 12", gen::rmat(12, 8)});
+  cases.push_back({"random 4000x1500, 12 a row", gen::random_uniform(4000, 1500, 12, 3)});
+  const std::vector<std::string> formats = {
+      "csr",
+      "csr_stream",
+      "csr_stream:narrow_columns=1",
+      "ell:threads_per_row=2,row_lengths=1",
+      "ell:threads_per_row=1,row_lengths=0",
+      "sell:slice_height=32,sigma=256,threads_per_row=1",
+      "hyb",  // no SpMM kernel: a csr or csr_stream operator is built from the kept CSR
+  };
+  int checked = 0;
+  std::set<std::string> ran;
+  for (const Case& c : cases) {
+    for (const std::string& f : formats) {
+      for (Precision p : {Precision::f64, Precision::f32}) {
+        CAPTURE(c.name);
+        CAPTURE(f);
+        CAPTURE(to_string(p));
+        std::optional<Operator> op;
+        try {
+          op.emplace(compile(c.a, options_for(p, f)));
+        } catch (const InputError& e) {
+          MESSAGE("format does not apply: " << e.what());
+          continue;
+        }
+        ran.insert(f);
+        for (int k : {1, 3, 8, 32, 64}) {
+          for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
+            CAPTURE(k);
+            CAPTURE(to_string(layout));
+            CHECK(check_many(c.a, *op, k, layout) <= tolerance(p));
+            ++checked;
+          }
+        }
+        CHECK(check_many(c.a, *op, 8, DenseLayout::row_major, -1.5, 0.5) <= tolerance(p));
+        if (f == "hyb") {
+          CHECK(op->timings().spmm_note.find("built a csr") != std::string::npos);
+        } else {
+          CHECK(op->timings().spmm_note.rfind("own encoding: spmm_", 0) == 0);
+        }
+      }
+    }
+  }
+  MESSAGE("SpMM products checked: " << checked);
+  CHECK(ran.size() == formats.size());  // every variant ran on at least one matrix
+  CHECK(checked >= 3 * 5 * 2 * 2 * 5);
+}
+
+TEST_CASE("gpu: apply_many with reordered rows writes Y in the caller's order") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::stencil_3d_7pt(12, 12, 12);
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    Options o;
+    o.precision = p;
+    o.disk_cache = false;
+    o.format = "csr";
+    o.reorder = "rcm";
+    const Operator op = compile(a, o);
+    CHECK(check_many(a, op, 8, DenseLayout::col_major) <= tolerance(p));
+    CHECK(check_many(a, op, 3, DenseLayout::row_major, 2.0, -1.0) <= tolerance(p));
+  }
+}
+
+TEST_CASE("gpu: apply_transpose on rectangular matrices with empty rows and columns") {
+  if (!have_device()) return;
+  CsrMatrix a = rectangular_with_empty_rows();
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    Options o;
+    o.precision = p;
+    o.disk_cache = false;
+    o.keep_csr = true;
+    const Operator op = compile(a, o);
+    CHECK(check_transpose(a, op) <= tolerance(p));
+    CHECK(check_transpose(a, op, 0.5, 2.0) <= tolerance(p));
+    CHECK(op.transpose_plan().format.find("csr") == 0);
+    CHECK(op.timings().transpose > 0);
+  }
+}
+
+TEST_CASE("gpu: apply_transpose and apply_many without the kept CSR say what to do") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::stencil_2d_5pt(32, 32);
+  Options o;
+  o.disk_cache = false;
+  o.format = "hyb";
+  const Operator op = compile(a, o);
+  std::vector<double> x(static_cast<std::size_t>(a.nrows), 1.0), y(x.size());
+  CHECK_THROWS_WITH_AS(op.apply_transpose_host(x, y), doctest::Contains("Options::keep_csr"),
+                       InputError);
+  std::vector<double> xs(x.size() * 4, 1.0), ys(xs.size());
+  CHECK_THROWS_WITH_AS(op.apply_many_host(xs, ys, 4), doctest::Contains("format hyb has no SpMM"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(op.apply_many_host(xs, ys, 65), doctest::Contains("1..64"), InputError);
+  CHECK_THROWS_WITH_AS(op.apply_many_host(xs, ys, 3), doctest::Contains("need"), InputError);
+}
+
+TEST_CASE("gpu: apply_many and apply_transpose from device arrays") {
+  if (!have_device()) return;
+  const CsrMatrix a = rectangular_with_empty_rows();
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    const runtime::ResidentCsr resident = runtime::upload_csr(a, p);
+    Options o;
+    o.precision = p;
+    o.disk_cache = false;
+    for (const char* format : {"csr", "csr_stream"}) {
+      CAPTURE(format);
+      o.format = format;
+      const Operator op = compile(resident.view, o);
+      for (int k : {1, 8, 64})
+        for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major})
+          CHECK(check_many(a, op, k, layout) <= tolerance(p));
+      CHECK(check_transpose(a, op) <= tolerance(p));
+    }
+  }
+}
+
+TEST_CASE("gpu: apply_many and apply_transpose on every public matrix with >= 10k nonzeros") {
+  if (!have_device()) return;
+  const auto matrices = test::public_matrices(10000);
+  if (matrices.empty()) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  int tested = 0;
+  for (const auto& [name, path] : matrices) {
+    const CsrMatrix a = read_matrix_market(path);
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(name);
+      CAPTURE(to_string(p));
+      Options o;
+      o.precision = p;
+      o.keep_csr = true;
+      const Operator op = compile(a, o);
+      CHECK(check_many(a, op, 8, DenseLayout::col_major) <= tolerance(p));
+      CHECK(check_many(a, op, 3, DenseLayout::row_major) <= tolerance(p));
+      CHECK(check_many(a, op, 32, DenseLayout::row_major, 1.0, 1.0) <= tolerance(p));
+      CHECK(check_transpose(a, op) <= tolerance(p));
+    }
+    ++tested;
+  }
+  MESSAGE("public matrices tested: " << tested);
+  CHECK(tested > 0);
+}
