@@ -218,8 +218,6 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
     auto [fresh, update] = replan(im, *why);
     u = std::move(update);
     impl_ = std::move(fresh.impl_);
-  } else {
-    im.host_matrix->values.assign(values.begin(), values.end());
   }
   u.seconds = seconds_since(t0);
   return u;
