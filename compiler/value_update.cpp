@@ -33,7 +33,7 @@ CsrMatrix trace_matrix(const CsrMatrix& a, const RowColumnMap* map, double (*val
   t.ncols = a.ncols;
   t.row_ptr = a.row_ptr;
   t.col_idx = a.col_idx;
-  t.values.resize(a.values.size());
+  t.values.resize(a.col_idx.size());  // a's own values are not read: a may be a pattern only
   for (std::size_t k = 0; k < t.values.size(); ++k)
     t.values[k] = value(static_cast<std::int64_t>(k));
   if (!map) return t;

@@ -239,7 +239,12 @@ Operator compile(const CsrMatrix& a, const Options& options) {
                         : Operator(Operator::Impl::from_build(b, options, device, timings));
   // What update_values traces and re-plans from.
   op.impl_->options = options;
-  op.impl_->host_matrix = std::make_shared<CsrMatrix>(a);
+  auto pattern = std::make_shared<CsrMatrix>();
+  pattern->nrows = a.nrows;
+  pattern->ncols = a.ncols;
+  pattern->row_ptr = a.row_ptr;
+  pattern->col_idx = a.col_idx;
+  op.impl_->host_matrix = std::move(pattern);
   op.impl_->map = std::move(map);
   return op;
 }
