@@ -462,109 +462,110 @@ spmvc_status spmvc_operator_update_values_device(spmvc_operator* op, const void*
   return guarded([&] {
     require(op, "spmvc_operator_update_values_device", "op");
     report_update(op->op.update_values(values), replanned, why);
-    spmvc_status spmvc_operator_apply_many(const spmvc_operator* op, const void* x, void* y, int k,
-                                           spmvc_layout layout, double alpha, double beta,
-                                           void* stream) {
-      return guarded([&] {
-        const char* fn = "spmvc_operator_apply_many";
-        require(op, fn, "op");
-        const auto [nx, ny] = block_sizes(op->op, k, fn);
-        if (nx > 0) require(x, fn, "x");
-        if (ny > 0) require(y, fn, "y");
-        op->op.apply_many(x, y, k, layout_of(layout, fn), alpha, beta, stream);
-      });
-    }
+  });
+}
 
-    spmvc_status spmvc_operator_apply_many_host(const spmvc_operator* op, const double* x,
-                                                double* y, int k, spmvc_layout layout, double alpha,
-                                                double beta) {
-      return guarded([&] {
-        const char* fn = "spmvc_operator_apply_many_host";
-        require(op, fn, "op");
-        const auto [nx, ny] = block_sizes(op->op, k, fn);
-        if (nx > 0) require(x, fn, "x");
-        if (ny > 0) require(y, fn, "y");
-        op->op.apply_many_host(std::span<const double>(x, nx), std::span<double>(y, ny), k,
-                               layout_of(layout, fn), alpha, beta);
-      });
-    }
+spmvc_status spmvc_operator_apply_many(const spmvc_operator* op, const void* x, void* y, int k,
+                                       spmvc_layout layout, double alpha, double beta,
+                                       void* stream) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_many";
+    require(op, fn, "op");
+    const auto [nx, ny] = block_sizes(op->op, k, fn);
+    if (nx > 0) require(x, fn, "x");
+    if (ny > 0) require(y, fn, "y");
+    op->op.apply_many(x, y, k, layout_of(layout, fn), alpha, beta, stream);
+  });
+}
 
-    spmvc_status spmvc_operator_apply_transpose(const spmvc_operator* op, const void* x, void* y,
-                                                double alpha, double beta, void* stream) {
-      return guarded([&] {
-        const char* fn = "spmvc_operator_apply_transpose";
-        require(op, fn, "op");
-        if (op->op.nrows() > 0) require(x, fn, "x");
-        if (op->op.ncols() > 0) require(y, fn, "y");
-        op->op.apply_transpose(x, y, alpha, beta, stream);
-      });
-    }
+spmvc_status spmvc_operator_apply_many_host(const spmvc_operator* op, const double* x, double* y,
+                                            int k, spmvc_layout layout, double alpha, double beta) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_many_host";
+    require(op, fn, "op");
+    const auto [nx, ny] = block_sizes(op->op, k, fn);
+    if (nx > 0) require(x, fn, "x");
+    if (ny > 0) require(y, fn, "y");
+    op->op.apply_many_host(std::span<const double>(x, nx), std::span<double>(y, ny), k,
+                           layout_of(layout, fn), alpha, beta);
+  });
+}
 
-    spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const double* x,
-                                                     double* y, double alpha, double beta) {
-      return guarded([&] {
-        const char* fn = "spmvc_operator_apply_transpose_host";
-        require(op, fn, "op");
-        if (op->op.nrows() > 0) require(x, fn, "x");
-        if (op->op.ncols() > 0) require(y, fn, "y");
-        op->op.apply_transpose_host(
-            std::span<const double>(x, static_cast<std::size_t>(op->op.nrows())),
-            std::span<double>(y, static_cast<std::size_t>(op->op.ncols())), alpha, beta);
-      });
-    }
+spmvc_status spmvc_operator_apply_transpose(const spmvc_operator* op, const void* x, void* y,
+                                            double alpha, double beta, void* stream) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_transpose";
+    require(op, fn, "op");
+    if (op->op.nrows() > 0) require(x, fn, "x");
+    if (op->op.ncols() > 0) require(y, fn, "y");
+    op->op.apply_transpose(x, y, alpha, beta, stream);
+  });
+}
 
-    spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind, char** text) {
-      return guarded([&] {
-        require(op, "spmvc_operator_plan", "op");
-        require(text, "spmvc_operator_plan", "text");
-        check_kind(kind, "spmvc_operator_plan");
-        set_text(text, plan_text(op->op.plan(), kind));
-      });
-    }
+spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const double* x,
+                                                 double* y, double alpha, double beta) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_apply_transpose_host";
+    require(op, fn, "op");
+    if (op->op.nrows() > 0) require(x, fn, "x");
+    if (op->op.ncols() > 0) require(y, fn, "y");
+    op->op.apply_transpose_host(
+        std::span<const double>(x, static_cast<std::size_t>(op->op.nrows())),
+        std::span<double>(y, static_cast<std::size_t>(op->op.ncols())), alpha, beta);
+  });
+}
 
-    spmvc_status spmvc_operator_source(const spmvc_operator* op, char** source,
-                                       char** kernel_name) {
-      return guarded([&] {
-        require(op, "spmvc_operator_source", "op");
-        require(source, "spmvc_operator_source", "source");
-        const spmvc::KernelSource& k = op->op.source();
-        char* s = copy_text(k.source);
-        if (kernel_name != nullptr) {
-          try {
-            *kernel_name = copy_text(k.kernel_name);
-          } catch (...) {
-            std::free(s);
-            throw;
-          }
-        }
-        *source = s;
-      });
-    }
+spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind, char** text) {
+  return guarded([&] {
+    require(op, "spmvc_operator_plan", "op");
+    require(text, "spmvc_operator_plan", "text");
+    check_kind(kind, "spmvc_operator_plan");
+    set_text(text, plan_text(op->op.plan(), kind));
+  });
+}
 
-    spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json) {
-      return guarded([&] {
-        require(op, "spmvc_operator_timings", "op");
-        require(json, "spmvc_operator_timings", "json");
-        const spmvc::CompileTimings& t = op->op.timings();
-        nlohmann::ordered_json doc;
-        doc["seconds"] = {{"reorder", t.reorder}, {"inspect", t.inspect}, {"plan", t.plan},
-                          {"encode", t.encode},   {"codegen", t.codegen}, {"compile", t.compile},
-                          {"upload", t.upload},   {"measure", t.measure}};
-        doc["kernel_name"] = op->op.source().kernel_name;
-        doc["kernel_origin"] = t.kernel_origin;
-        doc["cache_note"] = t.cache_note;
-        doc["registers"] = t.registers;
-        doc["spill_bytes"] = t.spill_bytes;
-        doc["device_bytes"] = op->op.device_bytes();
-        doc["compile_log"] = t.compile_log;
-        doc["tiers"] = {{"tier", t.tier},
-                        {"generic_applies", t.generic_applies},
-                        {"generic_setup", t.generic_setup},
-                        {"specialised_ready", t.specialised_ready},
-                        {"switched", t.switched},
-                        {"tier_error", t.tier_error}};
-        set_text(json, doc.dump(2));
-      });
+spmvc_status spmvc_operator_source(const spmvc_operator* op, char** source, char** kernel_name) {
+  return guarded([&] {
+    require(op, "spmvc_operator_source", "op");
+    require(source, "spmvc_operator_source", "source");
+    const spmvc::KernelSource& k = op->op.source();
+    char* s = copy_text(k.source);
+    if (kernel_name != nullptr) {
+      try {
+        *kernel_name = copy_text(k.kernel_name);
+      } catch (...) {
+        std::free(s);
+        throw;
+      }
     }
+    *source = s;
+  });
+}
+
+spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json) {
+  return guarded([&] {
+    require(op, "spmvc_operator_timings", "op");
+    require(json, "spmvc_operator_timings", "json");
+    const spmvc::CompileTimings& t = op->op.timings();
+    nlohmann::ordered_json doc;
+    doc["seconds"] = {{"reorder", t.reorder}, {"inspect", t.inspect}, {"plan", t.plan},
+                      {"encode", t.encode},   {"codegen", t.codegen}, {"compile", t.compile},
+                      {"upload", t.upload},   {"measure", t.measure}};
+    doc["kernel_name"] = op->op.source().kernel_name;
+    doc["kernel_origin"] = t.kernel_origin;
+    doc["cache_note"] = t.cache_note;
+    doc["registers"] = t.registers;
+    doc["spill_bytes"] = t.spill_bytes;
+    doc["device_bytes"] = op->op.device_bytes();
+    doc["compile_log"] = t.compile_log;
+    doc["tiers"] = {{"tier", t.tier},
+                    {"generic_applies", t.generic_applies},
+                    {"generic_setup", t.generic_setup},
+                    {"specialised_ready", t.specialised_ready},
+                    {"switched", t.switched},
+                    {"tier_error", t.tier_error}};
+    set_text(json, doc.dump(2));
+  });
+}
 
 }  // extern "C"

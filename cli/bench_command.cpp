@@ -593,7 +593,7 @@ int run_update_bench(const MatrixArgs& args, const BenchArgs& b) {
   const std::vector<double> old_values = a.values;
   const std::vector<double> new_values = updated_values(a.values);
   const std::vector<double>* sets[] = {&new_values, &old_values};
-  const int reps = std::max(3, b.repetitions * 3);
+  const int reps = std::max(3, b.repetitions);
 
   if (!args.quiet) fmt::print(stderr, "compiling ...\n");
   Operator op = compile(a, options);

@@ -33,7 +33,7 @@ CsrMatrix trace_matrix(const CsrMatrix& a, const RowColumnMap* map, double (*val
   t.ncols = a.ncols;
   t.row_ptr = a.row_ptr;
   t.col_idx = a.col_idx;
-  t.values.resize(a.values.size());
+  t.values.resize(a.col_idx.size());  // a's own values are not read: a may be a pattern only
   for (std::size_t k = 0; k < t.values.size(); ++k)
     t.values[k] = value(static_cast<std::int64_t>(k));
   if (!map) return t;
@@ -195,8 +195,9 @@ std::optional<std::string> value_update_problem(int coding, std::span<const doub
 }
 
 TableCodes table_codes(int coding, std::span<const double> values, Precision precision) {
-  if (auto why = value_update_problem(coding, values, precision))
-    throw InputError("values", 0, *why);
+  if (coding != formats::kValuesTable8 && coding != formats::kValuesTable16)
+    throw InternalError(fmt::format("table_codes: coding {} is no table", coding));
+  const std::int64_t capacity = formats::value_table_capacity(coding);
   const bool f64 = precision == Precision::f64;
   const bool wide = coding == formats::kValuesTable16;
   TableCodes out;
@@ -211,6 +212,13 @@ TableCodes table_codes(int coding, std::span<const double> values, Precision pre
         f64 ? std::bit_cast<std::uint64_t>(v)
             : std::uint64_t{std::bit_cast<std::uint32_t>(static_cast<float>(v))};
     auto [it, added] = index.emplace(bits, static_cast<std::int64_t>(index.size()));
+    if (added && static_cast<std::int64_t>(index.size()) > capacity) {
+      // The same words as value_update_problem: one pass does the check and the coding.
+      throw InputError("values", 0,
+                       fmt::format("the plan's {}-bit value table holds {} distinct values and "
+                                   "the new values have more",
+                                   wide ? 16 : 8, capacity));
+    }
     if (added) {
       if (f64) {
         table64.push_back(v);

@@ -336,7 +336,12 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   if (options.keep_csr) runtime::keep_csr(*op.impl_, a, options);
   // What update_values traces and re-plans from.
   op.impl_->options = options;
-  op.impl_->host_matrix = std::make_shared<CsrMatrix>(a);
+  auto pattern = std::make_shared<CsrMatrix>();
+  pattern->nrows = a.nrows;
+  pattern->ncols = a.ncols;
+  pattern->row_ptr = a.row_ptr;
+  pattern->col_idx = a.col_idx;
+  op.impl_->host_matrix = std::move(pattern);
   op.impl_->map = std::move(map);
   return op;
 }

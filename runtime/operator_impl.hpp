@@ -61,7 +61,8 @@ struct Operator::Impl {
   std::shared_ptr<runtime::Operations> operations;
 
   /// What update_values (value_update.cpp) needs: the options it was compiled with, and the
-  /// caller's matrix (a host copy, with the build's ordering) or device arrays.
+  /// caller's matrix (a host copy of its pattern, with the build's ordering) or device arrays.
+  /// The value order is traced from the pattern; a re-plan fills in the new values.
   Options options;
   std::shared_ptr<CsrMatrix> host_matrix;
   std::shared_ptr<const RowColumnMap> map;

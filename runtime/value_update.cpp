@@ -132,22 +132,33 @@ ElemType stored_type(int coding, Precision precision) {
 std::optional<std::string> rewrite_from_host(Operator::Impl& im, std::span<const double> values) {
   const int coding = compiler::value_coding(im.plan);
   const Precision precision = im.plan.precision;
-  if (auto why = compiler::value_update_problem(coding, values, precision)) return why;
+  const bool table = coding == formats::kValuesTable8 || coding == formats::kValuesTable16;
+  std::optional<compiler::TableCodes> tc;
+  if (table) {
+    // One pass over the values checks and codes them.
+    try {
+      tc = compiler::table_codes(coding, values, precision);
+    } catch (const InputError& e) {
+      return e.detail();
+    }
+  } else if (auto why = compiler::value_update_problem(coding, values, precision)) {
+    return why;
+  }
   if (coding == formats::kValuesUnit) return std::nullopt;  // no array: every value is 1
   Operator::Impl::ValueGathers& g = gathers_of(im);
   runtime::synchronize();  // earlier multiplies read the old values
   bool fault = false;
-  if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16) {
-    const compiler::TableCodes tc = compiler::table_codes(coding, values, precision);
-    g.staging.upload(tc.codes.bytes.data(), tc.codes.bytes.size());
+  if (table) {
+    g.staging.upload(tc->codes.bytes.data(), tc->codes.bytes.size());
     for (auto& a : g.arrays) {
       // Room for the coding's whole table was allocated at compile (operator.cpp).
-      void* table = own_array(im, a.name + "_table");
+      void* table_buffer = own_array(im, a.name + "_table");
       for (auto& [n, buffer] : im.arrays) {
-        if (buffer.get() == table) buffer.upload(tc.table.bytes.data(), tc.table.bytes.size());
+        if (buffer.get() == table_buffer)
+          buffer.upload(tc->table.bytes.data(), tc->table.bytes.size());
       }
     }
-    fault = gather_all(im, g, g.staging.get(), tc.codes.type, tc.codes.type);
+    fault = gather_all(im, g, g.staging.get(), tc->codes.type, tc->codes.type);
   } else if (precision == Precision::f64) {
     g.staging.upload(values.data(), values.size() * 8);
     fault = gather_all(im, g, g.staging.get(), ElemType::f64, stored_type(coding, precision));
@@ -231,7 +242,6 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
     u = std::move(update);
     impl_ = std::move(fresh.impl_);
   } else {
-    im.host_matrix->values.assign(values.begin(), values.end());
     runtime::values_changed(im, values.data(), /*on_device=*/false);
   }
   u.seconds = seconds_since(t0);

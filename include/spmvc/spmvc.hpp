@@ -62,6 +62,16 @@ struct CompileTimings {
   /// Why the background compile failed (the operator then stays on the generic tier); "" when
   /// it did not.
   std::string tier_error;
+
+  /// apply_many: seconds spent preparing SpMM units (codegen, compile, load), over all (k,
+  /// layout) pairs asked for so far, and how the last one runs ("own encoding: <kernel>", or
+  /// the encoding built for it and why).
+  double spmm = 0;
+  std::string spmm_note;
+  /// apply_transpose: seconds spent building A^T on the GPU and compiling its operator (at the
+  /// first call), and what was built.
+  double transpose = 0;
+  std::string transpose_note;
 };
 
 /// What Operator::update_values did.
@@ -74,15 +84,6 @@ struct ValueUpdate {
   std::string why;
   /// Wall time of the update, the first call's tracing of the value order included.
   double seconds = 0;
-  /// apply_many: seconds spent preparing SpMM units (codegen, compile, load), over all (k,
-  /// layout) pairs asked for so far, and how the last one runs ("own encoding: <kernel>", or
-  /// the encoding built for it and why).
-  double spmm = 0;
-  std::string spmm_note;
-  /// apply_transpose: seconds spent building A^T on the GPU and compiling its operator (at the
-  /// first call), and what was built.
-  double transpose = 0;
-  std::string transpose_note;
 };
 
 /// A compiled SpMV for one matrix on one device. Move-only.

@@ -346,6 +346,9 @@ TEST_CASE("gpu: deterministic plans give bitwise the same y in 100 multiplies, e
     o.deterministic = true;
     const Operator op = compile(a, o);
     CHECK_FALSE(has_atomics(op.plan()));
+    // Measure mode times only deterministic candidates then.
+    o.planner = PlannerMode::measure;
+    CHECK_FALSE(has_atomics(compile(a, o).plan()));
   }
   CHECK(formats_seen.count("amb"));  // its fixed-order variant
   for (const char* atomic : {"hyb", "bro_coo", "bro_hyb"}) CHECK_FALSE(formats_seen.count(atomic));

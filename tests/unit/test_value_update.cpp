@@ -140,6 +140,12 @@ TEST_CASE("an unreordered csr plan gathers by identity") {
   const auto gathers = compiler::value_gathers(a, nullptr, plan);
   REQUIRE(gathers.size() == 1);
   CHECK(gathers[0].identity == (static_cast<std::int64_t>(gathers[0].source.size()) == a.nnz()));
+  // The pattern alone (what an operator keeps) traces the same gathers.
+  CsrMatrix pattern = a;
+  pattern.values.clear();
+  const auto from_pattern = compiler::value_gathers(pattern, nullptr, plan);
+  REQUIRE(from_pattern.size() == 1);
+  CHECK(from_pattern[0].source == gathers[0].source);
   // hyb splits the values into two arrays, neither an identity.
   Plan hyb;
   hyb.format = "hyb";

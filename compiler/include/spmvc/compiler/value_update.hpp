@@ -34,7 +34,8 @@ struct ValueGather {
   bool identity = false;
 };
 
-/// The gathers that rebuild the value arrays of `plan` (of the caller's matrix `a`, through the
+/// The gathers that rebuild the value arrays of `plan` (of the caller's matrix `a`, whose values
+/// are not read (they may be empty), through the
 /// build's reordering `map`, nullptr when not reordered) from new values in `a`'s CSR order.
 /// Empty for a format that stores no values.
 std::vector<ValueGather> value_gathers(const CsrMatrix& a, const RowColumnMap* map,
