@@ -51,7 +51,9 @@ they take part in the picks but are not moved.
 The header records each fit's picks scored leave-one-matrix-out on the same suites (for each
 matrix the rows fitted on the others predict it; scripts/model/planner-eval.py --mode loo,
 loo-picks prints them per matrix) beside the prior's picks: geometric mean of pick / oracle and
-the picks within 5% of the oracle, per precision.
+the picks within 5% of the oracle, per precision. With --replace if-better (the default) a
+precision whose fit does not beat the prior there (a lower geometric mean and as many picks
+within 5%) keeps the prior's rows as they are.
 
 Every suite file must come from that GPU (its "gpu" field is checked against the model's device
 name), and predictions are made with `spmvc plan --gpu MODEL`, so at that model's read bandwidth.
@@ -78,6 +80,9 @@ def main():
                     help="picks: the pull towards the median fit")
     ap.add_argument("--margin", type=float, default=pd.PICK_MARGIN,
                     help="picks: log-time distance kept from a turning point")
+    ap.add_argument("--replace", default="if-better", choices=["if-better", "always"],
+                    help="if-better: a precision keeps the prior's rows unless the fit's "
+                    "leave-one-out picks beat the prior's (lower geomean, as many within 5%%)")
     ap.add_argument("--spmvc", default=pd.DEFAULT_SPMVC)
     ap.add_argument("--matrices", default=pd.DEFAULT_MATRICES)
     ap.add_argument("--cache", default=pd.DEFAULT_CACHE)
@@ -115,6 +120,18 @@ def main():
     loo = {m: pd.leave_one_out(entries, model, a.min_matrices, prior_rows, m, **kw)
            for m in pd.FITS}
 
+    # A precision whose fit does not pick better than the prior, left out matrix by matrix, keeps
+    # the prior's rows: a refit must earn its place.
+    kept_precisions = []
+    if prior_rows and a.replace == "if-better":
+        for p in ("f64", "f32"):
+            gm, ok, n = pd.score(entries, loo[a.fit], p)
+            gm0, ok0, _ = pd.score(entries, build, p)
+            if n and not (gm < gm0 and ok >= ok0):
+                kept_precisions.append(p)
+                rows = {k: v for k, v in rows.items() if k[1] != p or k not in prior_rows}
+                rows.update({k: v for k, v in prior_rows.items() if k[1] == p})
+
     lines = [
         f"// Planner time calibration for the {a.gpu}: time_factor = factor * warp_imbalance ^ "
         "exponent",
@@ -144,9 +161,17 @@ def main():
         f"//   {prior_name} as it was: {scored(build)}",
         f"//   median fit: {scored(loo['median'])}",
         f"//   picks fit: {scored(loo['picks'])}",
-        "// {format, precision, factor, exponent, matrices, log-spread (sd of log residual)}",
     ]
-    kept = sorted(set(prior_lines) - set(own))
+    if kept_precisions:
+        with open(prior) as f:
+            prior_from = [line.rstrip("\n")[len("// from: "):] for line in f
+                          if line.startswith("// from: ")]
+        for p in kept_precisions:
+            lines.append(f"// {p}: the {a.fit} fit does not beat {prior_name} left out matrix by "
+                         f"matrix: its {p} rows are kept as they were, fitted on")
+            lines += [f"//   {s}" for s in prior_from]
+    lines.append("// {format, precision, factor, exponent, matrices, log-spread (sd of log residual)}")
+    kept = sorted(k for k in set(prior_lines) - set(own) if k[1] not in kept_precisions)
     if kept:
         lines.append(f"// kept from the prior file (timed on fewer than {a.min_matrices} "
                      f"matrices here, or not at all), factors x {scale:.4f}, the median of fitted")

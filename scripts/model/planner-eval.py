@@ -7,19 +7,27 @@ with the built spmvc (CPU only; plan and inspect JSON cached by scripts/model/pl
 takes, per measured format, the
 prediction of the candidate with the measured parameters. The pick is the measured format with
 the lowest prediction; it counts when its measured time is within --tolerance (5%) of the
-oracle (the suite's fastest measured variant). Three ways to predict:
+oracle (the suite's fastest measured variant). A pick of the suite's planner whose format the
+suite did not time otherwise (amb in v13) is one more measured format. Ways to predict:
 
-  build   the predictions as the build makes them (its compiler/calibration/<gpu>.inc)
-  refit   the calibration fitted again here on every result (what scripts/model/calibrate.py writes;
-          equal to build when the committed file is current)
-  loo     leave one matrix out: for each matrix the calibration is fitted on the others (both
-          precisions of the matrix left out; formats need one matrix fewer) and predicts it
+  build        the predictions as the build makes them (its compiler/calibration/<gpu>.inc)
+  refit        the median calibration fitted again here on every result (what
+               `scripts/model/calibrate.py --fit median` writes; equal to build when the
+               committed file is such a fit and current)
+  refit-picks  the same with the pick fit (calibrate.py's default; its docstring)
+  loo, loo-picks  leave one matrix out: for each matrix the median (pick) calibration is fitted
+               on the others (both precisions of the matrix left out; formats need one matrix
+               fewer) and predicts it
+
+Formats without a fitted row take the committed file's, scaled as calibrate.py does. The summary
+gives, per precision and way, the picks within the tolerance and the geometric mean of pick /
+oracle.
 
 It also says where the build's best parameters for a format differ from the measured ones, and
 where the build's overall best candidate is a format or parameter set the suite did not time
 (the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
 
-Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refit,loo]
+Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,loo,...]
        [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
 """
 import argparse

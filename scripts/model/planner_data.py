@@ -375,8 +375,9 @@ def fitted_rows(entries, model, min_matrices, prior, method, strength=PICK_STREN
     own = fit(entries, model, min_matrices)
     rows, _ = with_prior(own, prior)
     if method == "picks":
-        rows, _ = with_prior(fit_picks(entries, own, model, fixed=rows, strength=strength,
-                                       margin=margin), prior)
+        # The rows not fitted here keep the scale of the median fit, the one they took part in
+        # the picks with.
+        rows.update(fit_picks(entries, own, model, fixed=rows, strength=strength, margin=margin))
     elif method != "median":
         raise ValueError(f"unknown fit '{method}' ({', '.join(FITS)})")
     return rows

@@ -120,6 +120,17 @@ class PickFit(unittest.TestCase):
         self.assertEqual([f for f, _ in picks(entries, full)], ["bro_ell"] * 11)
         self.assertLess(rows[("bro_ell", "f64")][0] * 100, 1.2 * 70)
 
+    def test_unfitted_rows_keep_the_median_fits_scale(self):
+        # The prior's rows the suites did not fit are scaled by the median fit's ratio to the
+        # prior (the scale they took part in the picks with), not by the moved factors'.
+        prior = {("bro_ell", "f64"): (1.35 / 1.1, 0.0, 5, 0.2),
+                 ("ell", "f64"): (1.2 / 1.1, 0.0, 5, 0.2), ("amb", "f64"): (2.0, 0.0, 5, 0.3)}
+        median = pd.fitted_rows(self.entries, "compulsory", 4, prior, "median")
+        moved = pd.fitted_rows(self.entries, "compulsory", 4, prior, "picks")
+        self.assertAlmostEqual(median[("amb", "f64")][0], 2.2)
+        self.assertEqual(moved[("amb", "f64")], median[("amb", "f64")])
+        self.assertLess(moved[("bro_ell", "f64")][0], 0.96)
+
     def test_exponent_is_fitted_where_imbalance_decides(self):
         # csr with a skewed warp (imbalance 4) measures 3x its raw prediction, balanced 1x;
         # csr_stream is 1.3x everywhere. Few skewed matrices: the median fit's Theil-Sen slope
