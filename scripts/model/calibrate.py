@@ -125,9 +125,7 @@ def main():
     kept_precisions = []
     if prior_rows and a.replace == "if-better":
         for p in ("f64", "f32"):
-            gm, ok, n = pd.score(entries, loo[a.fit], p)
-            gm0, ok0, _ = pd.score(entries, build, p)
-            if n and not (gm < gm0 and ok >= ok0):
+            if pd.score(entries, loo[a.fit], p)[2] and not pd.beats(entries, loo[a.fit], build, p):
                 kept_precisions.append(p)
                 rows = {k: v for k, v in rows.items() if k[1] != p or k not in prior_rows}
                 rows.update({k: v for k, v in prior_rows.items() if k[1] == p})
@@ -158,7 +156,7 @@ def main():
         lines.append("// fit: median")
     lines += [
         "// picks, geomean pick / oracle and picks within 5% (leave-one-matrix-out for the fits):",
-        f"//   {prior_name} as it was: {scored(build)}",
+        f"//   {prior_name} before this fit: {scored(build)}",
         f"//   median fit: {scored(loo['median'])}",
         f"//   picks fit: {scored(loo['picks'])}",
     ]
@@ -167,10 +165,12 @@ def main():
             prior_from = [line.rstrip("\n")[len("// from: "):] for line in f
                           if line.startswith("// from: ")]
         for p in kept_precisions:
-            lines.append(f"// {p}: the {a.fit} fit does not beat {prior_name} left out matrix by "
-                         f"matrix: its {p} rows are kept as they were, fitted on")
+            lines.append(f"// {p}: left out matrix by matrix, the {a.fit} fit does not beat "
+                         f"{prior_name} before this fit: its {p} rows are kept as they were, "
+                         "fitted on")
             lines += [f"//   {s}" for s in prior_from]
-    lines.append("// {format, precision, factor, exponent, matrices, log-spread (sd of log residual)}")
+    lines.append("// {format, precision, factor, exponent, matrices, log-spread (sd of log "
+                 "residual)}")
     kept = sorted(k for k in set(prior_lines) - set(own) if k[1] not in kept_precisions)
     if kept:
         lines.append(f"// kept from the prior file (timed on fewer than {a.min_matrices} "

@@ -407,6 +407,14 @@ def score(entries, picks, precision, tolerance=0.05):
     return gm, sum(1 for x in ratios if x <= 1 + tolerance), len(ratios)
 
 
+def beats(entries, picks, other, precision, tolerance=0.05):
+    """Whether picks score better than other on `precision`'s results: a lower geometric mean
+    of pick / oracle and no fewer picks within tolerance."""
+    gm, ok, n = score(entries, picks, precision, tolerance)
+    gm0, ok0, _ = score(entries, other, precision, tolerance)
+    return n > 0 and gm < gm0 and ok >= ok0
+
+
 def read_inc(path):
     """Rows of a calibration .inc: {(format, precision): (factor, exponent, matrices, spread)}
     and each row's line as written."""

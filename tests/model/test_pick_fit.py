@@ -91,6 +91,28 @@ class PickFit(unittest.TestCase):
         self.assertEqual((ok, n), (7, 12))
         self.assertGreater(gm, 1.05)
 
+    def test_beats_needs_a_lower_geomean_and_as_many_close_picks(self):
+        entries = self.entries
+        median = {id(r): pick for (r, _), pick in zip(entries, picks(entries, self.median))}
+        moved = pd.fit_picks(entries, self.median)
+        better = {id(r): pick for (r, _), pick in zip(entries, picks(entries, moved))}
+        self.assertTrue(pd.beats(entries, better, median, "f64"))
+        self.assertFalse(pd.beats(entries, median, better, "f64"))
+        self.assertFalse(pd.beats(entries, better, better, "f64"))
+        self.assertFalse(pd.beats(entries, better, median, "f32"))  # no f32 results
+        # A lower geomean with fewer picks within 5% does not beat.
+        mixed = dict(better)
+        r0 = id(entries[0][0])
+        mixed[r0] = ("ell", 1.06)
+        for r, _ in entries[7:]:
+            mixed[id(r)] = ("bro_ell", 1.0)
+        worse_count = dict(median)
+        for r, _ in entries[7:]:
+            worse_count[id(r)] = ("ell", 1.04)
+        self.assertLess(pd.score(entries, mixed, "f64")[0],
+                        pd.score(entries, worse_count, "f64")[0])
+        self.assertFalse(pd.beats(entries, mixed, worse_count, "f64"))
+
     def test_strong_prior_keeps_the_median_fit(self):
         rows = pd.fit_picks(self.entries, self.median, strength=100.0)
         self.assertEqual(rows[("bro_ell", "f64")][:2], self.median[("bro_ell", "f64")][:2])
