@@ -22,8 +22,8 @@ median  with ratio = measured / raw predicted time, the exponent is the Theil-Se
 picks   (the default) starts from the median fit and moves it to rank the formats right. What
         the planner does with the factors is choose a format per matrix, and a median per format
         ignores that: a format whose model over-predicts it exactly where it wins (bro_ell with
-        plain values, measured at 0.7-0.8 of its raw prediction where its median is 1.2) loses
-        those matrices to a format predicted well. Per precision it minimises
+        plain values, measured at 0.7-0.8 of its raw prediction where its median is 1.3 on the
+        H200) loses those matrices to a format predicted well. Per precision it minimises
 
             sum over results of log(measured time of the pick / fastest measured time)
             + strength * sum over fitted rows of ((log factor - log median factor)^2
