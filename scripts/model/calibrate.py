@@ -53,7 +53,9 @@ matrix the rows fitted on the others predict it; scripts/model/planner-eval.py -
 loo-picks prints them per matrix) beside the prior's picks: geometric mean of pick / oracle and
 the picks within 5% of the oracle, per precision. With --replace if-better (the default) a
 precision whose fit does not beat the prior there (a lower geometric mean and as many picks
-within 5%) keeps the prior's rows as they are.
+within 5%) keeps the prior's rows as they are, and the suite runs they were fitted on are named.
+A prior fitted on the same suites is scored in sample and is hard to beat: refit from the file
+it replaced, or give --replace always.
 
 Every suite file must come from that GPU (its "gpu" field is checked against the model's device
 name), and predictions are made with `spmvc plan --gpu MODEL`, so at that model's read bandwidth.
@@ -62,10 +64,21 @@ Usage: scripts/model/calibrate.py --gpu H100|H200 [--fit picks|median] [--spmvc 
        [--matrices DIR] [--prior FILE] [--out FILE] SUITE.json [SUITE.json ...]
 """
 import argparse
+import itertools
 import os
 import sys
 
 import planner_data as pd
+
+
+def kept_sources(text, precision):
+    """The suite runs a calibration file's `precision` rows were fitted on: those its own note
+    on kept rows names, else its "from:" lines."""
+    for i, line in enumerate(text):
+        if line.startswith(f"// {precision}: left out matrix by matrix"):
+            return [s[len("//   "):] for s in itertools.takewhile(
+                lambda s: s.startswith("//   "), text[i + 1:])]
+    return [s[len("// from: "):] for s in text if s.startswith("// from: ")]
 
 
 def main():
@@ -162,13 +175,12 @@ def main():
     ]
     if kept_precisions:
         with open(prior) as f:
-            prior_from = [line.rstrip("\n")[len("// from: "):] for line in f
-                          if line.startswith("// from: ")]
+            prior_text = f.read().splitlines()
         for p in kept_precisions:
             lines.append(f"// {p}: left out matrix by matrix, the {a.fit} fit does not beat "
                          f"{prior_name} before this fit: its {p} rows are kept as they were, "
                          "fitted on")
-            lines += [f"//   {s}" for s in prior_from]
+            lines += [f"//   {s}" for s in kept_sources(prior_text, p)]
     lines.append("// {format, precision, factor, exponent, matrices, log-spread (sd of log "
                  "residual)}")
     kept = sorted(k for k in set(prior_lines) - set(own) if k[1] not in kept_precisions)
