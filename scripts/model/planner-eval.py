@@ -7,19 +7,27 @@ with the built spmvc (CPU only; plan and inspect JSON cached by scripts/model/pl
 takes, per measured format, the
 prediction of the candidate with the measured parameters. The pick is the measured format with
 the lowest prediction; it counts when its measured time is within --tolerance (5%) of the
-oracle (the suite's fastest measured variant). Three ways to predict:
+oracle (the suite's fastest measured variant). A pick of the suite's planner whose format the
+suite did not time otherwise (amb in v13) is one more measured format. Ways to predict:
 
-  build   the predictions as the build makes them (its compiler/calibration/<gpu>.inc)
-  refit   the calibration fitted again here on every result (what scripts/model/calibrate.py writes;
-          equal to build when the committed file is current)
-  loo     leave one matrix out: for each matrix the calibration is fitted on the others (both
-          precisions of the matrix left out; formats need one matrix fewer) and predicts it
+  build        the predictions as the build makes them (its compiler/calibration/<gpu>.inc)
+  refit        the median calibration fitted again here on every result (what
+               `scripts/model/calibrate.py --fit median` writes; equal to build when the
+               committed file is such a fit and current)
+  refit-picks  the same with the pick fit (calibrate.py's default; its docstring)
+  loo, loo-picks  leave one matrix out: for each matrix the median (pick) calibration is fitted
+               on the others (both precisions of the matrix left out; formats need one matrix
+               fewer) and predicts it
+
+Formats without a fitted row take the committed file's, scaled as calibrate.py does. The summary
+gives, per precision and way, the picks within the tolerance and the geometric mean of pick /
+oracle.
 
 It also says where the build's best parameters for a format differ from the measured ones, and
 where the build's overall best candidate is a format or parameter set the suite did not time
 (the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
 
-Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,refit,loo]
+Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,loo,...]
        [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
 """
 import argparse
@@ -29,25 +37,7 @@ import sys
 import planner_data as pd
 
 
-def pick(result, obs, predict):
-    """(format, measured / oracle) of the lowest predicted measured format."""
-    best = None
-    for fmt, o in obs.items():
-        if "raw" not in o:
-            continue
-        t = predict(fmt, o)
-        if t is not None and (best is None or t < best[0]):
-            best = (t, fmt)
-    if best is None:
-        return None, None
-    return best[1], obs[best[1]]["ms"] / (result["oracle"]["ms"] * 1e-3)
-
-
-def refit_predict(rows, model, precision):
-    def predict(fmt, o):
-        f = pd.calibrated(rows, fmt, precision, o["imbalance"])
-        return None if f is None else o["raw"][model] * f
-    return predict
+MODES = ("build", "refit", "loo", "refit-picks", "loo-picks")
 
 
 def main():
@@ -55,7 +45,11 @@ def main():
     ap.add_argument("--spmvc", default=pd.DEFAULT_SPMVC)
     ap.add_argument("--matrices", default=pd.DEFAULT_MATRICES)
     ap.add_argument("--cache", default=pd.DEFAULT_CACHE)
-    ap.add_argument("--mode", default="build,refit,loo")
+    ap.add_argument("--mode", default=",".join(MODES))
+    ap.add_argument("--strength", type=float, default=pd.PICK_STRENGTH,
+                    help="the pick fit's pull towards the median fit")
+    ap.add_argument("--margin", type=float, default=pd.PICK_MARGIN,
+                    help="the pick fit's distance kept from a turning point (log time)")
     ap.add_argument("--cost-model", default="compulsory", choices=["compulsory", "traffic"])
     ap.add_argument("--tolerance", type=float, default=0.05)
     ap.add_argument("--gpu", help="the calibrated model the suite ran on (H100, H200); default: "
@@ -105,22 +99,24 @@ def main():
                          "was not timed: its pick above is the best timed candidate")
 
     modes = [m for m in a.mode.split(",") if m]
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        sys.exit(f"unknown --mode {', '.join(unknown)} ({', '.join(MODES)})")
     picks = {m: {} for m in modes}
+
+    fit = {"strength": a.strength, "margin": a.margin}
     if "build" in modes:
         for r, obs in entries:
-            picks["build"][id(r)] = pick(r, obs, lambda fmt, o: o["predicted"][model])
-    if "refit" in modes:
-        rows = pd.fit(entries, model, a.min_matrices)
-        for r, obs in entries:
-            picks["refit"][id(r)] = pick(r, obs, refit_predict(rows, model, r["precision"]))
-    if "loo" in modes:
-        for name in sorted({r["matrix"] for r, _ in entries}):
-            # One matrix fewer: a format timed on exactly --min-matrices keeps a row.
-            rows = pd.fit([e for e in entries if e[0]["matrix"] != name], model,
-                          max(1, a.min_matrices - 1))
+            picks["build"][id(r)] = pd.pick(r, obs, lambda fmt, o: o["predicted"][model])
+    for m, method in (("refit", "median"), ("refit-picks", "picks")):
+        if m in modes:
+            # As calibrate.py writes it: rows fitted here, the committed file's for the rest.
+            rows = pd.fitted_rows(entries, model, a.min_matrices, committed, method, **fit)
             for r, obs in entries:
-                if r["matrix"] == name:
-                    picks["loo"][id(r)] = pick(r, obs, refit_predict(rows, model, r["precision"]))
+                picks[m][id(r)] = pd.pick(r, obs, pd.predictor(rows, model, r["precision"]))
+    for m, method in (("loo", "median"), ("loo-picks", "picks")):
+        if m in modes:
+            picks[m] = pd.leave_one_out(entries, model, a.min_matrices, committed, method, **fit)
 
     print(f"{doc['gpu']}, {len(entries)} {a.regime}-regime results of {a.suite}; "
           f"{model} cost model; within {100 * a.tolerance:.0f}% of the oracle")
@@ -144,9 +140,8 @@ def main():
     for prec in ("f64", "f32"):
         counts = []
         for m in modes:
-            sel = [picks[m][id(r)] for r, _ in entries if r["precision"] == prec]
-            ok = sum(1 for _, ratio in sel if ratio is not None and ratio <= 1 + a.tolerance)
-            counts.append(f"{m} {ok}/{len(sel)}")
+            gm, ok, n = pd.score(entries, picks[m], prec, a.tolerance)
+            counts.append(f"{m} {ok}/{n} geomean {gm:.3f}")
         print(f"{prec}: " + ", ".join(counts))
     print("*: more than the tolerance from the oracle; ?: within it, but the build's best candidate "
           "overall has parameters the suite did not time (see notes)")

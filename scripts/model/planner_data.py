@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,9 +124,17 @@ def observations(result, plan, profile):
     for c in cands:
         top.setdefault(c["format"], c)
     out = {}
-    for m in result["formats"]:
-        if "ms" not in m or not m.get("correct"):
-            continue
+    timed = [m for m in result["formats"] if "ms" in m and m.get("correct")]
+    # A pick whose format the suite did not time (v13 times no amb or bro_coo) is a measurement of
+    # that format all the same: without it the evaluation would never see the build pick it.
+    named = {m["format"] for m in result["formats"]}
+    for key in ("planner", "planner_measure"):
+        p = result.get(key)
+        if (p and "ms" in p and p.get("correct") and p["format"] not in named
+                and p.get("reorder", "none") == "none"):
+            named.add(p["format"])
+            timed.append(p)
+    for m in timed:
         c = by_label.get((m["format"], m["params"]))
         if c is None:
             out[m["format"]] = {"ms": m["ms"] * 1e-3, "missing": m["params"]}
@@ -187,12 +196,223 @@ def fit(entries, model="compulsory", min_matrices=4):
     return rows
 
 
+def with_prior(rows, prior):
+    """rows completed by the prior's rows of the keys they lack, the prior factors scaled by the
+    median ratio of fitted to prior factor over the keys both have (1 where none): a format not
+    fitted here keeps its place relative to the others. Returns (rows, scale)."""
+    ratios = [rows[k][0] / prior[k][0] for k in rows if k in prior]
+    scale = statistics.median(ratios) if ratios else 1.0
+    out = dict(rows)
+    for k, (f, b, n, sd) in prior.items():
+        if k not in out:
+            out[k] = (f * scale, b, n, sd)
+    return out, scale
+
+
+# The pick fit's defaults (scripts/model/calibrate.py's docstring says how they were chosen).
+PICK_STRENGTH = 1.0  # weight of sum (log factor - log median factor)^2 against sum log(pick/oracle)
+PICK_MARGIN = 0.02   # log distance kept from a pick's turning point where the prior allows it
+PICK_SPAN = math.log(3.0)  # a factor moves at most this far (log) from its median fit
+
+
+def _pick_cases(entries, model, precision):
+    """Per result of `precision`: [(format, log raw seconds, log imbalance, log(ms / oracle))]."""
+    cases = []
+    for r, obs in entries:
+        if r["precision"] != precision:
+            continue
+        oracle = r["oracle"]["ms"] * 1e-3
+        c = [(fmt, math.log(o["raw"][model]), math.log(max(1.0, o["imbalance"])),
+              math.log(o["ms"] / oracle))
+             for fmt, o in obs.items() if "raw" in o and o["raw"][model] > 0]
+        if len(c) > 1:
+            cases.append(c)
+    return cases
+
+
+def _pick_loss(cases, params):
+    """Sum over cases of log(measured / oracle) of the format predicted fastest under params
+    {format: (log factor, exponent)}; formats without params are not candidates."""
+    total = 0.0
+    for c in cases:
+        best = None
+        for fmt, lr, li, loss in c:
+            p = params.get(fmt)
+            if p is not None:
+                t = lr + p[0] + p[1] * li
+                if best is None or t < best[0]:
+                    best = (t, loss)
+        if best is not None:
+            total += best[1]
+    return total
+
+
+def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STRENGTH,
+              margin=PICK_MARGIN, span=PICK_SPAN):
+    """The median fit's rows moved to rank the formats right: per precision, minimises
+
+        J = sum over results of log(measured time of the pick / oracle time)
+            + strength * sum over fitted rows of ((log factor - log median factor)^2
+                                                 + (exponent - median exponent)^2)
+
+    by coordinate descent over each row's log factor (within span of the median's) and, for a
+    format whose warp imbalance varies over the results, its exponent (in 0..1). The first term
+    is flat between the turning points where a format becomes or stops being some result's
+    fastest prediction, so each coordinate's exact minimum is found by trying one point per
+    interval between turning points: the median's value clamped into the interval, kept margin
+    (in log time) inside it so a pick does not rest on a tie. fixed: rows that take part in the
+    picks but are not moved (formats timed too seldom to fit). Returns rows in fit()'s form, the
+    log-spread recomputed against the moved factors."""
+    fixed = fixed or {}
+    out = dict(rows)
+    for prec in sorted({k[1] for k in rows}):
+        cases = _pick_cases(entries, model, prec)
+        start = {k[0]: (math.log(v[0]), v[1]) for k, v in rows.items() if k[1] == prec}
+        params = {k[0]: (math.log(v[0]), v[1]) for k, v in fixed.items()
+                  if k[1] == prec and k[0] not in start}
+        params.update(start)
+        coords = [(f, 0) for f in sorted(start)]
+        for f in sorted(start):
+            lis = [li for c in cases for fmt, _, li, _ in c if fmt == f]
+            if lis and max(lis) - min(lis) > 0.05:
+                coords.append((f, 1))
+
+        def objective(p):
+            reg = sum((p[f][0] - start[f][0]) ** 2 + (p[f][1] - start[f][1]) ** 2 for f in start)
+            return _pick_loss(cases, p) + strength * reg
+
+        best_j = objective(params)
+        for _ in range(50):
+            improved = False
+            for f, j in coords:
+                x0 = start[f][j]
+                lo, hi = (x0 - span, x0 + span) if j == 0 else (0.0, 1.0)
+                # Turning points: where f's prediction meets the best other format's.
+                turns = []
+                for c in cases:
+                    others = [lr + params[g][0] + params[g][1] * li
+                              for g, lr, li, _ in c if g != f and g in params]
+                    for g, lr, li, _ in c:
+                        if g != f or not others:
+                            continue
+                        z = 1.0 if j == 0 else li
+                        if z <= 0:
+                            continue
+                        rest = lr + (params[f][1] * li if j == 0 else params[f][0])
+                        x = (min(others) - rest) / z
+                        if lo < x < hi:
+                            turns.append((x, margin / z))
+                turns.sort()
+                edges = [(lo, 0.0)] + turns + [(hi, 0.0)]
+                trial = []
+                for (a, ma), (b, mb) in zip(edges, edges[1:]):
+                    if b - a <= 1e-12:
+                        continue
+                    left, right = a + ma, b - mb
+                    trial.append(min(max(x0, left), right) if left <= right else 0.5 * (a + b))
+                for x in trial:
+                    p = dict(params)
+                    p[f] = (x, p[f][1]) if j == 0 else (p[f][0], x)
+                    v = objective(p)
+                    if v < best_j - 1e-12:
+                        best_j, params, improved = v, p, True
+            if not improved:
+                break
+        for f in start:
+            key = (f, prec)
+            n = rows[key][2]
+            res = [math.log(o["ms"] / o["raw"][model]) - params[f][0] -
+                   params[f][1] * math.log(max(1.0, o["imbalance"]))
+                   for r, obs in entries if r["precision"] == prec
+                   for g, o in obs.items() if g == f and "raw" in o and o["raw"][model] > 0]
+            mean = sum(res) / len(res)
+            sd = math.sqrt(sum((v - mean) ** 2 for v in res) / len(res)) if len(res) > 1 else 0.0
+            out[key] = (math.exp(params[f][0]), params[f][1], n, sd)
+    return out
+
+
 def calibrated(rows, fmt, precision, imbalance):
     """time_factor() of compiler/calibration.cpp for fitted rows; None where no row."""
     row = rows.get((fmt, precision))
     if row is None:
         return None
     return row[0] * max(1.0, imbalance) ** row[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring a calibration by its picks (planner-eval.py, and calibrate.py's provenance lines).
+
+def pick(result, obs, predict):
+    """(format, measured / oracle) of the measured format predict() puts fastest; (None, None)
+    where it predicts none. predict(format, observation) -> seconds or None."""
+    best = None
+    for fmt, o in obs.items():
+        if "raw" not in o:
+            continue
+        t = predict(fmt, o)
+        if t is not None and (best is None or t < best[0]):
+            best = (t, fmt)
+    if best is None:
+        return None, None
+    return best[1], obs[best[1]]["ms"] / (result["oracle"]["ms"] * 1e-3)
+
+
+def predictor(rows, model, precision):
+    """predict() for pick(): the raw `model` prediction times the rows' time factor."""
+    def predict(fmt, o):
+        f = calibrated(rows, fmt, precision, o["imbalance"])
+        return None if f is None else o["raw"][model] * f
+    return predict
+
+
+FITS = ("median", "picks")
+
+
+def fitted_rows(entries, model, min_matrices, prior, method, strength=PICK_STRENGTH,
+                margin=PICK_MARGIN):
+    """The rows calibrate.py writes from entries: fit() (method median) or fit() then
+    fit_picks() (method picks), completed by the prior's rows (with_prior)."""
+    own = fit(entries, model, min_matrices)
+    rows, _ = with_prior(own, prior)
+    if method == "picks":
+        # The rows not fitted here keep the scale of the median fit, the one they took part in
+        # the picks with.
+        rows.update(fit_picks(entries, own, model, fixed=rows, strength=strength, margin=margin))
+    elif method != "median":
+        raise ValueError(f"unknown fit '{method}' ({', '.join(FITS)})")
+    return rows
+
+
+def leave_one_out(entries, model, min_matrices, prior, method, **kw):
+    """{id(result): pick()} where each matrix (both precisions) is predicted by the rows fitted
+    on the other matrices; a format needs one matrix fewer than min_matrices."""
+    picks = {}
+    for name in sorted({r["matrix"] for r, _ in entries}):
+        train = [e for e in entries if e[0]["matrix"] != name]
+        rows = fitted_rows(train, model, max(1, min_matrices - 1), prior, method, **kw)
+        for r, obs in entries:
+            if r["matrix"] == name:
+                picks[id(r)] = pick(r, obs, predictor(rows, model, r["precision"]))
+    return picks
+
+
+def score(entries, picks, precision, tolerance=0.05):
+    """(geometric mean of pick / oracle, picks within tolerance of the oracle, results) over
+    the results of `precision` that picks scores."""
+    ratios = [picks[id(r)][1] for r, _ in entries
+              if r["precision"] == precision and picks[id(r)][1] is not None]
+    if not ratios:
+        return math.nan, 0, 0
+    gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+    return gm, sum(1 for x in ratios if x <= 1 + tolerance), len(ratios)
+
+
+def beats(entries, picks, other, precision, tolerance=0.05):
+    """Whether picks score better than other on `precision`'s results: a lower geometric mean
+    of pick / oracle and no fewer picks within tolerance."""
+    gm, ok, n = score(entries, picks, precision, tolerance)
+    gm0, ok0, _ = score(entries, other, precision, tolerance)
+    return n > 0 and gm < gm0 and ok >= ok0
 
 
 def read_inc(path):

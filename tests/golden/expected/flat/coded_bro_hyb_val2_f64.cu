@@ -1,6 +1,6 @@
 // matrix:  216 x 216, 1296 nonzeros; rows 4..7 (mean 6.00, sd 0.82), 0 empty
 // plan:    bro_hyb [K=7 h=32 sym=32 T=1 b=256 u=1 tab=2 I=1024 val=2], f64, reorder none
-// model:   7024 bytes per multiply, 9.75 us predicted
+// model:   7024 bytes per multiply, 9.64 us predicted
 // why:     parameters forced by the caller
 //
 // Flattened by `spmvc emit --flatten`: each function the entry points reach, printed
