@@ -14,7 +14,8 @@ namespace spmvc::compiler {
 struct TimeFactor {
   std::string_view format;
   std::string_view precision;
-  double factor;              ///< median of measured / predicted over the suite (balanced warps)
+  double factor;  ///< measured / predicted (balanced warps): the median, moved to minimise the
+                  ///< picks' measured time (scripts/model/calibrate.py)
   double imbalance_exponent;  ///< time grows as warp_imbalance^exponent beyond the factor
   int matrices;
   double log_spread;
