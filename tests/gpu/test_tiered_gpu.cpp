@@ -214,15 +214,18 @@ TEST_CASE("gpu: two operators compiling one kernel at once share one compile") {
   if (!have_device()) return;
   const CsrMatrix a = skewed();
   spmvc::test::TempDir dir("tiered");
-  // The second compile() finds the kernel in neither level (the first's compile is still in
-  // flight), so both are tiered; their background threads share one NVRTC compile.
+  // When the second compile() finds the kernel in neither level (the first's compile is still
+  // in flight), both are tiered and their background threads share one NVRTC compile; when the
+  // first's compile has already finished, the second loads it from memory and is not tiered.
+  // Either way NVRTC runs once.
   const Operator first = compile(a, tiered_options(Precision::f64, dir.path()));
   const Operator second = compile(a, tiered_options(Precision::f64, dir.path()));
   REQUIRE(first.timings().tier == "generic");
-  REQUIRE(second.timings().tier == "generic");
+  const bool both_tiered = second.timings().tier == "generic";
   first.wait_specialised();
   second.wait_specialised();
   const std::string origins = first.timings().kernel_origin + " " + second.timings().kernel_origin;
+  CAPTURE(both_tiered);
   CHECK((origins == "nvrtc memory" || origins == "memory nvrtc"));
   CHECK(check(a, first) <= tolerance(Precision::f64));
   CHECK(check(a, second) <= tolerance(Precision::f64));
