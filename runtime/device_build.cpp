@@ -119,7 +119,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // the generic tier multiplies on the caller's arrays, which the inspection above has checked.
   std::optional<runtime::CachedKernel> found;
   if (runtime::tiered(options)) found = cache.find(im->source, device.arch());
-  const bool tiered = runtime::tiered(options) && !options.deterministic && !found;
+  const bool tiered = runtime::tiered(options) && !found;
   if (found) {
     timings.compile +=
         found->seconds + im->load_cached(*found, device, /*own_load=*/false, timings);

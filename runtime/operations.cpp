@@ -264,7 +264,7 @@ void values_changed(Operator::Impl& im, const void* values, bool on_device) {
 void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, double alpha,
                           double beta, void* stream) const {
   // The SpMM units read the specialised tier's arrays: a tiered operator waits for them.
-  if (impl_->tiers && !impl_->tiers->switched()) impl_->tiers->switch_now();
+  if (impl_->tiers) impl_->tiers->switch_now();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   const runtime::Operations::SpmmUnit* unit = nullptr;
   {
@@ -279,7 +279,7 @@ void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, dou
 }
 
 const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
-  if (impl_->tiers && !impl_->tiers->switched()) impl_->tiers->switch_now();
+  if (impl_->tiers) impl_->tiers->switch_now();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   std::lock_guard lock(ops.mutex);
   const runtime::Operations::SpmmUnit* unit = runtime::spmm_unit(*impl_, ops, k, layout);

@@ -314,8 +314,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
       b.map ? std::make_shared<const RowColumnMap>(*b.map) : nullptr;
   auto build = [&]() -> Operator {
     if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
-    // Deterministic mode wants every multiply bit for bit alike, which a switch of tiers breaks.
-    if (runtime::tiered(options) && !options.deterministic) {
+    if (runtime::tiered(options)) {
       // The tiers only when the kernel must be compiled (a cached one loads at once), and when
       // the device holds the generic tier's copy of the matrix beside the encoding.
       runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));

@@ -18,6 +18,7 @@ double seconds_between(std::chrono::steady_clock::time_point a,
 }  // namespace
 
 bool tiered(const Options& options) {
+  if (options.deterministic) return false;
   if (options.tiered) return *options.tiered;
   const char* env = std::getenv("SPMVC_TIERED");
   if (env == nullptr) return true;
@@ -108,6 +109,7 @@ void Tiers::wait_ready() {
 }
 
 void Tiers::switch_now() {
+  if (switched()) return;
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return done_; });
   if (error_) std::rethrow_exception(error_);

@@ -22,9 +22,10 @@
 
 namespace spmvc::runtime {
 
-/// Whether compile() tiers with `options`: Options::tiered when set, else SPMVC_TIERED ("0",
-/// "off" or "false" turn it off; "1", "on", "true" or unset leave it on; anything else is an
-/// InputError naming the variable).
+/// Whether compile() tiers with `options`: never for a deterministic compile (the tiers round
+/// differently); else Options::tiered when set, else SPMVC_TIERED ("0", "off" or "false" turn it
+/// off; "1", "on", "true" or unset leave it on; anything else is an InputError naming the
+/// variable).
 bool tiered(const Options& options);
 
 class Tiers {
@@ -54,7 +55,7 @@ class Tiers {
   /// Blocks until the background work is done; rethrows its error.
   void wait_ready();
   /// Waits for the specialised tier (rethrowing a failed build) and switches to it at once, for
-  /// work that changes the specialised tier's arrays only (update_values).
+  /// work on the specialised tier's arrays (update_values, apply_many); at once when switched.
   void switch_now();
   /// Copies the tiers' state and the background's timings (once it finished) into `t`.
   void refresh(CompileTimings& t) const;

@@ -205,7 +205,7 @@ namespace {
 // New values go to the specialised tier's arrays: a tiered operator still on its generic tier
 // (whose CSR copy holds the old values) waits for the specialised kernel and switches first.
 void leave_generic_tier(Operator::Impl& im) {
-  if (im.tiers && !im.tiers->switched()) im.tiers->switch_now();
+  if (im.tiers) im.tiers->switch_now();
 }
 
 }  // namespace

@@ -7,10 +7,12 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "cusparse_common.hpp"
 #include "device.hpp"
 #include "spmvc/error.hpp"
 
@@ -18,15 +20,10 @@ namespace spmvc::bench {
 
 // The runtime's device layer (device.hpp, nvrtc_compiler.hpp) does the CUDA work.
 using namespace spmvc::runtime;
+using detail::check_sparse;
+using detail::upload;
 
 namespace {
-
-void check_sparse(cusparseStatus_t s, const char* call) {
-  if (s != CUSPARSE_STATUS_SUCCESS) {
-    throw DeviceError(call, static_cast<int>(s),
-                      fmt::format("{} ({})", cusparseGetErrorName(s), cusparseGetErrorString(s)));
-  }
-}
 
 cusparseSpMVAlg_t to_cusparse(CusparseAlg a) {
   switch (a) {
@@ -53,14 +50,6 @@ std::int64_t sell_elements(const CsrMatrix& a) {
     total += width * kCusparseSellSlice;
   }
   return total;
-}
-
-// Uploads `n` elements (at least one, so cuSPARSE never sees a null array for an empty matrix).
-template <class T>
-DeviceBuffer upload(const std::vector<T>& host) {
-  DeviceBuffer b(std::max<std::size_t>(host.size(), 1) * sizeof(T));
-  b.upload(host.data(), host.size() * sizeof(T));
-  return b;
 }
 
 }  // namespace
@@ -175,12 +164,7 @@ struct CusparseCsr::Impl {
   // Scalars are passed by host pointer in the compute type (double for f64, float otherwise).
   template <class F>
   void with_scalars(double alpha, double beta, F&& f) {
-    if (value_type == CUDA_R_64F) {
-      f(static_cast<const void*>(&alpha), static_cast<const void*>(&beta));
-      return;
-    }
-    const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
-    f(static_cast<const void*>(&a), static_cast<const void*>(&b));
+    detail::with_scalars(value_type, alpha, beta, std::forward<F>(f));
   }
 
   std::optional<std::string> not_applicable(CusparseAlg alg) {

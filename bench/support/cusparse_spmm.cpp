@@ -7,24 +7,22 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "cusparse_common.hpp"
 #include "device.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::bench {
 
 using namespace spmvc::runtime;
+using detail::check_sparse;
+using detail::upload;
 
 namespace {
-
-void check_sparse(cusparseStatus_t s, const char* call) {
-  if (s != CUSPARSE_STATUS_SUCCESS)
-    throw DeviceError(call, static_cast<int>(s),
-                      fmt::format("{} ({})", cusparseGetErrorName(s), cusparseGetErrorString(s)));
-}
 
 cusparseSpMMAlg_t to_cusparse(CusparseSpmmAlg a) {
   switch (a) {
@@ -36,13 +34,6 @@ cusparseSpMMAlg_t to_cusparse(CusparseSpmmAlg a) {
       return CUSPARSE_SPMM_CSR_ALG3;
   }
   return CUSPARSE_SPMM_ALG_DEFAULT;
-}
-
-template <class T>
-DeviceBuffer upload(const std::vector<T>& host) {
-  DeviceBuffer b(std::max<std::size_t>(host.size(), 1) * sizeof(T));
-  if (!host.empty()) b.upload(host.data(), host.size() * sizeof(T));
-  return b;
 }
 
 }  // namespace
@@ -112,12 +103,7 @@ struct CusparseSpmm::Impl {
 
   template <class F>
   void with_scalars(double alpha, double beta, F&& f) {
-    if (value_type == CUDA_R_64F) {
-      f(static_cast<const void*>(&alpha), static_cast<const void*>(&beta));
-      return;
-    }
-    const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
-    f(static_cast<const void*>(&a), static_cast<const void*>(&b));
+    detail::with_scalars(value_type, alpha, beta, std::forward<F>(f));
   }
 
   Setup& setup(CusparseSpmmAlg alg, int k, DenseLayout layout, const void* x, void* y) {

@@ -332,14 +332,23 @@ class Operator:
         """y = alpha*A*x + beta*y, in place in `y` (a new vector where x lives when y is None),
         on `stream` (default: the current stream of x's library). Returns y. Device vectors are
         read and written where they are; NumPy vectors go through the host copy path."""
+        y, xv, yv, s = self._multiply("spmvc_operator_apply", self.ncols, self.nrows, x, y,
+                                      alpha, beta, stream)
+        if xv.kind != "numpy":
+            self.last_apply = {"x": xv.pointer, "y": yv.pointer, "stream": s}
+        return y
+
+    def _multiply(self, function, n_in, n_out, x, y, alpha, beta, stream):
+        """One vector in (n_in elements), one out (n_out): `function` on device vectors, or its
+        `_host` twin on NumPy ones. Returns (y, x's and y's Vector, the stream used or None)."""
         xv = _arrays.Vector(x, "x")
-        xv.check(self.ncols, self.dtype)
+        xv.check(n_in, self.dtype)
         if y is None:
             if beta != 0:
                 raise InputError("beta is not 0 but no y was given")
-            y = _arrays.empty_like_vector(xv, self.nrows, self.dtype)
+            y = _arrays.empty_like_vector(xv, n_out, self.dtype)
         yv = _arrays.Vector(y, "y")
-        yv.check(self.nrows, self.dtype)
+        yv.check(n_out, self.dtype)
         if (xv.kind == "numpy") != (yv.kind == "numpy"):
             raise InputError("x and y must both be on the host (NumPy) or both on the device")
         if xv.kind == "numpy":
@@ -347,16 +356,15 @@ class Operator:
                 raise InputError("a host y must be a writable float64 NumPy array")
             xh = np.ascontiguousarray(x, dtype=np.float64)
             ptr = ctypes.POINTER(ctypes.c_double)
-            _lib.call("spmvc_operator_apply_host", self._handle, xh.ctypes.data_as(ptr),
+            _lib.call(function + "_host", self._handle, xh.ctypes.data_as(ptr),
                       y.ctypes.data_as(ptr), float(alpha), float(beta))
-            return y
+            return y, xv, yv, None
         s = _arrays.stream_pointer(stream)
         if s is None:
             s = _arrays.current_stream(xv)
-        _lib.call("spmvc_operator_apply", self._handle, xv.pointer, yv.pointer, float(alpha),
-                  float(beta), s or None)
-        self.last_apply = {"x": xv.pointer, "y": yv.pointer, "stream": s}
-        return y
+        _lib.call(function, self._handle, xv.pointer, yv.pointer, float(alpha), float(beta),
+                  s or None)
+        return y, xv, yv, s
 
     def update_values(self, values):
         """New values for the same pattern, in the CSR order of the matrix compiled (for a SciPy,
@@ -438,30 +446,8 @@ class Operator:
         """y = alpha*A^T*x + beta*y (x has nrows elements, y ncols), as apply() takes them.
         The first call builds A^T on the GPU; an operator compiled from a host matrix needs
         compile(..., keep_csr=True) for it. Returns y."""
-        xv = _arrays.Vector(x, "x")
-        xv.check(self.nrows, self.dtype)
-        if y is None:
-            if beta != 0:
-                raise InputError("beta is not 0 but no y was given")
-            y = _arrays.empty_like_vector(xv, self.ncols, self.dtype)
-        yv = _arrays.Vector(y, "y")
-        yv.check(self.ncols, self.dtype)
-        if (xv.kind == "numpy") != (yv.kind == "numpy"):
-            raise InputError("x and y must both be on the host (NumPy) or both on the device")
-        if xv.kind == "numpy":
-            if yv.dtype != np.float64 or not yv.obj.flags.writeable:
-                raise InputError("a host y must be a writable float64 NumPy array")
-            xh = np.ascontiguousarray(x, dtype=np.float64)
-            ptr = ctypes.POINTER(ctypes.c_double)
-            _lib.call("spmvc_operator_apply_transpose_host", self._handle,
-                      xh.ctypes.data_as(ptr), y.ctypes.data_as(ptr), float(alpha), float(beta))
-            return y
-        s = _arrays.stream_pointer(stream)
-        if s is None:
-            s = _arrays.current_stream(xv)
-        _lib.call("spmvc_operator_apply_transpose", self._handle, xv.pointer, yv.pointer,
-                  float(alpha), float(beta), s or None)
-        return y
+        return self._multiply("spmvc_operator_apply_transpose", self.nrows, self.ncols, x, y,
+                              alpha, beta, stream)[0]
 
     def matvec(self, x):
         """op @ x for solvers: a strided x (a column of a Fortran-ordered basis, say) is made
