@@ -2,6 +2,8 @@
 // the parameter checks.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -100,6 +102,88 @@ TEST_CASE("cci: the chosen table codes a histogram in no more bits than the pape
   CHECK(bits(chosen) < bits(paper));
   CHECK(chosen.code_bits(0) == 1);  // the most frequent class gets the shortest opcode
   CHECK(chosen.max_imm_bits() == 12);
+}
+
+namespace {
+
+// Bits to code `hist` with `t`, or -1 when a present width has no class.
+double coded_bits(const formats::CciTable& t, const std::array<std::int64_t, 33>& hist) {
+  double s = 0;
+  for (int b = 0; b <= 32; ++b) {
+    if (hist[static_cast<std::size_t>(b)] == 0) continue;
+    if (t.code_bits(b) < 0) return -1;
+    s += static_cast<double>(hist[static_cast<std::size_t>(b)]) * t.code_bits(b);
+  }
+  return s;
+}
+
+// The fewest bits any table codes `hist` in, by brute force: every complete prefix code of
+// opcodes of at most 3 bits (Kraft sum 1), every assignment of its lengths to classes, and every
+// choice of class widths among the present ones (the largest always a class).
+double brute_force_bits(const std::array<std::int64_t, 33>& hist) {
+  std::vector<int> present;
+  for (int b = 0; b <= 32; ++b)
+    if (hist[static_cast<std::size_t>(b)] > 0) present.push_back(b);
+  double best = -1;
+  const int np = static_cast<int>(present.size());
+  // Every nonempty subset of present widths that contains the largest: the class widths.
+  for (unsigned mask = 0; mask < (1u << np); ++mask) {
+    if (!(mask >> (np - 1) & 1u)) continue;
+    std::vector<int> widths;
+    for (int i = 0; i < np; ++i)
+      if (mask >> i & 1u) widths.push_back(present[static_cast<std::size_t>(i)]);
+    const std::size_t n = widths.size();
+    if (n > 8) continue;
+    // Every assignment of lengths 0..3 whose Kraft sum is exactly 1 (lengths 0 only alone).
+    std::vector<int> lens(n, 0);
+    for (;;) {
+      double kraft = 0;
+      bool ok = n == 1 || std::all_of(lens.begin(), lens.end(), [](int l) { return l > 0; });
+      for (std::size_t i = 0; i < n; ++i) kraft += std::ldexp(1.0, -lens[i]);
+      if (ok && kraft == 1.0) {
+        // Each width is coded by the class of fewest total bits that holds it (as
+        // CciTable::class_for does).
+        double bits = 0;
+        for (std::size_t i = 0; i < n; ++i) ok = ok && lens[i] + widths[i] <= 32;
+        for (int b = 0; b <= 32 && ok; ++b) {
+          if (hist[static_cast<std::size_t>(b)] == 0) continue;
+          int fewest = 64;
+          for (std::size_t i = 0; i < n; ++i)
+            if (widths[i] >= b) fewest = std::min(fewest, lens[i] + widths[i]);
+          bits += static_cast<double>(hist[static_cast<std::size_t>(b)]) * fewest;
+        }
+        if (ok && (best < 0 || bits < best)) best = bits;
+      }
+      std::size_t k = 0;
+      while (k < n && ++lens[k] > 3) lens[k++] = 0;
+      if (k == n) break;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("cci: the chosen table is the cheapest of every partition and opcode assignment") {
+  // Random histograms over few present widths (so the brute force stays small), including wide
+  // immediates where shortest-opcode-to-most-frequent would pass 32 bits.
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    std::array<std::int64_t, 33> hist{};
+    const int present = 1 + static_cast<int>(next() % 7);
+    for (int k = 0; k < present; ++k)
+      hist[next() % 33] += 1 + static_cast<std::int64_t>(next() % 1000);
+    if (trial % 5 == 0) hist[31] += 5000;  // a frequent wide class
+    const formats::CciTable chosen = formats::cci_choose_table(hist);
+    const double bits = coded_bits(chosen, hist);
+    CAPTURE(trial);
+    REQUIRE(bits >= 0);
+    CHECK(bits == brute_force_bits(hist));
+  }
 }
 
 TEST_CASE("cci: reference over the encoded arrays equals CSR on every generated class") {

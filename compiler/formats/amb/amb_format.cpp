@@ -1,6 +1,7 @@
 #include "formats/amb/amb_format.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -455,6 +456,10 @@ AmbParams AmbFormat::choose(const Profile& profile, Precision precision, bool de
   AmbParams best;
   best.deterministic = deterministic;
   double best_bytes = std::numeric_limits<double>::infinity();
+  // The row layout depends on the column block alone: laid out once per width, not per set.
+  std::array<double, 11> blocks{};
+  for (int b = 1; b <= 10; ++b)
+    blocks[static_cast<std::size_t>(b)] = amb_estimated_blocks(profile, b);
   // C = 32 (one warp per chunk, the paper's choice) is tried first and kept on ties.
   for (int c_rows : {32, 16, 64}) {
     for (int seg_bits : {16, 15, 14, 13, 12}) {
@@ -470,7 +475,10 @@ AmbParams AmbFormat::choose(const Profile& profile, Precision precision, bool de
         if (profile.nnz > 0 && profile.ncols < b) continue;
         // The paper's criterion: least total memory traffic (index saving against zero fill,
         // metadata against x locality). The time model ranks AMB against other formats.
-        const double bytes = amb_traffic(profile, p, precision).total();
+        const double bytes =
+            amb_traffic(amb_layout_estimate(profile, p, blocks[static_cast<std::size_t>(b)]), p,
+                        precision)
+                .total();
         if (bytes < best_bytes * (1 - 1e-9)) {
           best_bytes = bytes;
           best = p;

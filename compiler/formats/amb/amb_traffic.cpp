@@ -127,25 +127,44 @@ std::string TrafficEstimate::describe() const {
 //    of the non-empty rows; a bin above 32 counts as one length): an update touches
 //    min(1, 1 / (p_l * values per sector)) sectors, i.e. y sectors = pairs * sum over lengths of
 //    min(p_l, 1 / values per sector).
+double amb_estimated_blocks(const Profile& profile, int column_block) {
+  const int b = std::max(1, column_block);
+  // Rows of kSimulatedRow or more nonzeros share one layout, scaled by their length: it is laid
+  // out once (the histogram of a power-law matrix has dozens of such bins).
+  double blocks = 0, long_row_blocks = -1;
+  for (const HistogramBin& bin : profile.row_histogram) {
+    if (bin.hi == 0) continue;
+    const auto len =
+        static_cast<std::int64_t>(std::llround(0.5 * static_cast<double>(bin.lo + bin.hi)));
+    double per_row = 0;
+    if (len >= kSimulatedRow) {
+      if (long_row_blocks < 0) long_row_blocks = row_blocks(profile, kSimulatedRow, b);
+      per_row = long_row_blocks * static_cast<double>(len) / static_cast<double>(kSimulatedRow);
+    } else {
+      per_row = row_blocks(profile, len, b);
+    }
+    blocks += static_cast<double>(bin.count) * per_row;
+  }
+  return blocks;
+}
+
 AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params) {
+  return amb_layout_estimate(profile, params, amb_estimated_blocks(profile, params.column_block));
+}
+
+AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params,
+                                   double estimated_blocks) {
   AmbLayoutStats s;
   s.estimated = true;
   s.nrows = profile.nrows;
   s.ncols = profile.ncols;
   s.nnz = profile.nnz;
-  const int b = std::max(1, params.column_block);
   const int c_rows = std::max(1, params.slice_height);
   const double nonempty = static_cast<double>(profile.nrows - profile.empty_rows);
   const double width = std::ldexp(1.0, params.segment_bits);
   const double nseg = profile.ncols > 0 ? std::ceil(static_cast<double>(profile.ncols) / width) : 0;
 
-  double blocks = 0;
-  for (const HistogramBin& bin : profile.row_histogram) {
-    if (bin.hi == 0) continue;
-    const auto len =
-        static_cast<std::int64_t>(std::llround(0.5 * static_cast<double>(bin.lo + bin.hi)));
-    blocks += static_cast<double>(bin.count) * row_blocks(profile, len, b);
-  }
+  double blocks = estimated_blocks;
   blocks = std::min(blocks, static_cast<double>(profile.nnz));
 
   // A delta d crosses into a new segment with probability min(1, d/W) (the row placed at a random

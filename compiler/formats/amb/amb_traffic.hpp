@@ -73,6 +73,13 @@ struct TrafficEstimate {
 AmbLayoutStats amb_layout_stats(const CsrMatrix& a, const AmbParams& params);
 /// The same counts predicted from the Profile alone.
 AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params);
+/// The estimate's column blocks over all rows for block width `column_block` (it depends on
+/// nothing else in the parameters): what amb_layout_estimate lays out first, for callers that
+/// score many parameter sets of one profile.
+double amb_estimated_blocks(const Profile& profile, int column_block);
+/// amb_layout_estimate given amb_estimated_blocks(profile, params.column_block).
+AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params,
+                                   double estimated_blocks);
 
 /// Bytes one multiply moves for layout counts `stats`, parameters `params` (its deterministic
 /// flag picks the y scheme) and `precision`. The L2 capacity behind the x term is

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -182,9 +181,7 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist);
 }  // namespace
 
 CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
-  // The search below visits every subset of the present widths (up to C(32, 7) of them): a
-  // tenth of a second on wide histograms. propose() and cost() ask for the same histograms, so
-  // the answers are kept.
+  // propose() and cost() ask for the same histograms, so the answers are kept.
   static std::mutex mutex;
   static std::map<std::array<std::int64_t, 33>, CciTable> known;
   {
@@ -201,72 +198,83 @@ CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
 namespace {
 
 CciTable search_table(const std::array<std::int64_t, 33>& hist) {
-  std::vector<int> present;
+  // A table is a partition of the present widths into classes (each class is named by its
+  // widest width, the widest class by the largest present width) and an opcode length per class
+  // from one of shapes(). A dynamic programme over the classes in rising width, whose state is
+  // how many opcodes of each length are used, finds the cheapest: it visits every partition and
+  // every assignment of lengths to classes (not only shortest-to-most-frequent, so a long opcode
+  // may go to a narrow class when a wide one would pass 32 bits) in P^2 x (states) steps per
+  // shape, where P is the number of present widths.
+  std::vector<int> widths;
   for (int b = 0; b <= 32; ++b)
-    if (hist[static_cast<std::size_t>(b)] > 0) present.push_back(b);
-  if (present.empty()) return cci_paper_table();
-  const int maxb = present.back();
-  present.pop_back();
+    if (hist[static_cast<std::size_t>(b)] > 0) widths.push_back(b);
+  if (widths.empty()) return cci_paper_table();
+  const int np = static_cast<int>(widths.size());
   // cum[b] = codes needing <= b bits.
   std::array<double, 34> cum{};
   for (int b = 0; b <= 32; ++b)
     cum[static_cast<std::size_t>(b) + 1] =
         cum[static_cast<std::size_t>(b)] + static_cast<double>(hist[static_cast<std::size_t>(b)]);
-  auto below = [&](int b) { return b < 0 ? 0.0 : cum[static_cast<std::size_t>(b) + 1]; };
+  auto below = [&](int j) {
+    return j < 0 ? 0.0 : cum[static_cast<std::size_t>(widths[static_cast<std::size_t>(j)]) + 1];
+  };
 
   double best_cost = std::numeric_limits<double>::infinity();
   std::vector<int> best_lens, best_widths;
-  std::vector<int> widths;
-  std::vector<double> freq;
-  std::vector<std::size_t> order;
-  std::vector<int> lens;
   for (const std::vector<int>& shape : shapes()) {
-    const int n = static_cast<int>(shape.size());
-    if (n - 1 > static_cast<int>(present.size())) continue;
-    // Every (n-1)-subset of the present widths below the largest, plus the largest.
-    std::vector<int> pick(static_cast<std::size_t>(n - 1));
-    std::function<void(int, int)> rec = [&](int from, int depth) {
-      if (depth == n - 1) {
-        widths.assign(pick.begin(), pick.end());
-        widths.push_back(maxb);
-        freq.resize(widths.size());
-        int prev = -1;
-        for (std::size_t i = 0; i < widths.size(); ++i) {
-          freq[i] = below(widths[i]) - below(prev);
-          prev = widths[i];
-        }
-        // Shortest opcodes to the most frequent classes: a stable insertion sort by falling
-        // frequency (at most 8 classes; this runs millions of times on a wide histogram, so
-        // nothing here allocates).
-        order.resize(widths.size());
-        std::iota(order.begin(), order.end(), 0);
-        for (std::size_t k = 1; k < order.size(); ++k) {
-          const std::size_t v = order[k];
-          std::size_t j = k;
-          for (; j > 0 && freq[order[j - 1]] < freq[v]; --j) order[j] = order[j - 1];
-          order[j] = v;
-        }
-        double cost = 0;
-        lens.resize(widths.size());
-        for (std::size_t k = 0; k < order.size(); ++k) {
-          const std::size_t i = order[k];
-          lens[i] = shape[k];
-          if (lens[i] + widths[i] > 32) return;
-          cost += freq[i] * (lens[i] + widths[i]);
-        }
-        if (cost < best_cost) {
-          best_cost = cost;
-          best_lens = lens;
-          best_widths = widths;
-        }
-        return;
+    // The shape's distinct lengths and how many opcodes each has; a state counts the opcodes
+    // used per length, in mixed radix.
+    std::vector<int> lens, counts, radix;
+    for (int l : shape) {
+      if (lens.empty() || lens.back() != l) {
+        lens.push_back(l);
+        counts.push_back(0);
       }
-      for (int i = from; i < static_cast<int>(present.size()); ++i) {
-        pick[static_cast<std::size_t>(depth)] = present[static_cast<std::size_t>(i)];
-        rec(i + 1, depth + 1);
-      }
+      ++counts.back();
+    }
+    int nstates = 1;
+    for (int c : counts) {
+      radix.push_back(nstates);
+      nstates *= c + 1;
+    }
+    const int full = nstates - 1;
+    const auto used = [&](int state, std::size_t k) { return state / radix[k] % (counts[k] + 1); };
+    struct Cell {
+      double cost = std::numeric_limits<double>::infinity();
+      int prev = -1, prev_state = 0, len = 0;
     };
-    rec(0, 0);
+    // dp[j * nstates + s]: the cheapest classes covering widths[0..j], the last ending at j.
+    std::vector<Cell> dp(static_cast<std::size_t>(np * nstates));
+    for (int j = 0; j < np; ++j) {
+      const int w = widths[static_cast<std::size_t>(j)];
+      for (int i = -1; i < j; ++i) {
+        const double freq = below(j) - below(i);
+        for (int s = 0; s < nstates; ++s) {
+          const double base = i < 0 ? (s == 0 ? 0.0 : std::numeric_limits<double>::infinity())
+                                    : dp[static_cast<std::size_t>(i * nstates + s)].cost;
+          if (!std::isfinite(base)) continue;
+          for (std::size_t k = 0; k < lens.size(); ++k) {
+            if (used(s, k) == counts[k] || lens[k] + w > 32) continue;
+            const int t = s + radix[k];
+            Cell& c = dp[static_cast<std::size_t>(j * nstates + t)];
+            const double cost = base + freq * (lens[k] + w);
+            if (cost < c.cost) c = {cost, i, s, lens[k]};
+          }
+        }
+      }
+    }
+    const Cell& end = dp[static_cast<std::size_t>((np - 1) * nstates + full)];
+    if (!(end.cost < best_cost)) continue;
+    best_cost = end.cost;
+    best_lens.clear();
+    best_widths.clear();
+    for (int j = np - 1, s = full; j >= 0;) {
+      const Cell& c = dp[static_cast<std::size_t>(j * nstates + s)];
+      best_lens.insert(best_lens.begin(), c.len);
+      best_widths.insert(best_widths.begin(), widths[static_cast<std::size_t>(j)]);
+      s = c.prev_state;
+      j = c.prev;
+    }
   }
   if (best_lens.empty()) throw InternalError("cci: no table codes the histogram");
   return CciTable::from_classes(canonical(best_lens, best_widths));

@@ -60,12 +60,15 @@ double expected_groups(std::int64_t window, double p, std::int64_t pack) {
   if (sd > 8 * c) return mean / c + 0.5;
   const double lo = std::max(0.0, std::floor(mean - 12 * sd - 1));
   const double hi = std::min(w, std::ceil(mean + 12 * sd + 1));
-  const double log_p = std::log(p), log_q = std::log1p(-p), log_w = std::lgamma(w + 1);
+  // The binomial pmf from lo up, each term from the last: pmf(k+1) = pmf(k) (w-k)/(k+1) p/q
+  // (lo is 12 standard deviations below the mean at most, so pmf(lo) stays a normal double).
+  const double log_q = std::log1p(-p), ratio = p / (1 - p);
+  double pmf = std::exp(std::lgamma(w + 1) - std::lgamma(lo + 1) - std::lgamma(w - lo + 1) +
+                        lo * std::log(p) + (w - lo) * log_q);
   double sum = 0;
   for (double k = lo; k <= hi; k += 1) {
-    const double log_pmf =
-        log_w - std::lgamma(k + 1) - std::lgamma(w - k + 1) + k * log_p + (w - k) * log_q;
-    sum += std::exp(log_pmf) * std::ceil(k / c);
+    sum += pmf * std::ceil(k / c);
+    pmf *= (w - k) / (k + 1) * ratio;
   }
   return sum;
 }
