@@ -32,12 +32,29 @@ constexpr BuildFactor kH200Build[] = {
 #include "calibration/h200_build.inc"
 };
 
+// {model, launch floor, step time} over the reference GPU's.
+struct LatencyScale {
+  std::string_view model;
+  double launch, step;
+};
+constexpr LatencyScale kLatency[] = {
+#include "calibration/latency.inc"
+};
+
+constexpr LatencyScale latency_of(std::string_view model) {
+  for (const LatencyScale& l : kLatency)
+    if (l.model == model) return l;
+  return {model, 1, 1};
+}
+
 // The streaming read bandwidths are docs/BENCHMARKING.md's medians of the default 1 GiB probe:
 // the H100 SXM reaches ~3.06 of its nominal 3.35 TB/s, the H200 ~4.46 of its 4.8. Names are
 // matched whole: an H100 PCIe or H200 NVL has other memory clocks.
 const std::array<GpuCalibration, 2> kCalibrations{{
-    {"H100", "NVIDIA H100 80GB HBM3", "sm_90", kDefaultReadBandwidth, kH100, kH100Build},
-    {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200, kH200Build},
+    {"H100", "NVIDIA H100 80GB HBM3", "sm_90", kDefaultReadBandwidth, kH100, kH100Build,
+     latency_of("H100").launch, latency_of("H100").step},
+    {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200, kH200Build, latency_of("H200").launch,
+     latency_of("H200").step},
 }};
 
 // `gpu` names this calibration's GPU: its short name or its device name, whole.

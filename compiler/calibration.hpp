@@ -42,6 +42,12 @@ struct GpuCalibration {
   double read_bandwidth;         ///< bytes/s a streaming read kernel reaches
   std::span<const TimeFactor> factors;
   std::span<const BuildFactor> build;
+  /// This GPU's latency terms over the reference GPU's (the H100's, where the model's launch
+  /// floor heuristics::kLaunchSeconds and step time heuristics::kCsrStepSeconds were fitted):
+  /// measured by scripts/gpu/latency-probe, fitted by scripts/model/calibrate-latency.py
+  /// (calibration/latency.inc). 1 for the reference GPU and for GPUs not probed.
+  double launch_scale = 1;
+  double step_scale = 1;
 };
 
 /// The calibration for `gpu` (a device name or a model's short name, compared whole) on `arch`:

@@ -17,11 +17,15 @@ namespace spmvc::compiler {
 
 namespace {
 
-// `bytes` moved at the cost's lane efficiency, or its serial chain where that is longer.
-double predict_seconds(const formats::Cost& cost, double bytes, double bandwidth) {
+// `bytes` moved at the cost's lane efficiency, or its serial chain where that is longer; the
+// launch floor and the chain (counted in the reference GPU's step time) scaled to the GPU's own.
+double predict_seconds(const formats::Cost& cost, double bytes, double bandwidth,
+                       const GpuCalibration* calibration) {
   const double efficiency = std::max(cost.lane_efficiency, 1e-3);
-  return heuristics::kLaunchSeconds +
-         std::max(bytes / (bandwidth * efficiency), cost.serial_seconds);
+  const double launch = calibration != nullptr ? calibration->launch_scale : 1.0;
+  const double step = calibration != nullptr ? calibration->step_scale : 1.0;
+  return heuristics::kLaunchSeconds * launch +
+         std::max(bytes / (bandwidth * efficiency), cost.serial_seconds * step);
 }
 
 // Seconds of one build stage under `factor` (nullptr: `fallback` seconds per nonzero), for a
@@ -70,9 +74,11 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   Prediction p;
   p.time_factor = time_factor(calibration, unit.name(), options.precision, cost.warp_imbalance);
   p.compulsory_bytes = cost.total();
-  p.compulsory_seconds = predict_seconds(cost, p.compulsory_bytes, bandwidth) * p.time_factor;
+  p.compulsory_seconds =
+      predict_seconds(cost, p.compulsory_bytes, bandwidth, calibration) * p.time_factor;
   p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));
-  p.traffic_seconds = predict_seconds(cost, p.traffic.total(), bandwidth) * p.time_factor;
+  p.traffic_seconds =
+      predict_seconds(cost, p.traffic.total(), bandwidth, calibration) * p.time_factor;
   p.build = predict_build(calibration, unit.name(), profile, cost, options);
   return p;
 }
