@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "device_kernels.hpp"
@@ -57,6 +59,15 @@ std::string device_id() {
   return fmt::format("{}:{}", host.data(), bus.data());
 }
 
+// NoDeviceError with device_available()'s reason (which already carries the error's prefix).
+void require_device() {
+  std::string why;
+  if (device_available(&why)) return;
+  constexpr std::string_view prefix = "no CUDA device available: ";
+  if (why.starts_with(prefix)) why.erase(0, prefix.size());
+  throw NoDeviceError(why);
+}
+
 }  // namespace
 
 bool have_nccl() {
@@ -68,8 +79,7 @@ bool have_nccl() {
 }
 
 int select_device(MPI_Comm comm) {
-  std::string why;
-  if (!device_available(&why)) throw NoDeviceError(why);
+  require_device();
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, comm_rank(comm), MPI_INFO_NULL, &node);
   const int local_rank = comm_rank(node);
@@ -180,8 +190,7 @@ Operator::~Operator() = default;
 
 Operator compile(const CsrMatrix& local_rows, const RowOwnership& ownership, MPI_Comm comm,
                  const DistOptions& options) {
-  std::string why;
-  if (!device_available(&why)) throw NoDeviceError(why);
+  require_device();
   auto impl = std::make_unique<Operator::Impl>();
   impl->comm = comm;
   impl->rank = comm_rank(comm);
@@ -340,6 +349,37 @@ const spmvc::Operator* Operator::local_block() const {
 }
 const spmvc::Operator* Operator::ghost_block() const {
   return impl_->ghost ? &*impl_->ghost : nullptr;
+}
+
+ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions) {
+  const std::vector<double> ones(static_cast<std::size_t>(op.local_rows()), 1.0);
+  const int vb = op.local_block() != nullptr   ? value_bytes(op.local_block()->plan().precision)
+                 : op.ghost_block() != nullptr ? value_bytes(op.ghost_block()->plan().precision)
+                                               : 8;
+  void* x = upload(ones, vb);
+  void* y = upload(ones, vb);
+  auto median_of = [&](const std::function<void()>& run) {
+    run();  // warm-up: first launches, lazy loading
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    std::vector<double> t;
+    for (int k = 0; k < repetitions; ++k) {
+      MPI_Barrier(comm);
+      const double start = MPI_Wtime();
+      run();
+      check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+      t.push_back(MPI_Wtime() - start);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  ApplyTiming timing;
+  timing.repetitions = std::max(repetitions, 1);
+  repetitions = timing.repetitions;
+  timing.apply = median_of([&] { op.apply(x, y); });
+  timing.exchange = median_of([&] { op.exchange(x); });
+  (void)cudaFree(x);
+  (void)cudaFree(y);
+  return timing;
 }
 
 RankInfo Operator::info() const {

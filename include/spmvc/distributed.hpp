@@ -141,6 +141,16 @@ class Operator {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Per-rank times of one distributed multiply and of its exchange alone (medians, seconds).
+struct ApplyTiming {
+  double apply = 0;     ///< apply(): from a barrier until this rank's y is complete
+  double exchange = 0;  ///< exchange(): pack, move and unpack the ghost values only
+  int repetitions = 0;
+};
+/// Times `repetitions` applies and exchanges on device vectors of this rank's rows (x = 1),
+/// after a warm-up, each from an MPI_Barrier. Collective.
+ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions = 20);
+
 /// Collective over `comm`: splits this rank's rows (global columns, the ownership's local
 /// order), derives the exchange plan, compiles each block with spmvc::compile on the current
 /// CUDA device and sets up the transport. With Transport::nccl, ranks that share a GPU are an
