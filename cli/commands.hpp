@@ -63,6 +63,12 @@ struct MatrixArgs {
   int k = 0;                    ///< run/bench: > 0 multiplies k vectors at once (apply_many)
   std::string layout = "col";   ///< run/bench --k: X and Y row- or column-major
   bool transpose = false;       ///< run/bench: y = A^T x (apply_transpose)
+
+  /// run/bench: multiply over the MPI ranks (spmvc::distributed), with the rows partitioned by
+  /// `partition` (block, metis) and the ghost values moved by `transport` (mpi, nccl).
+  bool distributed = false;
+  std::string partition = "block";
+  std::string transport = "mpi";
 };
 
 /// Loads the matrix named by args (file or spec), applying replication; prints progress to
@@ -99,6 +105,10 @@ struct BenchArgs {
   bool sweep = false;           ///< also time every csr thread mapping and unroll depth
 };
 int run_bench(const MatrixArgs& args, const BenchArgs& bench);
+/// `run|bench --distributed` under mpirun: rank 0 reads, partitions and scatters; run checks the
+/// gathered y against the host reference, bench prints each rank's apply time and the
+/// exchange's share. A build without MPI says so (usage error).
+int run_distributed(const MatrixArgs& args, const BenchArgs& bench, bool timing);
 /// `bench --update-values`: the cost of Operator::update_values per call, host and device
 /// variants, on the host path and from device arrays, beside one multiply.
 int run_update_bench(const MatrixArgs& args, const BenchArgs& bench);

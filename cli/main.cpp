@@ -161,6 +161,23 @@ void add_operation_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
       ->excludes(k);
 }
 
+// run and bench over MPI ranks (mpirun -n N spmvc run --distributed A.mtx).
+void add_distributed_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
+  auto* d = cmd->add_flag("--distributed", args.distributed,
+                          "multiply over the MPI ranks this was started on (mpirun -n N): rank 0 "
+                          "reads, partitions and scatters the rows");
+  cmd->add_option("--partition", args.partition, "--distributed: rows by block or by METIS")
+      ->check(CLI::IsMember({"block", "metis"}))
+      ->needs(d)
+      ->capture_default_str();
+  cmd->add_option("--transport", args.transport,
+                  "--distributed: ghost values by host-staged MPI (mpi; ranks may share a GPU) "
+                  "or NCCL (nccl; one GPU per rank)")
+      ->check(CLI::IsMember({"mpi", "nccl"}))
+      ->needs(d)
+      ->capture_default_str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,10 +248,12 @@ int main(int argc, char** argv) {
                 "check again; -v says whether it re-planned");
   add_operation_options(run, margs);
   spmvc::cli::BenchArgs bargs;
+  add_distributed_options(run, margs);
   auto* bench = app.add_subcommand(
       "bench", "time the kernel against cuSPARSE CSR ALG1 and ALG2 (--solve: a Krylov solve)");
   add_matrix_options(bench, margs, true, false);  // --suite names its own matrices
   add_operation_options(bench, margs);
+  add_distributed_options(bench, margs);
   bench->add_option("--reps", bargs.repetitions, "timed repetitions (median reported)")
       ->capture_default_str();
   bench->add_option("--min-rep-ms", bargs.min_rep_ms, "minimum duration of one repetition")
@@ -339,6 +358,11 @@ int main(int argc, char** argv) {
     if (plan->parsed()) return spmvc::cli::run_plan(margs);
     if (emit->parsed()) return spmvc::cli::run_emit(margs, eargs);
     if (explain->parsed()) return spmvc::cli::run_explain(margs, explain_arch);
+    if ((run->parsed() || bench->parsed()) && margs.distributed) {
+      if (bench->count("--suite") > 0 || solve_opt->count() > 0)
+        throw spmvc::cli::UsageError("--distributed excludes --suite and --solve");
+      return spmvc::cli::run_distributed(margs, bargs, bench->parsed());
+    }
     if (run->parsed()) {
       if (margs.k > 0 || margs.transpose) return spmvc::cli::run_operation(margs);
       return spmvc::cli::run_run(margs);

@@ -15,7 +15,9 @@ install(TARGETS spmvc_shared EXPORT spmvcTargets
 install(PROGRAMS $<TARGET_FILE:spmvc> DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/spmvc ${PROJECT_BINARY_DIR}/include/spmvc
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h"
+  # The distributed operator (distributed/, MPI) is not in libspmvc.so: its headers stay out.
+  PATTERN "distributed*.hpp" EXCLUDE)
 
 set(SPMVC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/spmvc)
 install(EXPORT spmvcTargets NAMESPACE spmvc:: DESTINATION ${SPMVC_CMAKE_DIR})
