@@ -54,6 +54,8 @@ struct MatrixArgs {
   bool no_tiered = false;        ///< run: the blocking compile (Options::tiered false)
   bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
   bool deterministic = false;    ///< Options::deterministic
+  /// Options::mixed_precision: "off", "f32" (fp64 operator) or "bf16" (f32 operator)
+  std::string mixed_precision = "off";
   /// run: multiply, give the operator new values (update_values) and multiply again; bench: time
   /// update_values instead of the multiply
   bool update_values = false;

@@ -126,6 +126,11 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_flag("--deterministic", args.deterministic,
                 "only plans whose y is bitwise the same run to run (no floating-point atomics; "
                 "`spmvc plan` shows why each other candidate is rejected)");
+  cmd->add_option("--mixed-precision", args.mixed_precision,
+                  "store the values rounded to a narrower type, arithmetic in --precision: f32 "
+                  "for an f64 operator, bf16 for an f32 one (`spmvc plan` states the rounding "
+                  "error and its bound on y); off by default")
+      ->capture_default_str();
   cmd->add_flag("--no-tiered", args.no_tiered,
                 "run: wait for the specialised kernel's compile instead of multiplying with the "
                 "generic kernel meanwhile");
@@ -346,6 +351,7 @@ int main(int argc, char** argv) {
     if (bench->parsed()) {
       if (bench->count("--suite") > 0) {
         sargs.deterministic = margs.deterministic;
+        sargs.mixed_precision = margs.mixed_precision;
         if (margs.transpose && margs.k > 0)
           throw spmvc::cli::UsageError("--transpose and --k do not combine");
         if (margs.k > 0 || margs.transpose)

@@ -130,6 +130,23 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
                      fmt::format("{} parameters were given but the format is {}",
                                  format_of(*forced), options.format));
 
+  const MixedPrecision mixed = options.mixed_precision;
+  if (mixed != MixedPrecision::off) {
+    if (auto why = formats::mixed_precision_problem(mixed, options.precision))
+      throw InputError("mixed precision", 0, *why);
+    if (forced && !formats::has_value_coding(*forced))
+      throw InputError(
+          fmt::format("{} parameters", format_of(*forced)), 0,
+          fmt::format("mixed precision {} was asked for, but {} stores full-precision values "
+                      "only (it has no value coding; csr, csr_stream, ell, hyb, bro_ell, bro_coo "
+                      "and bro_hyb do)",
+                      to_string(mixed), format_of(*forced)));
+    if (forced)
+      forced = formats::with_value_coding(
+          *forced, formats::mixed_coding_for(formats::value_coding_of(*forced), mixed, profile,
+                                             options.precision));
+  }
+
   std::vector<Candidate> candidates;
   for (const formats::FormatUnit* unit : units) {
     std::vector<Candidate> proposed;
@@ -160,8 +177,17 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
           return formats::value_coding_of(c.params) != formats::kValuesPlain;
         });
       }
+      if (mixed != MixedPrecision::off)
+        formats::apply_mixed_precision(proposed, profile, options.precision, mixed);
     }
     for (Candidate& c : proposed) {
+      if (mixed != MixedPrecision::off && c.applicable && !formats::has_value_coding(c.params)) {
+        c.applicable = false;
+        c.representable = false;  // a forced format name does not override this either
+        c.reason = fmt::format(
+            "mixed precision {}: {} stores full-precision values only (no value coding)",
+            to_string(mixed), c.format);
+      }
       if (options.deterministic && c.applicable) {
         if (auto why = unit->nondeterminism(c.params)) {
           c.applicable = false;
@@ -199,6 +225,9 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     }
   }
   Plan plan = pick_candidate(std::move(candidates), options.precision, options.multiplies);
+  if (mixed != MixedPrecision::off)
+    plan.rounding = formats::value_rounding(profile, mixed, options.precision,
+                                            formats::value_coding_of(plan.params));
   if (forced) {
     plan.why = "parameters forced by the caller";
   } else if (!objection.empty()) {

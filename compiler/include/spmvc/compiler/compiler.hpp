@@ -99,6 +99,11 @@ struct PlanOptions {
   /// Only candidates whose y is bitwise the same run to run (FormatUnit::nondeterminism): the
   /// others are rejected with the reason.
   bool deterministic = false;
+  /// Opt-in mixed precision (Options::mixed_precision): the candidates of formats with a value
+  /// coding store their values rounded (formats/values: kValuesF32Rounded, kValuesBf16) unless
+  /// an exact coding of no more bytes applies (all ones, an 8-bit table, fp32 values exact); a
+  /// 16-bit table stays beside the rounded twin. Formats without a value coding are rejected.
+  MixedPrecision mixed_precision = MixedPrecision::off;
   /// Multiplies the caller expects (Options::multiplies): the planner then ranks by one-time
   /// cost + multiplies x predicted time. Unset: by predicted time alone, today's choice.
   std::optional<std::int64_t> multiplies;
