@@ -166,6 +166,10 @@ struct SuiteArgs {
   std::string planner_reorder = "auto";
   /// Also time the planner's deterministic pick (Options::deterministic), as planner_deterministic.
   bool deterministic = false;
+  /// Also time the planner's mixed-precision pick (Options::mixed_precision) as planner_mixed,
+  /// with its speed-up over the planner's pick and y's measured error: "f32" (fp64 entries),
+  /// "bf16" (fp32 entries), a comma list of both, "on" (both) or "off".
+  std::string mixed_precision = "off";
   /// Time this operation of the planner's pick instead of SpMV (time_operation): bench --k K
   /// or --transpose with --suite.
   std::optional<OperationArgs> operation;

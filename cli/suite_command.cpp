@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <tuple>
@@ -135,7 +136,22 @@ std::vector<SuiteEntry> suite_entries(const std::string& version) {
   throw InputError("--suite", 0, fmt::format("unknown suite '{}' (known: v1, v13)", version));
 }
 
+// The mixed-precision mode `--mixed-precision LIST` asks of precision `p` (f32 for fp64, bf16
+// for fp32 and f32acc64), or none. LIST: comma-separated modes, "on" for both, "off".
+static std::optional<MixedPrecision> suite_mixed_mode(const std::string& list, Precision p) {
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "on") return p == Precision::f64 ? MixedPrecision::f32 : MixedPrecision::bf16;
+    const MixedPrecision m = parse_mixed_precision(item);
+    if ((m == MixedPrecision::f32 && p == Precision::f64) ||
+        (m == MixedPrecision::bf16 && p != Precision::f64))
+      return m;
+  }
+  return std::nullopt;
+}
+
 int run_suite(const SuiteArgs& s, const BenchArgs& b) {
+  (void)suite_mixed_mode(s.mixed_precision, Precision::f64);  // a bad mode fails before any run
   std::vector<SuiteEntry> entries = suite_entries(s.version);
   if (!s.only.empty()) {
     std::regex re;
@@ -288,11 +304,12 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         std::vector<float> xf(x_host.begin(), x_host.end());
         dx.upload(xf.data(), xb);
       }
+      std::vector<double> last_y(static_cast<std::size_t>(a.nrows));  // the last check's y
       auto check = [&](const std::function<void()>& fn) {
         dy.fill_bytes(0xff);
         fn();
         bench::synchronize();
-        std::vector<double> y(static_cast<std::size_t>(a.nrows));
+        std::vector<double>& y = last_y;
         if (p == Precision::f64) {
           dy.download(y.data(), yb);
         } else {
@@ -435,6 +452,39 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           od.deterministic = true;
           (void)compile(a, od);
           r["planner_deterministic"] = measure(od);
+        }
+        // --mixed-precision: the planner's pick with values stored rounded (f32 for fp64, bf16
+        // for fp32), its speed-up over the pick above and y's error against the fp64 reference
+        // as the plan's bound states it (componentwise, relative to |A||x|) and normwise.
+        if (const std::optional<MixedPrecision> mode = suite_mixed_mode(s.mixed_precision, p)) {
+          Options om = o;
+          om.mixed_precision = *mode;
+          om.tiered = false;
+          json m;
+          try {
+            (void)compile(a, om);  // warms the kernel cache, as for the pick above
+            const Operator op = compile(a, om);
+            m = measure_operator(op);  // its check leaves y in last_y
+            const compiler::MixedError err = compiler::mixed_error(a, x_host, last_y, ref);
+            const ValueRounding rounding = op.plan().rounding.value_or(ValueRounding{});
+            const double tolerance = compiler::mixed_error_tolerance(op.plan());
+            m["mode"] = std::string(to_string(*mode));
+            m["value_error"] = rounding.value_error;
+            m["y_error_bound"] = rounding.y_error_bound;
+            m["tolerance"] = tolerance;
+            m["max_error"] = err.componentwise;
+            m["normwise_error"] = err.normwise;
+            m["within_bound"] = err.componentwise <= tolerance;
+            m["correct"] = err.componentwise <= tolerance;
+            if (r["planner"].contains("ms"))
+              m["speedup_vs_planner"] = r["planner"]["ms"].get<double>() / m["ms"].get<double>();
+          } catch (const InputError& e) {
+            m = {{"mode", std::string(to_string(*mode))}, {"applicable", false},
+                 {"reason", e.detail()}};
+          } catch (const Error& e) {
+            m = {{"mode", std::string(to_string(*mode))}, {"error", e.what()}};
+          }
+          r["planner_mixed"] = m;
         }
       }
       // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too

@@ -11,6 +11,7 @@
 #include "heuristics.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/value_rounding.hpp"
 #include "traffic.hpp"
 
 namespace spmvc::compiler {
@@ -181,7 +182,8 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
         formats::apply_mixed_precision(proposed, profile, options.precision, mixed);
     }
     for (Candidate& c : proposed) {
-      if (mixed != MixedPrecision::off && c.applicable && !formats::has_value_coding(c.params)) {
+      if (mixed != MixedPrecision::off && c.representable &&
+          !formats::has_value_coding(c.params)) {
         c.applicable = false;
         c.representable = false;  // a forced format name does not override this either
         c.reason = fmt::format(
@@ -300,6 +302,33 @@ double relative_error(std::span<const double> y, std::span<const double> ref) {
   }
   const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   return std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+}
+
+MixedError mixed_error(const CsrMatrix& a, std::span<const double> x, std::span<const double> y,
+                       std::span<const double> ref) {
+  if (static_cast<std::int64_t>(y.size()) != a.nrows || y.size() != ref.size() ||
+      static_cast<std::int64_t>(x.size()) != a.ncols)
+    throw InternalError("mixed_error: sizes differ");
+  MixedError e;
+  e.normwise = relative_error(y, ref);
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    double scale = 0;  // (|A||x|)_r
+    for (std::int64_t j = a.row_ptr[r]; j < a.row_ptr[r + 1]; ++j)
+      scale += std::fabs(a.values[j]) * std::fabs(x[static_cast<std::size_t>(a.col_idx[j])]);
+    const auto i = static_cast<std::size_t>(r);
+    const double diff = std::fabs(y[i] - ref[i]);
+    double rel = scale > 0 ? diff / scale : (diff == 0 ? 0.0 : HUGE_VAL);
+    if (std::isnan(rel)) rel = HUGE_VAL;  // an unwritten (NaN) y never passes
+    e.componentwise = std::max(e.componentwise, rel);
+  }
+  return e;
+}
+
+double mixed_error_tolerance(const Plan& plan) {
+  if (!plan.rounding) return result_tolerance(plan.precision);
+  // The plan's bound plus the fp64 host reference's own rounding over the longest row.
+  return plan.rounding->y_error_bound +
+         y_error_bound(0.0, plan.rounding->longest_row, 0x1p-53, 0.0);
 }
 
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,

@@ -454,7 +454,8 @@ void apply_mixed_precision(std::vector<Candidate>& candidates, const Profile& pr
                            Precision precision, MixedPrecision mode) {
   std::vector<Candidate> out;
   for (Candidate& c : candidates) {
-    if (c.applicable && has_value_coding(c.params)) {
+    // Representable candidates that do not pay are rewritten too: a forced format may take one.
+    if (c.representable && has_value_coding(c.params)) {
       const int before = value_coding_of(c.params);
       const int after = mixed_coding_for(before, mode, profile, precision);
       if (after != before) {

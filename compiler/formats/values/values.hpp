@@ -72,7 +72,7 @@ bool is_rounded_coding(int coding);
 /// whose lookups the planner weighs against the rounded twin of the plain candidate); plain
 /// values become the rounded coding, or exact fp32 storage where fp32 holds every value.
 int mixed_coding_for(int coding, MixedPrecision mode, const Profile& profile, Precision precision);
-/// Rewrites each applicable candidate with a value coding as mixed_coding_for says (one left
+/// Rewrites each representable candidate with a value coding as mixed_coding_for says (one left
 /// where two become the same), rejecting those whose values overflow the rounded type.
 /// Candidates of formats without a value coding are left for the planner to reject.
 void apply_mixed_precision(std::vector<Candidate>& candidates, const Profile& profile,

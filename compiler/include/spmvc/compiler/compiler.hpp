@@ -186,6 +186,19 @@ inline double result_tolerance(Precision p) { return p == Precision::f64 ? 1e-12
 /// unwritten (NaN-poisoned) output never passes a tolerance check.
 double relative_error(std::span<const double> y, std::span<const double> ref);
 
+/// y's error against the fp64 reference `ref` = A x, as mixed precision is judged: the largest
+/// componentwise error max_i |y_i - ref_i| / (|A||x|)_i (what Plan::rounding bounds; infinite
+/// where a row with (|A||x|)_i = 0 differs or y holds a NaN) and the normwise relative_error.
+struct MixedError {
+  double componentwise = 0;
+  double normwise = 0;
+};
+MixedError mixed_error(const CsrMatrix& a, std::span<const double> x, std::span<const double> y,
+                       std::span<const double> ref);
+/// The largest MixedError::componentwise a plan with Plan::rounding may show against the fp64
+/// reference: its bound plus the reference's own rounding (result_tolerance without rounding).
+double mixed_error_tolerance(const Plan& plan);
+
 /// The planner's ordering decision for Options.reorder = "auto" (planner/ordering_choice.cpp).
 struct OrderingChoice {
   std::optional<Ordering> ordering;  ///< empty: keep the matrix's order
