@@ -170,6 +170,10 @@ struct SuiteArgs {
   /// with its speed-up over the planner's pick and y's measured error: "f32" (fp64 entries),
   /// "bf16" (fp32 entries), a comma list of both, "on" (both) or "off".
   std::string mixed_precision = "off";
+  /// With mixed_precision: time only the planner's pick and its mixed-precision pick (no
+  /// cuSPARSE, measure mode, device-array build, horizons or formats), so that the bandwidth
+  /// suite fits one short GPU session.
+  bool mixed_only = false;
   /// Time this operation of the planner's pick instead of SpMV (time_operation): bench --k K
   /// or --transpose with --suite.
   std::optional<OperationArgs> operation;

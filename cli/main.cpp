@@ -261,6 +261,9 @@ int main(int argc, char** argv) {
   bench->add_option("--orderings", sargs.orderings,
                     "suite: also time each format under these orderings (comma list), computed "
                     "on A and repeated over the replicated blocks");
+  bench->add_flag("--mixed-only", sargs.mixed_only,
+                  "suite with --mixed-precision (f32, bf16, or on for both): time only the "
+                  "planner's pick and its mixed-precision pick (scripts/report/mixed-table.py)");
   bench->add_option("--plain-twins", sargs.plain_twins,
                     "suite: time these formats (comma list) again with plain values where the "
                     "planner coded them, as formats_plain");
@@ -352,6 +355,8 @@ int main(int argc, char** argv) {
       if (bench->count("--suite") > 0) {
         sargs.deterministic = margs.deterministic;
         sargs.mixed_precision = margs.mixed_precision;
+        if (sargs.mixed_only && sargs.mixed_precision == "off")
+          throw spmvc::cli::UsageError("--mixed-only needs --mixed-precision f32, bf16 or on");
         if (margs.transpose && margs.k > 0)
           throw spmvc::cli::UsageError("--transpose and --k do not combine");
         if (margs.k > 0 || margs.transpose)

@@ -340,9 +340,9 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       r["precision"] = std::string(to_string(p));
       r["csr_bytes"] = csr_bytes;
 
-      // Baselines.
+      // Baselines (not with --mixed-only, which times the planner's two picks alone).
       double best_cusparse = std::numeric_limits<double>::infinity();
-      {
+      if (!s.mixed_only) {
         // cuSPARSE's one-time cost: the CSR upload, then each algorithm's descriptor, buffer and
         // preprocessing (scripts/report/break-even.py charges them against its multiplies).
         auto t_upload = std::chrono::steady_clock::now();
@@ -437,14 +437,16 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         Options o;
         o.precision = p;
         o.reorder = s.planner_reorder;
-        (void)compile(a, o);
+        if (!s.mixed_only) (void)compile(a, o);
         r["planner"] = measure(o);
         // Measure mode: the model's best candidate of each of its top formats (csr's always)
         // timed on the GPU. The decision is remembered by matrix fingerprint, so this is the
         // mode's first, measuring compile.
-        Options om = o;
-        om.planner = PlannerMode::measure;
-        r["planner_measure"] = measure(om);
+        if (!s.mixed_only) {
+          Options om = o;
+          om.planner = PlannerMode::measure;
+          r["planner_measure"] = measure(om);
+        }
         // --deterministic: the planner's pick among plans without floating-point atomics (to
         // set beside cuSPARSE's CSR ALG2, whose results are deterministic too).
         if (s.deterministic) {
@@ -462,7 +464,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           om.tiered = false;
           json m;
           try {
-            (void)compile(a, om);  // warms the kernel cache, as for the pick above
+            if (!s.mixed_only) (void)compile(a, om);  // warms the kernel cache, as above
             const Operator op = compile(a, om);
             m = measure_operator(op);  // its check leaves y in last_y
             const compiler::MixedError err = compiler::mixed_error(a, x_host, last_y, ref);
@@ -487,6 +489,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           r["planner_mixed"] = m;
         }
       }
+      if (!s.mixed_only) {
       // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too
       // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the
       // one-time cost of an application whose matrix is already on the GPU.
@@ -518,8 +521,9 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
             {"predicted_ms", pick.predicted_seconds * 1e3},
             {"predicted_one_time_s", pick.predicted_build_seconds}};
       }
+      }
       r["formats"] = json::array();
-      for (const std::string& f : formats) {
+      for (const std::string& f : s.mixed_only ? std::vector<std::string>{} : formats) {
         Options o;
         o.format = f;
         fmt::print(stderr, "  {} {} ...\n", to_string(p), f);
