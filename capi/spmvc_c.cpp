@@ -155,7 +155,8 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, deterministic, mixed_precision, tiered, full_inspection, disk_cache, cache_dir, "
+              "value_coding, deterministic, mixed_precision, tiered, full_inspection, disk_cache, "
+              "cache_dir, "
               "device, multiplies, cached_kernels, keep_csr)");
     }
   }

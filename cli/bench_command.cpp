@@ -83,8 +83,8 @@ double median_ms(const std::function<void()>& fn, const BenchArgs& b) {
 
 // The mixed-precision block of `bench --json`: the rounding, y's measured error, the speed-up.
 static nlohmann::ordered_json mixed_json(const Plan& plan, const compiler::MixedError& err,
-                                  double tolerance, double full_ms, const std::string& full_plan,
-                                  double mixed_ms) {
+                                         double tolerance, double full_ms,
+                                         const std::string& full_plan, double mixed_ms) {
   const ValueRounding r = plan.rounding.value_or(ValueRounding{});
   return {{"mode", std::string(to_string(r.mode))},
           {"plan", fmt::format("{} [{}]", plan.format, describe(plan.params))},
@@ -245,14 +245,13 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
                                 ? one_time / saving
                                 : std::numeric_limits<double>::infinity();
   const double mixed_tol = compiler::mixed_error_tolerance(op.plan());
-  const bool correct =
-      std::all_of(results.begin(), results.end(),
-                  [&](const Measured& m) {
-                    // The mixed-precision result is judged by its bound, below.
-                    if (mixed && &m == &results.front()) return true;
-                    return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol;
-                  }) &&
-      (!mixed || mixed_err.componentwise <= mixed_tol);
+  const bool correct = std::all_of(results.begin(), results.end(),
+                                   [&](const Measured& m) {
+                                     // The mixed-precision result is judged by its bound, below.
+                                     if (mixed && &m == &results.front()) return true;
+                                     return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol;
+                                   }) &&
+                       (!mixed || mixed_err.componentwise <= mixed_tol);
 
   if (args.json) {
     nlohmann::ordered_json j = matrix_header(label, a, p, device);
@@ -301,8 +300,9 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     j["multiplies"] = op.plan().multiplies ? nlohmann::ordered_json(*op.plan().multiplies)
                                            : nlohmann::ordered_json(nullptr);
     j["correct"] = correct;
-    if (mixed) j["mixed_precision"] = mixed_json(op.plan(), mixed_err, mixed_tol, full_ms,
-                                                 full_plan, ours_ms);
+    if (mixed)
+      j["mixed_precision"] =
+          mixed_json(op.plan(), mixed_err, mixed_tol, full_ms, full_plan, ours_ms);
     if (!sweep.empty()) {
       j["sweep"] = nlohmann::ordered_json::array();
       for (const Measured& m : sweep)

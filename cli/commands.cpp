@@ -455,8 +455,9 @@ int run_run(const MatrixArgs& args) {
     fmt::print("checksum        {:.17g}\n", checksum);
     if (mixed) {
       fmt::print("rounding        {}\n", describe(*op.plan().rounding));
-      fmt::print("                measured max |y_i - (Ax)_i| / (|A||x|)_i = {:.3e} (bound {:.3e})\n",
-                 mixed_err, mixed_tol);
+      fmt::print(
+          "                measured max |y_i - (Ax)_i| / (|A||x|)_i = {:.3e} (bound {:.3e})\n",
+          mixed_err, mixed_tol);
     }
     fmt::print(
         "one-time cost   inspect {:.1f} ms, plan {:.1f} ms, encode {:.1f} ms, codegen {:.1f} ms, "

@@ -481,7 +481,8 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
             if (r["planner"].contains("ms"))
               m["speedup_vs_planner"] = r["planner"]["ms"].get<double>() / m["ms"].get<double>();
           } catch (const InputError& e) {
-            m = {{"mode", std::string(to_string(*mode))}, {"applicable", false},
+            m = {{"mode", std::string(to_string(*mode))},
+                 {"applicable", false},
                  {"reason", e.detail()}};
           } catch (const Error& e) {
             m = {{"mode", std::string(to_string(*mode))}, {"error", e.what()}};
@@ -490,37 +491,37 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         }
       }
       if (!s.mixed_only) {
-      // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too
-      // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the
-      // one-time cost of an application whose matrix is already on the GPU.
-      {
-        const bench::ResidentCsr resident(a, p);
-        const DeviceCsr& view = resident.view();
-        Options o;
-        o.precision = p;
-        o.tiered = false;
-        try {
-          (void)compile(view, o);
-          r["planner_device"] = measure_operator(compile(view, o));
-        } catch (const Error& e) {
-          r["planner_device"] = {{"format", "csr_stream"}, {"error", e.what()}};
+        // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too
+        // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the
+        // one-time cost of an application whose matrix is already on the GPU.
+        {
+          const bench::ResidentCsr resident(a, p);
+          const DeviceCsr& view = resident.view();
+          Options o;
+          o.precision = p;
+          o.tiered = false;
+          try {
+            (void)compile(view, o);
+            r["planner_device"] = measure_operator(compile(view, o));
+          } catch (const Error& e) {
+            r["planner_device"] = {{"format", "csr_stream"}, {"error", e.what()}};
+          }
         }
-      }
-      // The break-even-aware planner's picks (model planner, the matrix in its own order, the
-      // compile counted cold) for each horizon scripts/report/break-even.py reports.
-      for (const std::int64_t n : kBreakEvenMultiplies) {
-        Options o;
-        o.precision = p;
-        o.multiplies = n;
-        BuildTarget target;
-        target.gpu = device.name;
-        const Plan pick = compiler::make_plan(profile, compiler::plan_options(o, target));
-        r["planner_by_multiplies"][std::to_string(n)] = {
-            {"format", pick.format},
-            {"params", describe(pick.params)},
-            {"predicted_ms", pick.predicted_seconds * 1e3},
-            {"predicted_one_time_s", pick.predicted_build_seconds}};
-      }
+        // The break-even-aware planner's picks (model planner, the matrix in its own order, the
+        // compile counted cold) for each horizon scripts/report/break-even.py reports.
+        for (const std::int64_t n : kBreakEvenMultiplies) {
+          Options o;
+          o.precision = p;
+          o.multiplies = n;
+          BuildTarget target;
+          target.gpu = device.name;
+          const Plan pick = compiler::make_plan(profile, compiler::plan_options(o, target));
+          r["planner_by_multiplies"][std::to_string(n)] = {
+              {"format", pick.format},
+              {"params", describe(pick.params)},
+              {"predicted_ms", pick.predicted_seconds * 1e3},
+              {"predicted_one_time_s", pick.predicted_build_seconds}};
+        }
       }
       r["formats"] = json::array();
       for (const std::string& f : s.mixed_only ? std::vector<std::string>{} : formats) {

@@ -40,9 +40,7 @@ RoundedValue round_to_f32(double v) {
   return r;
 }
 
-float bf16_round(float v) {
-  return std::bit_cast<float>(bf16_widen_bits(bf16_word(v)));
-}
+float bf16_round(float v) { return std::bit_cast<float>(bf16_widen_bits(bf16_word(v))); }
 
 std::uint16_t bf16_word(float v) { return bf16_round_bits(std::bit_cast<std::uint32_t>(v)); }
 

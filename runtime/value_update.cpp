@@ -119,9 +119,8 @@ bool gather_all(Operator::Impl& im, Operator::Impl::ValueGathers& g, const void*
       void* out = own_array(im, a.name);
       void* flags = g.flags.get();
       void* args[] = {&source, &slots, &in, &out, &flags};
-      const std::string entry = rounded
-                                    ? compiler::value_round_entry(a.index, in_type, out_type)
-                                    : compiler::value_gather_entry(a.index, in_type, out_type);
+      const std::string entry = rounded ? compiler::value_round_entry(a.index, in_type, out_type)
+                                        : compiler::value_gather_entry(a.index, in_type, out_type);
       kernel(g, entry).launch(grid_for(slots), 256, 0, args, nullptr);
       runtime::check_last_launch(entry);
     }

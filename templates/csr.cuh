@@ -101,7 +101,8 @@ __device__ __forceinline__ void load_vector(const Bf16Values<Value>& p, Value (&
   unsigned short stored[kV];
   load_vector<kV>(p.stored, stored);
 #pragma unroll
-  for (int i = 0; i < kV; ++i) out[i] = static_cast<Value>(__uint_as_float(bf16_widen_bits(stored[i])));
+  for (int i = 0; i < kV; ++i)
+    out[i] = static_cast<Value>(__uint_as_float(bf16_widen_bits(stored[i])));
 }
 template <int kV, typename Value>
 __device__ __forceinline__ void load_vector(const UnitValues<Value>&, Value (&out)[kV]) {

@@ -7,7 +7,7 @@
 // so the largest relative error of a normal value is 2^-8.
 #pragma once
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__CUDA__)
 #define SPMVC_HOST_DEVICE __host__ __device__
 #else
 #define SPMVC_HOST_DEVICE

@@ -182,8 +182,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
         formats::apply_mixed_precision(proposed, profile, options.precision, mixed);
     }
     for (Candidate& c : proposed) {
-      if (mixed != MixedPrecision::off && c.representable &&
-          !formats::has_value_coding(c.params)) {
+      if (mixed != MixedPrecision::off && c.representable && !formats::has_value_coding(c.params)) {
         c.applicable = false;
         c.representable = false;  // a forced format name does not override this either
         c.reason = fmt::format(

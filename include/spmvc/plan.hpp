@@ -109,7 +109,7 @@ struct Plan {
   /// The multiplies the ranking assumed (Options::multiplies); empty: ranked by per-multiply
   /// time alone.
   std::optional<std::int64_t> multiplies;
-  std::string why;                    ///< the reason this candidate won
+  std::string why;  ///< the reason this candidate won
   /// Set when the plan stores rounded values (mixed precision asked for and taken): the values'
   /// rounding error and the bound it puts on y's.
   std::optional<ValueRounding> rounding;

@@ -9,10 +9,10 @@
 
 #include <cuda_runtime.h>
 
-#include <cmath>
-#include <optional>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,15 +109,16 @@ void public_matrices_in(Precision p, MixedPrecision mode) {
       if (!formats::is_rounded_coding(coding) || plan.rounding->value_error == 0) continue;
       CHECK(op->source().kernel_name.find(formats::value_coding_tag(coding)) != std::string::npos);
       // The same parameters with full-precision values: a different y, bit for bit.
-      Options full = test::forced(p, formats::with_value_coding(plan.params, formats::kValuesPlain));
+      Options full =
+          test::forced(p, formats::with_value_coding(plan.params, formats::kValuesPlain));
       const Operator plain = compile(a, full);
       const std::vector<double> y_full = product(a, plain);
       CHECK(std::memcmp(y.data(), y_full.data(), y.size() * sizeof(double)) != 0);
       ++compared;
     }
   }
-  MESSAGE("mixed " << to_string(mode) << ": " << tested << " kernels within the bound, "
-                   << compared << " differing from full precision");
+  MESSAGE("mixed " << to_string(mode) << ": " << tested << " kernels within the bound, " << compared
+                   << " differing from full precision");
   CHECK(tested >= 7 * 20);
   CHECK(compared >= 7 * 5);
 }

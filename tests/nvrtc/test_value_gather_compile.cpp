@@ -31,8 +31,8 @@ TEST_CASE("value gather: the unit compiles without spills, every entry point in 
     ++entries;
   }
   for (const ElemType index : {ElemType::i32, ElemType::i64}) {
-    for (const auto& [in, out] : {std::pair{ElemType::f64, ElemType::f32},
-                                  std::pair{ElemType::f32, ElemType::u16}}) {
+    for (const auto& [in, out] :
+         {std::pair{ElemType::f64, ElemType::f32}, std::pair{ElemType::f32, ElemType::u16}}) {
       const std::string entry = compiler::value_round_entry(index, in, out);
       CAPTURE(entry);
       CHECK(cubin.log.find(entry) != std::string::npos);

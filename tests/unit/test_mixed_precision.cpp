@@ -85,11 +85,11 @@ TEST_CASE("mixed precision: bf16 rounds to nearest even, as a reference conversi
   // Known words: exact values, ties to even in both directions, rounding up, overflow, NaN.
   CHECK(bf16_word(1.0f) == 0x3f80);
   CHECK(bf16_word(-2.0f) == 0xc000);
-  CHECK(bf16_word(1.0f + 0x1p-8f) == 0x3f80);          // tie between 0x3f80 and 0x3f81: even
-  CHECK(bf16_word(1.0f + 3 * 0x1p-8f) == 0x3f82);      // tie between 0x3f81 and 0x3f82: even
+  CHECK(bf16_word(1.0f + 0x1p-8f) == 0x3f80);             // tie between 0x3f80 and 0x3f81: even
+  CHECK(bf16_word(1.0f + 3 * 0x1p-8f) == 0x3f82);         // tie between 0x3f81 and 0x3f82: even
   CHECK(bf16_word(1.0f + 0x1p-8f + 0x1p-20f) == 0x3f81);  // past the tie: up
   CHECK(bf16_word(3.14159265f) == 0x4049);
-  CHECK(bf16_word(FLT_MAX) == 0x7f80);                 // rounds past bf16's largest: infinity
+  CHECK(bf16_word(FLT_MAX) == 0x7f80);  // rounds past bf16's largest: infinity
   CHECK(bf16_word(std::numeric_limits<float>::infinity()) == 0x7f80);
   CHECK(bf16_word(std::numeric_limits<float>::denorm_min()) == 0x0000);  // tie below: 0
   const std::uint16_t nan = bf16_word(std::bit_cast<float>(0x7f800001u));
@@ -167,7 +167,8 @@ TEST_CASE("mixed precision: the bound on y's error") {
 
 TEST_CASE("mixed precision: the inspector's largest rounding error of the values") {
   // Values already in fp32 (and bf16): bound 0.
-  const CsrMatrix exact = matrix(200, 6, [](std::int64_t k) { return 0.5 * static_cast<double>(k % 7 + 1); });
+  const CsrMatrix exact =
+      matrix(200, 6, [](std::int64_t k) { return 0.5 * static_cast<double>(k % 7 + 1); });
   const Profile pe = inspect(exact, InspectDepth::rows);
   CHECK(pe.f32_rounding_error == 0.0);
   CHECK(pe.bf16_rounding_error == 0.0);
@@ -234,8 +235,8 @@ TEST_CASE("mixed precision: planned only when asked, exact codings first, the bo
     REQUIRE(plan.rounding.has_value());
     const ValueRounding& r = *plan.rounding;
     CHECK(r.mode == mode);
-    CHECK(r.value_error == (mode == MixedPrecision::f32 ? profile.f32_rounding_error
-                                                        : profile.bf16_rounding_error));
+    CHECK(r.value_error ==
+          (mode == MixedPrecision::f32 ? profile.f32_rounding_error : profile.bf16_rounding_error));
     CHECK(r.value_error > 0);
     CHECK(r.longest_row == profile.row_max);
     const double acc = p == Precision::f32 ? 0x1p-24 : 0x1p-53;
@@ -321,9 +322,9 @@ TEST_CASE("mixed precision: the encoders store exactly the rounded values") {
       CHECK(compiler::mixed_error(a, x, y, full).componentwise <=
             compiler::mixed_error_tolerance(b.plan));
       // The kernel declares the narrow array.
-      CHECK(b.source.source.find(mode == MixedPrecision::f32 ? "NarrowValues<Value, float>"
-                                                             : "Bf16Values<Value>") !=
-            std::string::npos);
+      CHECK(b.source.source.find(mode == MixedPrecision::f32
+                                     ? "NarrowValues<Value, float>"
+                                     : "Bf16Values<Value>") != std::string::npos);
     }
   }
   // Rounding to a type whose range a value exceeds is refused, naming the nonzero.

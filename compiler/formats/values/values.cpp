@@ -408,7 +408,11 @@ void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile,
 }
 
 bool has_value_coding(const FormatParams& params) {
-  return std::visit([](const auto& p) { return requires { p.values; }; }, params);
+  return std::visit(
+      [](const auto& p) {
+        return requires { p.values; };
+      },
+      params);
 }
 
 int mixed_value_coding(MixedPrecision mode) {
@@ -436,8 +440,7 @@ std::optional<std::string> mixed_precision_problem(MixedPrecision mode, Precisio
 
 bool is_rounded_coding(int coding) { return is_rounded(coding); }
 
-int mixed_coding_for(int coding, MixedPrecision mode, const Profile& profile,
-                     Precision precision) {
+int mixed_coding_for(int coding, MixedPrecision mode, const Profile& profile, Precision precision) {
   // Exact codings of no more bytes than the rounded one stay: all ones, an 8-bit table, and
   // fp32 storage of values fp32 holds exactly (the same bytes, no error).
   if (coding == kValuesUnit || coding == kValuesTable8 || coding == kValuesF32) return coding;

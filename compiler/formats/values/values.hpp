@@ -82,7 +82,8 @@ void apply_mixed_precision(std::vector<Candidate>& candidates, const Profile& pr
 /// profile's longest row, in `precision`'s arithmetic.
 ValueRounding value_rounding(const Profile& profile, MixedPrecision mode, Precision precision,
                              int coding);
-/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16", "_f32v", "_f32r", "_bf16".
+/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16", "_f32v", "_f32r",
+/// "_bf16".
 std::string value_coding_tag(int coding);
 /// One line on what `coding` does, for candidate reasons.
 std::string value_coding_summary(int coding);
