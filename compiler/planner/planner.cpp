@@ -134,7 +134,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   const MixedPrecision mixed = options.mixed_precision;
   if (mixed != MixedPrecision::off) {
     if (auto why = formats::mixed_precision_problem(mixed, options.precision))
-      throw InputError("mixed precision", 0, *why);
+      throw InputError("mixed_precision", 0, *why);
     if (forced && !formats::has_value_coding(*forced))
       throw InputError(
           fmt::format("{} parameters", format_of(*forced)), 0,
