@@ -54,7 +54,8 @@ def main(paths):
           " errors against the fp64 reference)")
     print(f"{'class':<5} {'mode':<4} {'n':>3} {'geomean':>8} {'min':>6} {'max':>6}"
           f" {'max err':>9} {'max bound':>9} {'median normwise':>15} {'within':>7}")
-    for (cls, mode), g in sorted(groups.items()):
+    order = {"R": 0, "P": 1, "G": 2}
+    for (cls, mode), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 3), kv[0])):
         s = [x for x, _ in g]
         geomean = math.exp(sum(math.log(x) for x in s) / len(s))
         max_err = max(m["max_error"] for _, m in g)
