@@ -116,7 +116,7 @@ inline void public_matrices_in(Precision p, MixedPrecision mode) {
   MESSAGE("mixed " << to_string(mode) << ": " << tested << " kernels within the bound, " << compared
                    << " differing from full precision");
   CHECK(tested >= 7 * 20);
-  CHECK(compared >= 7 * 5);
+  CHECK(compared >= 20);
 }
 
 }  // namespace spmvc::test::mixed
