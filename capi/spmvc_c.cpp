@@ -126,6 +126,8 @@ spmvc::Options parse_options(const char* text) {
       o.value_coding = boolean(key, value);
     } else if (key == "deterministic") {
       o.deterministic = boolean(key, value);
+    } else if (key == "mixed_precision") {
+      o.mixed_precision = spmvc::parse_mixed_precision(str(key, value));
     } else if (key == "tiered") {
       o.tiered = boolean(key, value);
     } else if (key == "keep_csr") {
@@ -153,7 +155,8 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, "
+              "value_coding, deterministic, mixed_precision, tiered, full_inspection, disk_cache, "
+              "cache_dir, "
               "device, multiplies, cached_kernels, keep_csr)");
     }
   }

@@ -81,6 +81,25 @@ double median_ms(const std::function<void()>& fn, const BenchArgs& b) {
   return samples[samples.size() / 2];
 }
 
+// The mixed-precision block of `bench --json`: the rounding, y's measured error, the speed-up.
+static nlohmann::ordered_json mixed_json(const Plan& plan, const compiler::MixedError& err,
+                                         double tolerance, double full_ms,
+                                         const std::string& full_plan, double mixed_ms) {
+  const ValueRounding r = plan.rounding.value_or(ValueRounding{});
+  return {{"mode", std::string(to_string(r.mode))},
+          {"plan", fmt::format("{} [{}]", plan.format, describe(plan.params))},
+          {"value_error", r.value_error},
+          {"y_error_bound", r.y_error_bound},
+          {"tolerance", tolerance},
+          {"max_error", err.componentwise},
+          {"normwise_error", err.normwise},
+          {"within_bound", err.componentwise <= tolerance},
+          {"ms", mixed_ms},
+          {"full_precision_plan", full_plan},
+          {"full_precision_ms", full_ms},
+          {"speedup_vs_full_precision", full_ms / mixed_ms}};
+}
+
 int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const bench::Gpu device = bench::open_gpu(0);
   std::string label;
@@ -124,11 +143,12 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     std::vector<float> xf(x_host.begin(), x_host.end());
     dx.upload(xf.data(), xb);
   }
+  std::vector<double> last_y(static_cast<std::size_t>(a.nrows));  // the last check's y
   auto check = [&](const std::function<void()>& fn) {
     dy.fill_bytes(0xff);  // NaN poison: unwritten rows fail the check
     fn();
     bench::synchronize();
-    std::vector<double> y(static_cast<std::size_t>(a.nrows));
+    std::vector<double>& y = last_y;
     if (p == Precision::f64) {
       dy.download(y.data(), yb);
     } else {
@@ -142,7 +162,27 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   std::vector<Measured> results;
   auto ours = [&] { op.apply(dx.get(), dy.get()); };
   results.push_back({"spmvc " + op.plan().format, 0, check(ours), {}, {}});
-  results.back().ms = median_ms(ours, b);
+  // Mixed precision: y's error as the plan's bound states it, and the full-precision plan of
+  // the same matrix timed beside it.
+  const bool mixed = options.mixed_precision != MixedPrecision::off;
+  compiler::MixedError mixed_err;
+  double full_ms = 0;
+  std::string full_plan;
+  if (mixed) {
+    mixed_err = compiler::mixed_error(a, x_host, last_y, ref);
+    results.back().ms = median_ms(ours, b);
+    Options fo = options;
+    fo.mixed_precision = MixedPrecision::off;
+    if (!args.quiet) fmt::print(stderr, "compiling the full-precision plan ...\n");
+    const Operator full = compile(a, fo);
+    auto fn = [&] { full.apply(dx.get(), dy.get()); };
+    results.push_back({"spmvc full precision", 0, check(fn), {}, {}});
+    results.back().ms = median_ms(fn, b);
+    full_ms = results.back().ms;
+    full_plan = fmt::format("{} [{}]", full.plan().format, describe(full.plan().params));
+  } else {
+    results.back().ms = median_ms(ours, b);
+  }
 
   // Optional sweep over csr thread mappings and unroll depths: the data the heuristics
   // (compiler/heuristics.hpp) are calibrated from.
@@ -204,9 +244,14 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const double break_even = saving > 0 && std::isfinite(best_cusparse)
                                 ? one_time / saving
                                 : std::numeric_limits<double>::infinity();
-  const bool correct = std::all_of(results.begin(), results.end(), [&](const Measured& m) {
-    return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol;
-  });
+  const double mixed_tol = compiler::mixed_error_tolerance(op.plan());
+  const bool correct = std::all_of(results.begin(), results.end(),
+                                   [&](const Measured& m) {
+                                     // The mixed-precision result is judged by its bound, below.
+                                     if (mixed && &m == &results.front()) return true;
+                                     return m.name.rfind("spmvc", 0) != 0 || m.rel_error <= tol;
+                                   }) &&
+                       (!mixed || mixed_err.componentwise <= mixed_tol);
 
   if (args.json) {
     nlohmann::ordered_json j = matrix_header(label, a, p, device);
@@ -255,6 +300,9 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     j["multiplies"] = op.plan().multiplies ? nlohmann::ordered_json(*op.plan().multiplies)
                                            : nlohmann::ordered_json(nullptr);
     j["correct"] = correct;
+    if (mixed)
+      j["mixed_precision"] =
+          mixed_json(op.plan(), mixed_err, mixed_tol, full_ms, full_plan, ours_ms);
     if (!sweep.empty()) {
       j["sweep"] = nlohmann::ordered_json::array();
       for (const Measured& m : sweep)
@@ -307,7 +355,18 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     for (const Measured& m : sweep)
       fmt::print("  sweep {:<12} {:>10.2f} us {:>7.3f}x  rel err {:.1e}\n", m.name, m.ms * 1e3,
                  best_cusparse / m.ms, m.rel_error);
-    if (!correct) fmt::print("FAILED: spmvc result outside tolerance {:.0e}\n", tol);
+    if (mixed) {
+      const ValueRounding r = op.plan().rounding.value_or(ValueRounding{});
+      fmt::print("{}\n", describe(r));
+      fmt::print(
+          "mixed precision: {:.3f}x the full-precision plan {} ({:.2f} us); y's error against "
+          "the fp64 reference: max |y_i - (Ax)_i| / (|A||x|)_i = {:.3g} (bound {:.3g}), "
+          "normwise {:.3g}\n",
+          full_ms / ours_ms, full_plan, full_ms * 1e3, mixed_err.componentwise, mixed_tol,
+          mixed_err.normwise);
+    }
+    if (!correct)
+      fmt::print("FAILED: spmvc result outside tolerance {:.0e}\n", mixed ? mixed_tol : tol);
   }
   return correct ? 0 : 1;
 }

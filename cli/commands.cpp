@@ -245,6 +245,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
   tooling::ExplainOptions options;
   options.arch = arch;
   tooling::UnitReport report;
+  std::optional<ValueRounding> rounding;
   const std::filesystem::path path = args.matrix;
   if (path.extension() == ".cu" || path.extension() == ".cuh") {
     // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it, and every
@@ -271,8 +272,24 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     options.format = b.plan.format;
     options.planner_bytes_per_nonzero = compiler::matrix_bytes_per_nonzero(b.profile, b.plan);
     report = tooling::explain_unit(b.source, options);
+    rounding = b.plan.rounding;
   }
-  fmt::print("{}\n", args.json ? tooling::to_json(report) : tooling::to_report(report));
+  // Mixed precision: what the stored values' rounding costs in y (the plan's bound).
+  if (args.json) {
+    std::string text = tooling::to_json(report);
+    if (rounding) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+      j["mixed_precision"] = {{"mode", std::string(to_string(rounding->mode))},
+                              {"value_error", rounding->value_error},
+                              {"longest_row", rounding->longest_row},
+                              {"y_error_bound", rounding->y_error_bound}};
+      text = j.dump(2);
+    }
+    fmt::print("{}\n", text);
+  } else {
+    fmt::print("{}\n", tooling::to_report(report));
+    if (rounding) fmt::print("{}\n", describe(*rounding));
+  }
   return 0;
 #else
   (void)args;
@@ -354,7 +371,13 @@ int run_run(const MatrixArgs& args) {
   double checksum = 0;
   for (double v : y) checksum += v;
   const double tol = compiler::result_tolerance(p);
-  bool ok = err <= tol && !std::isnan(err) && generic_err <= tol && !std::isnan(generic_err);
+  // Mixed precision: the specialised kernel's y is judged by the plan's bound on its error
+  // relative to |A||x| (the generic tier multiplies the values unrounded).
+  const bool mixed = op.plan().rounding.has_value();
+  const double mixed_tol = compiler::mixed_error_tolerance(op.plan());
+  const double mixed_err = mixed ? compiler::mixed_error(a, x, y, ref).componentwise : 0.0;
+  bool ok = (mixed ? mixed_err <= mixed_tol : err <= tol && !std::isnan(err)) &&
+            generic_err <= tol && !std::isnan(generic_err);
   const CompileTimings t = op.timings();
   // --deterministic: the same x again, bit for bit the same y each time.
   constexpr int kRepeats = 100;
@@ -378,7 +401,12 @@ int run_run(const MatrixArgs& args) {
     op.apply_host(x, y2);
     compiler::csr_reference_spmv(a, x, ref);
     update_err = compiler::relative_error(y2, ref);
-    ok = ok && update_err <= tol && !std::isnan(update_err);
+    if (op.plan().rounding) {
+      update_err = compiler::mixed_error(a, x, y2, ref).componentwise;
+      ok = ok && update_err <= compiler::mixed_error_tolerance(op.plan());
+    } else {
+      ok = ok && update_err <= tol && !std::isnan(update_err);
+    }
   }
   if (args.json) {
     nlohmann::ordered_json j;
@@ -387,6 +415,11 @@ int run_run(const MatrixArgs& args) {
     j["relative_error"] = err;
     j["tolerance"] = tol;
     j["checksum"] = checksum;
+    if (mixed) {
+      j["mixed_precision"] = {{"max_error", mixed_err},
+                              {"tolerance", mixed_tol},
+                              {"within_bound", mixed_err <= mixed_tol}};
+    }
     if (options.deterministic) {
       j["deterministic"] = {{"repeats", kRepeats}, {"bitwise_identical", first_difference < 0}};
     }
@@ -420,6 +453,12 @@ int run_run(const MatrixArgs& args) {
     fmt::print("kernel          {}\n", op.source().kernel_name);
     fmt::print("relative error  {:.3e}\n", err);
     fmt::print("checksum        {:.17g}\n", checksum);
+    if (mixed) {
+      fmt::print("rounding        {}\n", describe(*op.plan().rounding));
+      fmt::print(
+          "                measured max |y_i - (Ax)_i| / (|A||x|)_i = {:.3e} (bound {:.3e})\n",
+          mixed_err, mixed_tol);
+    }
     fmt::print(
         "one-time cost   inspect {:.1f} ms, plan {:.1f} ms, encode {:.1f} ms, codegen {:.1f} ms, "
         "compile {:.1f} ms ({}), upload {:.1f} ms\n",
@@ -456,7 +495,8 @@ int run_run(const MatrixArgs& args) {
     }
     if (args.verbose && !t.cache_note.empty()) fmt::print("kernel cache    {}\n", t.cache_note);
     if (args.verbose) fmt::print("NVRTC log:\n{}\n", t.compile_log);
-    fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED", tol, to_string(p));
+    fmt::print("{}   (tolerance {:.0e}, {})\n", ok ? "PASSED" : "FAILED", mixed ? mixed_tol : tol,
+               to_string(p));
   }
   return ok ? 0 : 1;
 }

@@ -54,6 +54,8 @@ struct MatrixArgs {
   bool no_tiered = false;        ///< run: the blocking compile (Options::tiered false)
   bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
   bool deterministic = false;    ///< Options::deterministic
+  /// Options::mixed_precision: "off", "f32" (fp64 operator) or "bf16" (f32 operator)
+  std::string mixed_precision = "off";
   /// run: multiply, give the operator new values (update_values) and multiply again; bench: time
   /// update_values instead of the multiply
   bool update_values = false;
@@ -174,6 +176,14 @@ struct SuiteArgs {
   std::string planner_reorder = "auto";
   /// Also time the planner's deterministic pick (Options::deterministic), as planner_deterministic.
   bool deterministic = false;
+  /// Also time the planner's mixed-precision pick (Options::mixed_precision) as planner_mixed,
+  /// with its speed-up over the planner's pick and y's measured error: "f32" (fp64 entries),
+  /// "bf16" (fp32 entries), a comma list of both, "on" (both) or "off".
+  std::string mixed_precision = "off";
+  /// With mixed_precision: time only the planner's pick and its mixed-precision pick (no
+  /// cuSPARSE, measure mode, device-array build, horizons or formats), so that the bandwidth
+  /// suite fits one short GPU session.
+  bool mixed_only = false;
   /// Time this operation of the planner's pick instead of SpMV (time_operation): bench --k K
   /// or --transpose with --suite.
   std::optional<OperationArgs> operation;

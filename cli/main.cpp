@@ -126,6 +126,11 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_flag("--deterministic", args.deterministic,
                 "only plans whose y is bitwise the same run to run (no floating-point atomics; "
                 "`spmvc plan` shows why each other candidate is rejected)");
+  cmd->add_option("--mixed-precision", args.mixed_precision,
+                  "store the values rounded to a narrower type, arithmetic in --precision: f32 "
+                  "for an f64 operator, bf16 for an f32 one (`spmvc plan` states the rounding "
+                  "error and its bound on y); off by default")
+      ->capture_default_str();
   cmd->add_flag("--no-tiered", args.no_tiered,
                 "run: wait for the specialised kernel's compile instead of multiplying with the "
                 "generic kernel meanwhile");
@@ -275,6 +280,9 @@ int main(int argc, char** argv) {
   bench->add_option("--orderings", sargs.orderings,
                     "suite: also time each format under these orderings (comma list), computed "
                     "on A and repeated over the replicated blocks");
+  bench->add_flag("--mixed-only", sargs.mixed_only,
+                  "suite with --mixed-precision (f32, bf16, or on for both): time only the "
+                  "planner's pick and its mixed-precision pick (scripts/report/mixed-table.py)");
   bench->add_option("--plain-twins", sargs.plain_twins,
                     "suite: time these formats (comma list) again with plain values where the "
                     "planner coded them, as formats_plain");
@@ -370,6 +378,9 @@ int main(int argc, char** argv) {
     if (bench->parsed()) {
       if (bench->count("--suite") > 0) {
         sargs.deterministic = margs.deterministic;
+        sargs.mixed_precision = margs.mixed_precision;
+        if (sargs.mixed_only && sargs.mixed_precision == "off")
+          throw spmvc::cli::UsageError("--mixed-only needs --mixed-precision f32, bf16 or on");
         if (margs.transpose && margs.k > 0)
           throw spmvc::cli::UsageError("--transpose and --k do not combine");
         if (margs.k > 0 || margs.transpose)

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <tuple>
@@ -135,7 +136,22 @@ std::vector<SuiteEntry> suite_entries(const std::string& version) {
   throw InputError("--suite", 0, fmt::format("unknown suite '{}' (known: v1, v13)", version));
 }
 
+// The mixed-precision mode `--mixed-precision LIST` asks of precision `p` (f32 for fp64, bf16
+// for fp32 and f32acc64), or none. LIST: comma-separated modes, "on" for both, "off".
+static std::optional<MixedPrecision> suite_mixed_mode(const std::string& list, Precision p) {
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "on") return p == Precision::f64 ? MixedPrecision::f32 : MixedPrecision::bf16;
+    const MixedPrecision m = parse_mixed_precision(item);
+    if ((m == MixedPrecision::f32 && p == Precision::f64) ||
+        (m == MixedPrecision::bf16 && p != Precision::f64))
+      return m;
+  }
+  return std::nullopt;
+}
+
 int run_suite(const SuiteArgs& s, const BenchArgs& b) {
+  (void)suite_mixed_mode(s.mixed_precision, Precision::f64);  // a bad mode fails before any run
   std::vector<SuiteEntry> entries = suite_entries(s.version);
   if (!s.only.empty()) {
     std::regex re;
@@ -288,11 +304,12 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         std::vector<float> xf(x_host.begin(), x_host.end());
         dx.upload(xf.data(), xb);
       }
+      std::vector<double> last_y(static_cast<std::size_t>(a.nrows));  // the last check's y
       auto check = [&](const std::function<void()>& fn) {
         dy.fill_bytes(0xff);
         fn();
         bench::synchronize();
-        std::vector<double> y(static_cast<std::size_t>(a.nrows));
+        std::vector<double>& y = last_y;
         if (p == Precision::f64) {
           dy.download(y.data(), yb);
         } else {
@@ -323,9 +340,9 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       r["precision"] = std::string(to_string(p));
       r["csr_bytes"] = csr_bytes;
 
-      // Baselines.
+      // Baselines (not with --mixed-only, which times the planner's two picks alone).
       double best_cusparse = std::numeric_limits<double>::infinity();
-      {
+      if (!s.mixed_only) {
         // cuSPARSE's one-time cost: the CSR upload, then each algorithm's descriptor, buffer and
         // preprocessing (scripts/report/break-even.py charges them against its multiplies).
         auto t_upload = std::chrono::steady_clock::now();
@@ -420,14 +437,16 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         Options o;
         o.precision = p;
         o.reorder = s.planner_reorder;
-        (void)compile(a, o);
+        if (!s.mixed_only) (void)compile(a, o);
         r["planner"] = measure(o);
         // Measure mode: the model's best candidate of each of its top formats (csr's always)
         // timed on the GPU. The decision is remembered by matrix fingerprint, so this is the
         // mode's first, measuring compile.
-        Options om = o;
-        om.planner = PlannerMode::measure;
-        r["planner_measure"] = measure(om);
+        if (!s.mixed_only) {
+          Options om = o;
+          om.planner = PlannerMode::measure;
+          r["planner_measure"] = measure(om);
+        }
         // --deterministic: the planner's pick among plans without floating-point atomics (to
         // set beside cuSPARSE's CSR ALG2, whose results are deterministic too).
         if (s.deterministic) {
@@ -436,40 +455,76 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
           (void)compile(a, od);
           r["planner_deterministic"] = measure(od);
         }
-      }
-      // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too
-      // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the
-      // one-time cost of an application whose matrix is already on the GPU.
-      {
-        const bench::ResidentCsr resident(a, p);
-        const DeviceCsr& view = resident.view();
-        Options o;
-        o.precision = p;
-        o.tiered = false;
-        try {
-          (void)compile(view, o);
-          r["planner_device"] = measure_operator(compile(view, o));
-        } catch (const Error& e) {
-          r["planner_device"] = {{"format", "csr_stream"}, {"error", e.what()}};
+        // --mixed-precision: the planner's pick with values stored rounded (f32 for fp64, bf16
+        // for fp32), its speed-up over the pick above and y's error against the fp64 reference
+        // as the plan's bound states it (componentwise, relative to |A||x|) and normwise.
+        if (const std::optional<MixedPrecision> mode = suite_mixed_mode(s.mixed_precision, p)) {
+          Options om = o;
+          om.mixed_precision = *mode;
+          om.tiered = false;
+          json m;
+          try {
+            if (!s.mixed_only) (void)compile(a, om);  // warms the kernel cache, as above
+            const Operator op = compile(a, om);
+            m = measure_operator(op);  // its check leaves y in last_y
+            const compiler::MixedError err = compiler::mixed_error(a, x_host, last_y, ref);
+            const ValueRounding rounding = op.plan().rounding.value_or(ValueRounding{});
+            const double tolerance = compiler::mixed_error_tolerance(op.plan());
+            m["mode"] = std::string(to_string(*mode));
+            m["value_error"] = rounding.value_error;
+            m["y_error_bound"] = rounding.y_error_bound;
+            m["tolerance"] = tolerance;
+            m["max_error"] = err.componentwise;
+            m["normwise_error"] = err.normwise;
+            m["within_bound"] = err.componentwise <= tolerance;
+            m["correct"] = err.componentwise <= tolerance;
+            if (r["planner"].contains("ms"))
+              m["speedup_vs_planner"] = r["planner"]["ms"].get<double>() / m["ms"].get<double>();
+          } catch (const InputError& e) {
+            m = {{"mode", std::string(to_string(*mode))},
+                 {"applicable", false},
+                 {"reason", e.detail()}};
+          } catch (const Error& e) {
+            m = {{"mode", std::string(to_string(*mode))}, {"error", e.what()}};
+          }
+          r["planner_mixed"] = m;
         }
       }
-      // The break-even-aware planner's picks (model planner, the matrix in its own order, the
-      // compile counted cold) for each horizon scripts/report/break-even.py reports.
-      for (const std::int64_t n : kBreakEvenMultiplies) {
-        Options o;
-        o.precision = p;
-        o.multiplies = n;
-        BuildTarget target;
-        target.gpu = device.name;
-        const Plan pick = compiler::make_plan(profile, compiler::plan_options(o, target));
-        r["planner_by_multiplies"][std::to_string(n)] = {
-            {"format", pick.format},
-            {"params", describe(pick.params)},
-            {"predicted_ms", pick.predicted_seconds * 1e3},
-            {"predicted_one_time_s", pick.predicted_build_seconds}};
+      if (!s.mixed_only) {
+        // The planner from device arrays: the CSR arrays uploaded once, as cuSPARSE needs them too
+        // (not counted), then compile(DeviceCsr), its kernels warmed by a first build: the
+        // one-time cost of an application whose matrix is already on the GPU.
+        {
+          const bench::ResidentCsr resident(a, p);
+          const DeviceCsr& view = resident.view();
+          Options o;
+          o.precision = p;
+          o.tiered = false;
+          try {
+            (void)compile(view, o);
+            r["planner_device"] = measure_operator(compile(view, o));
+          } catch (const Error& e) {
+            r["planner_device"] = {{"format", "csr_stream"}, {"error", e.what()}};
+          }
+        }
+        // The break-even-aware planner's picks (model planner, the matrix in its own order, the
+        // compile counted cold) for each horizon scripts/report/break-even.py reports.
+        for (const std::int64_t n : kBreakEvenMultiplies) {
+          Options o;
+          o.precision = p;
+          o.multiplies = n;
+          BuildTarget target;
+          target.gpu = device.name;
+          const Plan pick = compiler::make_plan(profile, compiler::plan_options(o, target));
+          r["planner_by_multiplies"][std::to_string(n)] = {
+              {"format", pick.format},
+              {"params", describe(pick.params)},
+              {"predicted_ms", pick.predicted_seconds * 1e3},
+              {"predicted_one_time_s", pick.predicted_build_seconds}};
+        }
       }
       r["formats"] = json::array();
-      for (const std::string& f : formats) {
+      for (const std::string& f : s.mixed_only ? std::vector<std::string>{} : formats) {
         Options o;
         o.format = f;
         fmt::print(stderr, "  {} {} ...\n", to_string(p), f);

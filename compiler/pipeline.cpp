@@ -113,6 +113,7 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target) {
   p.params = options.params;
   p.value_coding = options.value_coding;
   p.deterministic = options.deterministic;
+  p.mixed_precision = options.mixed_precision;
   p.arch = target.arch;
   p.gpu = target.gpu;
   p.cost_model = parse_cost_model(target.cost_model);

@@ -32,6 +32,28 @@ Precision parse_precision(std::string_view text) {
 
 int value_bytes(Precision p) { return p == Precision::f64 ? 8 : 4; }
 
+std::string_view to_string(MixedPrecision m) {
+  switch (m) {
+    case MixedPrecision::off:
+      return "off";
+    case MixedPrecision::f32:
+      return "f32";
+    case MixedPrecision::bf16:
+      return "bf16";
+  }
+  throw InternalError("unknown mixed precision");
+}
+
+MixedPrecision parse_mixed_precision(std::string_view text) {
+  if (text == "off" || text == "none") return MixedPrecision::off;
+  if (text == "f32") return MixedPrecision::f32;
+  if (text == "bf16") return MixedPrecision::bf16;
+  throw InputError("--mixed-precision", 0,
+                   fmt::format("unknown mixed precision '{}' (expected f32 for an fp64 operator, "
+                               "bf16 for an fp32 one, or off)",
+                               text));
+}
+
 namespace {
 
 template <typename P>
@@ -163,6 +185,18 @@ void set_params(FormatParams& params, std::string_view assignments) {
   }
 }
 
+std::string describe(const ValueRounding& r) {
+  return fmt::format(
+      "mixed precision {}: {}; |y_i - (Ax)_i| <= {:.3g} (|A||x|)_i for rows of up to {} "
+      "nonzeros",
+      to_string(r.mode),
+      r.value_error > 0 ? fmt::format("values stored rounded, largest relative error of a "
+                                      "value {:.3g}",
+                                      r.value_error)
+                        : std::string("values stored exactly (a coding that holds them)"),
+      r.y_error_bound, r.longest_row);
+}
+
 std::string to_json(const Plan& plan) {
   nlohmann::ordered_json j;
   j["format"] = plan.format;
@@ -178,6 +212,13 @@ std::string to_json(const Plan& plan) {
     j["predicted_total_seconds"] = plan.predicted_build_seconds +
                                    static_cast<double>(*plan.multiplies) * plan.predicted_seconds;
   j["why"] = plan.why;
+  if (plan.rounding) {
+    const ValueRounding& r = *plan.rounding;
+    j["mixed_precision"] = {{"mode", std::string(to_string(r.mode))},
+                            {"value_error", r.value_error},
+                            {"longest_row", r.longest_row},
+                            {"y_error_bound", r.y_error_bound}};
+  }
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const Candidate& c : plan.candidates) {
     cands.push_back({{"format", c.format},
@@ -211,6 +252,7 @@ std::string to_report(const Plan& plan) {
     out += "  ranked by multiply time (no multiply count given)\n";
   }
   out += "  why: " + plan.why + "\n";
+  if (plan.rounding) out += "  " + describe(*plan.rounding) + "\n";
   out += "candidates (best first):\n";
   // The one-time column and, with a multiply count, the total the candidates were ranked by.
   const bool totals = plan.multiplies.has_value();

@@ -13,6 +13,7 @@
 #include "formats/values/values.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/profile.hpp"
+#include "spmvc/value_rounding.hpp"
 
 namespace spmvc::compiler {
 
@@ -84,6 +85,13 @@ std::string elem_tag(ElemType t) {
 constexpr std::pair<ElemType, ElemType> kGatherPairs[] = {
     {ElemType::f64, ElemType::f64}, {ElemType::f32, ElemType::f32}, {ElemType::f64, ElemType::f32},
     {ElemType::u8, ElemType::u8},   {ElemType::u16, ElemType::u16},
+};
+
+// The (in, out) pairs of the rounding gathers (mixed precision): fp64 into fp32 storage, fp32
+// into bf16 words.
+constexpr std::pair<ElemType, ElemType> kRoundPairs[] = {
+    {ElemType::f64, ElemType::f32},
+    {ElemType::f32, ElemType::u16},
 };
 
 }  // namespace
@@ -171,6 +179,20 @@ std::optional<std::string> value_update_problem(int coding, std::span<const doub
           "hold exactly",
           it - values.begin(), *it);
     }
+    case formats::kValuesF32Rounded:
+    case formats::kValuesBf16: {
+      // Rounded storage takes any value its type's range holds.
+      const bool bf16 = coding == formats::kValuesBf16;
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        const RoundedValue r = bf16 ? round_to_bf16(values[k]) : round_to_f32(values[k]);
+        if (r.overflow)
+          return fmt::format(
+              "the plan stores the values rounded to {} and nonzero {} is now {:.17g}, beyond "
+              "its range",
+              bf16 ? "bf16" : "fp32", k, values[k]);
+      }
+      return std::nullopt;
+    }
     case formats::kValuesTable8:
     case formats::kValuesTable16: {
       const std::int64_t capacity = formats::value_table_capacity(coding);
@@ -245,6 +267,10 @@ std::string value_gather_entry(ElemType index, ElemType in, ElemType out) {
   return fmt::format("spmvc_gather_{}_{}_{}", elem_tag(index), elem_tag(in), elem_tag(out));
 }
 
+std::string value_round_entry(ElemType index, ElemType in, ElemType out) {
+  return fmt::format("spmvc_round_{}_{}_{}", elem_tag(index), elem_tag(in), elem_tag(out));
+}
+
 std::string check_ones_entry(ElemType in) {
   return fmt::format("spmvc_check_ones_{}", elem_tag(in));
 }
@@ -270,6 +296,19 @@ KernelSource value_gather_source() {
           "  vg::gather(source, slots, in, out, flags);\n"
           "}}\n",
           value_gather_entry(index, in, out), codegen::c_type(index), codegen::c_type(in),
+          codegen::c_type(out));
+    }
+  }
+  // Mixed precision: fp64 rounded to fp32, fp32 rounded to bf16 words.
+  for (const ElemType index : {ElemType::i32, ElemType::i64}) {
+    for (const auto& [in, out] : kRoundPairs) {
+      k.source += fmt::format(
+          "\nextern \"C\" __global__ void __launch_bounds__(vg::kBlock)\n"
+          "{}(const {}* __restrict__ source, long long slots, const {}* __restrict__ in,\n"
+          "    {}* __restrict__ out, unsigned long long* __restrict__ flags) {{\n"
+          "  vg::gather_rounded(source, slots, in, out, flags);\n"
+          "}}\n",
+          value_round_entry(index, in, out), codegen::c_type(index), codegen::c_type(in),
           codegen::c_type(out));
     }
   }

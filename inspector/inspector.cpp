@@ -21,6 +21,7 @@
 
 #include "spmvc/parallel.hpp"
 #include "spmvc/profile.hpp"
+#include "spmvc/value_rounding.hpp"
 
 namespace spmvc {
 namespace {
@@ -405,26 +406,43 @@ std::int64_t count_distinct(const std::vector<double>& values) {
   return n <= kSetLimit ? n : count_distinct_partitioned(values);
 }
 
-// Values equal to 1 (unit_values) and values exact in fp32 (fp32_exact_values), in one pass.
+// Values equal to 1 (unit_values), values exact in fp32 (fp32_exact_values) and the values
+// rounding errors under mixed precision (value_rounding.hpp), in one pass.
 void count_value_kinds(const std::vector<double>& values, Profile& p) {
   struct Counts {
-    std::int64_t unit = 0, exact = 0;
+    std::int64_t unit = 0, exact = 0, f32_overflow = 0, bf16_overflow = 0;
+    double f32_error = 0.0, bf16_error = 0.0;
   };
   const auto n = static_cast<std::int64_t>(values.size());
   p.unit_values = 0;
   p.fp32_exact_values = 0;
+  p.f32_rounding_error = p.bf16_rounding_error = 0.0;
+  p.f32_overflow = p.bf16_overflow = 0;
   for (const Counts& c :
        map_ranges(split_range(n, kScanGrain), [&](std::int64_t b, std::int64_t e) {
          Counts c;
          for (std::int64_t i = b; i < e; ++i) {
            const double v = values[static_cast<std::size_t>(i)];
            c.unit += v == 1.0 ? 1 : 0;
-           c.exact += exact_in_fp32(v) ? 1 : 0;
+           const bool exact = exact_in_fp32(v);
+           c.exact += exact ? 1 : 0;
+           if (!exact) {
+             const RoundedValue r = round_to_f32(v);
+             c.f32_overflow += r.overflow ? 1 : 0;
+             if (!r.overflow) c.f32_error = std::max(c.f32_error, r.relative_error);
+           }
+           const RoundedValue r = round_to_bf16(v);
+           c.bf16_overflow += r.overflow ? 1 : 0;
+           if (!r.overflow) c.bf16_error = std::max(c.bf16_error, r.relative_error);
          }
          return c;
        })) {
     p.unit_values += c.unit;
     p.fp32_exact_values += c.exact;
+    p.f32_overflow += c.f32_overflow;
+    p.bf16_overflow += c.bf16_overflow;
+    p.f32_rounding_error = std::max(p.f32_rounding_error, c.f32_error);
+    p.bf16_rounding_error = std::max(p.bf16_rounding_error, c.bf16_error);
   }
 }
 

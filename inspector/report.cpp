@@ -126,6 +126,11 @@ std::string to_json(const Profile& p) {
       {"distinct_values", p.distinct_values},
       {"unit_values", p.unit_values},
       {"fp32_exact_values", p.fp32_exact_values},
+      {"value_rounding",
+       {{"f32_error", p.f32_rounding_error},
+        {"bf16_error", p.bf16_rounding_error},
+        {"f32_overflow", p.f32_overflow},
+        {"bf16_overflow", p.bf16_overflow}}},
       {"symmetry",
        {{"square", p.square},
         {"structural", p.structurally_symmetric},
@@ -173,6 +178,12 @@ std::string to_report(const Profile& p) {
   out +=
       fmt::format("Distinct values: {}; exact in fp32: {} ({:.1f}%)\n", grouped(p.distinct_values),
                   grouped(p.fp32_exact_values), percent(p.fp32_exact_values, p.nnz));
+  out += fmt::format(
+      "Largest relative rounding error of a value (mixed precision): fp32 {:.3g}, bf16 {:.3g}{}\n",
+      p.f32_rounding_error, p.bf16_rounding_error,
+      p.f32_overflow + p.bf16_overflow > 0
+          ? fmt::format(" ({} values overflow fp32, {} bf16)", p.f32_overflow, p.bf16_overflow)
+          : "");
   out += fmt::format("Symmetry: {}\n", !p.square                  ? "not square"
                                        : p.numerically_symmetric  ? "symmetric (pattern and values)"
                                        : p.structurally_symmetric ? "pattern symmetric, values not"

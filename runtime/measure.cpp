@@ -20,16 +20,21 @@ using runtime::Clock;
 using runtime::seconds_since;
 
 // The winner per (matrix contents, precision, forced format, value coding, deterministic mode,
-// device, spmvc), one small text file per decision under <cache dir>/decisions/.
+// mixed precision, device, spmvc), one small text file per decision under <cache dir>/decisions/.
 std::string decision_key(const CsrMatrix& a, const Options& options,
                          const runtime::DeviceInfo& device) {
   XXH3_state_t* st = XXH3_createState();
   XXH3_128bits_reset(st);
   auto add = [&](const void* p, std::size_t n) { XXH3_128bits_update(st, p, n); };
   const std::string tag = fmt::format(
-      "spmvc-decision-1|{}|{}|{}|{}|{}{}{}", to_string(options.precision), options.format,
+      "spmvc-decision-1|{}|{}|{}|{}|{}{}{}{}", to_string(options.precision), options.format,
       device.name, device.arch(), a.nrows, options.value_coding ? "" : "|plain-values",
-      options.deterministic ? "|deterministic" : "");
+      options.deterministic ? "|deterministic" : "",
+      // A mixed-precision decision stores rounded values: never one for a caller who did not
+      // ask (the key of a plain decision is as before).
+      options.mixed_precision == MixedPrecision::off
+          ? std::string()
+          : fmt::format("|mixed-{}", to_string(options.mixed_precision)));
   add(tag.data(), tag.size());
   add(&a.ncols, sizeof a.ncols);
   add(a.row_ptr.data(), a.row_ptr.size() * sizeof(std::int64_t));

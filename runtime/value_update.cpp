@@ -42,6 +42,11 @@ namespace {
 
 ElemType value_type_of(Precision p) { return p == Precision::f64 ? ElemType::f64 : ElemType::f32; }
 
+// A coding that stores the values rounded (mixed precision).
+bool rounded_coding(int coding) {
+  return coding == formats::kValuesF32Rounded || coding == formats::kValuesBf16;
+}
+
 std::int64_t nnz_of(const Operator::Impl& im) {
   return im.host_matrix ? im.host_matrix->nnz() : im.device_matrix->nnz;
 }
@@ -102,9 +107,11 @@ bool flagged(Operator::Impl::ValueGathers& g, Launch&& launch) {
 }
 
 // Gathers `in` (CSR order, elements of `in_type`) into every value array of the plan; true when
-// a value did not survive the conversion to the array's type.
+// a value did not survive the conversion to the array's type (for a rounded coding, mixed
+// precision: when a finite value rounded to an infinity).
 bool gather_all(Operator::Impl& im, Operator::Impl::ValueGathers& g, const void* in,
                 ElemType in_type, ElemType out_type) {
+  const bool rounded = rounded_coding(compiler::value_coding(im.plan));
   return flagged(g, [&] {
     for (auto& a : g.arrays) {
       const void* source = a.source.bytes() > 0 ? a.source.get() : nullptr;
@@ -112,7 +119,8 @@ bool gather_all(Operator::Impl& im, Operator::Impl::ValueGathers& g, const void*
       void* out = own_array(im, a.name);
       void* flags = g.flags.get();
       void* args[] = {&source, &slots, &in, &out, &flags};
-      const std::string entry = compiler::value_gather_entry(a.index, in_type, out_type);
+      const std::string entry = rounded ? compiler::value_round_entry(a.index, in_type, out_type)
+                                        : compiler::value_gather_entry(a.index, in_type, out_type);
       kernel(g, entry).launch(grid_for(slots), 256, 0, args, nullptr);
       runtime::check_last_launch(entry);
     }
@@ -121,7 +129,8 @@ bool gather_all(Operator::Impl& im, Operator::Impl::ValueGathers& g, const void*
 
 // The element type of the arrays `coding` stores at `precision`.
 ElemType stored_type(int coding, Precision precision) {
-  if (coding == formats::kValuesF32) return ElemType::f32;
+  if (coding == formats::kValuesF32 || coding == formats::kValuesF32Rounded) return ElemType::f32;
+  if (coding == formats::kValuesBf16) return ElemType::u16;
   if (coding == formats::kValuesTable8) return ElemType::u8;
   if (coding == formats::kValuesTable16) return ElemType::u16;
   return value_type_of(precision);
@@ -163,9 +172,10 @@ std::optional<std::string> rewrite_from_host(Operator::Impl& im, std::span<const
     g.staging.upload(values.data(), values.size() * 8);
     fault = gather_all(im, g, g.staging.get(), ElemType::f64, stored_type(coding, precision));
   } else {
+    // fp32 values (each rounded once more to a bf16 word by a bf16 plan's gather).
     const std::vector<float> narrow(values.begin(), values.end());
     g.staging.upload(narrow.data(), narrow.size() * 4);
-    fault = gather_all(im, g, g.staging.get(), ElemType::f32, ElemType::f32);
+    fault = gather_all(im, g, g.staging.get(), ElemType::f32, stored_type(coding, precision));
   }
   if (fault) throw InternalError("update_values: a value checked on the host failed on the GPU");
   return std::nullopt;
@@ -294,7 +304,10 @@ ValueUpdate Operator::update_values(const void* device_values) {
     });
     if (other) why = "the plan stores no values (all were 1) and a new value is not 1";
   } else if (gather_all(im, g, device_values, in_type, stored_type(coding, precision))) {
-    why = "the plan stores the values as fp32 and a new value is not exact in fp32";
+    why = rounded_coding(coding)
+              ? "the plan stores the values rounded (mixed precision) and a new value is beyond "
+                "the range of their type"
+              : "the plan stores the values as fp32 and a new value is not exact in fp32";
   }
   if (why) {
     im.host_matrix->values = download_values(device_values, nnz, precision);

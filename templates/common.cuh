@@ -1,6 +1,8 @@
 // Device helpers shared by every spmvc kernel template.
 #pragma once
 
+#include "spmvc/value_round.cuh"
+
 // Row map: a unit generated for a reordered matrix defines SPMVC_ROW_MAP before its includes.
 // Its kernels then compute rows in the reordered order and write each to the caller's row
 // spmvc_row_map[r] (set by the runtime, or by an emitted harness, before the first launch), so y
@@ -36,7 +38,10 @@ __device__ __forceinline__ T load_ro(const T* p) {
 //   TableValues<Value, Code>     a Code (unsigned char or unsigned short) per stored value, the
 //                                index of its value in a table of the distinct values
 //   NarrowValues<Value, Stored>  each value stored as Stored (float for an fp64 matrix whose
-//                                values are all exact in fp32), widened to Value as it is read
+//                                values are all exact in fp32, or rounded to fp32 when the
+//                                caller asked for mixed precision), widened to Value as read
+//   Bf16Values<Value>            each value stored as a bf16 word (mixed precision of an fp32
+//                                operator: value_round.cuh), widened with a shift as read
 // Padding slots are masked by the templates' index checks, never by a zero value, so their codes
 // may point at any table entry.
 template <typename Value>
@@ -67,6 +72,15 @@ struct NarrowValues {
 };
 
 template <typename Value>
+struct Bf16Values {
+  const unsigned short* __restrict__ stored;
+  template <typename I>
+  __device__ __forceinline__ Bf16Values operator+(I i) const {
+    return Bf16Values{stored + i};
+  }
+};
+
+template <typename Value>
 __device__ __forceinline__ Value load_ro(const UnitValues<Value>&) {
   return Value(1);
 }
@@ -77,10 +91,17 @@ __device__ __forceinline__ Value load_ro(const TableValues<Value, Code>& p) {
   return __ldg(p.table + __ldg(p.code));
 }
 
-/// The widening is exact: the encoder stores only values that fp32 holds exactly.
+/// The widening is exact; the stored values are the matrix's where fp32 holds them exactly
+/// (value coding), or their rounding when the caller asked for mixed precision.
 template <typename Value, typename Stored>
 __device__ __forceinline__ Value load_ro(const NarrowValues<Value, Stored>& p) {
   return static_cast<Value>(__ldg(p.stored));
+}
+
+/// A bf16 word is the high half of the fp32 word it stands for.
+template <typename Value>
+__device__ __forceinline__ Value load_ro(const Bf16Values<Value>& p) {
+  return static_cast<Value>(__uint_as_float(bf16_widen_bits(__ldg(p.stored))));
 }
 
 /// Sums `v` over each aligned group of kGroup lanes (kGroup a power of two <= 32). Every lane of

@@ -97,6 +97,14 @@ __device__ __forceinline__ void load_vector(const NarrowValues<Value, Stored>& p
   for (int i = 0; i < kV; ++i) out[i] = static_cast<Value>(stored[i]);
 }
 template <int kV, typename Value>
+__device__ __forceinline__ void load_vector(const Bf16Values<Value>& p, Value (&out)[kV]) {
+  unsigned short stored[kV];
+  load_vector<kV>(p.stored, stored);
+#pragma unroll
+  for (int i = 0; i < kV; ++i)
+    out[i] = static_cast<Value>(__uint_as_float(bf16_widen_bits(stored[i])));
+}
+template <int kV, typename Value>
 __device__ __forceinline__ void load_vector(const UnitValues<Value>&, Value (&out)[kV]) {
 #pragma unroll
   for (int i = 0; i < kV; ++i) out[i] = Value(1);

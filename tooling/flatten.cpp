@@ -61,6 +61,7 @@ __device__ int __popc(unsigned);
 __device__ int __ffs(int);
 __device__ long long __double_as_longlong(double);
 __device__ unsigned __float_as_uint(float);
+__device__ float __uint_as_float(unsigned);
 __device__ int __clz(int);
 __device__ int __clzll(long long);
 template <class T> __device__ T __ldg(const T*);

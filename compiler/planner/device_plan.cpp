@@ -64,6 +64,11 @@ void check_device_options(const Options& options) {
     throw InputError("full_inspection", 0,
                      "from device arrays only row lengths are inspected (on the GPU): a full "
                      "Profile needs compile(CsrMatrix)");
+  if (options.mixed_precision != MixedPrecision::off)
+    throw InputError("mixed_precision", 0,
+                     "mixed precision rounds the values into an encoding of their own, which the "
+                     "device-array build does not make (it reads the caller's values): use "
+                     "compile(CsrMatrix)");
   if (options.format != "auto" && options.format != "csr" && options.format != "csr_stream")
     throw InputError("format", 0,
                      fmt::format("{} needs its own encoding of the matrix; from device arrays only "

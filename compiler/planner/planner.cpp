@@ -11,6 +11,7 @@
 #include "heuristics.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/value_rounding.hpp"
 #include "traffic.hpp"
 
 namespace spmvc::compiler {
@@ -136,6 +137,23 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
                      fmt::format("{} parameters were given but the format is {}",
                                  format_of(*forced), options.format));
 
+  const MixedPrecision mixed = options.mixed_precision;
+  if (mixed != MixedPrecision::off) {
+    if (auto why = formats::mixed_precision_problem(mixed, options.precision))
+      throw InputError("mixed_precision", 0, *why);
+    if (forced && !formats::has_value_coding(*forced))
+      throw InputError(
+          fmt::format("{} parameters", format_of(*forced)), 0,
+          fmt::format("mixed precision {} was asked for, but {} stores full-precision values "
+                      "only (it has no value coding; csr, csr_stream, ell, hyb, bro_ell, bro_coo "
+                      "and bro_hyb do)",
+                      to_string(mixed), format_of(*forced)));
+    if (forced)
+      forced = formats::with_value_coding(
+          *forced, formats::mixed_coding_for(formats::value_coding_of(*forced), mixed, profile,
+                                             options.precision));
+  }
+
   std::vector<Candidate> candidates;
   for (const formats::FormatUnit* unit : units) {
     std::vector<Candidate> proposed;
@@ -166,8 +184,17 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
           return formats::value_coding_of(c.params) != formats::kValuesPlain;
         });
       }
+      if (mixed != MixedPrecision::off)
+        formats::apply_mixed_precision(proposed, profile, options.precision, mixed);
     }
     for (Candidate& c : proposed) {
+      if (mixed != MixedPrecision::off && c.representable && !formats::has_value_coding(c.params)) {
+        c.applicable = false;
+        c.representable = false;  // a forced format name does not override this either
+        c.reason = fmt::format(
+            "mixed precision {}: {} stores full-precision values only (no value coding)",
+            to_string(mixed), c.format);
+      }
       if (options.deterministic && c.applicable) {
         if (auto why = unit->nondeterminism(c.params)) {
           c.applicable = false;
@@ -205,6 +232,9 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     }
   }
   Plan plan = pick_candidate(std::move(candidates), options.precision, options.multiplies);
+  if (mixed != MixedPrecision::off)
+    plan.rounding = formats::value_rounding(profile, mixed, options.precision,
+                                            formats::value_coding_of(plan.params));
   if (forced) {
     plan.why = "parameters forced by the caller";
   } else if (!objection.empty()) {
@@ -277,6 +307,33 @@ double relative_error(std::span<const double> y, std::span<const double> ref) {
   }
   const double err = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
   return std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+}
+
+MixedError mixed_error(const CsrMatrix& a, std::span<const double> x, std::span<const double> y,
+                       std::span<const double> ref) {
+  if (static_cast<std::int64_t>(y.size()) != a.nrows || y.size() != ref.size() ||
+      static_cast<std::int64_t>(x.size()) != a.ncols)
+    throw InternalError("mixed_error: sizes differ");
+  MixedError e;
+  e.normwise = relative_error(y, ref);
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    double scale = 0;  // (|A||x|)_r
+    for (std::int64_t j = a.row_ptr[r]; j < a.row_ptr[r + 1]; ++j)
+      scale += std::fabs(a.values[j]) * std::fabs(x[static_cast<std::size_t>(a.col_idx[j])]);
+    const auto i = static_cast<std::size_t>(r);
+    const double diff = std::fabs(y[i] - ref[i]);
+    double rel = scale > 0 ? diff / scale : (diff == 0 ? 0.0 : HUGE_VAL);
+    if (std::isnan(rel)) rel = HUGE_VAL;  // an unwritten (NaN) y never passes
+    e.componentwise = std::max(e.componentwise, rel);
+  }
+  return e;
+}
+
+double mixed_error_tolerance(const Plan& plan) {
+  if (!plan.rounding) return result_tolerance(plan.precision);
+  // The plan's bound plus the fp64 host reference's own rounding over the longest row.
+  return plan.rounding->y_error_bound +
+         y_error_bound(0.0, plan.rounding->longest_row, 0x1p-53, 0.0);
 }
 
 void csr_reference_spmv(const CsrMatrix& a, std::span<const double> x, std::span<double> y,

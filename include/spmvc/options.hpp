@@ -43,6 +43,16 @@ struct Options {
   /// atomics: hyb, bro_coo and bro_hyb are rejected, amb runs its variant that reduces partial
   /// sums in a fixed order); `spmvc plan --deterministic` shows each rejection's reason.
   bool deterministic = false;
+  /// Opt-in mixed precision: store the values narrower than `precision`, each rounded to
+  /// nearest, and multiply and accumulate in `precision` (MixedPrecision::f32 for an fp64
+  /// operator, bf16 for an f32 or f32acc64 one; another pairing is an InputError). Half the
+  /// value bytes, at a rounding error the plan states (Plan::rounding: the values' largest
+  /// relative error and the bound on each y_i relative to (|A||x|)_i). A matrix whose values a
+  /// table codes exactly (all ones, up to 256 distinct values) keeps that coding; formats
+  /// without a value coding (sell, cci, amb and the block formats) are not planned, and forcing
+  /// one is an InputError. Operator::update_values rounds new values the same way. Host
+  /// matrices only: compile(DeviceCsr) refuses it.
+  MixedPrecision mixed_precision = MixedPrecision::off;
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
   /// caller's order, y written through the row map inside the kernels.

@@ -37,6 +37,28 @@ Precision parse_precision(std::string_view text);
 /// Bytes of one stored value (8 or 4).
 int value_bytes(Precision p);
 
+/// Opt-in mixed precision (Options::mixed_precision): values stored narrower than the
+/// operator's precision, each rounded to nearest, the products and sums in the operator's
+/// precision. `f32`: an fp64 operator's values stored as fp32; `bf16`: an f32 (or f32acc64)
+/// operator's values stored as bf16. Off by default: only exact value codings are planned.
+enum class MixedPrecision { off, f32, bf16 };
+std::string_view to_string(MixedPrecision m);
+/// Parses "off", "f32" or "bf16"; InputError otherwise.
+MixedPrecision parse_mixed_precision(std::string_view text);
+
+/// What mixed precision costs in accuracy, from the inspector's values (Plan::rounding).
+struct ValueRounding {
+  MixedPrecision mode = MixedPrecision::off;
+  /// The largest relative rounding error of any stored value (Profile::f32_rounding_error or
+  /// bf16_rounding_error).
+  double value_error = 0.0;
+  /// The longest row, which the bound below is for (a shorter row's bound is smaller).
+  std::int64_t longest_row = 0;
+  /// Bound on |y_i - (A x)_i| / (|A||x|)_i for every row i (spmvc/value_rounding.hpp,
+  /// y_error_bound): the values' rounding plus the accumulation's, at alpha = 1, beta = 0.
+  double y_error_bound = 0.0;
+};
+
 /// One alternative per format.
 using FormatParams = std::variant<CsrParams, EllParams, SellParams, HybParams, BroEllParams,
                                   BroCooParams, BroHybParams, BlockedParams, BellpackParams,
@@ -87,12 +109,17 @@ struct Plan {
   /// The multiplies the ranking assumed (Options::multiplies); empty: ranked by per-multiply
   /// time alone.
   std::optional<std::int64_t> multiplies;
-  std::string why;                    ///< the reason this candidate won
+  std::string why;  ///< the reason this candidate won
+  /// Set when the plan stores rounded values (mixed precision asked for and taken): the values'
+  /// rounding error and the bound it puts on y's.
+  std::optional<ValueRounding> rounding;
   std::vector<Candidate> candidates;  ///< everything considered, best first; rejected last
 };
 
 std::string to_json(const Plan& plan);
 std::string to_report(const Plan& plan);
+/// One line on a plan's value rounding: the mode, the values' error and y's bound.
+std::string describe(const ValueRounding& rounding);
 /// Short parameter summary of `params`, as in Candidate::label.
 std::string describe(const FormatParams& params);
 

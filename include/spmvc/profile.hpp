@@ -110,6 +110,17 @@ struct Profile {
   /// Values that survive a round trip through fp32 unchanged; when equal to nnz the values can
   /// be stored as fp32 without loss.
   std::int64_t fp32_exact_values = 0;
+  /// Mixed precision (Options::mixed_precision): the largest relative error |s - v| / |v| of
+  /// any value v stored rounded, s its fp32 rounding (f32_rounding_error) or the bf16 rounding
+  /// of its fp32 rounding (bf16_rounding_error; relative to v itself, so it covers both steps).
+  /// 0 when every value is exact in the narrower type; a value rounded to 0 (below the
+  /// narrower type's least subnormal) counts 1. Finite values whose rounding overflows to an
+  /// infinity are counted apart (f32_overflow, bf16_overflow): such a matrix cannot be stored
+  /// rounded.
+  double f32_rounding_error = 0.0;
+  double bf16_rounding_error = 0.0;
+  std::int64_t f32_overflow = 0;
+  std::int64_t bf16_overflow = 0;
   bool square = false;
   bool structurally_symmetric = false;  ///< square and the pattern equals its transpose's
   /// Structurally symmetric and a(i,j) == a(j,i) for every stored entry, compared as doubles.

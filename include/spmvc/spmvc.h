@@ -24,6 +24,8 @@
  *                      "bar", "sort")                                  (default "none")
  *   "renumber_columns" bool; "value_coding" bool (default true); "full_inspection" bool
  *   "deterministic"    bool: only plans whose y is bitwise the same run to run (default false)
+ *   "mixed_precision"  "off" (default), "f32" (an f64 operator's values stored as fp32) or
+ *                      "bf16" (an f32 operator's as bf16), each rounded (Options::mixed_precision)
  *   "tiered"           bool (default: on unless SPMVC_TIERED=0): multiply with the built-in
  *                      generic kernel while the specialised one compiles (Options::tiered)
  *   "disk_cache"       bool (default true); "cache_dir" string; "device" integer

@@ -261,10 +261,12 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         does (planner "measure", a reorder, another format); then it is copied to the host once.
         Host matrices always take the host pipeline.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
-        value_coding, deterministic, tiered, full_inspection, disk_cache, cache_dir, device,
-        cached_kernels, keep_csr (keep a plain CSR copy on the GPU for apply_transpose, and for
-        apply_many on formats without an SpMM kernel; a matrix built from device arrays always
-        has one).
+        value_coding, deterministic, mixed_precision ("f32": an f64 operator's values stored
+        rounded to fp32; "bf16": an f32 operator's rounded to bf16; the plan states the rounding
+        error and its bound on y; a device matrix is then copied to the host pipeline), tiered,
+        full_inspection, disk_cache, cache_dir, device, cached_kernels, keep_csr (keep a plain
+        CSR copy on the GPU for apply_transpose, and for apply_many on formats without an SpMM
+        kernel; a matrix built from device arrays always has one).
     """
     return Operator._compile(a, precision, planner, multiplies, options)
 
@@ -292,7 +294,8 @@ class Operator:
         self.precision = precision
         host_only = (planner != "model" or options.get("reorder", "none") != "none" or
                      options.get("format", "auto") not in ("auto", "csr", "csr_stream") or
-                     options.get("params"))
+                     options.get("params") or
+                     options.get("mixed_precision", "off") != "off")
         many = multiplies is not None and multiplies >= HOST_PIPELINE_MULTIPLIES[precision]
         device = None if (host_only or many) else _arrays.device_csr(a, precision)
         if device is not None:

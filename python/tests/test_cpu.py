@@ -92,6 +92,25 @@ class InspectAndPlan(unittest.TestCase):
             spmvc.plan(g, deterministic=True, format="hyb")
         self.assertIn("floating-point atomics", str(e.exception))
 
+    def test_mixed_precision_states_the_rounding_and_its_bound(self):
+        a = self.a.copy()
+        a.data = 1.0 + np.sin(0.37 * np.arange(a.nnz)) / 3  # inexact in fp32 and bf16
+        p = spmvc.plan(a, mixed_precision="f32")
+        self.assertEqual(p.params["values"], 5)  # fp64 values rounded to fp32
+        m = p.mixed_precision
+        self.assertEqual(m["mode"], "f32")
+        self.assertGreater(m["value_error"], 0)
+        self.assertLessEqual(m["value_error"], 2.0 ** -24)
+        self.assertGreaterEqual(m["y_error_bound"], m["value_error"])
+        self.assertIn("mixed precision f32: values stored rounded", str(p))
+        b = spmvc.plan(a, precision="f32", mixed_precision="bf16")
+        self.assertEqual(b.params["values"], 6)
+        self.assertLessEqual(b.mixed_precision["value_error"], 2.0 ** -8)
+        self.assertNotIn("mixed_precision", spmvc.plan(a).to_dict())
+        with self.assertRaises(spmvc.InputError) as e:
+            spmvc.plan(a, mixed_precision="bf16")
+        self.assertIn("this operator is f64", str(e.exception))
+
     def test_planner_choice_is_its_best_candidate(self):
         p = spmvc.plan(self.a)
         best = p.candidates[0]

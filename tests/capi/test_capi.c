@@ -97,6 +97,15 @@ static void test_pipeline_without_gpu(const char* scratch) {
   CHECK(spmvc_plan(a, NULL, SPMVC_TEXT_JSON, &text) == SPMVC_OK);
   CHECK(strstr(text, "\"multiplies\": null") != NULL);
   spmvc_string_free(text);
+  /* Mixed precision reaches the planner: the plan states the values' rounding and its bound. */
+  spmvc_matrix* varied = NULL;
+  CHECK(spmvc_matrix_generate("stencil27:n=12,contrast=100", &varied) == SPMVC_OK);
+  CHECK(spmvc_plan(varied, "{\"precision\": \"f32\", \"mixed_precision\": \"bf16\"}",
+                   SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  CHECK(strstr(text, "\"mixed_precision\": {") != NULL);
+  CHECK(strstr(text, "\"mode\": \"bf16\"") != NULL && strstr(text, "\"y_error_bound\"") != NULL);
+  spmvc_string_free(text);
+  spmvc_matrix_destroy(varied);
   char* source = NULL;
   char* name = NULL;
   CHECK(spmvc_generate(a, options, &source, &name) == SPMVC_OK);
@@ -131,6 +140,10 @@ static void test_bad_input(void) {
                "f16", "unknown precision");
   expect_error(spmvc_plan(a, "{\"value_coding\": 1}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
                "\"value_coding\" must be true or false", "option of the wrong type");
+  expect_error(spmvc_plan(a, "{\"mixed_precision\": \"fp8\"}", SPMVC_TEXT_JSON, &text),
+               SPMVC_ERROR_INPUT, "unknown mixed precision 'fp8'", "unknown mixed precision");
+  expect_error(spmvc_plan(a, "{\"mixed_precision\": \"bf16\"}", SPMVC_TEXT_JSON, &text),
+               SPMVC_ERROR_INPUT, "this operator is f64", "bf16 storage of an fp64 operator");
   expect_error(spmvc_plan(a, "{\"deterministic\": \"yes\"}", SPMVC_TEXT_JSON, &text),
                SPMVC_ERROR_INPUT, "\"deterministic\" must be true or false",
                "deterministic of the wrong type");

@@ -1,5 +1,5 @@
 // The update_values unit (templates/value_gather.cuh) compiles to an sm_90 CUBIN without spills,
-// with every entry point the runtime launches.
+// with every entry point the runtime launches (the rounding gathers of mixed precision included).
 #include <doctest/doctest.h>
 
 #include "nvrtc_support.hpp"
@@ -30,7 +30,16 @@ TEST_CASE("value gather: the unit compiles without spills, every entry point in 
     CHECK(cubin.log.find(entry) != std::string::npos);
     ++entries;
   }
-  CHECK(entries == 12);
+  for (const ElemType index : {ElemType::i32, ElemType::i64}) {
+    for (const auto& [in, out] :
+         {std::pair{ElemType::f64, ElemType::f32}, std::pair{ElemType::f32, ElemType::u16}}) {
+      const std::string entry = compiler::value_round_entry(index, in, out);
+      CAPTURE(entry);
+      CHECK(cubin.log.find(entry) != std::string::npos);
+      ++entries;
+    }
+  }
+  CHECK(entries == 16);
   CHECK_THROWS_AS((void)compiler::value_gather_entry(ElemType::u64, ElemType::f64, ElemType::f64),
                   InternalError);
 }

@@ -13,6 +13,12 @@ enum ValueCoding : int {
   kValuesTable8 = 2,   ///< an 8-bit index per stored nonzero into a table of <= 256 values
   kValuesTable16 = 3,  ///< a 16-bit index into a table of <= 65536 values
   kValuesF32 = 4,      ///< fp64 values stored as fp32, each exactly (fp64 precision only)
+  /// Mixed precision, only when the caller asks (Options::mixed_precision): fp64 values stored
+  /// as fp32, each rounded to nearest; the products and sums stay fp64 (fp64 precision only).
+  kValuesF32Rounded = 5,
+  /// Mixed precision, only when the caller asks: fp32 values stored as bf16 words, each rounded
+  /// to nearest even, widened to fp32 for the products (f32 and f32acc64 precisions).
+  kValuesBf16 = 6,
 };
 
 }  // namespace spmvc::formats

@@ -1,6 +1,7 @@
 #include "formats/values/values.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "formats/arrays.hpp"
 #include "formats/values/values_model.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/value_rounding.hpp"
 
 namespace spmvc::formats {
 
@@ -19,8 +21,68 @@ int code_bytes(int coding) {
   return coding == kValuesTable8 ? 1 : coding == kValuesTable16 ? 2 : 0;
 }
 
+bool is_rounded(int coding) { return coding == kValuesF32Rounded || coding == kValuesBf16; }
+
+[[noreturn]] void rounding_overflows(int coding, std::int64_t k, double v) {
+  throw InputError("values", 0,
+                   fmt::format("values={} ({} storage) but nonzero {} holds {:.17g}, which "
+                               "rounds to an infinity there; use values=0",
+                               coding, coding == kValuesBf16 ? "bf16" : "fp32", k, v));
+}
+
+// The f32 array `name` of `count` elements holding src[i] rounded to nearest (then zeros).
+EncodedArray f32_rounded_values(const std::string& name, std::span<const double> src,
+                                std::size_t count) {
+  EncodedArray out = uninitialized_array<float>(name, ElemType::f32, count);
+  float* dst = typed_mut<float>(out);
+  const auto n = static_cast<std::int64_t>(src.size());
+  const double* v = src.data();
+  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) {
+                   if (i >= n) {
+                     dst[i] = 0.0f;
+                     continue;
+                   }
+                   const RoundedValue r = round_to_f32(v[i]);
+                   if (r.overflow) rounding_overflows(kValuesF32Rounded, i, v[i]);
+                   dst[i] = static_cast<float>(r.stored);
+                 }
+               });
+  return out;
+}
+
+// The u16 array `name` of `count` bf16 words, element i the word of value_at(i) (an fp32
+// value, i < n) rounded to nearest even, then zeros.
+template <typename At>
+EncodedArray bf16_values(const std::string& name, std::int64_t n, std::size_t count,
+                         At&& value_at) {
+  EncodedArray out = uninitialized_array<std::uint16_t>(name, ElemType::u16, count);
+  std::uint16_t* dst = typed_mut<std::uint16_t>(out);
+  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) {
+                   if (i >= n) {
+                     dst[i] = 0;
+                     continue;
+                   }
+                   const double v = value_at(i);
+                   const RoundedValue r = round_to_bf16(v);
+                   if (r.overflow) rounding_overflows(kValuesBf16, i, v);
+                   dst[i] = bf16_word(static_cast<float>(r.stored));
+                 }
+               });
+  return out;
+}
+
 [[noreturn]] void already_f32() {
   throw InputError("values", 0, "values=4 stores fp64 values as fp32; these are fp32 already");
+}
+
+[[noreturn]] void not_f32_operator() {
+  throw InputError("values", 0,
+                   "values=6 stores fp32 values as bf16; these are fp64 (an fp64 operator takes "
+                   "values=5, fp32 storage)");
 }
 
 [[noreturn]] void not_exact_in_f32(std::int64_t k, double v) {
@@ -218,7 +280,10 @@ double value_code_bytes(int coding, Precision precision) {
     case kValuesTable16:
       return code_bytes(coding);
     case kValuesF32:
+    case kValuesF32Rounded:
       return 4;
+    case kValuesBf16:
+      return 2;
     default:
       return value_bytes(precision);
   }
@@ -259,10 +324,27 @@ std::optional<std::string> value_coding_problem(const Profile& profile, int codi
         return fmt::format("values=4 needs every value exact in fp32; {} of {} are not",
                            profile.nnz - profile.fp32_exact_values, profile.nnz);
       return std::nullopt;
+    case kValuesF32Rounded:
+      if (precision != Precision::f64)
+        return fmt::format(
+            "values=5 rounds fp64 values to fp32 (mixed precision f32); in {} they are fp32 "
+            "already (mixed precision bf16 stores them narrower)",
+            to_string(precision));
+      if (profile.f32_overflow > 0)
+        return fmt::format("values=5: {} values are beyond fp32's range", profile.f32_overflow);
+      return std::nullopt;
+    case kValuesBf16:
+      if (precision == Precision::f64)
+        return "values=6 stores fp32 values as bf16 (mixed precision bf16); an fp64 operator "
+               "takes mixed precision f32";
+      if (profile.bf16_overflow > 0)
+        return fmt::format("values=6: {} values are beyond bf16's range", profile.bf16_overflow);
+      return std::nullopt;
     default:
       return fmt::format(
           "values={} is not a value coding (0 plain, 1 all ones, 2 8-bit table, "
-          "3 16-bit table, 4 fp32 storage of fp64 values)",
+          "3 16-bit table, 4 fp32 storage of fp64 values, 5 fp64 values rounded to fp32, "
+          "6 fp32 values rounded to bf16)",
           coding);
   }
 }
@@ -325,6 +407,98 @@ void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile,
   }
 }
 
+bool has_value_coding(const FormatParams& params) {
+  return std::visit(
+      [](const auto& p) {
+        return requires { p.values; };
+      },
+      params);
+}
+
+int mixed_value_coding(MixedPrecision mode) {
+  switch (mode) {
+    case MixedPrecision::f32:
+      return kValuesF32Rounded;
+    case MixedPrecision::bf16:
+      return kValuesBf16;
+    default:
+      throw InternalError("mixed_value_coding: mixed precision is off");
+  }
+}
+
+std::optional<std::string> mixed_precision_problem(MixedPrecision mode, Precision precision) {
+  if (mode == MixedPrecision::f32 && precision != Precision::f64)
+    return fmt::format(
+        "mixed precision f32 stores an fp64 operator's values as fp32; this operator is {} "
+        "(use bf16)",
+        to_string(precision));
+  if (mode == MixedPrecision::bf16 && precision == Precision::f64)
+    return "mixed precision bf16 stores an fp32 operator's values as bf16; this operator is f64 "
+           "(use f32, or --precision f32)";
+  return std::nullopt;
+}
+
+bool is_rounded_coding(int coding) { return is_rounded(coding); }
+
+int mixed_coding_for(int coding, MixedPrecision mode, const Profile& profile, Precision precision) {
+  // Exact codings of no more bytes than the rounded one stay: all ones, an 8-bit table, and
+  // fp32 storage of values fp32 holds exactly (the same bytes, no error).
+  if (coding == kValuesUnit || coding == kValuesTable8 || coding == kValuesF32) return coding;
+  const int rounded = mixed_value_coding(mode);
+  if (rounded == kValuesF32Rounded && !value_coding_problem(profile, kValuesF32, precision))
+    return kValuesF32;
+  // A 16-bit table stays exact beside the rounded twin its plain candidate becomes: the
+  // planner weighs its table lookups against the rounded values' bytes.
+  if (coding == kValuesTable16) return coding;
+  return rounded;
+}
+
+void apply_mixed_precision(std::vector<Candidate>& candidates, const Profile& profile,
+                           Precision precision, MixedPrecision mode) {
+  std::vector<Candidate> out;
+  for (Candidate& c : candidates) {
+    // Representable candidates that do not pay are rewritten too: a forced format may take one.
+    if (c.representable && has_value_coding(c.params)) {
+      const int before = value_coding_of(c.params);
+      const int after = mixed_coding_for(before, mode, profile, precision);
+      if (after != before) {
+        c.params = with_value_coding(std::move(c.params), after);
+        c.label = describe(c.params);
+        c.reason += "; " + value_coding_summary(after);
+        if (auto why = value_coding_problem(profile, after, precision)) {
+          c.applicable = false;
+          c.representable = false;
+          c.reason = *why;
+        }
+      }
+    }
+    // A plain candidate whose values fp32 holds exactly becomes its own exact twin: keep one.
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Candidate& o) {
+      return o.format == c.format && o.label == c.label;
+    });
+    if (!seen) out.push_back(std::move(c));
+  }
+  candidates = std::move(out);
+}
+
+ValueRounding value_rounding(const Profile& profile, MixedPrecision mode, Precision precision,
+                             int coding) {
+  ValueRounding r;
+  r.mode = mode;
+  if (coding == kValuesF32Rounded) r.value_error = profile.f32_rounding_error;
+  if (coding == kValuesBf16) r.value_error = profile.bf16_rounding_error;
+  // An fp32 operator's other codings hold the values rounded to fp32 (all ones exactly).
+  if (precision != Precision::f64 && coding != kValuesBf16 && coding != kValuesUnit)
+    r.value_error = profile.f32_rounding_error;
+  r.longest_row = profile.row_max;
+  // Unit roundoffs: fp64 2^-53, fp32 2^-24. f32acc64 sums in fp64 and rounds the sum to fp32.
+  constexpr double kF64Unit = 0x1p-53, kF32Unit = 0x1p-24;
+  const double accumulate = precision == Precision::f32 ? kF32Unit : kF64Unit;
+  const double output = precision == Precision::f32_acc64 ? kF32Unit : 0.0;
+  r.y_error_bound = y_error_bound(r.value_error, r.longest_row, accumulate, output);
+  return r;
+}
+
 std::string value_coding_tag(int coding) {
   switch (coding) {
     case kValuesUnit:
@@ -335,6 +509,10 @@ std::string value_coding_tag(int coding) {
       return "_vt16";
     case kValuesF32:
       return "_f32v";
+    case kValuesF32Rounded:
+      return "_f32r";
+    case kValuesBf16:
+      return "_bf16";
     default:
       return "";
   }
@@ -350,6 +528,10 @@ std::string value_coding_summary(int coding) {
       return "values as 16-bit indices into a table";
     case kValuesF32:
       return "every value is exact in fp32: stored as fp32";
+    case kValuesF32Rounded:
+      return "mixed precision: values rounded to fp32, fp64 arithmetic";
+    case kValuesBf16:
+      return "mixed precision: values rounded to bf16, fp32 arithmetic";
     default:
       return "";
   }
@@ -371,6 +553,21 @@ void code_values(std::vector<EncodedArray>& arrays, const std::string& name, int
     const EncodedArray& src = *plain;
     const auto n = static_cast<std::size_t>(src.count());
     *plain = f32_values(name, std::span<const double>(typed<double>(src), n), n);
+    return;
+  }
+  if (coding == kValuesF32Rounded) {
+    if (plain->type != ElemType::f64) already_f32();
+    const EncodedArray& src = *plain;
+    const auto n = static_cast<std::size_t>(src.count());
+    *plain = f32_rounded_values(name, std::span<const double>(typed<double>(src), n), n);
+    return;
+  }
+  if (coding == kValuesBf16) {
+    if (plain->type != ElemType::f32) not_f32_operator();
+    const EncodedArray& src = *plain;
+    const float* f = typed<float>(src);
+    *plain = bf16_values(name, src.count(), static_cast<std::size_t>(src.count()),
+                         [&](std::int64_t i) { return static_cast<double>(f[i]); });
     return;
   }
   if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
@@ -398,6 +595,19 @@ void append_values(std::vector<EncodedArray>& arrays, const std::string& name, P
   if (coding == kValuesF32) {
     if (precision != Precision::f64) already_f32();
     arrays.push_back(f32_values(name, src, count));
+    return;
+  }
+  if (coding == kValuesF32Rounded) {
+    if (precision != Precision::f64) already_f32();
+    arrays.push_back(f32_rounded_values(name, src, count));
+    return;
+  }
+  if (coding == kValuesBf16) {
+    if (precision == Precision::f64) not_f32_operator();
+    const double* v = src.data();
+    // The plain fp32 array would hold float(v): round that (round_to_bf16 rounds to fp32 first).
+    arrays.push_back(bf16_values(name, static_cast<std::int64_t>(src.size()), count,
+                                 [&](std::int64_t i) { return v[i]; }));
     return;
   }
   if (!is_table(coding)) throw InputError("values", 0, fmt::format("unknown coding {}", coding));
@@ -431,9 +641,15 @@ std::vector<Value> stored_values(const Encoded& e, const std::string& name, int 
     std::copy_n(typed<Value>(arr), out.size(), out.begin());
     return out;
   }
-  if (coding == kValuesF32) {
+  if (coding == kValuesF32 || coding == kValuesF32Rounded) {
     const float* stored = typed<float>(arr);
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<Value>(stored[i]);
+    return out;
+  }
+  if (coding == kValuesBf16) {
+    const std::uint16_t* stored = typed<std::uint16_t>(arr);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = static_cast<Value>(std::bit_cast<float>(std::uint32_t{stored[i]} << 16));
     return out;
   }
   const EncodedArray& table_arr = e.array(name + "_table");
@@ -466,7 +682,10 @@ ElemType value_code_type(int coding, Precision precision) {
     case kValuesTable16:
       return ElemType::u16;
     case kValuesF32:
+    case kValuesF32Rounded:
       return ElemType::f32;
+    case kValuesBf16:
+      return ElemType::u16;
     default:
       return value_elem_type(precision);
   }
@@ -492,7 +711,12 @@ ValueArgs value_args(int coding, const std::string& name, const std::string& arr
       break;
     }
     case kValuesF32:
+    case kValuesF32Rounded:
       v.pass = fmt::format("spmvc::NarrowValues<Value, float>{{{}}}", name);
+      v.params = {{K::array, array}};
+      break;
+    case kValuesBf16:
+      v.pass = fmt::format("spmvc::Bf16Values<Value>{{{}}}", name);
       v.params = {{K::array, array}};
       break;
     default:

@@ -59,7 +59,31 @@ double value_coding_efficiency(int coding, const Profile& profile, Precision pre
 /// size of L2 can cost more in lookups than the two bytes it saves).
 void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile,
                      Precision precision);
-/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16", "_f32v".
+/// Whether a format's parameters have a value coding (a `values` field).
+bool has_value_coding(const FormatParams& params);
+/// The rounded coding of mixed precision `mode` (kValuesF32Rounded, kValuesBf16).
+int mixed_value_coding(MixedPrecision mode);
+/// Why `mode` does not apply to an operator of `precision`, or nullopt when it does.
+std::optional<std::string> mixed_precision_problem(MixedPrecision mode, Precision precision);
+/// Whether `coding` stores rounded values (mixed precision).
+bool is_rounded_coding(int coding);
+/// The coding a candidate of coding `coding` takes under mixed precision `mode`: exact codings
+/// of no more bytes stay (all ones, an 8-bit table, fp32 values exact, and a 16-bit table,
+/// whose lookups the planner weighs against the rounded twin of the plain candidate); plain
+/// values become the rounded coding, or exact fp32 storage where fp32 holds every value.
+int mixed_coding_for(int coding, MixedPrecision mode, const Profile& profile, Precision precision);
+/// Rewrites each representable candidate with a value coding as mixed_coding_for says (one left
+/// where two become the same), rejecting those whose values overflow the rounded type.
+/// Candidates of formats without a value coding are left for the planner to reject.
+void apply_mixed_precision(std::vector<Candidate>& candidates, const Profile& profile,
+                           Precision precision, MixedPrecision mode);
+/// The rounding a plan of value coding `coding` under mixed precision `mode` brings: the
+/// values' largest relative error (0 for an exact coding) and the bound on y's error for the
+/// profile's longest row, in `precision`'s arithmetic.
+ValueRounding value_rounding(const Profile& profile, MixedPrecision mode, Precision precision,
+                             int coding);
+/// Short name for kernel names and reports: "", "_ones", "_vt8", "_vt16", "_f32v", "_f32r",
+/// "_bf16".
 std::string value_coding_tag(int coding);
 /// One line on what `coding` does, for candidate reasons.
 std::string value_coding_summary(int coding);

@@ -99,6 +99,11 @@ struct PlanOptions {
   /// Only candidates whose y is bitwise the same run to run (FormatUnit::nondeterminism): the
   /// others are rejected with the reason.
   bool deterministic = false;
+  /// Opt-in mixed precision (Options::mixed_precision): the candidates of formats with a value
+  /// coding store their values rounded (formats/values: kValuesF32Rounded, kValuesBf16) unless
+  /// an exact coding of no more bytes applies (all ones, an 8-bit table, fp32 values exact); a
+  /// 16-bit table stays beside the rounded twin. Formats without a value coding are rejected.
+  MixedPrecision mixed_precision = MixedPrecision::off;
   /// Multiplies the caller expects (Options::multiplies): the planner then ranks by one-time
   /// cost + multiplies x predicted time. Unset: by predicted time alone, today's choice.
   std::optional<std::int64_t> multiplies;
@@ -180,6 +185,19 @@ inline double result_tolerance(Precision p) { return p == Precision::f64 ? 1e-12
 /// ||y - ref|| / ||ref|| (||y - ref|| when ref is zero); infinity when y holds a NaN, so an
 /// unwritten (NaN-poisoned) output never passes a tolerance check.
 double relative_error(std::span<const double> y, std::span<const double> ref);
+
+/// y's error against the fp64 reference `ref` = A x, as mixed precision is judged: the largest
+/// componentwise error max_i |y_i - ref_i| / (|A||x|)_i (what Plan::rounding bounds; infinite
+/// where a row with (|A||x|)_i = 0 differs or y holds a NaN) and the normwise relative_error.
+struct MixedError {
+  double componentwise = 0;
+  double normwise = 0;
+};
+MixedError mixed_error(const CsrMatrix& a, std::span<const double> x, std::span<const double> y,
+                       std::span<const double> ref);
+/// The largest MixedError::componentwise a plan with Plan::rounding may show against the fp64
+/// reference: its bound plus the reference's own rounding (result_tolerance without rounding).
+double mixed_error_tolerance(const Plan& plan);
 
 /// The planner's ordering decision for Options.reorder = "auto" (planner/ordering_choice.cpp).
 struct OrderingChoice {

@@ -69,10 +69,14 @@ TableCodes table_codes(int coding, std::span<const double> values, Precision pre
 
 /// The unit of the gather kernels (templates/value_gather.cuh): entry points
 /// spmvc_gather_<index>_<in>_<out> (index i32 or i64; in and out f64, f32, u8 or u16, as
-/// value_gather_entry names them) and spmvc_check_ones_<f64|f32>.
+/// value_gather_entry names them), spmvc_round_<index>_<f64_f32|f32_u16> (value_round_entry)
+/// and spmvc_check_ones_<f64|f32>.
 KernelSource value_gather_source();
 /// The entry point that gathers `in` into `out` through `index`-typed sources.
 std::string value_gather_entry(ElemType index, ElemType in, ElemType out);
+/// The entry point that gathers `in` into `out` rounding each value (mixed precision: f64 into
+/// f32, f32 into u16 bf16 words), flagging a finite value that rounds to an infinity.
+std::string value_round_entry(ElemType index, ElemType in, ElemType out);
 /// The entry point that flags values other than 1 (f64 or f32).
 std::string check_ones_entry(ElemType in);
 
