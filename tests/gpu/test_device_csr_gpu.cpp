@@ -153,9 +153,9 @@ TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses wha
     Options measure = o;
     measure.planner = PlannerMode::measure;
     CHECK(refused(r.view, measure).find("measure mode") != std::string::npos);
-    Options ell = o;
-    ell.format = "ell";
-    CHECK(refused(r.view, ell).find("only csr and csr_stream") != std::string::npos);
+    Options cci = o;
+    cci.format = "cci";
+    CHECK(refused(r.view, cci).find("cci has no GPU build") != std::string::npos);
     Options coded = o;
     CsrStreamParams p;
     p.values = 3;
