@@ -11,6 +11,7 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/format.hpp"
 #include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_ell.hpp"
@@ -101,7 +102,16 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
                             : options.format == "auto" || options.format == format;
     if (!wanted) continue;
     po.format = format;
-    for (Candidate& c : make_plan(profile, po).candidates) all.push_back(std::move(c));
+    std::vector<Candidate> proposed;
+    try {
+      proposed = make_plan(profile, po).candidates;
+    } catch (const InputError&) {
+      if (forced || options.format != "auto") throw;  // the format the caller asked for
+      // None of this format's candidates can implement the matrix (ell past its padding limit
+      // on power-law rows): they are listed, rejected with their reasons.
+      proposed = formats::find_format(format).propose(profile, options.precision);
+    }
+    for (Candidate& c : proposed) all.push_back(std::move(c));
   }
   std::vector<Candidate> twins;
   for (Candidate& c : all) {

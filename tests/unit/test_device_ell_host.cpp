@@ -328,6 +328,30 @@ TEST_CASE("device ell: the planner offers ell, sell and hyb for device arrays") 
   CHECK(compiler::plan_device_csr(d.view, profile, o, target).format == "hyb");
 }
 
+TEST_CASE("device ell: a format that cannot implement the matrix is listed, not fatal") {
+  // Power-law rows: ELL pads past its limit, so none of its candidates applies; the planner from
+  // device arrays still plans, and lists them with the reason.
+  const CsrMatrix a = gen::rmat(14, 16);
+  const FakeDevice d(a);
+  const Profile profile = inspect(a, InspectDepth::rows);
+  BuildTarget target;
+  const Plan plan =
+      compiler::plan_device_csr(d.view, profile, device_options(Precision::f64), target);
+  CHECK(plan.format != "ell");
+  std::int64_t ell = 0;
+  for (const Candidate& c : plan.candidates) {
+    if (c.format != "ell") continue;
+    ++ell;
+    CHECK(!c.applicable);
+    CHECK(c.reason.find("pads to") != std::string::npos);
+  }
+  CHECK(ell > 0);
+  // Asked for by name, the format's refusal is the caller's error.
+  Options o = device_options(Precision::f64);
+  o.format = "ell";
+  CHECK_THROWS_AS(compiler::plan_device_csr(d.view, profile, o, target), InputError);
+}
+
 TEST_CASE("device ell: what the GPU build cannot do is refused with the reason") {
   const CsrMatrix a = gen::stencil_2d_5pt(100, 90);
   const FakeDevice d(a);
