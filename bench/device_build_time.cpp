@@ -2,12 +2,16 @@
 // is already in device memory pays per matrix once the kernels are cached.
 //
 //   spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] [--runs N]
+//                            [--format auto|csr|csr_stream|ell|sell|hyb]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it. The CSR arrays are uploaded
 // once (not counted); compile(DeviceCsr) runs once to warm the kernel cache, then N times (default
 // 15). Each figure is a median in microseconds. The build steps are also timed alone, each
 // followed by a device synchronisation: the inspection pass, csr_stream's row-block cut at each
-// tile the planner proposes, and the value table where the values allow one.
+// tile the planner proposes, and the value table where the values allow one. With --format ell,
+// sell or hyb, compile(DeviceCsr) is asked for that format, and its GPU build is timed stage by
+// stage too: the per-slice padding pass, and the build's value coding, layout (sell's sort and
+// slice offsets, hyb's COO offsets) and fill.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,9 +24,11 @@
 
 #include "device.hpp"
 #include "device_csr.hpp"
+#include "device_ell.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_build.hpp"
+#include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
@@ -60,7 +66,7 @@ int main(int argc, char** argv) try {
   if (argc < 2) {
     std::fputs(
         "usage: spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] "
-        "[--runs N]\n",
+        "[--runs N] [--format auto|csr|csr_stream|ell|sell|hyb]\n",
         stderr);
     return 2;
   }
@@ -68,6 +74,7 @@ int main(int argc, char** argv) try {
   std::int64_t replicate_to = 0;
   spmvc::Precision precision = spmvc::Precision::f64;
   int runs = 15;
+  std::string format = "auto";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) throw spmvc::InputError(arg, 0, "needs a value");
@@ -76,6 +83,8 @@ int main(int argc, char** argv) try {
       replicate_to = std::stoll(value);
     } else if (arg == "--precision") {
       precision = spmvc::parse_precision(value);
+    } else if (arg == "--format") {
+      format = value;
     } else if (arg == "--runs") {
       runs = std::max(1, std::stoi(value));
     } else {
@@ -96,6 +105,7 @@ int main(int argc, char** argv) try {
 
   spmvc::Options options;
   options.precision = precision;
+  options.format = format;
   const spmvc::Operator warm = spmvc::compile(view, options);
   fmt::print("plan: {} {}\n", warm.plan().format, spmvc::describe(warm.plan().params));
 
@@ -136,6 +146,23 @@ int main(int argc, char** argv) try {
   fmt::print(", empty alloc+free {:.0f}", median_us(runs, [] { rt::DeviceBuffer b(64); }));
   fmt::print(", nnz-byte alloc+free {:.0f}\n",
              median_us(runs, [&] { rt::DeviceBuffer b(static_cast<std::size_t>(a.nnz())); }));
+  if (spmvc::codegen::device_ell_family(warm.plan().format)) {
+    const rt::DeviceEllKernels ell = rt::load_device_ell_kernels(cache, device);
+    std::vector<double> values, layout, fill;
+    for (int i = 0; i < runs; ++i) {
+      const rt::DeviceEllBuild built = rt::build_ell_family_device(
+          view, warm.plan(), warm.profile(), inspection.value_patterns, kernels, ell);
+      values.push_back(1e6 * built.timings.values);
+      layout.push_back(1e6 * built.timings.layout);
+      fill.push_back(1e6 * built.timings.fill);
+    }
+    fmt::print(
+        "{} build on the GPU (us): slice padding pass {:.0f}, value coding {:.0f}, layout {:.0f}, "
+        "fill {:.0f}; encoded {:.1f} MB\n",
+        warm.plan().format, median_us(runs, [&] { (void)rt::slice_longest_device(view, ell); }),
+        median_of(values), median_of(layout), median_of(fill),
+        static_cast<double>(warm.device_bytes()) / 1e6);
+  }
   {
     rt::DeviceBuffer out(sizeof(spmvc::codegen::RowStats));
     std::vector<double> ms;

@@ -1,7 +1,8 @@
 // compile(DeviceCsr): the build from a CSR matrix already in device memory, on the GPU. The GPU
-// inspects the arrays (runtime/device_csr.cpp), the planner chooses among the plans that run on
-// them (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the
-// caller's arrays, and the kernel comes from the cache.
+// inspects the arrays (runtime/device_csr.cpp, and the slices' padding in
+// runtime/device_build_ell.cpp), the planner chooses among the plans built from them
+// (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the caller's
+// arrays (ell, sell and hyb in device_build_ell.cpp), and the kernel comes from the cache.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -10,9 +11,11 @@
 #include <fmt/format.h>
 
 #include "device_csr.hpp"
+#include "device_ell.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/params/values.hpp"
 
 namespace spmvc {
@@ -60,13 +63,16 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // The build kernels are a unit of their own, cached like any other: their load counts as
   // compile time.
   const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
-  timings.compile = kernels.seconds;
+  const runtime::DeviceEllKernels ell_kernels = runtime::load_device_ell_kernels(cache, device);
+  timings.compile = kernels.seconds + ell_kernels.seconds;
   timings.cache_note = kernels.disk_note;
 
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
   im->profile = std::move(inspection.profile);
+  im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   timings.inspect = seconds_since(t0);
+  im->profile.inspect_seconds = timings.inspect;
 
   t0 = Clock::now();
   BuildTarget target;
@@ -75,11 +81,22 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->plan = compiler::plan_device_csr(a, im->profile, options, target);
   timings.plan = seconds_since(t0);
 
-  // What is encoded, on the GPU: csr_stream's row blocks and 16-bit columns, 8-bit value codes or
-  // fp32 values.
+  // What is encoded, on the GPU: ell, sell and hyb's arrays; or csr_stream's row blocks and
+  // 16-bit columns, 8-bit value codes or fp32 values beside the caller's arrays.
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
-  if (coding == formats::kValuesTable8) {
+  const bool ell_family = codegen::device_ell_family(im->plan.format);
+  std::int64_t ell_width = 0, coo_entries = 0;
+  if (ell_family) {
+    runtime::DeviceEllBuild built = runtime::build_ell_family_device(
+        a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels);
+    ell_width = built.width;
+    coo_entries = built.coo;
+    for (auto& [name, buffer] : built.arrays) {
+      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im->arrays.emplace_back(std::move(name), std::move(buffer));
+    }
+  } else if (coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
     im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
@@ -111,7 +128,9 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source = compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  im->source = ell_family
+                   ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
+                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
@@ -131,7 +150,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // spmvc's own "values" array comes first when they are).
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  // (The ell family's kernels read only spmvc's arrays.)
+  if (!ell_family) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   if (!tiered) im->bind_arrays();

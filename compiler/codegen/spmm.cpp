@@ -110,8 +110,20 @@ SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile, std::i
   s.row_mean = profile.row_mean;
   s.row_blocks = row_blocks;
   const int coding = formats::value_coding_of(plan.params);
-  s.arrays.emplace_back("row_ptr", ElemType::i32);
-  s.arrays.emplace_back("col_idx", ElemType::i32);
+  // ell and sell built on the GPU: their own arrays, named and typed as the host encoder's.
+  if (const auto* p = std::get_if<EllParams>(&plan.params)) {
+    s.ell_width = formats::EllFormat::padded_width(p->width == 0 ? profile.row_max : p->width,
+                                                   p->threads_per_row);
+    if (p->row_lengths) s.arrays.emplace_back("row_lengths", ElemType::i32);
+    s.arrays.emplace_back("col_idx", ElemType::i32);
+  } else if (const auto* q = std::get_if<SellParams>(&plan.params)) {
+    s.arrays.emplace_back("slice_ptr", ElemType::i64);
+    if (q->sigma > 1) s.arrays.emplace_back("perm", ElemType::i32);
+    s.arrays.emplace_back("col_idx", ElemType::i32);
+  } else {
+    s.arrays.emplace_back("row_ptr", ElemType::i32);
+    s.arrays.emplace_back("col_idx", ElemType::i32);
+  }
   if (coding != formats::kValuesUnit)
     s.arrays.emplace_back("values", formats::value_code_type(coding, plan.precision));
   if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16)

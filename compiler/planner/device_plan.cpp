@@ -1,6 +1,7 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values).
+// blocks and 16-bit columns, 8-bit value codes, fp32 values, and the ell, sell and hyb encodings
+// of runtime/device_build_ell.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -10,8 +11,10 @@
 
 #include "codegen/codegen.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/format.hpp"
 #include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::compiler {
@@ -41,6 +44,14 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
     values = q->values;
+  } else if (const auto* e = std::get_if<EllParams>(&params)) {
+    values = e->values;
+  } else if (const auto* h = std::get_if<HybParams>(&params)) {
+    values = h->values;
+  } else if (const auto* c = std::get_if<SellParams>(&params)) {
+    if (c->sigma > codegen::kDeviceSortWindow)
+      return fmt::format("sorting windows of {} rows: the GPU sorts windows of at most {}",
+                         c->sigma, codegen::kDeviceSortWindow);
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
@@ -69,15 +80,18 @@ void check_device_options(const Options& options) {
                      "mixed precision rounds the values into an encoding of their own, which the "
                      "device-array build does not make (it reads the caller's values): use "
                      "compile(CsrMatrix)");
-  if (options.format != "auto" && options.format != "csr" && options.format != "csr_stream")
+  const auto built = [](std::string_view format) {
+    return format == "csr" || format == "csr_stream" || codegen::device_ell_family(format);
+  };
+  if (options.format != "auto" && !built(options.format))
     throw InputError("format", 0,
-                     fmt::format("{} needs its own encoding of the matrix; from device arrays only "
-                                 "csr and csr_stream (the CSR arrays as they are) run",
+                     fmt::format("{} has no GPU build; from device arrays only csr, csr_stream, "
+                                 "ell, sell and hyb run",
                                  options.format));
-  if (options.params && !std::holds_alternative<CsrParams>(*options.params) &&
-      !std::holds_alternative<CsrStreamParams>(*options.params))
+  if (options.params && !built(format_of(*options.params)))
     throw InputError("params", 0,
-                     fmt::format("{} parameters: from device arrays only csr and csr_stream run",
+                     fmt::format("{} parameters: from device arrays only csr, csr_stream, ell, "
+                                 "sell and hyb run",
                                  format_of(*options.params)));
 }
 
@@ -87,13 +101,22 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   po.build_path = BuildPath::device;
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
-  for (const std::string format : {"csr", "csr_stream"}) {
+  for (const std::string format : {"csr", "csr_stream", "ell", "sell", "hyb"}) {
     const bool wanted = forced
                             ? (options.csr ? format == "csr" : format_of(*options.params) == format)
                             : options.format == "auto" || options.format == format;
     if (!wanted) continue;
     po.format = format;
-    for (Candidate& c : make_plan(profile, po).candidates) all.push_back(std::move(c));
+    std::vector<Candidate> proposed;
+    try {
+      proposed = make_plan(profile, po).candidates;
+    } catch (const InputError&) {
+      if (forced || options.format != "auto") throw;  // the format the caller asked for
+      // None of this format's candidates can implement the matrix (ell past its padding limit
+      // on power-law rows): they are listed, rejected with their reasons.
+      proposed = formats::find_format(format).propose(profile, options.precision);
+    }
+    for (Candidate& c : proposed) all.push_back(std::move(c));
   }
   std::vector<Candidate> twins;
   for (Candidate& c : all) {
@@ -132,8 +155,8 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   plan.why =
       forced ? "parameters forced by the caller (device arrays)"
              : fmt::format(
-                   "lowest predicted {} of the csr and csr_stream candidates that "
-                   "run on device arrays as they are ({})",
+                   "lowest predicted {} of the candidates built from device arrays (csr, "
+                   "csr_stream, ell, sell, hyb) ({})",
                    po.multiplies ? fmt::format("one-time cost + {} x multiply time", *po.multiplies)
                                  : std::string("time"),
                    plan.candidates.front().reason);

@@ -37,6 +37,12 @@ double stage_seconds(const BuildFactor* factor, double fallback, double nnz, dou
   return factor->seconds_per_unit * (factor->basis == "byte" ? matrix_bytes : nnz);
 }
 
+// Whether the device build of `format` writes its whole encoding (the ell family's padded
+// arrays), rather than reading the caller's CSR arrays as they are (csr, csr_stream).
+bool writes_device_encoding(std::string_view format) {
+  return format == "ell" || format == "sell" || format == "hyb";
+}
+
 // The one-time cost of building `format`'s candidate of `cost` (the stages of BuildEstimate).
 BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view format,
                             const Profile& profile, const formats::Cost& cost,
@@ -50,7 +56,14 @@ BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view 
   BuildEstimate b;
   if (device) {
     b.inspect = stage("device_inspect", "", heuristics::kDeviceInspectSecondsPerNonzero);
-    b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
+    const BuildFactor* own = build_factor(calibration, "device_encode", format);
+    if (writes_device_encoding(format) && (own == nullptr || own->format != format)) {
+      // Not calibrated for this format: the pooled factor is csr's and csr_stream's, whose
+      // device build writes next to nothing. This build writes the whole encoding.
+      b.encode = bytes * heuristics::kDeviceEncodeSecondsPerByte;
+    } else {
+      b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
+    }
   } else {
     b.inspect = stage("inspect", "", heuristics::kInspectSecondsPerNonzero);
     b.encode = stage("encode", format, heuristics::kEncodeSecondsPerNonzero);

@@ -44,10 +44,10 @@ enum class InspectDepth {
          ///< delta bits, x sectors, and the value counts the value codings need): what the
          ///< planner needs, in a fraction of the time. Block fill, fp32-exact values and
          ///< symmetry are left empty / zero / false.
-  row_lengths,  ///< only sizes, row lengths (statistics and histogram) and the values equal to
-                ///< 1: what the GPU computes from a matrix already in device memory
-                ///< (compile(DeviceCsr)). distinct_values is 1 when every value is 1, else 0
-                ///< (not counted); the rest is left empty / zero / false.
+  row_lengths,  ///< only sizes, row lengths (statistics, histogram, slice_longest), the narrow
+                ///< slices and what the value codings need: what the GPU computes from a matrix
+                ///< already in device memory (compile(DeviceCsr), codegen::row_length_profile
+                ///< says what each value field holds); the rest is left empty / zero / false.
 };
 
 /// At InspectDepth::rows distinct values are counted up to this many (the largest value table a
@@ -76,7 +76,7 @@ struct Profile {
   /// one possibly short) of the slice's longest row, k = 0..8 (1..256 rows): the entries per lane
   /// an ELL slice of that height pads to, measured rather than drawn from the histogram (rows
   /// that sit next to alike rows pad far less than independent draws would). All 0 when not
-  /// inspected (profiles built from device arrays).
+  /// inspected. Measured on the GPU too, for device arrays (compile(DeviceCsr)).
   std::array<std::int64_t, 9> slice_longest{};
   /// Nonzeros in slices of kNarrowSliceRows consecutive rows (aligned at row 0) whose columns
   /// span at most 65536 (largest - smallest <= kNarrowColumnSpan): the share of a row-block

@@ -144,6 +144,12 @@ void ell_part::encode(const CsrMatrix& a, std::int64_t width, int threads_per_ro
   code_values(e.arrays, prefix + "values", values, a);
 }
 
+codegen::ArrayDecl ell_part::array_decl(const std::string& name, int values, Precision precision) {
+  if (name.ends_with("values")) return {value_code_type(values, precision)};
+  if (name.ends_with("values_table")) return {value_elem_type(precision)};
+  return {ElemType::i32};  // row lengths, columns, COO rows
+}
+
 std::int64_t ell_part::stored_width(const Encoded& e, const std::string& prefix) {
   const std::int64_t pitch = EllFormat::pitch(e.nrows);
   const std::int64_t slots = e.array(prefix + "col_idx").count();
@@ -309,12 +315,15 @@ std::string EllFormat::kernel_name(const EllParams& p, std::int64_t padded_width
 
 KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
-  const EllParams& p = params_of(params);
-  const std::int64_t width = ell_part::stored_width(e, "");
-  KernelSource k = kernel_source(kernel_name(p, width, e.precision), {"spmvc/ell.cuh"}, banner);
+  return generate_kernel(params_of(params), e.precision, e.nrows, ell_part::stored_width(e, ""),
+                         banner);
+}
+
+KernelSource EllFormat::generate_kernel(const EllParams& p, Precision precision, std::int64_t nrows,
+                                        std::int64_t width, const std::string& banner) {
+  KernelSource k = kernel_source(kernel_name(p, width, precision), {"spmvc/ell.cuh"}, banner);
   k.block = p.block_size;
-  k.grid =
-      std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
+  k.grid = std::max<std::int64_t>(1, (nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   if (p.row_lengths) k.params.push_back({KernelParam::Kind::array, "row_lengths"});
   k.params.push_back({KernelParam::Kind::array, "col_idx"});
@@ -336,9 +345,8 @@ KernelSource EllFormat::generate(const Encoded& e, const FormatParams& params,
        "slots each lane loads before its x gathers"},
       {fmt::format("constexpr bool kRowLengths = {};", p.row_lengths ? "true" : "false"),
        p.row_lengths ? "ELL-R: loop to the stored row length" : "plain ELL: stop at column -1"},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
-       "stored values, x and y"},
-      {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
+      {fmt::format("using Value = {};", codegen::value_type(precision)), "stored values, x and y"},
+      {fmt::format("using Acc = {};", codegen::accumulate_type(precision)), "accumulation"},
   });
   k.source += fmt::format(
       R"(
@@ -351,8 +359,13 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
       nrows, {LA}, col_idx, {VP}, x, y, alpha, beta);
 }}
 )",
-      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
-      fmt::arg("VP", vals.pass), fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(
+                          k.kernel_name, k.params, precision,
+                          [&](const std::string& name) {
+                            return ell_part::array_decl(name, p.values, precision);
+                          },
+                          "kBlockSize")),
+      fmt::arg("VP", vals.pass), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("PITCH", kPitchAlign), fmt::arg("LA", p.row_lengths ? "row_lengths" : "nullptr"));
   return k;
 }

@@ -16,6 +16,10 @@
 
 #include "formats/format.hpp"
 
+namespace spmvc::codegen {
+struct ArrayDecl;
+}
+
 namespace spmvc::formats {
 
 class EllFormat final : public FormatUnit {
@@ -43,6 +47,10 @@ class EllFormat final : public FormatUnit {
   static std::int64_t padded_width(std::int64_t width, int threads_per_row);
   /// The width a parameter set stores for this matrix: params.width, or the longest row for 0.
   static std::int64_t width_for(const Profile& profile, const EllParams& p);
+  /// The unit generate() writes, from the sizes alone: `width` the stored (padded) width. The
+  /// GPU build (compiler/codegen/device_ell.cpp) generates it before its arrays exist.
+  static KernelSource generate_kernel(const EllParams& p, Precision precision, std::int64_t nrows,
+                                      std::int64_t width, const std::string& banner);
   /// Entry point name, e.g. spmv_ell_k27_t4_b256_u1_f64 (spmv_ellr_... for ELL-R).
   static std::string kernel_name(const EllParams& p, std::int64_t padded_width,
                                  Precision precision);
@@ -65,6 +73,9 @@ std::optional<std::string> check_mapping(const Profile& profile, int threads_per
 /// The values are coded as `values` says (formats/values/values.hpp).
 void encode(const CsrMatrix& a, std::int64_t width, int threads_per_row, bool row_lengths,
             Precision precision, const std::string& prefix, Encoded& e, int values = 0);
+/// Element type of the ELL family's array `name` (columns, row lengths and COO rows i32; values
+/// as `values` codes them; their table in `precision`), for units declared without the arrays.
+codegen::ArrayDecl array_decl(const std::string& name, int values, Precision precision);
 /// The padded width stored in `e` (derived from the array sizes).
 std::int64_t stored_width(const Encoded& e, const std::string& prefix);
 /// y = alpha * A_ell * x + beta * y over the ELL part in `e` (fp64 accumulation).

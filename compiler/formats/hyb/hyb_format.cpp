@@ -233,14 +233,20 @@ std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_w
 
 KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
-  const HybParams& p = params_of(params);
-  const std::int64_t width = ell_part::stored_width(e, kEll);
-  const std::int64_t coo = e.array("coo_row").count();
+  return generate_kernel(params_of(params), e.precision, e.nrows, ell_part::stored_width(e, kEll),
+                         e.array("coo_row").count(), banner);
+}
+
+KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision, std::int64_t nrows,
+                                        std::int64_t width, std::int64_t coo,
+                                        const std::string& banner) {
+  const auto array_decl = [&](const std::string& name) {
+    return ell_part::array_decl(name, p.values, precision);
+  };
   KernelSource k =
-      kernel_source(kernel_name(p, width, e.precision), {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
+      kernel_source(kernel_name(p, width, precision), {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
   k.block = p.block_size;
-  k.grid =
-      std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
+  k.grid = std::max<std::int64_t>(1, (nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   if (p.row_lengths) k.params.push_back({KernelParam::Kind::array, "ell_row_lengths"});
   k.params.push_back({KernelParam::Kind::array, "ell_col_idx"});
@@ -253,7 +259,7 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
   k.params.push_back({KernelParam::Kind::beta, "beta"});
   // The COO entry point is in every unit; it is launched only when the COO part has entries.
   KernelLaunch post;
-  post.entry = coo_kernel_name(p, width, e.precision);
+  post.entry = coo_kernel_name(p, width, precision);
   post.params = {{KernelParam::Kind::array, "coo_row"}, {KernelParam::Kind::array, "coo_col"}};
   post.params.insert(post.params.end(), coo_vals.params.begin(), coo_vals.params.end());
   post.params.insert(post.params.end(), {{KernelParam::Kind::x, "x"},
@@ -264,7 +270,7 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
   post.grid = (warps + warps_per_block - 1) / warps_per_block;
   post.block = p.block_size;
   const std::string coo_signature =
-      codegen::entry_signature(post.entry, post.params, e, "kBlockSize");
+      codegen::entry_signature(post.entry, post.params, precision, array_decl, "kBlockSize");
   if (coo > 0) k.post_launches.push_back(std::move(post));
 
   k.source += "#include \"spmvc/coo.cuh\"\n#include \"spmvc/ell.cuh\"\n\n";
@@ -281,9 +287,8 @@ KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
       {fmt::format("constexpr int kInterval = {};", p.coo_interval), "COO entries per warp"},
       {fmt::format("constexpr long long kCooEntries = {};", coo),
        "nonzeros in the COO part (past column K of their row)"},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
-       "stored values, x and y"},
-      {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
+      {fmt::format("using Value = {};", codegen::value_type(precision)), "stored values, x and y"},
+      {fmt::format("using Acc = {};", codegen::accumulate_type(precision)), "accumulation"},
   });
   k.source += fmt::format(
       R"(
@@ -303,9 +308,10 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 }}
 )",
       fmt::arg("EVP", ell_vals.pass), fmt::arg("CVP", coo_vals.pass),
-      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
+      fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("PITCH", EllFormat::kPitchAlign),
-      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
+      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,
+                                               "kBlockSize")),
       fmt::arg("CSIG", coo_signature),
       fmt::arg("LA", p.row_lengths ? "ell_row_lengths" : "nullptr"));
   return k;

@@ -44,6 +44,11 @@ class HybFormat final : public FormatUnit {
   /// Nonzeros past column K of their row (the COO part), estimated from the histogram (exact
   /// when every row is at most 32 long).
   static double coo_nonzeros(const Profile& profile, std::int64_t width);
+  /// The unit generate() writes, from the sizes alone: `width` the ELL part's stored (padded)
+  /// width, `coo` the COO part's entries. The GPU build generates it before its arrays exist.
+  static KernelSource generate_kernel(const HybParams& p, Precision precision, std::int64_t nrows,
+                                      std::int64_t width, std::int64_t coo,
+                                      const std::string& banner);
   /// Entry point names: the ELL launch (the unit's name) and the COO launch.
   static std::string kernel_name(const HybParams& p, std::int64_t padded_width,
                                  Precision precision);

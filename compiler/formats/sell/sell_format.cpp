@@ -12,6 +12,7 @@
 #include "formats/ell/ell_format.hpp"
 #include "formats/ell/ell_model.hpp"
 #include "formats/sell/sell_model.hpp"
+#include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/memory_budget.hpp"
@@ -265,11 +266,14 @@ std::string SellFormat::kernel_name(const SellParams& p, Precision precision) {
 
 KernelSource SellFormat::generate(const Encoded& e, const FormatParams& params,
                                   const std::string& banner) const {
-  const SellParams& p = params_of(params);
-  KernelSource k = kernel_source(kernel_name(p, e.precision), {"spmvc/sell.cuh"}, banner);
+  return generate_kernel(params_of(params), e.precision, e.nrows, banner);
+}
+
+KernelSource SellFormat::generate_kernel(const SellParams& p, Precision precision,
+                                         std::int64_t nrows, const std::string& banner) {
+  KernelSource k = kernel_source(kernel_name(p, precision), {"spmvc/sell.cuh"}, banner);
   k.block = p.block_size;
-  k.grid =
-      std::max<std::int64_t>(1, (e.nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
+  k.grid = std::max<std::int64_t>(1, (nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   k.params.push_back({KernelParam::Kind::array, "slice_ptr"});
   if (permuted(p)) k.params.push_back({KernelParam::Kind::array, "perm"});
@@ -289,9 +293,8 @@ KernelSource SellFormat::generate(const Encoded& e, const FormatParams& params,
       {fmt::format("constexpr bool kPermuted = {};", permuted(p) ? "true" : "false"),
        permuted(p) ? fmt::format("rows sorted within windows of sigma = {}: y[perm[i]]", p.sigma)
                    : std::string("sigma = 1: rows in their own order, no perm array")},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
-       "stored values, x and y"},
-      {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
+      {fmt::format("using Value = {};", codegen::value_type(precision)), "stored values, x and y"},
+      {fmt::format("using Acc = {};", codegen::accumulate_type(precision)), "accumulation"},
   });
   k.source += fmt::format(
       R"(
@@ -303,8 +306,16 @@ static_assert(sizeof(int) == 4, "col_idx{PA} was encoded with 4-byte indices");
       nrows, slice_ptr, {PN}, col_idx, values, x, y, alpha, beta);
 }}
 )",
-      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
-      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
+      fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
+      fmt::arg("SIG", codegen::entry_signature(
+                          k.kernel_name, k.params, precision,
+                          [&](const std::string& name) {
+                            if (name == "slice_ptr") return codegen::ArrayDecl{ElemType::i64};
+                            if (name == "values")
+                              return codegen::ArrayDecl{formats::value_elem_type(precision)};
+                            return codegen::ArrayDecl{ElemType::i32};  // perm, col_idx
+                          },
+                          "kBlockSize")),
       fmt::arg("PA", permuted(p) ? " and perm" : ""),
       fmt::arg("PN", permuted(p) ? "perm" : "nullptr"));
   return k;

@@ -40,6 +40,10 @@ class SellFormat final : public FormatUnit {
   static double stored_per_row(const Profile& profile, const SellParams& p);
   /// Expected bytes of y written per multiply: rows permuted by the sort scatter their writes.
   static double y_write_bytes(const Profile& profile, const SellParams& p, Precision precision);
+  /// The unit generate() writes, from the sizes alone (the GPU build generates it before its
+  /// arrays exist).
+  static KernelSource generate_kernel(const SellParams& p, Precision precision, std::int64_t nrows,
+                                      const std::string& banner);
   /// Entry point name, e.g. spmv_sell_c32_s1024_t1_b256_f64.
   static std::string kernel_name(const SellParams& p, Precision precision);
 };

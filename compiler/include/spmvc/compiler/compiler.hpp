@@ -155,19 +155,22 @@ int value_coding(const Plan& plan);
 PlanOptions plan_options(const Options& options, const BuildTarget& target);
 
 /// What compile(DeviceCsr) cannot do whatever the arrays hold (planner/device_plan.cpp): measure
-/// mode, reordering, full inspection, formats other than csr and csr_stream. InputError naming
-/// the option; nothing when the options apply.
+/// mode, reordering, full inspection, formats with no GPU build (all but csr, csr_stream, ell,
+/// sell and hyb). InputError naming the option; nothing when the options apply.
 void check_device_options(const Options& options);
 
 /// The plan for a CSR matrix in device memory (`a`'s sizes and pointer alignments are read,
 /// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
-/// as they are (a csr candidate whose vector loads cannot is tried with single loads), the
-/// fastest predicted. `profile` is the GPU inspection's.
+/// as they are (a csr candidate whose vector loads cannot is tried with single loads), and its
+/// ell, sell and hyb candidates, whose arrays the GPU builds (sell's sorting windows up to
+/// codegen::kDeviceSortWindow rows; no 16-bit value tables), the fastest predicted. `profile`
+/// is the GPU inspection's.
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target);
 
-/// The unit for a device-array plan (csr or csr_stream over the caller's arrays): csr's kernel
-/// needs only the sizes, csr_stream's the number of row blocks the GPU cut.
+/// The unit for a device-array plan of csr or csr_stream (over the caller's arrays): csr's kernel
+/// needs only the sizes, csr_stream's the number of row blocks the GPU cut (ell, sell and hyb:
+/// generate_device_ell, spmvc/compiler/device_ell.hpp).
 KernelSource generate_device_csr(const Plan& plan, const Profile& profile, const DeviceCsr& a,
                                  std::int64_t row_blocks);
 

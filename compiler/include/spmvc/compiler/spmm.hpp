@@ -42,7 +42,8 @@ struct SpmmSubject {
 /// The subject of `plan` over `encoded` (the host pipeline's build).
 SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile& profile);
 /// The subject of a plan built from device arrays (compile(DeviceCsr): csr or csr_stream on the
-/// caller's 32-bit row_ptr and col_idx) with `row_blocks` csr_stream row blocks.
+/// caller's 32-bit row_ptr and col_idx, or ell and sell on the GPU build's arrays, named as the
+/// host encoder names them) with `row_blocks` csr_stream row blocks.
 SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile, std::int64_t row_blocks);
 
 /// Why the subject's encoding has no SpMM kernel ("format hyb has no SpMM kernel", "columns
