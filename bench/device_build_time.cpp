@@ -2,12 +2,14 @@
 // is already in device memory pays per matrix once the kernels are cached.
 //
 //   spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] [--runs N]
+//                            [--format F]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it. The CSR arrays are uploaded
 // once (not counted); compile(DeviceCsr) runs once to warm the kernel cache, then N times (default
 // 15). Each figure is a median in microseconds. The build steps are also timed alone, each
 // followed by a device synchronisation: the inspection pass, csr_stream's row-block cut at each
-// tile the planner proposes, and the value table where the values allow one.
+// tile the planner proposes, and the value table where the values allow one; with a bro_ell plan
+// (--format bro_ell, or the planner's pick), the column inspection and the bro_ell encode.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,9 +18,11 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "device.hpp"
+#include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -60,7 +64,7 @@ int main(int argc, char** argv) try {
   if (argc < 2) {
     std::fputs(
         "usage: spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] "
-        "[--runs N]\n",
+        "[--runs N] [--format F]\n",
         stderr);
     return 2;
   }
@@ -68,6 +72,7 @@ int main(int argc, char** argv) try {
   std::int64_t replicate_to = 0;
   spmvc::Precision precision = spmvc::Precision::f64;
   int runs = 15;
+  std::string format = "auto";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) throw spmvc::InputError(arg, 0, "needs a value");
@@ -76,6 +81,8 @@ int main(int argc, char** argv) try {
       replicate_to = std::stoll(value);
     } else if (arg == "--precision") {
       precision = spmvc::parse_precision(value);
+    } else if (arg == "--format") {
+      format = value;
     } else if (arg == "--runs") {
       runs = std::max(1, std::stoi(value));
     } else {
@@ -96,6 +103,7 @@ int main(int argc, char** argv) try {
 
   spmvc::Options options;
   options.precision = precision;
+  options.format = format;
   const spmvc::Operator warm = spmvc::compile(view, options);
   fmt::print("plan: {} {}\n", warm.plan().format, spmvc::describe(warm.plan().params));
 
@@ -148,6 +156,16 @@ int main(int argc, char** argv) try {
       ms.push_back(1e3 * static_cast<double>(timer.stop_ms()));
     }
     fmt::print("row_stats kernel alone (events, us): {:.0f}\n", median_of(ms));
+  }
+  if (const auto* bro = std::get_if<spmvc::BroEllParams>(&warm.plan().params)) {
+    const rt::DeviceBroKernels bro_kernels = rt::load_device_bro_kernels(cache, device);
+    spmvc::Profile profile = inspection.profile;
+    fmt::print("bro_ell steps alone (us): column inspection {:.0f}",
+               median_us(runs, [&] { (void)rt::inspect_bro_device(view, bro_kernels, profile); }));
+    fmt::print(", encode {} {:.0f}\n", spmvc::describe(*bro), median_us(runs, [&] {
+                 (void)rt::encode_bro_ell_device(view, *bro, precision, inspection.value_patterns,
+                                                 profile.row_max, bro_kernels);
+               }));
   }
   return 0;
 } catch (const std::exception& e) {

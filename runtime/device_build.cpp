@@ -9,10 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/params/values.hpp"
 
 namespace spmvc {
@@ -66,6 +68,20 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
   im->profile = std::move(inspection.profile);
+  // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen.
+  const bool bro_wanted =
+      options.params ? std::holds_alternative<BroEllParams>(*options.params)
+                     : !options.csr && (options.format == "auto" || options.format == "bro_ell");
+  std::optional<runtime::DeviceBroKernels> bro_kernels;
+  if (bro_wanted) {
+    const auto t1 = Clock::now();
+    bro_kernels = runtime::load_device_bro_kernels(cache, device);
+    timings.compile += bro_kernels->seconds;
+    t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
+    const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
+    if (!problem.empty() && (options.params || options.format == "bro_ell"))
+      throw InputError("DeviceCsr", 0, "bro_ell delta-codes sorted columns, but " + problem);
+  }
   timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
@@ -79,7 +95,18 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // fp32 values.
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
-  if (coding == formats::kValuesTable8) {
+  const auto* bro_ell = std::get_if<BroEllParams>(&im->plan.params);
+  runtime::DeviceBroEll bro;
+  if (bro_ell != nullptr) {
+    if (!bro_kernels) throw InternalError("bro_ell planned from device arrays without its unit");
+    // The whole encoding, values included (as the plan codes them).
+    bro = runtime::encode_bro_ell_device(a, *bro_ell, options.precision, inspection.value_patterns,
+                                         im->profile.row_max, *bro_kernels);
+    for (auto& [name, buffer] : bro.arrays) {
+      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im->arrays.emplace_back(name, std::move(buffer));
+    }
+  } else if (coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
     im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
@@ -111,7 +138,9 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source = compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  im->source = bro_ell != nullptr
+                   ? compiler::generate_device_bro_ell(im->plan, im->profile, a, bro.baked)
+                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
@@ -131,7 +160,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // spmvc's own "values" array comes first when they are).
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  if (bro_ell == nullptr) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   if (!tiered) im->bind_arrays();

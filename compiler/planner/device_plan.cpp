@@ -1,6 +1,6 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values).
+// blocks and 16-bit columns, 8-bit value codes, fp32 values, bro_ell's whole encoding).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -12,15 +12,25 @@
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::compiler {
 
 namespace {
 
+// The formats the GPU builds from device arrays.
+constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "bro_ell"};
+constexpr std::string_view kDeviceFormatList = "csr, csr_stream and bro_ell";
+
+bool built_on_device(std::string_view format) {
+  return std::find(std::begin(kDeviceFormats), std::end(kDeviceFormats), format) !=
+         std::end(kDeviceFormats);
+}
+
 // Why `params` cannot run on the caller's arrays as they are (nullopt when they can).
 std::optional<std::string> device_csr_refusal(const FormatParams& params, const DeviceCsr& a,
-                                              Precision precision) {
+                                              const Profile& profile, Precision precision) {
   auto misaligned = [](const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes != 0;
   };
@@ -41,6 +51,11 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
     values = q->values;
+  } else if (const auto* b = std::get_if<BroEllParams>(&params)) {
+    if (!has_bro_columns(profile))
+      return "the columns are not strictly increasing within every row (BRO delta-codes sorted "
+             "columns)";
+    values = b->values;
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
@@ -64,16 +79,15 @@ void check_device_options(const Options& options) {
     throw InputError("full_inspection", 0,
                      "from device arrays only row lengths are inspected (on the GPU): a full "
                      "Profile needs compile(CsrMatrix)");
-  if (options.format != "auto" && options.format != "csr" && options.format != "csr_stream")
+  if (options.format != "auto" && !built_on_device(options.format))
     throw InputError("format", 0,
-                     fmt::format("{} needs its own encoding of the matrix; from device arrays only "
-                                 "csr and csr_stream (the CSR arrays as they are) run",
-                                 options.format));
-  if (options.params && !std::holds_alternative<CsrParams>(*options.params) &&
-      !std::holds_alternative<CsrStreamParams>(*options.params))
+                     fmt::format("{} needs an encoding the GPU does not build yet; from device "
+                                 "arrays only {} run",
+                                 options.format, kDeviceFormatList));
+  if (options.params && !built_on_device(format_of(*options.params)))
     throw InputError("params", 0,
-                     fmt::format("{} parameters: from device arrays only csr and csr_stream run",
-                                 format_of(*options.params)));
+                     fmt::format("{} parameters: from device arrays only {} run",
+                                 format_of(*options.params), kDeviceFormatList));
 }
 
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
@@ -82,7 +96,8 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   po.build_path = BuildPath::device;
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
-  for (const std::string format : {"csr", "csr_stream"}) {
+  for (const std::string_view format_name : kDeviceFormats) {
+    const std::string format(format_name);
     const bool wanted = forced
                             ? (options.csr ? format == "csr" : format_of(*options.params) == format)
                             : options.format == "auto" || options.format == format;
@@ -93,14 +108,15 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   std::vector<Candidate> twins;
   for (Candidate& c : all) {
     if (!c.applicable) continue;
-    const std::optional<std::string> why = device_csr_refusal(c.params, a, options.precision);
+    const std::optional<std::string> why =
+        device_csr_refusal(c.params, a, profile, options.precision);
     if (!why) continue;
     if (forced) throw InputError("params", 0, "from device arrays: " + *why);
     const auto* p = std::get_if<CsrParams>(&c.params);
     if (p != nullptr && p->vector_width > 1) {
       CsrParams single = *p;
       single.vector_width = 1;
-      if (!device_csr_refusal(single, a, options.precision)) {
+      if (!device_csr_refusal(single, a, profile, options.precision)) {
         const Prediction pr = predict(profile, single, po);
         Candidate twin{"csr",
                        single,
@@ -127,11 +143,11 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   plan.why =
       forced ? "parameters forced by the caller (device arrays)"
              : fmt::format(
-                   "lowest predicted {} of the csr and csr_stream candidates that "
-                   "run on device arrays as they are ({})",
+                   "lowest predicted {} of the {} candidates built on the GPU from "
+                   "device arrays ({})",
                    po.multiplies ? fmt::format("one-time cost + {} x multiply time", *po.multiplies)
                                  : std::string("time"),
-                   plan.candidates.front().reason);
+                   kDeviceFormatList, plan.candidates.front().reason);
   return plan;
 }
 

@@ -46,6 +46,14 @@ BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view 
   if (device) {
     b.inspect = stage("device_inspect", "", heuristics::kDeviceInspectSecondsPerNonzero);
     b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
+    // A format the GPU encodes whole costs its passes over the matrix, where the calibration has
+    // no measured factor of its own for it.
+    const BuildFactor* own = build_factor(calibration, "device_encode", format);
+    if (format != "csr" && format != "csr_stream" && (own == nullptr || own->format != format)) {
+      const double value = value_bytes(options.precision);
+      b.encode = heuristics::kDeviceEncoderFixedSeconds +
+                 (nnz * (2 * 4 + value) + bytes) / heuristics::kDeviceEncoderBytesPerSecond;
+    }
   } else {
     b.inspect = stage("inspect", "", heuristics::kInspectSecondsPerNonzero);
     b.encode = stage("encode", format, heuristics::kEncodeSecondsPerNonzero);

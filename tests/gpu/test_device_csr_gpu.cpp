@@ -155,7 +155,8 @@ TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses wha
     CHECK(refused(r.view, measure).find("measure mode") != std::string::npos);
     Options ell = o;
     ell.format = "ell";
-    CHECK(refused(r.view, ell).find("only csr and csr_stream") != std::string::npos);
+    CHECK(refused(r.view, ell).find("from device arrays only csr, csr_stream") !=
+          std::string::npos);
     Options coded = o;
     CsrStreamParams p;
     p.values = 3;

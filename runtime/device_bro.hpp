@@ -1,0 +1,58 @@
+// BRO-ELL built on the GPU from a CSR matrix already in device memory (compile(DeviceCsr)): the
+// column inspection the BRO models read, and the encoder, whose arrays are the host codec's
+// (compiler/formats/bro_ell/bro_ell_codec.hpp) for the same plan. The unit is
+// templates/device_bro.cuh (source from compiler/codegen/device_bro.cpp), cached and loaded
+// like the device-csr unit. Each pass's temporaries are pool allocations freed at the end.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.hpp"
+#include "kernel_cache.hpp"
+#include "spmvc/plan.hpp"
+#include "spmvc/profile.hpp"
+#include "spmvc/spmvc.hpp"
+
+namespace spmvc::runtime {
+
+/// The unit's entry points, loaded on the current device (shared, see shared_kernel).
+struct DeviceBroKernels {
+  std::shared_ptr<const LoadedKernel> inspect, columns, scan, widths, slice, fill32, fill64;
+  int ordinal = 0;
+  double seconds = 0;     ///< obtaining the CUBIN and loading it
+  std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN
+};
+DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& device);
+
+/// Inspects `a`'s columns on the GPU (the arrays must have passed inspect_device's checks) and
+/// fills the Profile fields the BRO models read (codegen::apply_bro_inspection). Returns "" or
+/// why the columns cannot be delta-coded (not strictly increasing in some row, the first
+/// such nonzero named); the profile is then left without them.
+std::string inspect_bro_device(const DeviceCsr& a, const DeviceBroKernels& kernels,
+                               Profile& profile);
+
+/// A BRO-ELL encoding on the device: the arrays named and ordered as the host codec's
+/// (col_ptr, sym_ptr, widths, symbols, then the values as the plan's coding stores them), the
+/// counts each holds, and what the kernel bakes (the width table for tables 1, the pattern for
+/// tables 2).
+struct DeviceBroEll {
+  std::vector<std::pair<std::string, DeviceBuffer>> arrays;
+  std::vector<std::int64_t> counts;  ///< elements of each array the encoding defines
+  std::int64_t nslices = 0, columns = 0, symbols = 0, pad_rows = 0;
+  std::vector<std::uint8_t> baked;
+};
+
+/// Encodes `a` (values of `precision`'s type) as bro_ell with `params` on the GPU.
+/// `value_patterns`: inspect_device's distinct value patterns (8-bit codes); `row_max`: the
+/// longest row (Profile::row_max). InputError when a value does not fit the coding (the values
+/// changed since they were inspected).
+DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& params,
+                                   Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   std::int64_t row_max, const DeviceBroKernels& kernels);
+
+}  // namespace spmvc::runtime

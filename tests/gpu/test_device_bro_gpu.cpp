@@ -1,0 +1,306 @@
+// bro_ell built on the GPU from device arrays (runtime/device_build_bro.cpp): every array equals
+// the host codec's for the same plan, entry by entry, on edge cases in every width-table mode,
+// symbol length and value storage, and for every bro_ell candidate the planner proposes on each
+// public matrix of at least 10k nonzeros; the column inspection equals inspect()'s; the operator
+// multiplies right; unsorted columns are refused with the nonzero named.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "device.hpp"
+#include "device_bro.hpp"
+#include "device_csr.hpp"
+#include "formats/bro_ell/bro_ell_format.hpp"
+#include "formats/values/values.hpp"
+#include "gpu_support.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/spmvc.hpp"
+#include "test_support.hpp"
+
+using namespace spmvc;
+using test::check;
+using test::have_device;
+using test::tolerance;
+
+namespace {
+
+struct Units {
+  runtime::DeviceInfo device = runtime::probe_device(0);
+  runtime::KernelCache cache{{}};
+  runtime::DeviceCsrKernels csr = runtime::load_device_csr_kernels(cache, device);
+  runtime::DeviceBroKernels bro = runtime::load_device_bro_kernels(cache, device);
+};
+
+CsrMatrix one_long_row() {
+  CsrMatrix a;
+  a.nrows = 300;
+  a.ncols = 200000;
+  a.row_ptr.assign(301, 0);
+  for (std::int32_t c = 0; c < 200000; c += 37) a.col_idx.push_back(c);
+  const auto n = static_cast<std::int64_t>(a.col_idx.size());
+  for (std::int64_t r = 101; r <= 300; ++r) a.row_ptr[r] = n;
+  a.values.resize(a.col_idx.size());
+  for (std::size_t k = 0; k < a.values.size(); ++k) a.values[k] = 1.0 + static_cast<double>(k % 7);
+  validate(a);
+  return a;
+}
+
+CsrMatrix no_nonzeros() {
+  CsrMatrix a;
+  a.nrows = 1000;
+  a.ncols = 700;
+  a.row_ptr.assign(1001, 0);
+  return a;
+}
+
+// Edge cases: empty rows among long ones, one long row, rectangular both ways, no nonzeros,
+// a pattern matrix, few distinct values.
+std::vector<CsrMatrix> edge_matrices() {
+  CsrMatrix pattern = gen::rmat(13, 12);
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
+  CsrMatrix few = gen::stencil_3d_27pt(20, 20, 20);
+  for (std::size_t k = 0; k < few.values.size(); ++k)
+    few.values[k] = 0.25 * static_cast<double>((k * 7919) % 200) - 20.0;
+  return {test::short_and_long_rows(6000, true),
+          one_long_row(),
+          gen::random_uniform(5000, 90000, 7),
+          gen::random_uniform(40000, 3000, 5),
+          no_nonzeros(),
+          pattern,
+          few};
+}
+
+// Every width-table mode and symbol length at several slice shapes (all: the encoder tests;
+// a few: the operator tests, each a kernel compile).
+std::vector<BroEllParams> edge_shapes(bool all) {
+  std::vector<BroEllParams> out;
+  for (const auto& [h, T] : {std::pair{32, 1}, {16, 2}, {4, 8}, {1, 32}, {256, 1}})
+    for (int L : {32, 64})
+      for (int tables : {0, 1, 2}) {
+        if (!all && (h == 16 || h == 256 || (h == 32) != (L == 32))) continue;
+        BroEllParams p;
+        p.slice_height = h;
+        p.threads_per_row = T;
+        p.symbol_bits = L;
+        p.block_size = std::max(256, h * T);
+        p.tables = tables;
+        out.push_back(p);
+      }
+  return out;
+}
+
+std::vector<std::byte> download(const runtime::DeviceBuffer& b, std::size_t bytes) {
+  std::vector<std::byte> out(bytes);
+  if (bytes > 0) b.download(out.data(), bytes);
+  return out;
+}
+
+// The first index where n elements of `size` bytes differ, or -1.
+std::int64_t first_difference(const std::vector<std::byte>& a, const std::byte* b,
+                              std::size_t size) {
+  for (std::size_t i = 0; i < a.size(); i += size)
+    if (std::memcmp(a.data() + i, b + i, size) != 0) return static_cast<std::int64_t>(i / size);
+  return -1;
+}
+
+std::uint64_t bits_at(const std::byte* table, std::size_t size, std::size_t i) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, table + i * size, size);
+  return bits;
+}
+
+// Builds `a` as bro_ell with `p` on the GPU and compares every array with the host codec's.
+// Returns false when the host codec refuses the coding (nothing compared).
+bool same_as_host(const Units& u, const CsrMatrix& a, const BroEllParams& p, Precision precision) {
+  const formats::BroEllFormat unit;
+  Encoded host;
+  try {
+    host = unit.encode(a, p, precision);
+  } catch (const InputError&) {
+    return false;  // e.g. the padding's 0.0 takes an 8-bit table past 256 values
+  }
+  const runtime::ResidentCsr r = runtime::upload_csr(a, precision);
+  const runtime::DeviceInspection seen = runtime::inspect_device(r.view, precision, u.csr);
+  const runtime::DeviceBroEll device = runtime::encode_bro_ell_device(
+      r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro);
+  REQUIRE(device.arrays.size() == host.arrays.size());
+  const bool table = p.values == formats::kValuesTable8;
+  std::vector<std::byte> device_table;
+  if (table) {
+    const EncodedArray& t = host.array("values_table");
+    device_table = download(device.arrays.back().second,
+                            seen.value_patterns.size() * static_cast<std::size_t>(size_of(t.type)));
+  }
+  for (std::size_t i = 0; i < host.arrays.size(); ++i) {
+    const EncodedArray& want = host.arrays[i];
+    const auto& [name, buffer] = device.arrays[i];
+    CAPTURE(name);
+    REQUIRE(name == want.name);
+    if (name == "values_table") continue;  // compared through the codes below
+    CHECK(device.counts[i] == want.count());
+    const auto size = static_cast<std::size_t>(size_of(want.type));
+    const std::vector<std::byte> got = download(buffer, want.bytes.size());
+    if (table && name == "values") {
+      // The host's table lists values in the order they first occur, the GPU's ascending: the
+      // codes differ, the values they name must not. A padding slot names the table's 0.0 on
+      // both sides where the GPU's table has one (any entry where it has none).
+      const EncodedArray& host_table = host.array("values_table");
+      const std::size_t vsize = static_cast<std::size_t>(size_of(host_table.type));
+      const bool zero = std::find(seen.value_patterns.begin(), seen.value_patterns.end(), 0u) !=
+                        seen.value_patterns.end();
+      std::int64_t wrong = 0;
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        const auto code = static_cast<std::size_t>(got[k]);
+        REQUIRE(code < seen.value_patterns.size());
+        const std::uint64_t want_bits =
+            bits_at(host_table.bytes.data(), vsize, static_cast<std::size_t>(want.bytes[k]));
+        if (want_bits == 0 && !zero) continue;
+        wrong += bits_at(device_table.data(), vsize, code) != want_bits ? 1 : 0;
+      }
+      CHECK(wrong == 0);
+      continue;
+    }
+    CHECK(first_difference(got, want.bytes.data(), size) == -1);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("gpu: bro_ell built on the GPU equals the host codec's, edge cases, every mode") {
+  if (!have_device()) return;
+  const Units u;
+  for (const CsrMatrix& a : edge_matrices()) {
+    for (const BroEllParams& shape : edge_shapes(true)) {
+      for (Precision precision : {Precision::f64, Precision::f32}) {
+        for (int coding : {formats::kValuesPlain, formats::kValuesUnit, formats::kValuesTable8,
+                           formats::kValuesF32}) {
+          if (coding == formats::kValuesF32 && precision != Precision::f64) continue;
+          const Profile profile = inspect(a, InspectDepth::rows);
+          if (coding != formats::kValuesPlain &&
+              formats::value_coding_problem(profile, coding, precision))
+            continue;
+          BroEllParams p = shape;
+          p.values = coding;
+          CAPTURE(a.nrows);
+          CAPTURE(a.nnz());
+          CAPTURE(describe(p));
+          CAPTURE(to_string(precision));
+          const bool compared = same_as_host(u, a, p, precision);
+          CHECK((compared || coding == formats::kValuesTable8));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: the column inspection on the GPU equals inspect()'s") {
+  if (!have_device()) return;
+  const Units u;
+  std::vector<CsrMatrix> all = edge_matrices();
+  all.push_back(gen::stencil_2d_5pt(700, 500));
+  for (const CsrMatrix& a : all) {
+    CAPTURE(a.nrows);
+    const Profile host = inspect(a, InspectDepth::rows);
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
+    Profile device;
+    device.nnz = a.nnz();
+    CHECK(runtime::inspect_bro_device(r.view, u.bro, device).empty());
+    CHECK(device.delta_bits == host.delta_bits);
+    CHECK(device.first_col_bits == host.first_col_bits);
+    CHECK(device.x_sectors == host.x_sectors);
+    CHECK(device.slice_longest == host.slice_longest);
+  }
+}
+
+TEST_CASE("gpu: bro_ell from device arrays on every public matrix: arrays and product") {
+  if (!have_device()) return;
+  const auto matrices = test::public_matrices(10000);
+  if (matrices.empty()) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  const Units u;
+  const formats::BroEllFormat unit;
+  int modes[3] = {0, 0, 0};
+  for (const auto& [name, path] : matrices) {
+    const CsrMatrix a = read_matrix_market(path);
+    const Profile profile = inspect(a, InspectDepth::rows);
+    for (const Candidate& c : unit.propose(profile, Precision::f64)) {
+      if (!c.applicable) continue;
+      const auto& p = std::get<BroEllParams>(c.params);
+      if (p.values == formats::kValuesTable16) continue;  // built from host arrays only
+      CAPTURE(name);
+      CAPTURE(c.label);
+      if (same_as_host(u, a, p, Precision::f64)) ++modes[p.tables];
+    }
+    // The operator, with the planner's own pick among bro_ell candidates.
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
+    Options o;
+    o.disk_cache = false;
+    o.format = "bro_ell";
+    const Operator op = compile(r.view, o);
+    CAPTURE(name);
+    CHECK(op.plan().format == "bro_ell");
+    CHECK(check(a, op) <= tolerance(Precision::f64));
+    CHECK(check(a, op, -0.5, 1.25) <= tolerance(Precision::f64));
+  }
+  CHECK(modes[0] > 0);
+  CHECK(modes[1] > 0);
+  CHECK(modes[2] > 0);
+}
+
+TEST_CASE("gpu: compile(DeviceCsr) multiplies right with bro_ell in every mode") {
+  if (!have_device()) return;
+  for (const CsrMatrix& a : edge_matrices()) {
+    for (const BroEllParams& shape : edge_shapes(false)) {
+      for (Precision precision : {Precision::f64, Precision::f32}) {
+        const Profile profile = inspect(a, InspectDepth::rows);
+        BroEllParams p = shape;
+        p.values = formats::best_value_coding(profile, precision);
+        if (p.values == formats::kValuesTable16) p.values = formats::kValuesPlain;
+        const formats::BroEllFormat unit;
+        if (unit.cannot_implement(profile, p, precision)) continue;
+        CAPTURE(a.nrows);
+        CAPTURE(describe(p));
+        CAPTURE(to_string(precision));
+        const runtime::ResidentCsr r = runtime::upload_csr(a, precision);
+        const Operator op = compile(r.view, test::forced(precision, p));
+        CHECK(op.plan().format == "bro_ell");
+        CHECK(check(a, op) <= tolerance(precision));
+        CHECK(check(a, op, 2.0, -1.0) <= tolerance(precision));
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: bro_ell from device arrays with unsorted columns is refused, naming the nonzero") {
+  if (!have_device()) return;
+  CsrMatrix a = gen::stencil_2d_5pt(100, 80);
+  // Inside row 250 (5 nonzeros): its third no longer exceeds its second.
+  const std::int64_t k = a.row_ptr[250] + 2;
+  REQUIRE(a.row_length(250) == 5);
+  std::swap(a.col_idx[static_cast<std::size_t>(k - 1)], a.col_idx[static_cast<std::size_t>(k)]);
+  const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
+  Options o;
+  o.disk_cache = false;
+  o.format = "bro_ell";
+  try {
+    (void)compile(r.view, o);
+    FAIL("bro_ell on unsorted columns was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find(fmt::format("1 nonzeros do not exceed the one before them "
+                                                 "in their row, the first at nonzero {}",
+                                                 k)) != std::string::npos);
+  }
+  // The planner's own choice: no BRO, and a right product.
+  o.format = "auto";
+  const Operator op = compile(r.view, o);
+  CHECK(op.plan().format != "bro_ell");
+  CHECK(check(a, op) <= tolerance(Precision::f64));
+}
