@@ -1,6 +1,7 @@
-// BRO-ELL built on the GPU from a CSR matrix already in device memory (compile(DeviceCsr)): the
-// column inspection the BRO models read, and the encoder, whose arrays are the host codec's
-// (compiler/formats/bro_ell/bro_ell_codec.hpp) for the same plan. The unit is
+// BRO-ELL and BRO-COO built on the GPU from a CSR matrix already in device memory
+// (compile(DeviceCsr)): the column inspection the BRO models read, and the encoders, whose
+// arrays are the host codecs' (compiler/formats/bro_ell/bro_ell_codec.hpp,
+// bro_coo/bro_coo_codec.hpp) for the same plan. The unit is
 // templates/device_bro.cuh (source from compiler/codegen/device_bro.cpp), cached and loaded
 // like the device-csr unit. Each pass's temporaries are pool allocations freed at the end.
 #pragma once
@@ -21,7 +22,8 @@ namespace spmvc::runtime {
 
 /// The unit's entry points, loaded on the current device (shared, see shared_kernel).
 struct DeviceBroKernels {
-  std::shared_ptr<const LoadedKernel> inspect, columns, scan, widths, slice, fill32, fill64;
+  std::shared_ptr<const LoadedKernel> inspect, columns, scan, widths, slice, fill32, fill64,
+      coo_counts, coo_select, coo_widths, coo_fill32, coo_fill64;
   int ordinal = 0;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
   std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN
@@ -54,5 +56,21 @@ DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& param
                                    Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
                                    std::int64_t row_max, const DeviceBroKernels& kernels);
+
+/// A BRO-COO encoding on the device: the arrays named and ordered as the host codec's (count,
+/// row_base, widths, sym_ptr, symbols, col_idx, then the values as the plan's coding stores
+/// them) and the counts each holds.
+struct DeviceBroCoo {
+  std::vector<std::pair<std::string, DeviceBuffer>> arrays;
+  std::vector<std::int64_t> counts;
+  std::int64_t entries = 0, intervals = 0, symbols = 0;
+};
+
+/// Encodes `a` as bro_coo with `params` on the GPU (as encode_bro_ell_device; BRO-COO's rows are
+/// delta-coded, its columns kept as they are, so any column order encodes).
+DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& params,
+                                   Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   const DeviceBroKernels& kernels);
 
 }  // namespace spmvc::runtime

@@ -70,8 +70,10 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->profile = std::move(inspection.profile);
   // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen.
   const bool bro_wanted =
-      options.params ? std::holds_alternative<BroEllParams>(*options.params)
-                     : !options.csr && (options.format == "auto" || options.format == "bro_ell");
+      options.params ? std::holds_alternative<BroEllParams>(*options.params) ||
+                           std::holds_alternative<BroCooParams>(*options.params)
+                     : !options.csr && (options.format == "auto" || options.format == "bro_ell" ||
+                                        options.format == "bro_coo");
   std::optional<runtime::DeviceBroKernels> bro_kernels;
   if (bro_wanted) {
     const auto t1 = Clock::now();
@@ -79,7 +81,10 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     timings.compile += bro_kernels->seconds;
     t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
     const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
-    if (!problem.empty() && (options.params || options.format == "bro_ell"))
+    const bool bro_ell_forced = options.params
+                                    ? std::holds_alternative<BroEllParams>(*options.params)
+                                    : options.format == "bro_ell";
+    if (!problem.empty() && bro_ell_forced)
       throw InputError("DeviceCsr", 0, "bro_ell delta-codes sorted columns, but " + problem);
   }
   timings.inspect = seconds_since(t0);
@@ -96,16 +101,33 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
   const auto* bro_ell = std::get_if<BroEllParams>(&im->plan.params);
-  runtime::DeviceBroEll bro;
+  const auto* bro_coo = std::get_if<BroCooParams>(&im->plan.params);
+  const bool own_encoding = bro_ell != nullptr || bro_coo != nullptr;
+  if (own_encoding && !bro_kernels)
+    throw InternalError(im->plan.format + " planned from device arrays without its unit");
+  std::vector<std::uint8_t> baked;
+  std::int64_t entries = 0;
+  std::vector<std::pair<std::string, runtime::DeviceBuffer>> encoded;
+  // The whole encoding, values included (as the plan codes them).
   if (bro_ell != nullptr) {
-    if (!bro_kernels) throw InternalError("bro_ell planned from device arrays without its unit");
-    // The whole encoding, values included (as the plan codes them).
-    bro = runtime::encode_bro_ell_device(a, *bro_ell, options.precision, inspection.value_patterns,
-                                         im->profile.row_max, *bro_kernels);
-    for (auto& [name, buffer] : bro.arrays) {
-      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
-      im->arrays.emplace_back(name, std::move(buffer));
-    }
+    runtime::DeviceBroEll bro =
+        runtime::encode_bro_ell_device(a, *bro_ell, options.precision, inspection.value_patterns,
+                                       im->profile.row_max, *bro_kernels);
+    baked = std::move(bro.baked);
+    encoded = std::move(bro.arrays);
+  } else if (bro_coo != nullptr) {
+    runtime::DeviceBroCoo bro = runtime::encode_bro_coo_device(
+        a, *bro_coo, options.precision, inspection.value_patterns, *bro_kernels);
+    entries = bro.entries;
+    encoded = std::move(bro.arrays);
+  }
+  for (auto& [name, buffer] : encoded) {
+    im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
+    im->arrays.emplace_back(name, std::move(buffer));
+  }
+  // Otherwise what the plan needs beside the caller's arrays.
+  if (own_encoding) {
+    // Nothing more.
   } else if (coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
@@ -138,9 +160,13 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source = bro_ell != nullptr
-                   ? compiler::generate_device_bro_ell(im->plan, im->profile, a, bro.baked)
-                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  if (bro_ell != nullptr) {
+    im->source = compiler::generate_device_bro_ell(im->plan, im->profile, a, baked);
+  } else if (bro_coo != nullptr) {
+    im->source = compiler::generate_device_bro_coo(im->plan, im->profile, a, entries);
+  } else {
+    im->source = compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  }
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
@@ -160,7 +186,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // spmvc's own "values" array comes first when they are).
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  if (bro_ell == nullptr) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   if (!tiered) im->bind_arrays();

@@ -1,6 +1,7 @@
-// BRO-ELL on the GPU (device_bro.hpp): the column inspection and the encoder's passes, launched
-// on the default stream. The host waits three times: for the width-table size, for the symbol
-// count (and a baked pattern), and for the count of values the coding could not hold.
+// BRO-ELL and BRO-COO on the GPU (device_bro.hpp): the column inspection and the encoders'
+// passes, launched on the default stream. The host waits three times: for the width-table size
+// (BRO-COO: the entry count), for the symbol count (and a baked pattern), and for the count of
+// values the coding could not hold.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -39,6 +40,85 @@ void launch(const LoadedKernel& kernel, const char* entry, std::int64_t grid, in
   check_last_launch(entry);
 }
 
+// Where a fill pass stores the values (formats/values' coding of `coding`): the slot array, and
+// for 8-bit codes the sorted patterns it searches, the kernel's table and the padding's code.
+struct ValueSlots {
+  int store = codegen::kBroStorePlain;
+  DeviceBuffer values;
+  DeviceBuffer lookup;  // the 8-bit table's patterns, sorted, for the fill's binary search
+  DeviceBuffer table;   // the same as values of the precision's type: the kernel's values_table
+  int ntable = 0;
+  int pad_code = 0;
+};
+
+ValueSlots value_slots(int coding, Precision precision, const std::vector<std::uint64_t>& patterns,
+                       std::int64_t slots) {
+  ValueSlots vs;
+  std::size_t slot_bytes = static_cast<std::size_t>(value_bytes(precision));
+  if (coding == formats::kValuesUnit) {
+    vs.store = codegen::kBroStoreNone;
+  } else if (coding == formats::kValuesTable8) {
+    vs.store = codegen::kBroStoreCode8;
+    slot_bytes = 1;
+  } else if (coding == formats::kValuesF32) {
+    if (precision != Precision::f64)
+      throw InternalError("BRO on the GPU: fp32 value storage of values already fp32");
+    vs.store = codegen::kBroStoreF32;
+    slot_bytes = 4;
+  } else if (coding != formats::kValuesPlain) {
+    throw InternalError(
+        fmt::format("BRO on the GPU: value coding {} is built from host arrays only", coding));
+  }
+  if (vs.store == codegen::kBroStoreCode8) {
+    if (patterns.empty() || patterns.size() > static_cast<std::size_t>(codegen::kDeviceValueCap))
+      throw InternalError(
+          fmt::format("BRO on the GPU: {} value patterns for an 8-bit table", patterns.size()));
+    vs.ntable = static_cast<int>(patterns.size());
+    vs.lookup = elements(vs.ntable, 8);
+    vs.lookup.upload(patterns.data(), patterns.size() * 8);
+    const int vb = value_bytes(precision);
+    vs.table = elements(vs.ntable, static_cast<std::size_t>(vb));
+    if (vb == 8) {
+      vs.table.upload(patterns.data(), patterns.size() * 8);
+    } else {
+      const std::vector<std::uint32_t> narrow(patterns.begin(), patterns.end());
+      vs.table.upload(narrow.data(), narrow.size() * 4);
+    }
+    // Padding slots hold 0.0, as the host encoders write them, where the table has it (a
+    // padding code may name any entry: the kernels never accumulate padding).
+    const auto zero = std::find(patterns.begin(), patterns.end(), 0u);
+    if (zero != patterns.end()) vs.pad_code = static_cast<int>(zero - patterns.begin());
+  }
+  if (vs.store != codegen::kBroStoreNone) vs.values = elements(slots, slot_bytes);
+  return vs;
+}
+
+// The values' arrays, named as the host encoders name them.
+void append_values(ValueSlots& vs, std::int64_t slots,
+                   std::vector<std::pair<std::string, DeviceBuffer>>& arrays,
+                   std::vector<std::int64_t>& counts) {
+  if (vs.store != codegen::kBroStoreNone) {
+    arrays.emplace_back("values", std::move(vs.values));
+    counts.push_back(slots);
+  }
+  if (vs.store == codegen::kBroStoreCode8) {
+    arrays.emplace_back("values_table", std::move(vs.table));
+    counts.push_back(vs.ntable);
+  }
+}
+
+// Waits for the fill and throws when some value did not fit the coding.
+void check_values_fit(const DeviceBuffer& bad, int coding) {
+  std::uint64_t missed = 0;
+  bad.download(&missed, sizeof missed);  // synchronous: waits for the fill
+  if (missed > 0)
+    throw InputError(
+        "DeviceCsr", 0,
+        fmt::format("{} values do not fit the value coding the inspection chose ({}): the "
+                    "values changed while compiling",
+                    missed, coding == formats::kValuesF32 ? "fp32" : "8-bit table"));
+}
+
 }  // namespace
 
 DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& device) {
@@ -52,6 +132,11 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
   k.slice = shared_kernel(cached, codegen::kBroEllSliceEntry, device.ordinal);
   k.fill32 = shared_kernel(cached, codegen::kBroEllFill32Entry, device.ordinal);
   k.fill64 = shared_kernel(cached, codegen::kBroEllFill64Entry, device.ordinal);
+  k.coo_counts = shared_kernel(cached, codegen::kBroCooCountsEntry, device.ordinal);
+  k.coo_select = shared_kernel(cached, codegen::kBroCooSelectEntry, device.ordinal);
+  k.coo_widths = shared_kernel(cached, codegen::kBroCooWidthsEntry, device.ordinal);
+  k.coo_fill32 = shared_kernel(cached, codegen::kBroCooFill32Entry, device.ordinal);
+  k.coo_fill64 = shared_kernel(cached, codegen::kBroCooFill64Entry, device.ordinal);
   k.ordinal = device.ordinal;
   k.disk_note = cached.disk_note;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -149,70 +234,22 @@ DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Pr
   symbols.fill_bytes(0, static_cast<std::size_t>(out.symbols * S) * word,
                      static_cast<std::size_t>(out.pad_rows * S) * word);
   const std::int64_t slots = out.columns * S;
-  int store = codegen::kBroStorePlain;
-  std::size_t slot_bytes = static_cast<std::size_t>(value_bytes(precision));
-  if (p.values == formats::kValuesUnit) {
-    store = codegen::kBroStoreNone;
-  } else if (p.values == formats::kValuesTable8) {
-    store = codegen::kBroStoreCode8;
-    slot_bytes = 1;
-  } else if (p.values == formats::kValuesF32) {
-    if (precision != Precision::f64)
-      throw InternalError("bro_ell on the GPU: fp32 value storage of values already fp32");
-    store = codegen::kBroStoreF32;
-    slot_bytes = 4;
-  } else if (p.values != formats::kValuesPlain) {
-    throw InternalError(fmt::format(
-        "bro_ell on the GPU: value coding {} is built from host arrays only", p.values));
-  }
-  DeviceBuffer values;
-  DeviceBuffer lookup;  // the 8-bit table's patterns, sorted, for the fill's binary search
-  DeviceBuffer table;   // the same as values of `precision`'s type: the kernel's values_table
-  int ntable = 0, pad_code = 0;
-  if (store == codegen::kBroStoreCode8) {
-    if (value_patterns.empty() ||
-        value_patterns.size() > static_cast<std::size_t>(codegen::kDeviceValueCap))
-      throw InternalError(fmt::format("bro_ell on the GPU: {} value patterns for an 8-bit table",
-                                      value_patterns.size()));
-    ntable = static_cast<int>(value_patterns.size());
-    lookup = elements(ntable, 8);
-    lookup.upload(value_patterns.data(), value_patterns.size() * 8);
-    const int vb = value_bytes(precision);
-    table = elements(ntable, static_cast<std::size_t>(vb));
-    if (vb == 8) {
-      table.upload(value_patterns.data(), value_patterns.size() * 8);
-    } else {
-      const std::vector<std::uint32_t> narrow(value_patterns.begin(), value_patterns.end());
-      table.upload(narrow.data(), narrow.size() * 4);
-    }
-    // Padding slots hold 0.0, as the host encoder writes them, where the table has it (a
-    // padding code may name any entry: the kernels mask padding by its delta).
-    const auto zero = std::find(value_patterns.begin(), value_patterns.end(), 0u);
-    if (zero != value_patterns.end()) pad_code = static_cast<int>(zero - value_patterns.begin());
-  }
-  if (store != codegen::kBroStoreNone) values = elements(slots, slot_bytes);
+  ValueSlots vs = value_slots(p.values, precision, value_patterns, slots);
   DeviceBuffer bad(8);
   bad.fill_bytes(0);
   const void* values_in = a.values;
   int value_bytes_arg = value_bytes(precision);
   void* symbols_arg = symbols.get();
-  void* slots_arg = values.get();
-  const void* lookup_arg = lookup.get();
+  void* slots_arg = vs.values.get();
+  const void* lookup_arg = vs.lookup.get();
   void* bad_arg = bad.get();
   const LoadedKernel& fill = L == 64 ? *kernels.fill64 : *kernels.fill32;
   launch(fill, L == 64 ? codegen::kBroEllFill64Entry : codegen::kBroEllFill32Entry,
          stride_grid(out.nslices * S, block), block,
          {&row_ptr, &col_idx, &values_in, &value_bytes_arg, &nrows, &h_arg, &T_arg, &limit,
-          &col_ptr_arg, &sym_ptr_arg, &widths_arg, &symbols_arg, &store, &slots_arg, &lookup_arg,
-          &ntable, &pad_code, &bad_arg});
-  std::uint64_t missed = 0;
-  bad.download(&missed, sizeof missed);  // synchronous: waits for the fill
-  if (missed > 0)
-    throw InputError(
-        "DeviceCsr", 0,
-        fmt::format("{} values do not fit the value coding the inspection chose ({}): the "
-                    "values changed while compiling",
-                    missed, p.values == formats::kValuesF32 ? "fp32" : "8-bit table"));
+          &col_ptr_arg, &sym_ptr_arg, &widths_arg, &symbols_arg, &vs.store, &slots_arg, &lookup_arg,
+          &vs.ntable, &vs.pad_code, &bad_arg});
+  check_values_fit(bad, p.values);
   if (p.tables == 1) {
     out.baked.resize(static_cast<std::size_t>(out.columns));
     if (out.columns > 0) widths.download(out.baked.data(), out.baked.size());
@@ -226,14 +263,90 @@ DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Pr
   out.counts.push_back(out.columns);
   out.arrays.emplace_back("symbols", std::move(symbols));
   out.counts.push_back(symbol_count);
-  if (store != codegen::kBroStoreNone) {
-    out.arrays.emplace_back("values", std::move(values));
-    out.counts.push_back(slots);
-  }
-  if (store == codegen::kBroStoreCode8) {
-    out.arrays.emplace_back("values_table", std::move(table));
-    out.counts.push_back(ntable);
-  }
+  append_values(vs, slots, out.arrays, out.counts);
+  return out;
+}
+
+DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& p, Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   const DeviceBroKernels& kernels) {
+  const int I = p.interval, L = p.symbol_bits;
+  const int block = codegen::kBroEncodeBlock;
+  DeviceBroCoo out;
+  const void* row_ptr = a.row_ptr;
+  const void* col_idx = a.col_idx;
+  long long nrows = a.nrows, skip = 0;
+
+  // Each row's entries, their offsets, and each entry's row and nonzero.
+  DeviceBuffer offsets = elements(a.nrows + 1, 8);
+  void* offsets_arg = offsets.get();
+  launch(*kernels.coo_counts, codegen::kBroCooCountsEntry, stride_grid(a.nrows, block), block,
+         {&row_ptr, &nrows, &skip, &offsets_arg});
+  launch(*kernels.scan, codegen::kBroScanEntry, 1, codegen::kBroScanBlock, {&offsets_arg, &nrows});
+  out.entries = download_i64(offsets, a.nrows);
+  DeviceBuffer rows = elements(out.entries, 4);
+  DeviceBuffer at = elements(out.entries, 8);
+  void* rows_arg = rows.get();
+  void* at_arg = at.get();
+  launch(*kernels.coo_select, codegen::kBroCooSelectEntry, stride_grid(32 * a.nrows, block), block,
+         {&row_ptr, &nrows, &skip, &offsets_arg, &rows_arg, &at_arg});
+
+  // Each interval's first row, widths and symbols per lane, and their prefix sums.
+  out.intervals = (out.entries + I - 1) / I;
+  long long n = out.entries, intervals = out.intervals;
+  int I_arg = I, L_arg = L;
+  DeviceBuffer row_base = elements(out.intervals, 4);
+  DeviceBuffer widths = elements(2 * out.intervals, 1);
+  DeviceBuffer sym_ptr = elements(out.intervals + 1, 8);
+  void* row_base_arg = row_base.get();
+  void* widths_arg = widths.get();
+  void* sym_ptr_arg = sym_ptr.get();
+  launch(*kernels.coo_widths, codegen::kBroCooWidthsEntry, stride_grid(32 * out.intervals, block),
+         block, {&rows_arg, &n, &I_arg, &L_arg, &row_base_arg, &widths_arg, &sym_ptr_arg});
+  launch(*kernels.scan, codegen::kBroScanEntry, 1, codegen::kBroScanBlock,
+         {&sym_ptr_arg, &intervals});
+  out.symbols = download_i64(sym_ptr, out.intervals);
+
+  // The streams (one row of zero symbols after the last, as the host writes), columns and values.
+  const auto word = static_cast<std::size_t>(L / 8);
+  const std::int64_t symbol_count = (out.symbols + 1) * 32;
+  DeviceBuffer symbols = elements(symbol_count, word);
+  symbols.fill_bytes(0, static_cast<std::size_t>(out.symbols * 32) * word, 32 * word);
+  const std::int64_t slots = out.intervals * I;
+  DeviceBuffer cols = elements(slots, 4);
+  ValueSlots vs = value_slots(p.values, precision, value_patterns, slots);
+  DeviceBuffer bad(8);
+  bad.fill_bytes(0);
+  const void* values_in = a.values;
+  int value_bytes_arg = value_bytes(precision);
+  void* symbols_arg = symbols.get();
+  void* cols_arg = cols.get();
+  void* slots_arg = vs.values.get();
+  const void* lookup_arg = vs.lookup.get();
+  void* bad_arg = bad.get();
+  const LoadedKernel& fill = L == 64 ? *kernels.coo_fill64 : *kernels.coo_fill32;
+  launch(fill, L == 64 ? codegen::kBroCooFill64Entry : codegen::kBroCooFill32Entry,
+         stride_grid(32 * out.intervals, block), block,
+         {&rows_arg, &at_arg, &n, &col_idx, &values_in, &value_bytes_arg, &I_arg, &widths_arg,
+          &sym_ptr_arg, &symbols_arg, &cols_arg, &vs.store, &slots_arg, &lookup_arg, &vs.ntable,
+          &vs.pad_code, &bad_arg});
+  check_values_fit(bad, p.values);
+
+  DeviceBuffer count(8);
+  count.upload(&out.entries, sizeof out.entries);
+  out.arrays.emplace_back("count", std::move(count));
+  out.counts.push_back(1);
+  out.arrays.emplace_back("row_base", std::move(row_base));
+  out.counts.push_back(out.intervals);
+  out.arrays.emplace_back("widths", std::move(widths));
+  out.counts.push_back(2 * out.intervals);
+  out.arrays.emplace_back("sym_ptr", std::move(sym_ptr));
+  out.counts.push_back(out.intervals + 1);
+  out.arrays.emplace_back("symbols", std::move(symbols));
+  out.counts.push_back(symbol_count);
+  out.arrays.emplace_back("col_idx", std::move(cols));
+  out.counts.push_back(slots);
+  append_values(vs, slots, out.arrays, out.counts);
   return out;
 }
 

@@ -1,5 +1,6 @@
-// Building BRO-ELL (compiler/formats/bro_ell/bro_ell_codec.hpp defines the layout) on the GPU from
-// a CSR matrix already in device memory, and the column inspection its cost model reads.
+// Building BRO-ELL and BRO-COO (compiler/formats/bro_ell/bro_ell_codec.hpp and
+// bro_coo/bro_coo_codec.hpp define the layouts) on the GPU from a CSR matrix already in device
+// memory, and the column inspection the BRO cost models read.
 //
 // bro_inspect: one block per kNarrowRows-row slice (grid-stride), thread per row for the slices'
 // longest rows (Profile::slice_longest, heights 2^0..2^8), then a warp per row for the column
@@ -17,6 +18,10 @@
 //                 and sym_ptr[s + 1] = ceil(sum of them / L)
 //   ell_fill      thread per lane: the lane's stream, symbol by symbol (a lane owns its symbols:
 //                 no atomics), and its value slots
+// BRO-COO (formats/bro_coo/bro_coo_codec.hpp): coo_counts (thread per row) and the scan give each
+// row's first entry, coo_select each entry's row and nonzero (a warp per row), coo_widths each
+// interval's first row, two widths and symbols per lane (a warp per interval), the scan sym_ptr,
+// and coo_fill each lane's stream, columns and values (a warp per interval).
 // The per-slice and per-lane steps (slice_columns, LaneCursor, StreamWriter, slice_symbols) are
 // plain functions the host can call too (SPMVC_BRO_HD), so a host test runs the same arithmetic
 // against the host codec without a GPU.
@@ -176,6 +181,48 @@ SPMVC_BRO_HD long long slice_symbols(const unsigned char* widths, long long c0, 
   long long bits = 0;
   for (long long i = c0; i < c1; ++i) bits += widths[i];
   return (bits + L - 1) / L;
+}
+
+/// The entries BRO-COO encodes (formats/bro_coo/bro_coo_codec.hpp), in row order: entry i lies in
+/// row rows[i]; past the last, the last row again (a padding delta of 0).
+struct CooEntries {
+  const int* rows;
+  long long n;
+  SPMVC_BRO_HD int row_at(long long i) const { return rows[i < n ? i : n - 1]; }
+};
+
+/// Lane l's widest first delta (its first entry's row against interval k's first row) and its
+/// widest delta after that; the interval's widths are the widest over its 32 lanes.
+SPMVC_BRO_HD void coo_lane_widths(const CooEntries& en, long long k, int interval, int l,
+                                  int& first, int& rest) {
+  const int per_lane = interval / 32;
+  const long long base = k * interval, start = base + static_cast<long long>(l) * per_lane;
+  first = bit_width(static_cast<unsigned>(en.row_at(start) - en.row_at(base)));
+  rest = 0;
+  for (int e = 1; e < per_lane; ++e) {
+    const int b = bit_width(static_cast<unsigned>(en.row_at(start + e) - en.row_at(start + e - 1)));
+    rest = b > rest ? b : rest;
+  }
+}
+
+/// Symbols of each lane of an interval whose widths are (first, rest).
+SPMVC_BRO_HD long long coo_symbols(int first, int rest, int interval, int L) {
+  return (first + static_cast<long long>(interval / 32 - 1) * rest + L - 1) / L;
+}
+
+/// Lane l's stream of interval k: its first delta in `first` bits, the others in `rest`, then
+/// zero symbols up to nsym (symbol m at out[m * 32]).
+template <typename Word>
+SPMVC_BRO_HD void coo_lane_stream(const CooEntries& en, long long k, int interval, int l, int first,
+                                  int rest, Word* out, long long nsym) {
+  const int per_lane = interval / 32;
+  const long long base = k * interval, start = base + static_cast<long long>(l) * per_lane;
+  StreamWriter<Word> w;
+  w.start(out, 32);
+  w.put(static_cast<unsigned>(en.row_at(start) - en.row_at(base)), first);
+  for (int e = 1; e < per_lane; ++e)
+    w.put(static_cast<unsigned>(en.row_at(start + e) - en.row_at(start + e - 1)), rest);
+  w.finish(nsym);
 }
 
 #if defined(__CUDACC__)
@@ -345,6 +392,40 @@ __device__ __forceinline__ int table_code(const unsigned long long* table, int n
   return lo < ntable && table[lo] == bits ? lo : -1;
 }
 
+/// Stores value k of the caller's array (or, when !own, the padding: 0, or pad_code) in slot
+/// `slot` as `store` says; 1 when the value does not fit (not in the table, not exact in fp32).
+__device__ __forceinline__ int store_value(const void* __restrict__ values, int value_bytes,
+                                           bool own, long long k, int store,
+                                           void* __restrict__ slots, long long slot,
+                                           const unsigned long long* table, int ntable,
+                                           int pad_code) {
+  if (store == kStorePlain) {
+    if (value_bytes == 8) {
+      static_cast<double*>(slots)[slot] = own ? static_cast<const double*>(values)[k] : 0.0;
+    } else {
+      static_cast<float*>(slots)[slot] = own ? static_cast<const float*>(values)[k] : 0.0f;
+    }
+  } else if (store == kStoreF32) {
+    const double x = own ? static_cast<const double*>(values)[k] : 0.0;
+    const float f = static_cast<float>(x);
+    static_cast<float*>(slots)[slot] = f;
+    return own && !(isinf(x) || (fabs(x) <= 3.402823466e38 && static_cast<double>(f) == x)) ? 1 : 0;
+  } else if (store == kStoreCode8) {
+    int code = pad_code;
+    if (own) {
+      const unsigned long long bits =
+          value_bytes == 8 ? static_cast<unsigned long long>(
+                                 __double_as_longlong(static_cast<const double*>(values)[k]))
+                           : static_cast<unsigned long long>(
+                                 __float_as_uint(static_cast<const float*>(values)[k]));
+      code = table_code(table, ntable, bits);
+    }
+    static_cast<unsigned char*>(slots)[slot] = static_cast<unsigned char>(code < 0 ? 0 : code);
+    return code < 0 ? 1 : 0;
+  }
+  return 0;
+}
+
 /// Every lane's symbols (then its slice's zero symbols up to sym_ptr's count) and value slots.
 /// values: the caller's (value_bytes each); store: kStore*; table: ntable sorted bit patterns
 /// (kStoreCode8; pad_code for padding slots); `bad` counts values the table lacks or, with
@@ -375,36 +456,91 @@ __device__ __forceinline__ void ell_fill(
       const bool own = cursor.own();
       const long long k = cursor.at();
       out.put(cursor.next(), widths[c0 + j]);
-      const long long slot = (c0 + j) * S + v;
-      if (store == kStorePlain) {
-        if (value_bytes == 8) {
-          static_cast<double*>(slots)[slot] = own ? static_cast<const double*>(values)[k] : 0.0;
-        } else {
-          static_cast<float*>(slots)[slot] = own ? static_cast<const float*>(values)[k] : 0.0f;
-        }
-      } else if (store == kStoreF32) {
-        const double x = own ? static_cast<const double*>(values)[k] : 0.0;
-        const float f = static_cast<float>(x);
-        missed += own && !(isinf(x) || (fabs(x) <= 3.402823466e38 && static_cast<double>(f) == x))
-                      ? 1
-                      : 0;
-        static_cast<float*>(slots)[slot] = f;
-      } else if (store == kStoreCode8) {
-        int code = pad_code;
-        if (own) {
-          const unsigned long long bits =
-              value_bytes == 8 ? static_cast<unsigned long long>(
-                                     __double_as_longlong(static_cast<const double*>(values)[k]))
-                               : static_cast<unsigned long long>(
-                                     __float_as_uint(static_cast<const float*>(values)[k]));
-          code = table_code(codes, ntable, bits);
-          missed += code < 0 ? 1 : 0;
-          code = code < 0 ? 0 : code;
-        }
-        static_cast<unsigned char*>(slots)[slot] = static_cast<unsigned char>(code);
-      }
+      missed += store_value(values, value_bytes, own, k, store, slots, (c0 + j) * S + v, codes,
+                            ntable, pad_code);
     }
     out.finish(sym_ptr[s + 1] - sym_ptr[s]);
+  }
+  if (missed > 0) atomicAdd(bad, missed);
+}
+
+/// counts[r + 1] = the entries row r gives BRO-COO (its nonzeros from position skip on);
+/// counts[0] = 0. Thread per row.
+__device__ __forceinline__ void coo_counts(const int* __restrict__ row_ptr, long long nrows,
+                                           long long skip, long long* __restrict__ counts) {
+  for (long long r = grid_thread(); r < nrows; r += grid_threads()) {
+    const long long tail = static_cast<long long>(row_ptr[r + 1]) - row_ptr[r] - skip;
+    counts[r + 1] = tail > 0 ? tail : 0;
+  }
+  if (grid_thread() == 0) counts[0] = 0;
+}
+
+/// rows[i] and at[i] (the nonzero) of every entry, from the rows' offsets; a warp per row.
+__device__ __forceinline__ void coo_select(const int* __restrict__ row_ptr, long long nrows,
+                                           long long skip, const long long* __restrict__ offsets,
+                                           int* __restrict__ rows, long long* __restrict__ at) {
+  const int lane = threadIdx.x & 31;
+  for (long long r = grid_thread() / 32; r < nrows; r += grid_threads() / 32) {
+    const long long o = offsets[r], n = offsets[r + 1] - o, first = row_ptr[r] + skip;
+    for (long long e = lane; e < n; e += 32) {
+      rows[o + e] = static_cast<int>(r);
+      at[o + e] = first + e;
+    }
+  }
+}
+
+/// Interval k's first row, widths (first, rest) and symbols per lane (sym[k + 1]; sym[0] = 0);
+/// a warp per interval.
+__device__ __forceinline__ void coo_widths(const int* __restrict__ rows, long long n, int interval,
+                                           int L, int* __restrict__ row_base,
+                                           unsigned char* __restrict__ widths,
+                                           long long* __restrict__ sym) {
+  const CooEntries en{rows, n};
+  const long long intervals = (n + interval - 1) / interval;
+  const int lane = threadIdx.x & 31;
+  for (long long k = grid_thread() / 32; k < intervals; k += grid_threads() / 32) {
+    int first, rest;
+    coo_lane_widths(en, k, interval, lane, first, rest);
+    first = static_cast<int>(__reduce_max_sync(0xffffffffu, static_cast<unsigned>(first)));
+    rest = static_cast<int>(__reduce_max_sync(0xffffffffu, static_cast<unsigned>(rest)));
+    if (lane == 0) {
+      row_base[k] = en.row_at(k * interval);
+      widths[2 * k] = static_cast<unsigned char>(first);
+      widths[2 * k + 1] = static_cast<unsigned char>(rest);
+      sym[k + 1] = coo_symbols(first, rest, interval, L);
+    }
+  }
+  if (grid_thread() == 0) sym[0] = 0;
+}
+
+/// Every lane's stream, column and value slots (stored as in ell_fill); a warp per interval.
+template <typename Word>
+__device__ __forceinline__ void coo_fill(
+    const int* __restrict__ rows, const long long* __restrict__ at, long long n,
+    const int* __restrict__ col_idx, const void* __restrict__ values, int value_bytes, int interval,
+    const unsigned char* __restrict__ widths, const long long* __restrict__ sym_ptr,
+    Word* __restrict__ symbols, int* __restrict__ cols, int store, void* __restrict__ slots,
+    const unsigned long long* __restrict__ table, int ntable, int pad_code,
+    unsigned long long* __restrict__ bad) {
+  __shared__ unsigned long long codes[256];
+  for (int i = threadIdx.x; i < ntable; i += blockDim.x) codes[i] = table[i];
+  __syncthreads();
+  const CooEntries en{rows, n};
+  const long long intervals = (n + interval - 1) / interval;
+  const int lane = threadIdx.x & 31, per_lane = interval / 32;
+  unsigned long long missed = 0;
+  for (long long k = grid_thread() / 32; k < intervals; k += grid_threads() / 32) {
+    coo_lane_stream<Word>(en, k, interval, lane, widths[2 * k], widths[2 * k + 1],
+                          symbols + sym_ptr[k] * 32 + lane, sym_ptr[k + 1] - sym_ptr[k]);
+    for (int e = 0; e < per_lane; ++e) {
+      const long long i = k * interval + static_cast<long long>(lane) * per_lane + e;
+      const long long slot = k * interval + static_cast<long long>(e) * 32 + lane;
+      const bool own = i < n;
+      const long long nz = own ? at[i] : 0;
+      cols[slot] = own ? col_idx[nz] : 0;
+      missed +=
+          store_value(values, value_bytes, own, nz, store, slots, slot, codes, ntable, pad_code);
+    }
   }
   if (missed > 0) atomicAdd(bad, missed);
 }

@@ -86,6 +86,45 @@ extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
 )",
         entry, word, word);
   }
+  k.source += fmt::format(
+      R"(
+extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
+{}(const int* __restrict__ row_ptr, long long nrows, long long skip,
+    long long* __restrict__ counts) {{
+  db::coo_counts(row_ptr, nrows, skip, counts);
+}}
+
+extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
+{}(const int* __restrict__ row_ptr, long long nrows, long long skip,
+    const long long* __restrict__ offsets, int* __restrict__ rows, long long* __restrict__ at) {{
+  db::coo_select(row_ptr, nrows, skip, offsets, rows, at);
+}}
+
+extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
+{}(const int* __restrict__ rows, long long n, int interval, int symbol_bits,
+    int* __restrict__ row_base, unsigned char* __restrict__ widths,
+    long long* __restrict__ sym_ptr) {{
+  db::coo_widths(rows, n, interval, symbol_bits, row_base, widths, sym_ptr);
+}}
+)",
+      kBroCooCountsEntry, kBroCooSelectEntry, kBroCooWidthsEntry);
+  for (const auto& [entry, word] : {std::pair{kBroCooFill32Entry, "unsigned"},
+                                    std::pair{kBroCooFill64Entry, "unsigned long long"}}) {
+    k.source += fmt::format(
+        R"(
+extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
+{}(const int* __restrict__ rows, const long long* __restrict__ at, long long n,
+    const int* __restrict__ col_idx, const void* __restrict__ values, int value_bytes,
+    int interval, const unsigned char* __restrict__ widths,
+    const long long* __restrict__ sym_ptr, {}* __restrict__ symbols, int* __restrict__ cols,
+    int store, void* __restrict__ slots, const unsigned long long* __restrict__ table,
+    int ntable, int pad_code, unsigned long long* __restrict__ bad) {{
+  db::coo_fill<{}>(rows, at, n, col_idx, values, value_bytes, interval, widths, sym_ptr, symbols,
+                   cols, store, slots, table, ntable, pad_code, bad);
+}}
+)",
+        entry, word, word);
+  }
   return k;
 }
 
@@ -153,7 +192,32 @@ KernelSource generate_device_bro_ell(const Plan& plan, const Profile& profile, c
     e.arrays.push_back({"values", formats::value_code_type(params.values, plan.precision), {}});
   if (params.values == formats::kValuesTable8)
     e.arrays.push_back({"values_table", formats::value_elem_type(plan.precision), {}});
-  return generate(plan, e, profile);
+  return codegen::generate(plan, e, profile);
+}
+
+KernelSource generate_device_bro_coo(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                     std::int64_t entries) {
+  const auto& params = std::get<BroCooParams>(plan.params);
+  // The kernel needs the arrays' element types and the entry count (its grid and its bound).
+  Encoded e;
+  e.format = "bro_coo";
+  e.precision = plan.precision;
+  e.nrows = a.nrows;
+  e.ncols = a.ncols;
+  e.nnz = a.nnz;
+  ByteBuffer count(sizeof entries);
+  std::memcpy(count.data(), &entries, sizeof entries);
+  e.arrays.push_back({"count", ElemType::i64, std::move(count)});
+  e.arrays.push_back({"row_base", ElemType::i32, {}});
+  e.arrays.push_back({"widths", ElemType::u8, {}});
+  e.arrays.push_back({"sym_ptr", ElemType::i64, {}});
+  e.arrays.push_back({"symbols", params.symbol_bits == 64 ? ElemType::u64 : ElemType::u32, {}});
+  e.arrays.push_back({"col_idx", ElemType::i32, {}});
+  if (params.values != formats::kValuesUnit)
+    e.arrays.push_back({"values", formats::value_code_type(params.values, plan.precision), {}});
+  if (params.values == formats::kValuesTable8)
+    e.arrays.push_back({"values_table", formats::value_elem_type(plan.precision), {}});
+  return codegen::generate(plan, e, profile);
 }
 
 }  // namespace spmvc::compiler

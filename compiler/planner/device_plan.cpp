@@ -1,6 +1,7 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values, bro_ell's whole encoding).
+// blocks and 16-bit columns, 8-bit value codes, fp32 values, bro_ell's and bro_coo's whole
+// encodings).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -20,8 +21,8 @@ namespace spmvc::compiler {
 namespace {
 
 // The formats the GPU builds from device arrays.
-constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "bro_ell"};
-constexpr std::string_view kDeviceFormatList = "csr, csr_stream and bro_ell";
+constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "bro_ell", "bro_coo"};
+constexpr std::string_view kDeviceFormatList = "csr, csr_stream, bro_ell and bro_coo";
 
 bool built_on_device(std::string_view format) {
   return std::find(std::begin(kDeviceFormats), std::end(kDeviceFormats), format) !=
@@ -56,6 +57,8 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
       return "the columns are not strictly increasing within every row (BRO delta-codes sorted "
              "columns)";
     values = b->values;
+  } else if (const auto* c = std::get_if<BroCooParams>(&params)) {
+    values = c->values;  // rows are delta-coded, columns kept: any column order encodes
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }

@@ -1,7 +1,7 @@
-// The bro_ell device-build unit compiles with NVRTC to an sm_90 CUBIN, every entry point present;
-// and bro_ell's kernel generated from what the GPU build hands the host (sizes, the width table
-// or the pattern it bakes) is the one the host pipeline generates from the encoded matrix, in
-// every width-table mode and value coding.
+// The BRO device-build unit compiles with NVRTC to an sm_90 CUBIN, every entry point present;
+// and bro_ell's and bro_coo's kernels generated from what the GPU build hands the host (sizes,
+// the width table or pattern bro_ell bakes, bro_coo's entry count) are the ones the host
+// pipeline generates from the encoded matrix, in every width-table mode and value coding.
 #include <doctest/doctest.h>
 
 #include "codegen/codegen.hpp"
@@ -21,7 +21,8 @@ TEST_CASE("device bro: the build unit compiles, every entry point in the image")
   for (const char* entry :
        {codegen::kBroInspectEntry, codegen::kBroEllColumnsEntry, codegen::kBroScanEntry,
         codegen::kBroEllWidthsEntry, codegen::kBroEllSliceEntry, codegen::kBroEllFill32Entry,
-        codegen::kBroEllFill64Entry}) {
+        codegen::kBroEllFill64Entry, codegen::kBroCooCountsEntry, codegen::kBroCooSelectEntry,
+        codegen::kBroCooWidthsEntry, codegen::kBroCooFill32Entry, codegen::kBroCooFill64Entry}) {
     CAPTURE(entry);
     CHECK(cubin.log.find(entry) != std::string::npos);
   }
@@ -62,6 +63,38 @@ TEST_CASE("device bro: bro_ell's kernel from the GPU build is the host pipeline'
         CHECK(device.source == host.source);
         CHECK(device.grid == host.grid);
         CHECK(device.kernel_name == host.kernel_name);
+        REQUIRE(device.params.size() == host.params.size());
+        for (std::size_t i = 0; i < device.params.size(); ++i)
+          CHECK(device.params[i].name == host.params[i].name);
+        test::check_compiles(device);
+      }
+    }
+  }
+}
+
+TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline's") {
+  const CsrMatrix a = gen::from_spec("stencil2d:n=64");
+  const Profile profile = inspect(a, InspectDepth::rows);
+  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
+  std::vector<double> values(a.values);
+  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
+      for (int symbol_bits : {32, 64}) {
+        BroCooParams params;
+        params.values = coding;
+        params.symbol_bits = symbol_bits;
+        CAPTURE(describe(params));
+        Options o;
+        o.precision = p;
+        o.params = params;
+        const Plan plan = compiler::plan_device_csr(view, profile, o, BuildTarget{});
+        const Encoded encoded = compiler::encode(a, plan);
+        const KernelSource host = codegen::generate(plan, encoded, profile);
+        const KernelSource device = compiler::generate_device_bro_coo(plan, profile, view, a.nnz());
+        CHECK(device.source == host.source);
+        CHECK(device.grid == host.grid);
+        REQUIRE(device.pre_launches.size() == host.pre_launches.size());
         REQUIRE(device.params.size() == host.params.size());
         for (std::size_t i = 0; i < device.params.size(); ++i)
           CHECK(device.params[i].name == host.params[i].name);

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "../../templates/device_bro.cuh"
+#include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_codec.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -189,6 +190,97 @@ TEST_CASE("device bro: the kernels' steps, run on the host, give the host codec'
   }
 }
 
+// The GPU's bro_coo passes on the host: the arrays they write (values plain).
+template <typename Word>
+std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval) {
+  // coo_counts, the scan and coo_select (skip 0: every nonzero is an entry, in order).
+  std::vector<int> rows;
+  for (std::int64_t r = 0; r < a.nrows; ++r)
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      rows.push_back(static_cast<int>(r));
+  const db::CooEntries en{rows.data(), static_cast<long long>(rows.size())};
+  const std::int64_t n = en.n, intervals = (n + interval - 1) / interval;
+  // coo_widths: each lane's widths, the widest of the 32.
+  std::vector<std::int32_t> row_base(static_cast<std::size_t>(intervals));
+  std::vector<std::uint8_t> widths(2 * static_cast<std::size_t>(intervals));
+  std::vector<std::int64_t> sym_ptr(static_cast<std::size_t>(intervals) + 1, 0);
+  const int L = 8 * static_cast<int>(sizeof(Word));
+  for (std::int64_t k = 0; k < intervals; ++k) {
+    int first = 0, rest = 0;
+    for (int l = 0; l < 32; ++l) {
+      int f = 0, r = 0;
+      db::coo_lane_widths(en, k, interval, l, f, r);
+      first = std::max(first, f);
+      rest = std::max(rest, r);
+    }
+    row_base[static_cast<std::size_t>(k)] = en.row_at(k * interval);
+    widths[2 * static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(first);
+    widths[2 * static_cast<std::size_t>(k) + 1] = static_cast<std::uint8_t>(rest);
+    sym_ptr[static_cast<std::size_t>(k) + 1] = db::coo_symbols(first, rest, interval, L);
+  }
+  std::partial_sum(sym_ptr.begin(), sym_ptr.end(), sym_ptr.begin());
+  // coo_fill: each lane's stream, columns and values.
+  std::vector<Word> symbols(static_cast<std::size_t>((sym_ptr.back() + 1) * 32), 0);
+  std::vector<std::int32_t> cols(static_cast<std::size_t>(intervals * interval), -1);
+  std::vector<double> values(cols.size(), -1.0);
+  const int per_lane = interval / 32;
+  for (std::int64_t k = 0; k < intervals; ++k) {
+    const auto kk = static_cast<std::size_t>(k);
+    for (int l = 0; l < 32; ++l) {
+      db::coo_lane_stream<Word>(en, k, interval, l, widths[2 * kk], widths[2 * kk + 1],
+                                symbols.data() + sym_ptr[kk] * 32 + l,
+                                sym_ptr[kk + 1] - sym_ptr[kk]);
+      for (int e = 0; e < per_lane; ++e) {
+        const std::int64_t i = k * interval + static_cast<std::int64_t>(l) * per_lane + e;
+        const auto slot = static_cast<std::size_t>(k * interval + e * 32 + l);
+        cols[slot] = i < n ? a.col_idx[static_cast<std::size_t>(i)] : 0;
+        values[slot] = i < n ? a.values[static_cast<std::size_t>(i)] : 0.0;
+      }
+    }
+  }
+  auto array = [](const char* name, ElemType type, const auto& v) {
+    EncodedArray out{name, type, {}};
+    out.bytes.resize(v.size() * sizeof(v[0]));
+    if (!v.empty()) std::memcpy(out.bytes.data(), v.data(), out.bytes.size());
+    return out;
+  };
+  return {array("count", ElemType::i64, std::vector<std::int64_t>{n}),
+          array("row_base", ElemType::i32, row_base),
+          array("widths", ElemType::u8, widths),
+          array("sym_ptr", ElemType::i64, sym_ptr),
+          array("symbols", L == 64 ? ElemType::u64 : ElemType::u32, symbols),
+          array("col_idx", ElemType::i32, cols),
+          array("values", ElemType::f64, values)};
+}
+
+TEST_CASE("device bro: the bro_coo kernels' steps, run on the host, give the host codec's") {
+  const formats::BroCooFormat unit;
+  for (const CsrMatrix& a : matrices()) {
+    for (int interval : {32, 256, 1024}) {
+      for (int L : {32, 64}) {
+        BroCooParams p;
+        p.interval = interval;
+        p.symbol_bits = L;
+        CAPTURE(a.nrows);
+        CAPTURE(describe(p));
+        const Encoded host = unit.encode(a, p, Precision::f64);
+        const std::vector<EncodedArray> gpu = L == 64 ? emulate_coo<std::uint64_t>(a, interval)
+                                                      : emulate_coo<std::uint32_t>(a, interval);
+        REQUIRE(gpu.size() == host.arrays.size());
+        for (std::size_t i = 0; i < gpu.size(); ++i) {
+          CAPTURE(gpu[i].name);
+          CHECK(gpu[i].name == host.arrays[i].name);
+          CHECK(gpu[i].type == host.arrays[i].type);
+          REQUIRE(gpu[i].bytes.size() == host.arrays[i].bytes.size());
+          CHECK(
+              (gpu[i].bytes.empty() || std::memcmp(gpu[i].bytes.data(), host.arrays[i].bytes.data(),
+                                                   gpu[i].bytes.size()) == 0));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("device bro: a lane's stream writer packs fields MSB first across symbol boundaries") {
   // Fields of 5, 30, 32 and 1 bits in 32-bit symbols: 5 + 27 | 3 + 29 | 3 + 1 (+ 28 zero bits).
   std::uint32_t words[8] = {};
@@ -303,6 +395,7 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
     compiler::check_device_options(ell);
     FAIL("ell from device arrays was accepted");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("only csr, csr_stream and bro_ell run") != std::string::npos);
+    CHECK(std::string(e.what()).find("only csr, csr_stream, bro_ell and bro_coo run") !=
+          std::string::npos);
   }
 }

@@ -1,6 +1,6 @@
-// The unit that builds BRO-ELL on the GPU from a CSR matrix in device memory
+// The unit that builds BRO-ELL and BRO-COO on the GPU from a CSR matrix in device memory
 // (templates/device_bro.cuh): the column inspection the BRO cost models read (delta-bit
-// histograms, x sectors, slices' longest rows) and the encoder's passes. Host C++ only: the
+// histograms, x sectors, slices' longest rows) and the encoders' passes. Host C++ only: the
 // runtime compiles the unit and launches its entry points (runtime/device_build_bro.cpp); here
 // are its source, the meaning of what the inspection returns, and the kernel of a plan built
 // on the GPU.
@@ -40,6 +40,11 @@ inline constexpr const char* kBroEllWidthsEntry = "spmvc_bro_ell_widths";
 inline constexpr const char* kBroEllSliceEntry = "spmvc_bro_ell_slice";
 inline constexpr const char* kBroEllFill32Entry = "spmvc_bro_ell_fill_s32";
 inline constexpr const char* kBroEllFill64Entry = "spmvc_bro_ell_fill_s64";
+inline constexpr const char* kBroCooCountsEntry = "spmvc_bro_coo_counts";
+inline constexpr const char* kBroCooSelectEntry = "spmvc_bro_coo_select";
+inline constexpr const char* kBroCooWidthsEntry = "spmvc_bro_coo_widths";
+inline constexpr const char* kBroCooFill32Entry = "spmvc_bro_coo_fill_s32";
+inline constexpr const char* kBroCooFill64Entry = "spmvc_bro_coo_fill_s64";
 
 /// The translation unit (every entry point above), the same text every time.
 KernelSource device_bro_source();
@@ -69,5 +74,10 @@ bool has_bro_columns(const Profile& profile);
 /// (tables 1), the one pattern (tables 2), nothing otherwise.
 KernelSource generate_device_bro_ell(const Plan& plan, const Profile& profile, const DeviceCsr& a,
                                      const std::vector<std::uint8_t>& widths);
+
+/// bro_coo's unit for `plan` built on the GPU from `a` (its `entries` encoded): what the host
+/// pipeline generates from the encoded matrix of the same plan.
+KernelSource generate_device_bro_coo(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                     std::int64_t entries);
 
 }  // namespace spmvc::compiler
