@@ -40,12 +40,11 @@ inline constexpr double kCompileSeconds = 0.026;
 inline constexpr double kDeviceInspectSecondsPerNonzero = 1.3e-11;
 inline constexpr double kDeviceEncodeSecondsPerNonzero = 6.3e-12;
 /// A GPU encoder that writes a whole encoding of its own (bro_ell, bro_coo), until the device
-/// calibration
-/// has a factor for it (the pooled one above was fitted to csr and csr_stream, which write at
-/// most a few small arrays): its launches and host waits, about 10 us each (an assumption: six
-/// launches, three waits), and the bytes it moves (the columns read twice, the values once, the
-/// encoding written) at about half an H100's read bandwidth (an assumption: its column reads are
-/// strided, a row per lane).
+/// calibration has a factor for it (the pooled one above was fitted to csr and csr_stream, which
+/// write at most a few small arrays): its launches and host waits, about 10 us each (an
+/// assumption: six launches, three waits), and the bytes it moves (the columns read twice, the
+/// values once, the encoding written) at about half an H100's read bandwidth (an assumption: its
+/// column reads are strided, a row per lane).
 inline constexpr double kDeviceEncoderFixedSeconds = 90e-6;
 inline constexpr double kDeviceEncoderBytesPerSecond = 1.5e12;
 
