@@ -39,7 +39,7 @@ inline constexpr double kUploadBytesPerSecond = 7.0e9;
 inline constexpr double kCompileSeconds = 0.026;
 inline constexpr double kDeviceInspectSecondsPerNonzero = 1.3e-11;
 inline constexpr double kDeviceEncodeSecondsPerNonzero = 6.3e-12;
-/// A GPU encoder that writes a whole encoding of its own (bro_ell, bro_coo), until the device
+/// A GPU encoder that writes a whole encoding of its own (the BRO formats), until the device
 /// calibration has a factor for it (the pooled one above was fitted to csr and csr_stream, which
 /// write at most a few small arrays): its launches and host waits, about 10 us each (an
 /// assumption: six launches, three waits), and the bytes it moves (the columns read twice, the

@@ -1,4 +1,4 @@
-// BRO-ELL and BRO-COO built on the GPU from a CSR matrix already in device memory
+// BRO-ELL, BRO-COO and BRO-HYB built on the GPU from a CSR matrix already in device memory
 // (compile(DeviceCsr)): the column inspection the BRO models read, and the encoders, whose
 // arrays are the host codecs' (compiler/formats/bro_ell/bro_ell_codec.hpp,
 // bro_coo/bro_coo_codec.hpp) for the same plan. The unit is
@@ -48,6 +48,18 @@ struct DeviceBroEll {
   std::vector<std::uint8_t> baked;
 };
 
+/// BRO-ELL's layout (as formats::bro::EllShape).
+struct DeviceEllShape {
+  int slice_height = 32, symbol_bits = 32, threads_per_row = 1, tables = 0, values = 0;
+};
+
+/// Encodes the first min(length, width) nonzeros of every row of `a` in BRO-ELL on the GPU, the
+/// arrays named with `prefix` (as formats::bro::encode_ell).
+DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& shape, std::int64_t width,
+                             const std::string& prefix, Precision precision,
+                             const std::vector<std::uint64_t>& value_patterns, std::int64_t row_max,
+                             const DeviceBroKernels& kernels);
+
 /// Encodes `a` (values of `precision`'s type) as bro_ell with `params` on the GPU.
 /// `value_patterns`: inspect_device's distinct value patterns (8-bit codes); `row_max`: the
 /// longest row (Profile::row_max). InputError when a value does not fit the coding (the values
@@ -72,5 +84,22 @@ DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& param
                                    Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
                                    const DeviceBroKernels& kernels);
+
+/// Encodes every row's nonzeros from position `width` on in BRO-COO on the GPU, the arrays named
+/// with `prefix` (as formats::bro::encode_coo).
+DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, int coding,
+                             std::int64_t width, const std::string& prefix, Precision precision,
+                             const std::vector<std::uint64_t>& value_patterns,
+                             const DeviceBroKernels& kernels);
+
+/// bro_hyb on the GPU: the ELL part's arrays ("ell_" ...), then the COO part's ("coo_" ...).
+struct DeviceBroHyb {
+  DeviceBroEll ell;
+  DeviceBroCoo coo;
+};
+DeviceBroHyb encode_bro_hyb_device(const DeviceCsr& a, const BroHybParams& params,
+                                   Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   std::int64_t row_max, const DeviceBroKernels& kernels);
 
 }  // namespace spmvc::runtime

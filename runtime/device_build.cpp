@@ -69,11 +69,10 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
   im->profile = std::move(inspection.profile);
   // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen.
-  const bool bro_wanted =
-      options.params ? std::holds_alternative<BroEllParams>(*options.params) ||
-                           std::holds_alternative<BroCooParams>(*options.params)
-                     : !options.csr && (options.format == "auto" || options.format == "bro_ell" ||
-                                        options.format == "bro_coo");
+  std::string wanted_format = options.format;
+  if (options.csr) wanted_format = "csr";
+  if (options.params) wanted_format = std::string(format_of(*options.params));
+  const bool bro_wanted = wanted_format == "auto" || wanted_format.starts_with("bro_");
   std::optional<runtime::DeviceBroKernels> bro_kernels;
   if (bro_wanted) {
     const auto t1 = Clock::now();
@@ -81,11 +80,10 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     timings.compile += bro_kernels->seconds;
     t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
     const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
-    const bool bro_ell_forced = options.params
-                                    ? std::holds_alternative<BroEllParams>(*options.params)
-                                    : options.format == "bro_ell";
-    if (!problem.empty() && bro_ell_forced)
-      throw InputError("DeviceCsr", 0, "bro_ell delta-codes sorted columns, but " + problem);
+    if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
+      throw InputError(
+          "DeviceCsr", 0,
+          fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   }
   timings.inspect = seconds_since(t0);
 
@@ -96,13 +94,14 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->plan = compiler::plan_device_csr(a, im->profile, options, target);
   timings.plan = seconds_since(t0);
 
-  // What is encoded, on the GPU: csr_stream's row blocks and 16-bit columns, 8-bit value codes or
-  // fp32 values.
+  // What is encoded, on the GPU: the BRO formats' whole encodings, or csr_stream's row blocks and
+  // 16-bit columns, 8-bit value codes or fp32 values beside the caller's arrays.
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
   const auto* bro_ell = std::get_if<BroEllParams>(&im->plan.params);
   const auto* bro_coo = std::get_if<BroCooParams>(&im->plan.params);
-  const bool own_encoding = bro_ell != nullptr || bro_coo != nullptr;
+  const auto* bro_hyb = std::get_if<BroHybParams>(&im->plan.params);
+  const bool own_encoding = bro_ell != nullptr || bro_coo != nullptr || bro_hyb != nullptr;
   if (own_encoding && !bro_kernels)
     throw InternalError(im->plan.format + " planned from device arrays without its unit");
   std::vector<std::uint8_t> baked;
@@ -120,6 +119,14 @@ Operator compile(const DeviceCsr& a, const Options& options) {
         a, *bro_coo, options.precision, inspection.value_patterns, *bro_kernels);
     entries = bro.entries;
     encoded = std::move(bro.arrays);
+  } else if (bro_hyb != nullptr) {
+    runtime::DeviceBroHyb bro =
+        runtime::encode_bro_hyb_device(a, *bro_hyb, options.precision, inspection.value_patterns,
+                                       im->profile.row_max, *bro_kernels);
+    baked = std::move(bro.ell.baked);
+    entries = bro.coo.entries;
+    encoded = std::move(bro.ell.arrays);
+    for (auto& array : bro.coo.arrays) encoded.push_back(std::move(array));
   }
   for (auto& [name, buffer] : encoded) {
     im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
@@ -164,6 +171,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     im->source = compiler::generate_device_bro_ell(im->plan, im->profile, a, baked);
   } else if (bro_coo != nullptr) {
     im->source = compiler::generate_device_bro_coo(im->plan, im->profile, a, entries);
+  } else if (bro_hyb != nullptr) {
+    im->source = compiler::generate_device_bro_hyb(im->plan, im->profile, a, baked, entries);
   } else {
     im->source = compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   }

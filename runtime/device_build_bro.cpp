@@ -94,15 +94,15 @@ ValueSlots value_slots(int coding, Precision precision, const std::vector<std::u
 }
 
 // The values' arrays, named as the host encoders name them.
-void append_values(ValueSlots& vs, std::int64_t slots,
+void append_values(ValueSlots& vs, std::int64_t slots, const std::string& prefix,
                    std::vector<std::pair<std::string, DeviceBuffer>>& arrays,
                    std::vector<std::int64_t>& counts) {
   if (vs.store != codegen::kBroStoreNone) {
-    arrays.emplace_back("values", std::move(vs.values));
+    arrays.emplace_back(prefix + "values", std::move(vs.values));
     counts.push_back(slots);
   }
   if (vs.store == codegen::kBroStoreCode8) {
-    arrays.emplace_back("values_table", std::move(vs.table));
+    arrays.emplace_back(prefix + "values_table", std::move(vs.table));
     counts.push_back(vs.ntable);
   }
 }
@@ -167,6 +167,15 @@ std::string inspect_bro_device(const DeviceCsr& a, const DeviceBroKernels& kerne
 DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
                                    std::int64_t row_max, const DeviceBroKernels& kernels) {
+  return encode_ell_part(a, {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values},
+                         std::numeric_limits<long long>::max(), "", precision, value_patterns,
+                         row_max, kernels);
+}
+
+DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t width,
+                             const std::string& prefix, Precision precision,
+                             const std::vector<std::uint64_t>& value_patterns, std::int64_t row_max,
+                             const DeviceBroKernels& kernels) {
   const int h = p.slice_height, T = p.threads_per_row, L = p.symbol_bits;
   const std::int64_t S = static_cast<std::int64_t>(h) * T;
   DeviceBroEll out;
@@ -174,7 +183,7 @@ DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Pr
   const void* row_ptr = a.row_ptr;
   const void* col_idx = a.col_idx;
   long long nrows = a.nrows, nslices = out.nslices;
-  long long limit = std::numeric_limits<long long>::max();  // bro_ell encodes whole rows
+  long long limit = width;
   int h_arg = h, T_arg = T, L_arg = L;
   const int block = codegen::kBroEncodeBlock;
 
@@ -188,7 +197,7 @@ DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Pr
   out.columns = download_i64(col_ptr, out.nslices);
 
   // The widest field of every slice column (and of every column position, baked).
-  const std::int64_t longest = T > 0 ? (std::max<std::int64_t>(row_max, 0) + T - 1) / T : 0;
+  const std::int64_t longest = (std::clamp<std::int64_t>(row_max, 0, width) + T - 1) / T;
   DeviceBuffer widths32 = elements(out.columns, 4);
   widths32.fill_bytes(0);
   DeviceBuffer pattern32;
@@ -255,27 +264,35 @@ DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Pr
     if (out.columns > 0) widths.download(out.baked.data(), out.baked.size());
   }
 
-  out.arrays.emplace_back("col_ptr", std::move(col_ptr));
+  out.arrays.emplace_back(prefix + "col_ptr", std::move(col_ptr));
   out.counts.push_back(out.nslices + 1);
-  out.arrays.emplace_back("sym_ptr", std::move(sym_ptr));
+  out.arrays.emplace_back(prefix + "sym_ptr", std::move(sym_ptr));
   out.counts.push_back(out.nslices + 1);
-  out.arrays.emplace_back("widths", std::move(widths));
+  out.arrays.emplace_back(prefix + "widths", std::move(widths));
   out.counts.push_back(out.columns);
-  out.arrays.emplace_back("symbols", std::move(symbols));
+  out.arrays.emplace_back(prefix + "symbols", std::move(symbols));
   out.counts.push_back(symbol_count);
-  append_values(vs, slots, out.arrays, out.counts);
+  append_values(vs, slots, prefix, out.arrays, out.counts);
   return out;
 }
 
 DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& p, Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
                                    const DeviceBroKernels& kernels) {
-  const int I = p.interval, L = p.symbol_bits;
+  return encode_coo_part(a, p.interval, p.symbol_bits, p.values, 0, "", precision, value_patterns,
+                         kernels);
+}
+
+DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, int coding,
+                             std::int64_t width, const std::string& prefix, Precision precision,
+                             const std::vector<std::uint64_t>& value_patterns,
+                             const DeviceBroKernels& kernels) {
+  const int I = interval, L = symbol_bits;
   const int block = codegen::kBroEncodeBlock;
   DeviceBroCoo out;
   const void* row_ptr = a.row_ptr;
   const void* col_idx = a.col_idx;
-  long long nrows = a.nrows, skip = 0;
+  long long nrows = a.nrows, skip = width;
 
   // Each row's entries, their offsets, and each entry's row and nonzero.
   DeviceBuffer offsets = elements(a.nrows + 1, 8);
@@ -314,7 +331,7 @@ DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& p, Pr
   symbols.fill_bytes(0, static_cast<std::size_t>(out.symbols * 32) * word, 32 * word);
   const std::int64_t slots = out.intervals * I;
   DeviceBuffer cols = elements(slots, 4);
-  ValueSlots vs = value_slots(p.values, precision, value_patterns, slots);
+  ValueSlots vs = value_slots(coding, precision, value_patterns, slots);
   DeviceBuffer bad(8);
   bad.fill_bytes(0);
   const void* values_in = a.values;
@@ -330,23 +347,35 @@ DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& p, Pr
          {&rows_arg, &at_arg, &n, &col_idx, &values_in, &value_bytes_arg, &I_arg, &widths_arg,
           &sym_ptr_arg, &symbols_arg, &cols_arg, &vs.store, &slots_arg, &lookup_arg, &vs.ntable,
           &vs.pad_code, &bad_arg});
-  check_values_fit(bad, p.values);
+  check_values_fit(bad, coding);
 
   DeviceBuffer count(8);
   count.upload(&out.entries, sizeof out.entries);
-  out.arrays.emplace_back("count", std::move(count));
+  out.arrays.emplace_back(prefix + "count", std::move(count));
   out.counts.push_back(1);
-  out.arrays.emplace_back("row_base", std::move(row_base));
+  out.arrays.emplace_back(prefix + "row_base", std::move(row_base));
   out.counts.push_back(out.intervals);
-  out.arrays.emplace_back("widths", std::move(widths));
+  out.arrays.emplace_back(prefix + "widths", std::move(widths));
   out.counts.push_back(2 * out.intervals);
-  out.arrays.emplace_back("sym_ptr", std::move(sym_ptr));
+  out.arrays.emplace_back(prefix + "sym_ptr", std::move(sym_ptr));
   out.counts.push_back(out.intervals + 1);
-  out.arrays.emplace_back("symbols", std::move(symbols));
+  out.arrays.emplace_back(prefix + "symbols", std::move(symbols));
   out.counts.push_back(symbol_count);
-  out.arrays.emplace_back("col_idx", std::move(cols));
+  out.arrays.emplace_back(prefix + "col_idx", std::move(cols));
   out.counts.push_back(slots);
-  append_values(vs, slots, out.arrays, out.counts);
+  append_values(vs, slots, prefix, out.arrays, out.counts);
+  return out;
+}
+
+DeviceBroHyb encode_bro_hyb_device(const DeviceCsr& a, const BroHybParams& p, Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   std::int64_t row_max, const DeviceBroKernels& kernels) {
+  DeviceBroHyb out;
+  out.ell =
+      encode_ell_part(a, {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values},
+                      p.width, "ell_", precision, value_patterns, row_max, kernels);
+  out.coo = encode_coo_part(a, p.interval, p.symbol_bits, p.values, p.width, "coo_", precision,
+                            value_patterns, kernels);
   return out;
 }
 

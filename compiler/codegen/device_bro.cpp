@@ -164,59 +164,86 @@ bool has_bro_columns(const Profile& p) {
   return p.nnz == 0 || p.x_sectors > 0;
 }
 
-KernelSource generate_device_bro_ell(const Plan& plan, const Profile& profile, const DeviceCsr& a,
-                                     const std::vector<std::uint8_t>& widths) {
-  const auto& params = std::get<BroEllParams>(plan.params);
-  // The kernel needs the arrays' element types and what it bakes: the width table (tables 1) or
-  // the pattern (tables 2, read by formats::bro::baked_pattern as the widths of the slice with
-  // the most columns: one slice holding the pattern says the same). The arrays' contents are on
-  // the device.
+namespace {
+
+ByteBuffer bytes_of(const void* data, std::size_t n) {
+  ByteBuffer out(n);
+  if (n > 0) std::memcpy(out.data(), data, n);
+  return out;
+}
+
+Encoded sizes_of(const Plan& plan, const DeviceCsr& a) {
   Encoded e;
-  e.format = "bro_ell";
+  e.format = plan.format;
   e.precision = plan.precision;
   e.nrows = a.nrows;
   e.ncols = a.ncols;
   e.nnz = a.nnz;
-  auto bytes_of = [](const void* data, std::size_t n) {
-    ByteBuffer out(n);
-    if (n > 0) std::memcpy(out.data(), data, n);
-    return out;
-  };
+  return e;
+}
+
+// The arrays of a value coding, named with `prefix`, contents on the device.
+void value_arrays(Encoded& e, const std::string& prefix, int coding, Precision precision) {
+  if (coding != formats::kValuesUnit)
+    e.arrays.push_back({prefix + "values", formats::value_code_type(coding, precision), {}});
+  if (coding == formats::kValuesTable8)
+    e.arrays.push_back({prefix + "values_table", formats::value_elem_type(precision), {}});
+}
+
+// BRO-ELL's arrays as the kernel needs them: their element types and what it bakes: the width
+// table (tables 1) or the pattern (tables 2, read by formats::bro::baked_pattern as the widths of
+// the slice with the most columns: one slice holding the pattern says the same). The arrays'
+// contents are on the device.
+void ell_arrays(Encoded& e, const std::string& prefix, int tables, int symbol_bits, int coding,
+                Precision precision, const std::vector<std::uint8_t>& widths) {
   std::vector<std::int64_t> col_ptr;
-  if (params.tables == 2) col_ptr = {0, static_cast<std::int64_t>(widths.size())};
-  e.arrays.push_back({"col_ptr", ElemType::i64, bytes_of(col_ptr.data(), col_ptr.size() * 8)});
-  e.arrays.push_back({"sym_ptr", ElemType::i64, {}});
-  e.arrays.push_back({"widths", ElemType::u8, bytes_of(widths.data(), widths.size())});
-  e.arrays.push_back({"symbols", params.symbol_bits == 64 ? ElemType::u64 : ElemType::u32, {}});
-  if (params.values != formats::kValuesUnit)
-    e.arrays.push_back({"values", formats::value_code_type(params.values, plan.precision), {}});
-  if (params.values == formats::kValuesTable8)
-    e.arrays.push_back({"values_table", formats::value_elem_type(plan.precision), {}});
+  if (tables == 2) col_ptr = {0, static_cast<std::int64_t>(widths.size())};
+  e.arrays.push_back(
+      {prefix + "col_ptr", ElemType::i64, bytes_of(col_ptr.data(), col_ptr.size() * 8)});
+  e.arrays.push_back({prefix + "sym_ptr", ElemType::i64, {}});
+  e.arrays.push_back({prefix + "widths", ElemType::u8, bytes_of(widths.data(), widths.size())});
+  e.arrays.push_back({prefix + "symbols", symbol_bits == 64 ? ElemType::u64 : ElemType::u32, {}});
+  value_arrays(e, prefix, coding, precision);
+}
+
+// BRO-COO's arrays as the kernel needs them: their element types and the entry count (its grid
+// and its bound).
+void coo_arrays(Encoded& e, const std::string& prefix, int symbol_bits, int coding,
+                Precision precision, std::int64_t entries) {
+  e.arrays.push_back({prefix + "count", ElemType::i64, bytes_of(&entries, sizeof entries)});
+  e.arrays.push_back({prefix + "row_base", ElemType::i32, {}});
+  e.arrays.push_back({prefix + "widths", ElemType::u8, {}});
+  e.arrays.push_back({prefix + "sym_ptr", ElemType::i64, {}});
+  e.arrays.push_back({prefix + "symbols", symbol_bits == 64 ? ElemType::u64 : ElemType::u32, {}});
+  e.arrays.push_back({prefix + "col_idx", ElemType::i32, {}});
+  value_arrays(e, prefix, coding, precision);
+}
+
+}  // namespace
+
+KernelSource generate_device_bro_ell(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                     const std::vector<std::uint8_t>& widths) {
+  const auto& p = std::get<BroEllParams>(plan.params);
+  Encoded e = sizes_of(plan, a);
+  ell_arrays(e, "", p.tables, p.symbol_bits, p.values, plan.precision, widths);
   return codegen::generate(plan, e, profile);
 }
 
 KernelSource generate_device_bro_coo(const Plan& plan, const Profile& profile, const DeviceCsr& a,
                                      std::int64_t entries) {
-  const auto& params = std::get<BroCooParams>(plan.params);
-  // The kernel needs the arrays' element types and the entry count (its grid and its bound).
-  Encoded e;
-  e.format = "bro_coo";
-  e.precision = plan.precision;
-  e.nrows = a.nrows;
-  e.ncols = a.ncols;
-  e.nnz = a.nnz;
-  ByteBuffer count(sizeof entries);
-  std::memcpy(count.data(), &entries, sizeof entries);
-  e.arrays.push_back({"count", ElemType::i64, std::move(count)});
-  e.arrays.push_back({"row_base", ElemType::i32, {}});
-  e.arrays.push_back({"widths", ElemType::u8, {}});
-  e.arrays.push_back({"sym_ptr", ElemType::i64, {}});
-  e.arrays.push_back({"symbols", params.symbol_bits == 64 ? ElemType::u64 : ElemType::u32, {}});
-  e.arrays.push_back({"col_idx", ElemType::i32, {}});
-  if (params.values != formats::kValuesUnit)
-    e.arrays.push_back({"values", formats::value_code_type(params.values, plan.precision), {}});
-  if (params.values == formats::kValuesTable8)
-    e.arrays.push_back({"values_table", formats::value_elem_type(plan.precision), {}});
+  const auto& p = std::get<BroCooParams>(plan.params);
+  Encoded e = sizes_of(plan, a);
+  coo_arrays(e, "", p.symbol_bits, p.values, plan.precision, entries);
+  return codegen::generate(plan, e, profile);
+}
+
+KernelSource generate_device_bro_hyb(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                     const std::vector<std::uint8_t>& widths,
+                                     std::int64_t entries) {
+  const auto& p = std::get<BroHybParams>(plan.params);
+  Encoded e = sizes_of(plan, a);
+  ell_arrays(e, "ell_", p.tables, p.symbol_bits, p.values, plan.precision, widths);
+  coo_arrays(e, "coo_", p.symbol_bits, p.values, plan.precision, entries);
   return codegen::generate(plan, e, profile);
 }
 

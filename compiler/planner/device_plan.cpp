@@ -1,7 +1,7 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values, bro_ell's and bro_coo's whole
-// encodings).
+// blocks and 16-bit columns, 8-bit value codes, fp32 values, the whole encodings of bro_ell,
+// bro_coo and bro_hyb).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -21,8 +21,9 @@ namespace spmvc::compiler {
 namespace {
 
 // The formats the GPU builds from device arrays.
-constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "bro_ell", "bro_coo"};
-constexpr std::string_view kDeviceFormatList = "csr, csr_stream, bro_ell and bro_coo";
+constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "bro_ell", "bro_coo",
+                                               "bro_hyb"};
+constexpr std::string_view kDeviceFormatList = "csr, csr_stream, bro_ell, bro_coo and bro_hyb";
 
 bool built_on_device(std::string_view format) {
   return std::find(std::begin(kDeviceFormats), std::end(kDeviceFormats), format) !=
@@ -52,11 +53,12 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
     values = q->values;
-  } else if (const auto* b = std::get_if<BroEllParams>(&params)) {
+  } else if (std::holds_alternative<BroEllParams>(params) ||
+             std::holds_alternative<BroHybParams>(params)) {
     if (!has_bro_columns(profile))
-      return "the columns are not strictly increasing within every row (BRO delta-codes sorted "
-             "columns)";
-    values = b->values;
+      return "the columns are not strictly increasing within every row (BRO-ELL delta-codes "
+             "sorted columns)";
+    values = formats::value_coding_of(params);
   } else if (const auto* c = std::get_if<BroCooParams>(&params)) {
     values = c->values;  // rows are delta-coded, columns kept: any column order encodes
   } else {

@@ -189,8 +189,8 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// csr_stream on the caller's row_ptr and col_idx, values plain, dropped (all ones) or 8-bit
 /// coded, and bro_ell encoded on the GPU (every width-table mode; columns must increase within
 /// each row, else BRO is not offered, and forcing it is an InputError naming the first nonzero
-/// at fault) and bro_coo, also encoded on the GPU; no reordering; model planner only. Options
-/// that ask for more are InputErrors.
+/// at fault), bro_coo and bro_hyb, also encoded on the GPU; no reordering; model planner only.
+/// Options that ask for more are InputErrors.
 Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.

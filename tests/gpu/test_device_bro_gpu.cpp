@@ -2,8 +2,8 @@
 // the host codec's for the same plan, entry by entry, on edge cases in every width-table mode,
 // symbol length and value storage, and for every bro_ell candidate the planner proposes on each
 // public matrix of at least 10k nonzeros; the column inspection equals inspect()'s; the operator
-// multiplies right; unsorted columns are refused with the nonzero named. bro_coo the same, on the
-// edge cases and the public matrices of 10k to 2M nonzeros.
+// multiplies right; unsorted columns are refused with the nonzero named. bro_coo and bro_hyb the
+// same, on the edge cases and the public matrices of 10k to 2M nonzeros.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
+#include "formats/bro_hyb/bro_hyb_format.hpp"
 #include "formats/format.hpp"
 #include "formats/values/values.hpp"
 #include "gpu_support.hpp"
@@ -125,28 +126,26 @@ void compare(const Encoded& host,
   REQUIRE(arrays.size() == host.arrays.size());
   REQUIRE(counts.size() == host.arrays.size());
   const bool table = coding == formats::kValuesTable8;
-  std::vector<std::byte> device_table;
-  if (table) {
-    const EncodedArray& t = host.array("values_table");
-    device_table = download(arrays.back().second,
-                            seen.value_patterns.size() * static_cast<std::size_t>(size_of(t.type)));
-  }
   const auto& device = arrays;
   for (std::size_t i = 0; i < host.arrays.size(); ++i) {
     const EncodedArray& want = host.arrays[i];
     const auto& [name, buffer] = device[i];
     CAPTURE(name);
     REQUIRE(name == want.name);
-    if (name == "values_table") continue;  // compared through the codes below
+    if (name.ends_with("values_table")) continue;  // compared through the codes below
     CHECK(counts[i] == want.count());
     const auto size = static_cast<std::size_t>(size_of(want.type));
     const std::vector<std::byte> got = download(buffer, want.bytes.size());
-    if (table && name == "values") {
+    if (table && name.ends_with("values")) {
       // The host's table lists values in the order they first occur, the GPU's ascending: the
       // codes differ, the values they name must not. A padding slot names the table's 0.0 on
       // both sides where the GPU's table has one (any entry where it has none).
-      const EncodedArray& host_table = host.array("values_table");
+      const EncodedArray& host_table = host.array(name + "_table");
       const std::size_t vsize = static_cast<std::size_t>(size_of(host_table.type));
+      REQUIRE(i + 1 < device.size());
+      REQUIRE(device[i + 1].first == name + "_table");
+      const std::vector<std::byte> device_table =
+          download(device[i + 1].second, seen.value_patterns.size() * vsize);
       const bool zero = std::find(seen.value_patterns.begin(), seen.value_patterns.end(), 0u) !=
                         seen.value_patterns.end();
       std::int64_t wrong = 0, outside = 0;
@@ -169,8 +168,8 @@ void compare(const Encoded& host,
   }
 }
 
-// Builds `a` as bro_ell (or bro_coo) with `p` on the GPU and compares every array with the host
-// codec's. Returns false when the host codec refuses the coding (nothing compared).
+// Builds `a` as bro_ell (bro_coo, bro_hyb) with `p` on the GPU and compares every array with the
+// host codec's. Returns false when the host codec refuses the coding (nothing compared).
 template <typename Params>
 bool same_as_host(const Units& u, const CsrMatrix& a, const Params& p, Precision precision) {
   Encoded host;
@@ -185,6 +184,15 @@ bool same_as_host(const Units& u, const CsrMatrix& a, const Params& p, Precision
     const runtime::DeviceBroEll device = runtime::encode_bro_ell_device(
         r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro);
     compare(host, device.arrays, device.counts, seen, p.values);
+  } else if constexpr (std::is_same_v<Params, BroHybParams>) {
+    runtime::DeviceBroHyb device = runtime::encode_bro_hyb_device(
+        r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro);
+    std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays =
+        std::move(device.ell.arrays);
+    std::vector<std::int64_t> counts = device.ell.counts;
+    for (auto& array : device.coo.arrays) arrays.push_back(std::move(array));
+    counts.insert(counts.end(), device.coo.counts.begin(), device.coo.counts.end());
+    compare(host, arrays, counts, seen, p.values);
   } else {
     const runtime::DeviceBroCoo device =
         runtime::encode_bro_coo_device(r.view, p, precision, seen.value_patterns, u.bro);
@@ -360,6 +368,43 @@ TEST_CASE("gpu: bro_coo built on the GPU equals the host codec's, and multiplies
     const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
     const Operator op = compile(r.view, test::forced(Precision::f64, p));
     CHECK(op.plan().format == "bro_coo");
+    CHECK(check(a, op) <= tolerance(Precision::f64));
+    CHECK(check(a, op, 2.0, -1.0) <= tolerance(Precision::f64));
+  }
+}
+
+TEST_CASE("gpu: bro_hyb built on the GPU equals the host codec's, and multiplies right") {
+  if (!have_device()) return;
+  const Units u;
+  std::vector<CsrMatrix> all = edge_matrices();
+  for (const auto& [name, path] : test::public_matrices(10000, 2000000))
+    all.push_back(read_matrix_market(path));
+  const formats::BroHybFormat unit;
+  for (const CsrMatrix& a : all) {
+    const Profile profile = inspect(a, InspectDepth::rows);
+    // The planner's proposals (the paper's split, every width-table mode), and a narrow split.
+    std::vector<BroHybParams> shapes;
+    for (const Candidate& c : unit.propose(profile, Precision::f64))
+      if (c.applicable && formats::value_coding_of(c.params) != formats::kValuesTable16)
+        shapes.push_back(std::get<BroHybParams>(c.params));
+    BroHybParams narrow;
+    narrow.width = 2;
+    narrow.symbol_bits = 64;
+    narrow.threads_per_row = 2;
+    narrow.slice_height = 16;
+    shapes.push_back(narrow);
+    for (const BroHybParams& p : shapes) {
+      CAPTURE(a.nrows);
+      CAPTURE(a.nnz());
+      CAPTURE(describe(p));
+      const bool compared = same_as_host(u, a, p, Precision::f64);
+      CHECK((compared || p.values == formats::kValuesTable8));
+    }
+    if (shapes.size() < 2) continue;
+    const BroHybParams& p = shapes.front();
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f64);
+    const Operator op = compile(r.view, test::forced(Precision::f64, p));
+    CHECK(op.plan().format == "bro_hyb");
     CHECK(check(a, op) <= tolerance(Precision::f64));
     CHECK(check(a, op, 2.0, -1.0) <= tolerance(Precision::f64));
   }

@@ -1,7 +1,8 @@
 // The BRO device-build unit compiles with NVRTC to an sm_90 CUBIN, every entry point present;
-// and bro_ell's and bro_coo's kernels generated from what the GPU build hands the host (sizes,
-// the width table or pattern bro_ell bakes, bro_coo's entry count) are the ones the host
-// pipeline generates from the encoded matrix, in every width-table mode and value coding.
+// and the kernels of bro_ell, bro_coo and bro_hyb generated from what the GPU build hands the
+// host (sizes, the width table or pattern an ELL part bakes, a COO part's entry count) are the
+// ones the host pipeline generates from the encoded matrix, in every width-table mode and value
+// coding.
 #include <doctest/doctest.h>
 
 #include "codegen/codegen.hpp"
@@ -100,6 +101,46 @@ TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline'
           CHECK(device.params[i].name == host.params[i].name);
         test::check_compiles(device);
       }
+    }
+  }
+}
+
+TEST_CASE("device bro: bro_hyb's kernel from the GPU build is the host pipeline's") {
+  const CsrMatrix a = gen::from_spec("stencil2d:n=64");
+  const Profile profile = inspect(a, InspectDepth::rows);
+  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
+  std::vector<double> values(a.values);
+  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  for (int tables : {0, 1, 2}) {
+    for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
+      BroHybParams params;
+      params.width = 3;
+      params.tables = tables;
+      params.values = coding;
+      CAPTURE(describe(params));
+      Options o;
+      o.params = params;
+      const Plan plan = compiler::plan_device_csr(view, profile, o, BuildTarget{});
+      const Encoded encoded = compiler::encode(a, plan);
+      const KernelSource host = codegen::generate(plan, encoded, profile);
+      std::vector<std::uint8_t> baked;
+      if (tables == 1) {
+        const EncodedArray& w = encoded.array("ell_widths");
+        for (std::int64_t i = 0; i < w.count(); ++i)
+          baked.push_back(static_cast<std::uint8_t>(w.bytes[static_cast<std::size_t>(i)]));
+      } else if (tables == 2) {
+        for (int b : formats::bro::baked_pattern(encoded, "ell_"))
+          baked.push_back(static_cast<std::uint8_t>(b));
+      }
+      const std::int64_t entries =
+          *reinterpret_cast<const std::int64_t*>(encoded.array("coo_count").bytes.data());
+      const KernelSource device =
+          compiler::generate_device_bro_hyb(plan, profile, view, baked, entries);
+      CHECK(device.source == host.source);
+      CHECK(device.grid == host.grid);
+      REQUIRE(device.post_launches.size() == host.post_launches.size());
+      CHECK(device.post_launches.front().grid == host.post_launches.front().grid);
+      test::check_compiles(device);
     }
   }
 }

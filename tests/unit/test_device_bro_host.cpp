@@ -15,6 +15,7 @@
 #include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_codec.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
+#include "formats/bro_hyb/bro_hyb_format.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/error.hpp"
@@ -83,10 +84,10 @@ struct Emulated {
 };
 
 template <typename Word>
-Emulated emulate(const CsrMatrix& a, const BroEllParams& p) {
+Emulated emulate(const CsrMatrix& a, const BroEllParams& p,
+                 long long limit = std::numeric_limits<long long>::max()) {
   const std::vector<int> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  const db::Shape sh{a.nrows, p.slice_height, p.threads_per_row,
-                     std::numeric_limits<long long>::max()};
+  const db::Shape sh{a.nrows, p.slice_height, p.threads_per_row, limit};
   const std::int64_t nslices = sh.nslices(), S = sh.lanes();
   Emulated e;
   // ell_columns, then the scan.
@@ -192,12 +193,16 @@ TEST_CASE("device bro: the kernels' steps, run on the host, give the host codec'
 
 // The GPU's bro_coo passes on the host: the arrays they write (values plain).
 template <typename Word>
-std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval) {
-  // coo_counts, the scan and coo_select (skip 0: every nonzero is an entry, in order).
+std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval, std::int64_t skip = 0,
+                                      const std::string& prefix = "") {
+  // coo_counts, the scan and coo_select: each entry's row and nonzero.
   std::vector<int> rows;
+  std::vector<std::int64_t> at;
   for (std::int64_t r = 0; r < a.nrows; ++r)
-    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+    for (std::int64_t k = a.row_ptr[r] + skip; k < a.row_ptr[r + 1]; ++k) {
       rows.push_back(static_cast<int>(r));
+      at.push_back(k);
+    }
   const db::CooEntries en{rows.data(), static_cast<long long>(rows.size())};
   const std::int64_t n = en.n, intervals = (n + interval - 1) / interval;
   // coo_widths: each lane's widths, the widest of the 32.
@@ -233,13 +238,14 @@ std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval) {
       for (int e = 0; e < per_lane; ++e) {
         const std::int64_t i = k * interval + static_cast<std::int64_t>(l) * per_lane + e;
         const auto slot = static_cast<std::size_t>(k * interval + e * 32 + l);
-        cols[slot] = i < n ? a.col_idx[static_cast<std::size_t>(i)] : 0;
-        values[slot] = i < n ? a.values[static_cast<std::size_t>(i)] : 0.0;
+        const auto nz = static_cast<std::size_t>(i < n ? at[static_cast<std::size_t>(i)] : 0);
+        cols[slot] = i < n ? a.col_idx[nz] : 0;
+        values[slot] = i < n ? a.values[nz] : 0.0;
       }
     }
   }
-  auto array = [](const char* name, ElemType type, const auto& v) {
-    EncodedArray out{name, type, {}};
+  auto array = [&](const char* name, ElemType type, const auto& v) {
+    EncodedArray out{prefix + name, type, {}};
     out.bytes.resize(v.size() * sizeof(v[0]));
     if (!v.empty()) std::memcpy(out.bytes.data(), v.data(), out.bytes.size());
     return out;
@@ -275,6 +281,43 @@ TEST_CASE("device bro: the bro_coo kernels' steps, run on the host, give the hos
           CHECK(
               (gpu[i].bytes.empty() || std::memcmp(gpu[i].bytes.data(), host.arrays[i].bytes.data(),
                                                    gpu[i].bytes.size()) == 0));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("device bro: bro_hyb's two parts, by the same steps, give the host codec's") {
+  const formats::BroHybFormat unit;
+  for (const CsrMatrix& a : matrices()) {
+    for (int width : {0, 1, 3, 8}) {
+      for (const BroEllParams& shape : shapes()) {
+        if (shape.slice_height == 256 || shape.symbol_bits == 64) continue;
+        BroHybParams p;
+        p.width = width;
+        p.slice_height = shape.slice_height;
+        p.threads_per_row = shape.threads_per_row;
+        p.symbol_bits = shape.symbol_bits;
+        p.block_size = shape.block_size;
+        p.tables = shape.tables;
+        p.interval = 256;
+        CAPTURE(a.nrows);
+        CAPTURE(describe(p));
+        const Encoded host = unit.encode(a, p, Precision::f64);
+        const Emulated ell = emulate<std::uint32_t>(a, shape, width);
+        CHECK(ell.col_ptr == contents<std::int64_t>(host.array("ell_col_ptr")));
+        CHECK(ell.sym_ptr == contents<std::int64_t>(host.array("ell_sym_ptr")));
+        CHECK(ell.widths == contents<std::uint8_t>(host.array("ell_widths")));
+        CHECK(ell.values == contents<double>(host.array("ell_values")));
+        const EncodedArray& symbols = host.array("ell_symbols");
+        REQUIRE(ell.symbols.size() == symbols.bytes.size());
+        CHECK(std::memcmp(ell.symbols.data(), symbols.bytes.data(), ell.symbols.size()) == 0);
+        for (const EncodedArray& coo : emulate_coo<std::uint32_t>(a, p.interval, width, "coo_")) {
+          CAPTURE(coo.name);
+          const EncodedArray& want = host.array(coo.name);
+          REQUIRE(coo.bytes.size() == want.bytes.size());
+          CHECK((coo.bytes.empty() ||
+                 std::memcmp(coo.bytes.data(), want.bytes.data(), coo.bytes.size()) == 0));
         }
       }
     }
@@ -395,7 +438,7 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
     compiler::check_device_options(ell);
     FAIL("ell from device arrays was accepted");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("only csr, csr_stream, bro_ell and bro_coo run") !=
+    CHECK(std::string(e.what()).find("only csr, csr_stream, bro_ell, bro_coo and bro_hyb run") !=
           std::string::npos);
   }
 }

@@ -150,14 +150,14 @@ int value_coding(const Plan& plan);
 PlanOptions plan_options(const Options& options, const BuildTarget& target);
 
 /// What compile(DeviceCsr) cannot do whatever the arrays hold (planner/device_plan.cpp): measure
-/// mode, reordering, full inspection, formats other than csr, csr_stream, bro_ell and bro_coo.
-/// InputError naming the option; nothing when the options apply.
+/// mode, reordering, full inspection, formats other than csr, csr_stream and the BRO formats
+/// (bro_ell, bro_coo, bro_hyb). InputError naming the option; nothing when the options apply.
 void check_device_options(const Options& options);
 
 /// The plan for a CSR matrix in device memory (`a`'s sizes and pointer alignments are read,
 /// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
 /// as they are (a csr candidate whose vector loads cannot is tried with single loads), and its
-/// bro_ell and bro_coo candidates, encoded on the GPU (bro_ell refused when `profile` lacks the
+/// BRO candidates, encoded on the GPU (bro_ell and bro_hyb refused when `profile` lacks the
 /// column inspection: compiler::has_bro_columns), the fastest predicted. `profile` is the GPU
 /// inspection's.
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,

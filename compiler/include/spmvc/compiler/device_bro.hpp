@@ -1,5 +1,5 @@
-// The unit that builds BRO-ELL and BRO-COO on the GPU from a CSR matrix in device memory
-// (templates/device_bro.cuh): the column inspection the BRO cost models read (delta-bit
+// The unit that builds BRO-ELL and BRO-COO (and so BRO-HYB) on the GPU from a CSR matrix in device
+// memory (templates/device_bro.cuh): the column inspection the BRO cost models read (delta-bit
 // histograms, x sectors, slices' longest rows) and the encoders' passes. Host C++ only: the
 // runtime compiles the unit and launches its entry points (runtime/device_build_bro.cpp); here
 // are its source, the meaning of what the inspection returns, and the kernel of a plan built
@@ -79,5 +79,10 @@ KernelSource generate_device_bro_ell(const Plan& plan, const Profile& profile, c
 /// pipeline generates from the encoded matrix of the same plan.
 KernelSource generate_device_bro_coo(const Plan& plan, const Profile& profile, const DeviceCsr& a,
                                      std::int64_t entries);
+
+/// bro_hyb's unit for `plan` built on the GPU from `a`: `widths` what its ELL part bakes (as
+/// generate_device_bro_ell), `entries` its COO part's entries.
+KernelSource generate_device_bro_hyb(const Plan& plan, const Profile& profile, const DeviceCsr& a,
+                                     const std::vector<std::uint8_t>& widths, std::int64_t entries);
 
 }  // namespace spmvc::compiler
