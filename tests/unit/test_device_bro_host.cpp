@@ -388,7 +388,7 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
   o.format = "bro_ell";
   compiler::check_device_options(o);  // accepted
   const Plan device = compiler::plan_device_csr(view, profile, o, BuildTarget{});
-  PlanOptions po = compiler::plan_options(o, BuildTarget{});
+  compiler::PlanOptions po = compiler::plan_options(o, BuildTarget{});
   const Plan host = compiler::make_plan(profile, po);
   CHECK(device.format == "bro_ell");
   CHECK(describe(device.params) == describe(host.params));
@@ -409,8 +409,8 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
   CHECK(seen >= 3);
   // The bro_ell encode on the GPU costs more than csr's (it writes a whole encoding) and grows
   // with the matrix.
-  PlanOptions dpo = po;
-  dpo.build_path = BuildPath::device;
+  compiler::PlanOptions dpo = po;
+  dpo.build_path = compiler::BuildPath::device;
   dpo.cached_kernels = true;
   BroEllParams bro;
   const double small = compiler::predict(profile, bro, dpo).build.encode;
