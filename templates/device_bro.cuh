@@ -452,6 +452,8 @@ __device__ __forceinline__ void ell_fill(
     StreamWriter<Word> out;
     out.start(symbols + sym_ptr[s] * S + v, S);
     const long long c0 = col_ptr[s], ncol = col_ptr[s + 1] - c0;
+    // One column position at a time: unrolled, the 32-bit symbols' variant spills.
+#pragma unroll 1
     for (long long j = 0; j < ncol; ++j) {
       const bool own = cursor.own();
       const long long k = cursor.at();
