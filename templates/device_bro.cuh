@@ -243,6 +243,7 @@ __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
   if (threadIdx.x == 0) counts[kFirstUnsorted] = ~0ull;
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned long long sectors = 0, unsorted = 0;  // this lane's, over every row it reads
   for (long long base = static_cast<long long>(blockIdx.x) * kInspectRows; base < nrows;
        base += static_cast<long long>(gridDim.x) * kInspectRows) {
     const long long r = base + threadIdx.x;
@@ -265,29 +266,29 @@ __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
       const long long row = base + local;
       if (row >= nrows) break;
       const long long begin = row_ptr[row], end = begin + lens[local];
-      unsigned long long sectors = 0, unsorted = 0;
       for (long long k = begin + lane; k < end; k += 32) {
         const int c = __ldg(col_idx + k);
-        if (k == begin) {
-          atomicAdd(&counts[kFirstColBits + bit_width(static_cast<unsigned>(c))], 1ull);
-          ++sectors;
-          continue;
-        }
-        const int prev = __ldg(col_idx + k - 1);
-        atomicAdd(
-            &counts[kDeltaBits + bit_width(static_cast<unsigned>(c) - static_cast<unsigned>(prev))],
-            1ull);
-        sectors += (c >> 2) != (prev >> 2) ? 1 : 0;
-        if (c <= prev) {
+        const bool first = k == begin;
+        const int prev = first ? c : __ldg(col_idx + k - 1);
+        // A row's first column has a histogram of its own; lanes with the same slot add once,
+        // through their leader (stencil rows put most deltas in one slot).
+        const int slot =
+            first ? kFirstColBits + bit_width(static_cast<unsigned>(c))
+                  : kDeltaBits + bit_width(static_cast<unsigned>(c) - static_cast<unsigned>(prev));
+        const unsigned same = __match_any_sync(__activemask(), slot);
+        if (lane == __ffs(same) - 1)
+          atomicAdd(&counts[slot], static_cast<unsigned long long>(__popc(same)));
+        sectors += first || (c >> 2) != (prev >> 2) ? 1 : 0;
+        if (!first && c <= prev) {
           ++unsorted;
           atomicMin(&counts[kFirstUnsorted], static_cast<unsigned long long>(k));
         }
       }
-      if (sectors > 0) atomicAdd(&counts[kXSectors], sectors);
-      if (unsorted > 0) atomicAdd(&counts[kUnsorted], unsorted);
     }
     __syncthreads();
   }
+  if (sectors > 0) atomicAdd(&counts[kXSectors], sectors);
+  if (unsorted > 0) atomicAdd(&counts[kUnsorted], unsorted);
   __syncthreads();
   for (int i = threadIdx.x; i < kInspectSlots; i += blockDim.x) {
     if (i == kFirstUnsorted) {
