@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "device.hpp"
 #include "kernel_cache.hpp"
+#include "operator_impl.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
 #include "spmvc/spmvc.hpp"
@@ -101,5 +103,21 @@ DeviceBroHyb encode_bro_hyb_device(const DeviceCsr& a, const BroHybParams& param
                                    Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
                                    std::int64_t row_max, const DeviceBroKernels& kernels);
+
+/// What a BRO plan's GPU build hands its code generator: the width table or pattern the ELL part
+/// bakes (bro_ell, bro_hyb) and the COO part's entry count (bro_coo, bro_hyb).
+struct BroBuilt {
+  std::vector<std::uint8_t> baked;
+  std::int64_t entries = 0;
+};
+
+/// compile(DeviceCsr)'s encode step for a BRO plan (bro_ell, bro_coo, bro_hyb): the whole
+/// encoding built on the GPU from `a` into `im.arrays` (their bytes counted in im.device_bytes),
+/// with `kernels` (InternalError when null). nullopt, nothing done, for other formats.
+std::optional<BroBuilt> encode_bro_plan(Operator::Impl& im, const DeviceCsr& a,
+                                        const std::vector<std::uint64_t>& value_patterns,
+                                        const DeviceBroKernels* kernels);
+/// The unit of a BRO plan encode_bro_plan built.
+KernelSource generate_bro_plan(const Operator::Impl& im, const DeviceCsr& a, const BroBuilt& built);
 
 }  // namespace spmvc::runtime

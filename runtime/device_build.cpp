@@ -14,7 +14,6 @@
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
-#include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/params/values.hpp"
 
 namespace spmvc {
@@ -98,50 +97,17 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // 16-bit columns, 8-bit value codes or fp32 values beside the caller's arrays.
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
-  const auto* bro_ell = std::get_if<BroEllParams>(&im->plan.params);
-  const auto* bro_coo = std::get_if<BroCooParams>(&im->plan.params);
-  const auto* bro_hyb = std::get_if<BroHybParams>(&im->plan.params);
-  const bool own_encoding = bro_ell != nullptr || bro_coo != nullptr || bro_hyb != nullptr;
-  if (own_encoding && !bro_kernels)
-    throw InternalError(im->plan.format + " planned from device arrays without its unit");
-  std::vector<std::uint8_t> baked;
-  std::int64_t entries = 0;
-  std::vector<std::pair<std::string, runtime::DeviceBuffer>> encoded;
-  // The whole encoding, values included (as the plan codes them).
-  if (bro_ell != nullptr) {
-    runtime::DeviceBroEll bro =
-        runtime::encode_bro_ell_device(a, *bro_ell, options.precision, inspection.value_patterns,
-                                       im->profile.row_max, *bro_kernels);
-    baked = std::move(bro.baked);
-    encoded = std::move(bro.arrays);
-  } else if (bro_coo != nullptr) {
-    runtime::DeviceBroCoo bro = runtime::encode_bro_coo_device(
-        a, *bro_coo, options.precision, inspection.value_patterns, *bro_kernels);
-    entries = bro.entries;
-    encoded = std::move(bro.arrays);
-  } else if (bro_hyb != nullptr) {
-    runtime::DeviceBroHyb bro =
-        runtime::encode_bro_hyb_device(a, *bro_hyb, options.precision, inspection.value_patterns,
-                                       im->profile.row_max, *bro_kernels);
-    baked = std::move(bro.ell.baked);
-    entries = bro.coo.entries;
-    encoded = std::move(bro.ell.arrays);
-    for (auto& array : bro.coo.arrays) encoded.push_back(std::move(array));
-  }
-  for (auto& [name, buffer] : encoded) {
-    im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
-    im->arrays.emplace_back(name, std::move(buffer));
-  }
-  // Otherwise what the plan needs beside the caller's arrays.
-  if (own_encoding) {
-    // Nothing more.
-  } else if (coding == formats::kValuesTable8) {
+  const std::optional<runtime::BroBuilt> bro = runtime::encode_bro_plan(
+      *im, a, inspection.value_patterns, bro_kernels ? &*bro_kernels : nullptr);
+  const bool own_encoding = bro.has_value();
+  // A BRO encoding holds the values as the plan codes them; the others code them here.
+  if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
     im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
     im->arrays.emplace_back("values", std::move(coded.codes));
     im->arrays.emplace_back("values_table", std::move(coded.table));
-  } else if (coding == formats::kValuesF32) {
+  } else if (!own_encoding && coding == formats::kValuesF32) {
     runtime::DeviceBuffer narrow = runtime::narrow_values_device(a, kernels);
     im->device_bytes += static_cast<std::int64_t>(narrow.bytes());
     im->arrays.emplace_back("values", std::move(narrow));
@@ -167,15 +133,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  if (bro_ell != nullptr) {
-    im->source = compiler::generate_device_bro_ell(im->plan, im->profile, a, baked);
-  } else if (bro_coo != nullptr) {
-    im->source = compiler::generate_device_bro_coo(im->plan, im->profile, a, entries);
-  } else if (bro_hyb != nullptr) {
-    im->source = compiler::generate_device_bro_hyb(im->plan, im->profile, a, baked, entries);
-  } else {
-    im->source = compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
-  }
+  im->source = bro ? runtime::generate_bro_plan(*im, a, *bro)
+                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 

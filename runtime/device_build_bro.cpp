@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -377,6 +379,51 @@ DeviceBroHyb encode_bro_hyb_device(const DeviceCsr& a, const BroHybParams& p, Pr
   out.coo = encode_coo_part(a, p.interval, p.symbol_bits, p.values, p.width, "coo_", precision,
                             value_patterns, kernels);
   return out;
+}
+
+std::optional<BroBuilt> encode_bro_plan(Operator::Impl& im, const DeviceCsr& a,
+                                        const std::vector<std::uint64_t>& value_patterns,
+                                        const DeviceBroKernels* kernels) {
+  const auto* ell = std::get_if<BroEllParams>(&im.plan.params);
+  const auto* coo = std::get_if<BroCooParams>(&im.plan.params);
+  const auto* hyb = std::get_if<BroHybParams>(&im.plan.params);
+  if (ell == nullptr && coo == nullptr && hyb == nullptr) return std::nullopt;
+  if (kernels == nullptr)
+    throw InternalError(im.plan.format + " planned from device arrays without its unit");
+  const Precision precision = im.plan.precision;
+  BroBuilt built;
+  std::vector<std::pair<std::string, DeviceBuffer>> arrays;
+  if (ell != nullptr) {
+    DeviceBroEll e =
+        encode_bro_ell_device(a, *ell, precision, value_patterns, im.profile.row_max, *kernels);
+    built.baked = std::move(e.baked);
+    arrays = std::move(e.arrays);
+  } else if (coo != nullptr) {
+    DeviceBroCoo c = encode_bro_coo_device(a, *coo, precision, value_patterns, *kernels);
+    built.entries = c.entries;
+    arrays = std::move(c.arrays);
+  } else {
+    DeviceBroHyb h =
+        encode_bro_hyb_device(a, *hyb, precision, value_patterns, im.profile.row_max, *kernels);
+    built.baked = std::move(h.ell.baked);
+    built.entries = h.coo.entries;
+    arrays = std::move(h.ell.arrays);
+    for (auto& array : h.coo.arrays) arrays.push_back(std::move(array));
+  }
+  for (auto& [name, buffer] : arrays) {
+    im.device_bytes += static_cast<std::int64_t>(buffer.bytes());
+    im.arrays.emplace_back(name, std::move(buffer));
+  }
+  return built;
+}
+
+KernelSource generate_bro_plan(const Operator::Impl& im, const DeviceCsr& a,
+                               const BroBuilt& built) {
+  if (std::holds_alternative<BroEllParams>(im.plan.params))
+    return compiler::generate_device_bro_ell(im.plan, im.profile, a, built.baked);
+  if (std::holds_alternative<BroCooParams>(im.plan.params))
+    return compiler::generate_device_bro_coo(im.plan, im.profile, a, built.entries);
+  return compiler::generate_device_bro_hyb(im.plan, im.profile, a, built.baked, built.entries);
 }
 
 }  // namespace spmvc::runtime
