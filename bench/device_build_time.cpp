@@ -2,7 +2,7 @@
 // is already in device memory pays per matrix once the kernels are cached.
 //
 //   spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] [--runs N]
-//                            [--format auto|csr|csr_stream|ell|sell|hyb]
+//                            [--format F]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it. The CSR arrays are uploaded
 // once (not counted); compile(DeviceCsr) runs once to warm the kernel cache, then N times (default
@@ -11,7 +11,8 @@
 // tile the planner proposes, and the value table where the values allow one. With --format ell,
 // sell or hyb, compile(DeviceCsr) is asked for that format, and its GPU build is timed stage by
 // stage too: the per-slice padding pass, and the build's value coding, layout (sell's sort and
-// slice offsets, hyb's COO offsets) and fill.
+// slice offsets, hyb's COO offsets) and fill; with a bro_ell plan (--format bro_ell, or the
+// planner's pick), the column inspection and the bro_ell encode.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,9 +21,11 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "device.hpp"
+#include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
 #include "kernel_cache.hpp"
@@ -66,7 +69,7 @@ int main(int argc, char** argv) try {
   if (argc < 2) {
     std::fputs(
         "usage: spmvc_bench_device_build SPEC [--replicate-to NNZ] [--precision f64|f32] "
-        "[--runs N] [--format auto|csr|csr_stream|ell|sell|hyb]\n",
+        "[--runs N] [--format F]\n",
         stderr);
     return 2;
   }
@@ -175,6 +178,16 @@ int main(int argc, char** argv) try {
       ms.push_back(1e3 * static_cast<double>(timer.stop_ms()));
     }
     fmt::print("row_stats kernel alone (events, us): {:.0f}\n", median_of(ms));
+  }
+  if (const auto* bro = std::get_if<spmvc::BroEllParams>(&warm.plan().params)) {
+    const rt::DeviceBroKernels bro_kernels = rt::load_device_bro_kernels(cache, device);
+    spmvc::Profile profile = inspection.profile;
+    fmt::print("bro_ell steps alone (us): column inspection {:.0f}",
+               median_us(runs, [&] { (void)rt::inspect_bro_device(view, bro_kernels, profile); }));
+    fmt::print(", encode {} {:.0f}\n", spmvc::describe(*bro), median_us(runs, [&] {
+                 (void)rt::encode_bro_ell_device(view, *bro, precision, inspection.value_patterns,
+                                                 profile.row_max, bro_kernels);
+               }));
   }
   return 0;
 } catch (const std::exception& e) {

@@ -45,5 +45,13 @@ inline constexpr double kDeviceEncodeSecondsPerNonzero = 6.3e-12;
 /// at the H100's ~3 TB/s, rounded up for the scattered writes. An estimate from the bandwidth,
 /// pending the device build's per-stage timings on the suite.
 inline constexpr double kDeviceEncodeSecondsPerByte = 1.5e-12;
+/// A GPU encoder that writes a whole encoding of its own (the BRO formats), until the device
+/// calibration has a factor for it (the pooled one above was fitted to csr and csr_stream, which
+/// write at most a few small arrays): its launches and host waits, about 10 us each (an
+/// assumption: six launches, three waits), and the bytes it moves (the columns read twice, the
+/// values once, the encoding written) at about half an H100's read bandwidth (an assumption: its
+/// column reads are strided, a row per lane).
+inline constexpr double kDeviceEncoderFixedSeconds = 90e-6;
+inline constexpr double kDeviceEncoderBytesPerSecond = 1.5e12;
 
 }  // namespace spmvc::heuristics

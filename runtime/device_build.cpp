@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
 #include "operations.hpp"
@@ -71,6 +72,23 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
   im->profile = std::move(inspection.profile);
   im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
+  // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen.
+  std::string wanted_format = options.format;
+  if (options.csr) wanted_format = "csr";
+  if (options.params) wanted_format = std::string(format_of(*options.params));
+  const bool bro_wanted = wanted_format == "auto" || wanted_format.starts_with("bro_");
+  std::optional<runtime::DeviceBroKernels> bro_kernels;
+  if (bro_wanted) {
+    const auto t1 = Clock::now();
+    bro_kernels = runtime::load_device_bro_kernels(cache, device);
+    timings.compile += bro_kernels->seconds;
+    t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
+    const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
+    if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
+      throw InputError(
+          "DeviceCsr", 0,
+          fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
+  }
   timings.inspect = seconds_since(t0);
   im->profile.inspect_seconds = timings.inspect;
 
@@ -81,12 +99,14 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->plan = compiler::plan_device_csr(a, im->profile, options, target);
   timings.plan = seconds_since(t0);
 
-  // What is encoded, on the GPU: ell, sell and hyb's arrays; or csr_stream's row blocks and
-  // 16-bit columns, 8-bit value codes or fp32 values beside the caller's arrays.
+  // What is encoded, on the GPU: ell, sell and hyb's arrays, the BRO formats' whole encodings,
+  // or csr_stream's row blocks and 16-bit columns, 8-bit value codes or fp32 values beside the
+  // caller's arrays.
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
   const bool ell_family = codegen::device_ell_family(im->plan.format);
   std::int64_t ell_width = 0, coo_entries = 0;
+  std::optional<runtime::BroBuilt> bro;
   if (ell_family) {
     runtime::DeviceEllBuild built = runtime::build_ell_family_device(
         a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels);
@@ -96,13 +116,20 @@ Operator compile(const DeviceCsr& a, const Options& options) {
       im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
       im->arrays.emplace_back(std::move(name), std::move(buffer));
     }
-  } else if (coding == formats::kValuesTable8) {
+  } else {
+    bro = runtime::encode_bro_plan(*im, a, inspection.value_patterns,
+                                   bro_kernels ? &*bro_kernels : nullptr);
+  }
+  // The ell family's and the BRO encodings hold the values as the plan codes them; the others
+  // code them here.
+  const bool own_encoding = ell_family || bro.has_value();
+  if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
     im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
     im->arrays.emplace_back("values", std::move(coded.codes));
     im->arrays.emplace_back("values_table", std::move(coded.table));
-  } else if (coding == formats::kValuesF32) {
+  } else if (!own_encoding && coding == formats::kValuesF32) {
     runtime::DeviceBuffer narrow = runtime::narrow_values_device(a, kernels);
     im->device_bytes += static_cast<std::int64_t>(narrow.bytes());
     im->arrays.emplace_back("values", std::move(narrow));
@@ -130,6 +157,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   t0 = Clock::now();
   im->source = ell_family
                    ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
+               : bro ? runtime::generate_bro_plan(*im, a, *bro)
                    : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
@@ -150,8 +178,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // spmvc's own "values" array comes first when they are).
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  // (The ell family's kernels read only spmvc's arrays.)
-  if (!ell_family) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  // (The ell family's and the BRO kernels read only spmvc's arrays.)
+  if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   if (!tiered) im->bind_arrays();

@@ -101,7 +101,15 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
                   : std::optional<std::string>("the operator's encoding is not described");
   if (why) {
     const DeviceCsr& csr = kept_csr(ops, "apply_many", "no SpMM kernel here: " + *why);
-    ops.spmm_fallback = std::make_unique<Operator>(compile(csr, device_options(ops.options)));
+    Options fallback = device_options(ops.options);
+    ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
+    // The planner may pick a format with no SpMM kernel of its own (bro_ell) from device arrays
+    // too: csr_stream then, which has one for any matrix.
+    const std::string& picked = ops.spmm_fallback->plan().format;
+    if (picked != "csr" && picked != "csr_stream") {
+      fallback.format = "csr_stream";
+      ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
+    }
     timings.spmm += seconds_since(t0);
     timings.spmm_note = fmt::format("built a {} encoding from the kept CSR ({}): {}",
                                     ops.spmm_fallback->plan().format, *why,

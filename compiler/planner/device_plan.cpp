@@ -1,7 +1,8 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values, and the ell, sell and hyb encodings
-// of runtime/device_build_ell.cpp).
+// blocks and 16-bit columns, 8-bit value codes, fp32 values, the ell, sell and hyb encodings of
+// runtime/device_build_ell.cpp, and the whole encodings of bro_ell, bro_coo and bro_hyb of
+// runtime/device_build_bro.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -15,15 +16,27 @@
 #include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_ell.hpp"
+#include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::compiler {
 
 namespace {
 
+// The formats the GPU builds from device arrays.
+constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "ell",     "sell",
+                                               "hyb", "bro_ell",    "bro_coo", "bro_hyb"};
+constexpr std::string_view kDeviceFormatList =
+    "csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo and bro_hyb";
+
+bool built_on_device(std::string_view format) {
+  return std::find(std::begin(kDeviceFormats), std::end(kDeviceFormats), format) !=
+         std::end(kDeviceFormats);
+}
+
 // Why `params` cannot run on the caller's arrays as they are (nullopt when they can).
 std::optional<std::string> device_csr_refusal(const FormatParams& params, const DeviceCsr& a,
-                                              Precision precision) {
+                                              const Profile& profile, Precision precision) {
   auto misaligned = [](const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes != 0;
   };
@@ -52,6 +65,14 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     if (c->sigma > codegen::kDeviceSortWindow)
       return fmt::format("sorting windows of {} rows: the GPU sorts windows of at most {}",
                          c->sigma, codegen::kDeviceSortWindow);
+  } else if (std::holds_alternative<BroEllParams>(params) ||
+             std::holds_alternative<BroHybParams>(params)) {
+    if (!has_bro_columns(profile))
+      return "the columns are not strictly increasing within every row (BRO-ELL delta-codes "
+             "sorted columns)";
+    values = formats::value_coding_of(params);
+  } else if (const auto* bc = std::get_if<BroCooParams>(&params)) {
+    values = bc->values;  // rows are delta-coded, columns kept: any column order encodes
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
@@ -80,19 +101,15 @@ void check_device_options(const Options& options) {
                      "mixed precision rounds the values into an encoding of their own, which the "
                      "device-array build does not make (it reads the caller's values): use "
                      "compile(CsrMatrix)");
-  const auto built = [](std::string_view format) {
-    return format == "csr" || format == "csr_stream" || codegen::device_ell_family(format);
-  };
-  if (options.format != "auto" && !built(options.format))
+  if (options.format != "auto" && !built_on_device(options.format))
     throw InputError("format", 0,
-                     fmt::format("{} has no GPU build; from device arrays only csr, csr_stream, "
-                                 "ell, sell and hyb run",
-                                 options.format));
-  if (options.params && !built(format_of(*options.params)))
+                     fmt::format("{} needs an encoding the GPU does not build yet; from device "
+                                 "arrays only {} run",
+                                 options.format, kDeviceFormatList));
+  if (options.params && !built_on_device(format_of(*options.params)))
     throw InputError("params", 0,
-                     fmt::format("{} parameters: from device arrays only csr, csr_stream, ell, "
-                                 "sell and hyb run",
-                                 format_of(*options.params)));
+                     fmt::format("{} parameters: from device arrays only {} run",
+                                 format_of(*options.params), kDeviceFormatList));
 }
 
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
@@ -101,7 +118,8 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   po.build_path = BuildPath::device;
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
-  for (const std::string format : {"csr", "csr_stream", "ell", "sell", "hyb"}) {
+  for (const std::string_view format_name : kDeviceFormats) {
+    const std::string format(format_name);
     const bool wanted = forced
                             ? (options.csr ? format == "csr" : format_of(*options.params) == format)
                             : options.format == "auto" || options.format == format;
@@ -121,14 +139,15 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   std::vector<Candidate> twins;
   for (Candidate& c : all) {
     if (!c.applicable) continue;
-    const std::optional<std::string> why = device_csr_refusal(c.params, a, options.precision);
+    const std::optional<std::string> why =
+        device_csr_refusal(c.params, a, profile, options.precision);
     if (!why) continue;
     if (forced) throw InputError("params", 0, "from device arrays: " + *why);
     const auto* p = std::get_if<CsrParams>(&c.params);
     if (p != nullptr && p->vector_width > 1) {
       CsrParams single = *p;
       single.vector_width = 1;
-      if (!device_csr_refusal(single, a, options.precision)) {
+      if (!device_csr_refusal(single, a, profile, options.precision)) {
         const Prediction pr = predict(profile, single, po);
         Candidate twin{"csr",
                        single,
@@ -155,11 +174,11 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   plan.why =
       forced ? "parameters forced by the caller (device arrays)"
              : fmt::format(
-                   "lowest predicted {} of the candidates built from device arrays (csr, "
-                   "csr_stream, ell, sell, hyb) ({})",
+                   "lowest predicted {} of the {} candidates built on the GPU from "
+                   "device arrays ({})",
                    po.multiplies ? fmt::format("one-time cost + {} x multiply time", *po.multiplies)
                                  : std::string("time"),
-                   plan.candidates.front().reason);
+                   kDeviceFormatList, plan.candidates.front().reason);
   return plan;
 }
 

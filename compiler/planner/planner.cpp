@@ -56,11 +56,17 @@ BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view 
   BuildEstimate b;
   if (device) {
     b.inspect = stage("device_inspect", "", heuristics::kDeviceInspectSecondsPerNonzero);
+    // A format the GPU encodes whole costs its passes over the matrix, where the calibration has
+    // no measured factor of its own for it (the pooled factor is csr's and csr_stream's, whose
+    // device build writes next to nothing).
     const BuildFactor* own = build_factor(calibration, "device_encode", format);
-    if (writes_device_encoding(format) && (own == nullptr || own->format != format)) {
-      // Not calibrated for this format: the pooled factor is csr's and csr_stream's, whose
-      // device build writes next to nothing. This build writes the whole encoding.
+    const bool uncalibrated = own == nullptr || own->format != format;
+    if (writes_device_encoding(format) && uncalibrated) {
       b.encode = bytes * heuristics::kDeviceEncodeSecondsPerByte;
+    } else if (format != "csr" && format != "csr_stream" && uncalibrated) {
+      const double value = value_bytes(options.precision);
+      b.encode = heuristics::kDeviceEncoderFixedSeconds +
+                 (nnz * (2 * 4 + value) + bytes) / heuristics::kDeviceEncoderBytesPerSecond;
     } else {
       b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
     }

@@ -33,11 +33,14 @@ __all__ = [
 __version__ = "0.1.0"
 
 # A matrix already on the GPU is built there (compile from device arrays: a few passes over the
-# arrays, csr, csr_stream, ell, sell or hyb, repaid within tens of multiplies) unless the caller expects at least
+# arrays, csr, csr_stream, ell, sell, hyb or a BRO format, repaid within tens of multiplies) unless the caller expects at least
 # this many multiplies; then its arrays are copied to the host once for the full pipeline (every
 # format, orderings), whose one-time cost repays after thousands: README.md's medians over the
 # H100 suite are about 5,300 multiplies in fp64 and 14,000 in fp32.
 HOST_PIPELINE_MULTIPLIES = {"f64": 5000, "f32": 14000, "f32acc64": 14000}
+
+# The formats built from device arrays on the GPU (compiler/planner/device_plan.cpp).
+_DEVICE_FORMATS = ("auto", "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb")
 
 
 def version():
@@ -256,10 +259,10 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
     multiplies: how many multiplies the caller expects (a positive integer). The planner then
         picks the least one-time cost + multiplies x multiply time (unset: multiply time alone;
         plan(A, multiplies=N) shows both terms). A CuPy or PyTorch matrix on the GPU is built
-        there from its own arrays, without a copy (csr, csr_stream, ell, sell or hyb), unless
-        this is at least HOST_PIPELINE_MULTIPLIES[precision] or an option asks for what only the
-        host pipeline does (planner "measure", a reorder, another format, params); then it is
-        copied to the host once.
+        there from its own arrays, without a copy (csr, csr_stream, ell, sell, hyb or a BRO
+        format), unless this is at least HOST_PIPELINE_MULTIPLIES[precision] or an option asks
+        for what only the host pipeline does (planner "measure", a reorder, another format,
+        params, mixed precision); then it is copied to the host once.
         Host matrices always take the host pipeline.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
         value_coding, deterministic, mixed_precision ("f32": an f64 operator's values stored
@@ -294,8 +297,7 @@ class Operator:
         self.dtype = _arrays.value_dtype(precision)
         self.precision = precision
         host_only = (planner != "model" or options.get("reorder", "none") != "none" or
-                     options.get("format", "auto") not in
-                     ("auto", "csr", "csr_stream", "ell", "sell", "hyb") or
+                     options.get("format", "auto") not in _DEVICE_FORMATS or
                      options.get("params") or
                      options.get("mixed_precision", "off") != "off")
         many = multiplies is not None and multiplies >= HOST_PIPELINE_MULTIPLIES[precision]

@@ -156,15 +156,17 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target);
 
 /// What compile(DeviceCsr) cannot do whatever the arrays hold (planner/device_plan.cpp): measure
 /// mode, reordering, full inspection, formats with no GPU build (all but csr, csr_stream, ell,
-/// sell and hyb). InputError naming the option; nothing when the options apply.
+/// sell, hyb, bro_ell, bro_coo and bro_hyb). InputError naming the option; nothing when the
+/// options apply.
 void check_device_options(const Options& options);
 
 /// The plan for a CSR matrix in device memory (`a`'s sizes and pointer alignments are read,
 /// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
 /// as they are (a csr candidate whose vector loads cannot is tried with single loads), and its
 /// ell, sell and hyb candidates, whose arrays the GPU builds (sell's sorting windows up to
-/// codegen::kDeviceSortWindow rows; no 16-bit value tables), the fastest predicted. `profile`
-/// is the GPU inspection's.
+/// codegen::kDeviceSortWindow rows; no 16-bit value tables), and BRO candidates, encoded on the
+/// GPU (bro_ell and bro_hyb refused when `profile` lacks the column inspection:
+/// compiler::has_bro_columns), the fastest predicted. `profile` is the GPU inspection's.
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target);
 
