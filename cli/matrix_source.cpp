@@ -78,6 +78,7 @@ Options make_options(const MatrixArgs& args) {
   o.renumber_columns = args.renumber_columns;
   o.value_coding = !args.no_value_coding;
   o.deterministic = args.deterministic;
+  o.cusparse = args.cusparse;
   if (args.no_tiered) o.tiered = false;
   if (args.planner == "measure") {
     o.planner = PlannerMode::measure;

@@ -75,7 +75,15 @@ Build build(const CsrMatrix& a, const Options& options, const BuildTarget& targe
   b.timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
-  Plan plan = compiler::make_plan(b.profile, compiler::plan_options(options, target));
+  compiler::PlanOptions popts = compiler::plan_options(options, target);
+  if (b.map) {
+    // cuSPARSE multiplies in the order it is given: a reordered plan needs the kernels' row map.
+    if (popts.cusparse == "always")
+      throw InputError("cusparse", 0,
+                       "cuSPARSE runs the caller's order only: not with a reordered matrix");
+    popts.cusparse = "never";
+  }
+  Plan plan = compiler::make_plan(b.profile, popts);
   plan.reorder = std::move(b.plan.reorder);
   plan.reorder_why = std::move(b.plan.reorder_why);
   b.timings.plan = seconds_since(t0);
@@ -113,6 +121,7 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target) {
   p.params = options.params;
   p.value_coding = options.value_coding;
   p.deterministic = options.deterministic;
+  p.cusparse = options.cusparse;
   p.arch = target.arch;
   p.gpu = target.gpu;
   p.cost_model = parse_cost_model(target.cost_model);

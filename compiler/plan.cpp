@@ -163,6 +163,10 @@ void set_params(FormatParams& params, std::string_view assignments) {
   }
 }
 
+std::string_view to_string(Engine engine) {
+  return engine == Engine::cusparse ? "cusparse" : "kernel";
+}
+
 std::string to_json(const Plan& plan) {
   nlohmann::ordered_json j;
   j["format"] = plan.format;
@@ -178,6 +182,8 @@ std::string to_json(const Plan& plan) {
     j["predicted_total_seconds"] = plan.predicted_build_seconds +
                                    static_cast<double>(*plan.multiplies) * plan.predicted_seconds;
   j["why"] = plan.why;
+  j["engine"] = std::string(to_string(plan.engine));
+  if (plan.cusparse_seconds > 0) j["cusparse_seconds"] = plan.cusparse_seconds;
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const Candidate& c : plan.candidates) {
     cands.push_back({{"format", c.format},
@@ -211,6 +217,11 @@ std::string to_report(const Plan& plan) {
     out += "  ranked by multiply time (no multiply count given)\n";
   }
   out += "  why: " + plan.why + "\n";
+  if (plan.engine == Engine::cusparse)
+    out += fmt::format("  engine: cusparse (CSR ALG1, preprocessed) on the {} arrays above\n",
+                       plan.format);
+  if (plan.cusparse_seconds > 0)
+    out += fmt::format("  cuSPARSE CSR SpMV predicted: {:.2f} us\n", plan.cusparse_seconds * 1e6);
   out += "candidates (best first):\n";
   // The one-time column and, with a multiply count, the total the candidates were ranked by.
   const bool totals = plan.multiplies.has_value();

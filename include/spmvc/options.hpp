@@ -43,6 +43,12 @@ struct Options {
   /// atomics: hyb, bro_coo and bro_hyb are rejected, amb runs its variant that reduces partial
   /// sums in a fixed order); `spmvc plan --deterministic` shows each rejection's reason.
   bool deterministic = false;
+  /// cuSPARSE as the plan's engine (spmvc::Engine::cusparse): "auto" hands the multiply to
+  /// cuSPARSE's CSR SpMV (ALG1, preprocessed at compile time, graph-capturable) where the planner
+  /// predicts no generated candidate faster; "never" keeps generated kernels only; "always" runs
+  /// cuSPARSE for every multiply (comparisons, tests). Applies with format "auto" and no forced
+  /// parameters, without reordering, deterministic or f32acc64 (refused there with "always").
+  std::string cusparse = "auto";
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
   /// caller's order, y written through the row map inside the kernels.
