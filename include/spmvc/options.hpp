@@ -47,7 +47,9 @@ struct Options {
   /// cuSPARSE's CSR SpMV (ALG1, preprocessed at compile time, graph-capturable) where the planner
   /// predicts no generated candidate faster; "never" keeps generated kernels only; "always" runs
   /// cuSPARSE for every multiply (comparisons, tests). Applies with format "auto" and no forced
-  /// parameters, without reordering, deterministic or f32acc64 (refused there with "always").
+  /// parameters, not with deterministic, f32acc64 or an ordering the caller asked for (refused
+  /// there with "always"); an ordering reorder "auto" chose is dropped where cuSPARSE on the
+  /// caller's order is predicted faster.
   std::string cusparse = "auto";
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the

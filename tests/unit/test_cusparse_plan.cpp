@@ -2,12 +2,17 @@
 // multiply to it, what the plan says, the caller's opt-out, and where it is refused.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
 #include <string>
 
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
 
 using namespace spmvc;
 
@@ -105,7 +110,38 @@ TEST_CASE("cusparse: the pipeline passes Options::cusparse and refuses it on a r
   o.cusparse = "always";
   o.reorder = "rcm";
   CHECK_THROWS_WITH_AS(build(a, o, target), doctest::Contains("reordered"), InputError);
-  // auto with a reordering: the kernels' row map is needed, so the kernels run.
+  // auto with a reordering the caller asked for: the kernels' row map is needed, so they run.
   o.cusparse = "auto";
   CHECK(build(a, o, target).plan.engine == Engine::kernel);
+}
+
+TEST_CASE("cusparse: an ordering the planner chose itself gives way to cuSPARSE") {
+  // A grid with rows and columns renamed at random: reorder "auto" chooses RCM for it.
+  const CsrMatrix grid = gen::from_spec("stencil27:n=30");
+  Ordering shuffle;
+  shuffle.name = "shuffle";
+  shuffle.kind = PermutationKind::symmetric;
+  shuffle.perm.resize(static_cast<std::size_t>(grid.nrows));
+  std::iota(shuffle.perm.begin(), shuffle.perm.end(), 0);
+  std::mt19937 rng(7);
+  std::shuffle(shuffle.perm.begin(), shuffle.perm.end(), rng);
+  const CsrMatrix a = permute(grid, shuffle);
+  Options o;
+  o.reorder = "auto";
+  o.cusparse = "never";
+  BuildTarget target;
+  target.until = BuildStage::plan;
+  const Build kernels = build(a, o, target);
+  REQUIRE(kernels.map);  // the planner reorders it for its kernels
+  CHECK(kernels.plan.reorder.find("rcm") != std::string::npos);
+  // cuSPARSE asked for: the ordering is dropped, and says why; the Profile is the caller's.
+  o.cusparse = "always";
+  const Build b = build(a, o, target);
+  CHECK(b.plan.engine == Engine::cusparse);
+  CHECK_FALSE(b.map);
+  CHECK_FALSE(b.reordered);
+  CHECK(b.plan.reorder == "none");
+  CHECK(b.plan.reorder_why.find("not used: cuSPARSE") != std::string::npos);
+  CHECK(b.profile.x_sectors == inspect(a, InspectDepth::rows).x_sectors);
+  CHECK(b.profile.x_sectors != kernels.profile.x_sectors);
 }

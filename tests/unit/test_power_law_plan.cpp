@@ -65,6 +65,12 @@ TEST_CASE("csr_stream: a block's wait for its longest row, from the row-length h
   // The cost reports it; the Kronecker graph's blocks wait tens of times their mean.
   const formats::FormatUnit& unit = formats::find_format("csr_stream");
   CHECK(unit.cost(tail, p, Precision::f64).warp_imbalance == doctest::Approx(wait));
+  // Every shape's cost reports the reference shape's wait (the calibration ranks formats by it;
+  // csr_stream's own shapes keep the order the tile sweeps measured).
+  CsrStreamParams wide;
+  wide.tile = 2048;
+  CHECK(formats::CsrStreamFormat::warp_imbalance(tail, wide) != doctest::Approx(wait));
+  CHECK(unit.cost(tail, wide, Precision::f64).warp_imbalance == doctest::Approx(wait));
   CHECK(unit.cost(kronecker_profile(), p, Precision::f32).warp_imbalance > 10);
 }
 
@@ -84,9 +90,10 @@ TEST_CASE("calibration: csr_stream's time grows with the reduction's wait on eve
   }
 }
 
-TEST_CASE("planner: power-law graphs no longer rank csr_stream far ahead of hyb") {
-  // Measured on both GPUs (suite v13, Kronecker scale 21 and 22): hyb within 5% of csr_stream or
-  // faster in both precisions. The old model put csr_stream at under half of hyb's time.
+TEST_CASE("planner: power-law graphs no longer go to csr_stream") {
+  // Measured on both GPUs (suite v13, Kronecker scale 21 and 22, fp64 and fp32): cuSPARSE's CSR
+  // ALG1 fastest, hyb within 10% of it, csr_stream 4-10% behind hyb. The old model put csr_stream
+  // at under half of hyb's time and picked it.
   for (const char* gpu : {"H100", "H200"}) {
     for (Precision prec : {Precision::f64, Precision::f32}) {
       CAPTURE(gpu);
@@ -94,12 +101,17 @@ TEST_CASE("planner: power-law graphs no longer rank csr_stream far ahead of hyb"
       compiler::PlanOptions o;
       o.precision = prec;
       o.gpu = gpu;
-      const Plan plan = compiler::make_plan(kronecker_profile(), o);
-      const double stream = min_predicted(plan, "csr_stream");
-      const double hyb = min_predicted(plan, "hyb");
+      const Plan kernels = compiler::make_plan(kronecker_profile(), o);
+      const double stream = min_predicted(kernels, "csr_stream");
+      const double hyb = min_predicted(kernels, "hyb");
       REQUIRE(std::isfinite(stream));
       REQUIRE(std::isfinite(hyb));
-      CHECK(stream > 0.8 * hyb);
+      // The reduction's wait closes most of the gap (the old model: stream < 0.5 * hyb).
+      CHECK(stream > 0.7 * hyb);
+      // With cuSPARSE weighed, as compile() does by default, the plan is not csr_stream's.
+      o.cusparse = "auto";
+      const Plan plan = compiler::make_plan(kronecker_profile(), o);
+      CHECK((plan.engine == Engine::cusparse || plan.format == "hyb"));
     }
   }
 }

@@ -58,6 +58,8 @@ class CsrStreamFormat final : public FormatUnit {
   /// L = the largest power of two <= min(32, block_size / rows)). 1 where rows are alike; tens on
   /// power-law graphs, whose blocks wait for one row of hundreds of nonzeros summed by 1-2 lanes.
   static double warp_imbalance(const Profile& profile, const CsrStreamParams& p);
+  /// The shape whose wait every csr_stream candidate's Cost reports (256 threads, tile 1024).
+  static constexpr CsrStreamParams kImbalanceShape{};
   /// Largest column - base a 16-bit column offset holds.
   static constexpr std::int64_t kNarrowSpan = kNarrowColumnSpan;
   /// Share of the nonzeros whose blocks fit 16-bit columns, from the profile: 1 when every
