@@ -246,6 +246,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
   options.arch = arch;
   tooling::UnitReport report;
   std::optional<ValueRounding> rounding;
+  std::string engine;  // what runs apply() where it is not the unit's kernel
   const std::filesystem::path path = args.matrix;
   if (path.extension() == ".cu" || path.extension() == ".cuh") {
     // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it, and every
@@ -273,20 +274,28 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     options.planner_bytes_per_nonzero = compiler::matrix_bytes_per_nonzero(b.profile, b.plan);
     report = tooling::explain_unit(b.source, options);
     rounding = b.plan.rounding;
+    if (b.plan.engine == Engine::cusparse)
+      // The multiply is cuSPARSE's; the unit's kernel is what SpMM and A^T x run on its arrays.
+      engine =
+          "cusparse: apply() runs cuSPARSE's CSR SpMV (ALG1, preprocessed) on the csr arrays "
+          "below; the csr kernel reported serves SpMM and the transposed multiply";
   }
   // Mixed precision: what the stored values' rounding costs in y (the plan's bound).
   if (args.json) {
     std::string text = tooling::to_json(report);
-    if (rounding) {
+    if (rounding || !engine.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
-      j["mixed_precision"] = {{"mode", std::string(to_string(rounding->mode))},
-                              {"value_error", rounding->value_error},
-                              {"longest_row", rounding->longest_row},
-                              {"y_error_bound", rounding->y_error_bound}};
+      if (!engine.empty()) j["engine"] = engine;
+      if (rounding)
+        j["mixed_precision"] = {{"mode", std::string(to_string(rounding->mode))},
+                                {"value_error", rounding->value_error},
+                                {"longest_row", rounding->longest_row},
+                                {"y_error_bound", rounding->y_error_bound}};
       text = j.dump(2);
     }
     fmt::print("{}\n", text);
   } else {
+    if (!engine.empty()) fmt::print("engine: {}\n", engine);
     fmt::print("{}\n", tooling::to_report(report));
     if (rounding) fmt::print("{}\n", describe(*rounding));
   }

@@ -50,10 +50,11 @@ struct MatrixArgs {
   bool verbose = false;  ///< run: also print the tiers and NVRTC's log
   std::string reorder;   ///< inspect: compare before/after; others: reorder before encoding
   bool renumber_columns = false;
-  bool no_value_coding = false;  ///< plan plain values only
-  bool no_tiered = false;        ///< run: the blocking compile (Options::tiered false)
-  bool blocks = false;           ///< inspect: also print the dense-block report (inspect_blocks)
-  bool deterministic = false;    ///< Options::deterministic
+  bool no_value_coding = false;   ///< plan plain values only
+  std::string cusparse = "auto";  ///< Options::cusparse: auto, never or always
+  bool no_tiered = false;         ///< run: the blocking compile (Options::tiered false)
+  bool blocks = false;            ///< inspect: also print the dense-block report (inspect_blocks)
+  bool deterministic = false;     ///< Options::deterministic
   /// Options::mixed_precision: "off", "f32" (fp64 operator) or "bf16" (f32 operator)
   std::string mixed_precision = "off";
   /// run: multiply, give the operator new values (update_values) and multiply again; bench: time

@@ -123,6 +123,10 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
   cmd->add_flag("--no-value-coding", args.no_value_coding,
                 "keep one stored value per nonzero (no value tables, no implicit ones)");
+  cmd->add_option("--cusparse", args.cusparse,
+                  "cuSPARSE's CSR SpMV as the plan's engine: auto (where no generated candidate "
+                  "is predicted faster), never, always")
+      ->check(CLI::IsMember({"auto", "never", "always"}));
   cmd->add_flag("--deterministic", args.deterministic,
                 "only plans whose y is bitwise the same run to run (no floating-point atomics; "
                 "`spmvc plan` shows why each other candidate is rejected)");

@@ -79,6 +79,7 @@ Options make_options(const MatrixArgs& args) {
   o.value_coding = !args.no_value_coding;
   o.deterministic = args.deterministic;
   o.mixed_precision = parse_mixed_precision(args.mixed_precision);
+  o.cusparse = args.cusparse;
   if (args.no_tiered) o.tiered = false;
   if (args.planner == "measure") {
     o.planner = PlannerMode::measure;

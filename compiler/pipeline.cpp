@@ -75,9 +75,32 @@ Build build(const CsrMatrix& a, const Options& options, const BuildTarget& targe
   b.timings.inspect = seconds_since(t0);
 
   t0 = Clock::now();
-  Plan plan = compiler::make_plan(b.profile, compiler::plan_options(options, target));
+  compiler::PlanOptions popts = compiler::plan_options(options, target);
+  // cuSPARSE multiplies in the order it is given: a reordered plan needs the kernels' row map.
+  // An ordering the planner chose itself (reorder "auto") is dropped where cuSPARSE on the
+  // caller's order is predicted faster than the plan on the reordered matrix; one the caller
+  // asked for stands, and the kernels run.
+  const bool chosen_ordering = b.map && !options.ordering && options.reorder == "auto";
+  if (b.map && popts.cusparse == "always" && !chosen_ordering)
+    throw InputError("cusparse", 0,
+                     "cuSPARSE runs the caller's order only: not with a reordered matrix");
+  if (b.map && !chosen_ordering) popts.cusparse = "never";
+  Plan plan = compiler::make_plan(b.profile, popts);
+  if (b.map && plan.engine == Engine::cusparse) {
+    plan.reorder_why = fmt::format(
+        "{}; not used: cuSPARSE on the caller's order is predicted faster than the plan on the "
+        "reordered matrix",
+        b.plan.reorder_why);
+    b.plan.reorder = "none";
+    b.map.reset();
+    b.reordered.reset();
+    // The plan's csr parameters depend on row lengths only, which no ordering changes; the
+    // Profile is the caller's matrix's again.
+    b.profile = inspect(a, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
+  } else {
+    plan.reorder_why = std::move(b.plan.reorder_why);
+  }
   plan.reorder = std::move(b.plan.reorder);
-  plan.reorder_why = std::move(b.plan.reorder_why);
   b.timings.plan = seconds_since(t0);
 
   if (target.until == BuildStage::plan) {
@@ -114,6 +137,7 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target) {
   p.value_coding = options.value_coding;
   p.deterministic = options.deterministic;
   p.mixed_precision = options.mixed_precision;
+  p.cusparse = options.cusparse;
   p.arch = target.arch;
   p.gpu = target.gpu;
   p.cost_model = parse_cost_model(target.cost_model);

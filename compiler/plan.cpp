@@ -195,6 +195,8 @@ std::string describe(const ValueRounding& r) {
                                       r.value_error)
                         : std::string("values stored exactly (a coding that holds them)"),
       r.y_error_bound, r.longest_row);
+std::string_view to_string(Engine engine) {
+  return engine == Engine::cusparse ? "cusparse" : "kernel";
 }
 
 std::string to_json(const Plan& plan) {
@@ -219,6 +221,8 @@ std::string to_json(const Plan& plan) {
                             {"longest_row", r.longest_row},
                             {"y_error_bound", r.y_error_bound}};
   }
+  j["engine"] = std::string(to_string(plan.engine));
+  if (plan.cusparse_seconds > 0) j["cusparse_seconds"] = plan.cusparse_seconds;
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const Candidate& c : plan.candidates) {
     cands.push_back({{"format", c.format},
@@ -253,6 +257,11 @@ std::string to_report(const Plan& plan) {
   }
   out += "  why: " + plan.why + "\n";
   if (plan.rounding) out += "  " + describe(*plan.rounding) + "\n";
+  if (plan.engine == Engine::cusparse)
+    out += fmt::format("  engine: cusparse (CSR ALG1, preprocessed) on the {} arrays above\n",
+                       plan.format);
+  if (plan.cusparse_seconds > 0)
+    out += fmt::format("  cuSPARSE CSR SpMV predicted: {:.2f} us\n", plan.cusparse_seconds * 1e6);
   out += "candidates (best first):\n";
   // The one-time column and, with a multiply count, the total the candidates were ranked by.
   const bool totals = plan.multiplies.has_value();

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cusparse_engine.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
@@ -161,6 +162,16 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
           ? found->seconds + im->load_cached(*found, device, own_load, im->timings)
           : im->load_kernels(runtime::cache_for(runtime::cache_dir_of(options)), device, own_load);
   im->timings.upload = upload_encoded(*im, build);
+  if (im->plan.engine == Engine::cusparse) {
+    // The plan's csr arrays are what cuSPARSE multiplies; the csr kernel stays loaded for SpMM
+    // and the transposed multiply, which run on the same encoding.
+    const auto t0 = Clock::now();
+    im->cusparse = std::make_shared<runtime::CusparseEngine>(
+        im->nrows, im->ncols, im->profile.nnz, im->array("row_ptr"), im->array("col_idx"),
+        im->array("values"), im->plan.precision);
+    im->timings.cusparse_setup = seconds_since(t0);
+    im->timings.engine = "cusparse";
+  }
   runtime::attach_operations(*im, build, options);
   return im;
 }
@@ -228,6 +239,10 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
   const Impl& im = *impl_;
   if (im.tiers && !im.tiers->switched() && im.tiers->apply_generic(x, y, alpha, beta, stream))
     return;
+  if (im.cusparse) {
+    im.cusparse->apply(x, y, alpha, beta, stream);
+    return;
+  }
   const bool acc64 = im.plan.precision != Precision::f32;
   long long rows = im.nrows, cols = im.ncols;
   double alpha64 = alpha, beta64 = beta;
@@ -314,7 +329,8 @@ Operator compile(const CsrMatrix& a, const Options& options) {
       b.map ? std::make_shared<const RowColumnMap>(*b.map) : nullptr;
   auto build = [&]() -> Operator {
     if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
-    if (runtime::tiered(options)) {
+    // A cuSPARSE plan waits for no NVRTC compile worth hiding: its engine is ready at once.
+    if (b.plan.engine == Engine::kernel && runtime::tiered(options)) {
       // The tiers only when the kernel must be compiled (a cached one loads at once), and when
       // the device holds the generic tier's copy of the matrix beside the encoding.
       runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));

@@ -35,6 +35,7 @@ KernelCache& cache_for(const std::filesystem::path& dir);
 std::filesystem::path cache_dir_of(const Options& options);
 
 struct Operations;
+class CusparseEngine;
 
 }  // namespace runtime
 
@@ -57,6 +58,8 @@ struct Operator::Impl {
     std::vector<const void*> array_args;
   };
   std::vector<Launch> launches;
+  /// Plan::engine cusparse: what apply() calls instead of the launches (cusparse_engine.hpp).
+  std::shared_ptr<runtime::CusparseEngine> cusparse;
   /// apply_many and apply_transpose (runtime/operations.hpp).
   std::shared_ptr<runtime::Operations> operations;
 

@@ -116,6 +116,7 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
                      const BuildTarget& target) {
   PlanOptions po = plan_options(options, target);
   po.build_path = BuildPath::device;
+  po.cusparse = "never";  // the device build runs generated kernels only (csr, csr_stream)
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
   for (const std::string_view format_name : kDeviceFormats) {

@@ -120,7 +120,85 @@ void set_prediction(Candidate& c, const Prediction& p, const PlanOptions& option
   c.total_seconds = options.multiplies ? ranking_seconds(c, options.multiplies) : 0.0;
 }
 
+// Why cuSPARSE cannot run plans made with `options`, or nullopt when it can.
+std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOptions& options) {
+  if (options.cusparse != "auto" && options.cusparse != "always")
+    throw InputError("cusparse", 0,
+                     fmt::format("'{}' is not auto, always or never", options.cusparse));
+  if (options.deterministic)
+    return "cuSPARSE's CSR ALG1 is not bitwise deterministic: not with deterministic plans";
+  if (options.mixed_precision != MixedPrecision::off)
+    return "cuSPARSE multiplies the full-precision CSR values: not with mixed precision";
+  if (options.precision == Precision::f32_acc64)
+    return "cuSPARSE accumulates fp32 data in fp32: not with f32acc64";
+  if (profile.nnz > std::numeric_limits<std::int32_t>::max())
+    return fmt::format("{} nonzeros need 64-bit row offsets; the cuSPARSE engine takes 32-bit ones",
+                       profile.nnz);
+  return std::nullopt;
+}
+
+// Sets plan.cusparse_seconds and, where cuSPARSE is predicted faster than the plan (or asked
+// for always), turns `plan` into a cuSPARSE plan on the best plain csr candidate's arrays.
+// Returns whether it did.
+bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options) {
+  const double seconds = predict_cusparse(profile, options);
+  plan.cusparse_seconds = seconds;
+  // Its arrays: the plain CSR of the best csr candidate with plain values (they are ranked).
+  const Candidate* csr = nullptr;
+  for (const Candidate& c : plan.candidates) {
+    if (c.applicable && c.format == "csr" &&
+        formats::value_coding_of(c.params) == formats::kValuesPlain) {
+      csr = &c;
+      break;
+    }
+  }
+  if (csr == nullptr) return false;
+  // One-time: csr's build (its kernel serves SpMM and the transposed multiply) and the same
+  // arrays; cuSPARSE's preprocessing is a pass over them, within csr's upload.
+  const double build = csr->build_seconds;
+  const auto total = [&](double per_multiply, double once) {
+    return plan.multiplies ? once + static_cast<double>(*plan.multiplies) * per_multiply
+                           : per_multiply;
+  };
+  const Candidate& best = plan.candidates.front();
+  if (options.cusparse != "always" &&
+      total(seconds, build) >= total(best.predicted_seconds, best.build_seconds))
+    return false;
+  const std::string beaten =
+      fmt::format("{} [{}] at {:.2f} us", best.format, best.label, best.predicted_seconds * 1e6);
+  plan.engine = Engine::cusparse;
+  plan.format = csr->format;
+  plan.params = csr->params;
+  plan.predicted_bytes = csr->predicted_bytes;
+  plan.predicted_seconds = seconds;
+  plan.predicted_build_seconds = build;
+  plan.why = options.cusparse == "always"
+                 ? fmt::format(
+                       "cuSPARSE asked for (cusparse \"always\"); predicted {:.2f} us, "
+                       "the best generated candidate {}",
+                       seconds * 1e6, beaten)
+                 : fmt::format(
+                       "cuSPARSE's CSR SpMV is predicted at {:.2f} us, and no generated "
+                       "candidate faster: the best is {}",
+                       seconds * 1e6, beaten);
+  return true;
+}
+
 }  // namespace
+
+double predict_cusparse(const Profile& profile, const PlanOptions& options) {
+  const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+  const double bandwidth = options.read_bandwidth > 0 ? options.read_bandwidth
+                           : calibration != nullptr   ? calibration->read_bandwidth
+                                                      : heuristics::kDefaultReadBandwidth;
+  const double vb = value_bytes(options.precision);
+  const double offset = profile.nnz > std::numeric_limits<std::int32_t>::max() ? 8.0 : 4.0;
+  const double bytes = static_cast<double>(profile.nrows + 1) * offset +
+                       static_cast<double>(profile.nnz) * (4.0 + vb) +
+                       static_cast<double>(profile.nrows + profile.ncols) * vb;
+  return (heuristics::kLaunchSeconds + bytes / bandwidth) *
+         time_factor(calibration, "cusparse", options.precision);
+}
 
 CostModel parse_cost_model(std::string_view name) {
   if (name == "compulsory") return CostModel::compulsory;
@@ -254,6 +332,13 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   if (mixed != MixedPrecision::off)
     plan.rounding = formats::value_rounding(profile, mixed, options.precision,
                                             formats::value_coding_of(plan.params));
+  if (options.cusparse != "never" && !forced && options.format == "auto" && objection.empty()) {
+    if (auto why = cusparse_refusal(profile, options)) {
+      if (options.cusparse == "always") throw InputError("cusparse", 0, *why);
+    } else if (weigh_cusparse(plan, profile, options)) {
+      return plan;
+    }
+  }
   if (forced) {
     plan.why = "parameters forced by the caller";
   } else if (!objection.empty()) {

@@ -53,6 +53,14 @@ struct Options {
   /// one is an InputError. Operator::update_values rounds new values the same way. Host
   /// matrices only: compile(DeviceCsr) refuses it.
   MixedPrecision mixed_precision = MixedPrecision::off;
+  /// cuSPARSE as the plan's engine (spmvc::Engine::cusparse): "auto" hands the multiply to
+  /// cuSPARSE's CSR SpMV (ALG1, preprocessed at compile time, graph-capturable) where the planner
+  /// predicts no generated candidate faster; "never" keeps generated kernels only; "always" runs
+  /// cuSPARSE for every multiply (comparisons, tests). Applies with format "auto" and no forced
+  /// parameters, not with deterministic, f32acc64 or an ordering the caller asked for (refused
+  /// there with "always"); an ordering reorder "auto" chose is dropped where cuSPARSE on the
+  /// caller's order is predicted faster.
+  std::string cusparse = "auto";
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
   /// caller's order, y written through the row map inside the kernels.

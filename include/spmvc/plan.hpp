@@ -96,6 +96,16 @@ struct Candidate {
   double total_seconds = 0;
 };
 
+/// What runs the multiply.
+enum class Engine {
+  kernel,    ///< the kernel generated for the plan's format
+  cusparse,  ///< cuSPARSE's CSR SpMV (CUSPARSE_SPMV_CSR_ALG1, preprocessed at compile time) on
+             ///< the plan's plain CSR arrays (format csr, plain values): chosen where no
+             ///< generated candidate is predicted to beat it (Options::cusparse)
+};
+
+std::string_view to_string(Engine engine);
+
 struct Plan {
   std::string format;
   FormatParams params;
@@ -114,6 +124,10 @@ struct Plan {
   /// rounding error and the bound it puts on y's.
   std::optional<ValueRounding> rounding;
   std::vector<Candidate> candidates;  ///< everything considered, best first; rejected last
+  Engine engine = Engine::kernel;
+  /// cuSPARSE's CSR SpMV's predicted time per multiply, where the planner weighed it
+  /// (compiler::PlanOptions::cusparse); 0 where it did not.
+  double cusparse_seconds = 0;
 };
 
 std::string to_json(const Plan& plan);

@@ -72,6 +72,12 @@ struct CompileTimings {
   /// first call), and what was built.
   double transpose = 0;
   std::string transpose_note;
+
+  /// What runs apply(): "kernel" (the generated kernel) or "cusparse" (Plan::engine: cuSPARSE's
+  /// CSR SpMV on the plan's arrays), and the seconds its descriptors, work buffer and
+  /// cusparseSpMV_preprocess took inside compile().
+  std::string engine = "kernel";
+  double cusparse_setup = 0;
 };
 
 /// What Operator::update_values did.

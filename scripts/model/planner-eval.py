@@ -21,7 +21,10 @@ suite did not time otherwise (amb in v13) is one more measured format. Ways to p
 
 Formats without a fitted row take the committed file's, scaled as calibrate.py does. The summary
 gives, per precision and way, the picks within the tolerance and the geometric mean of pick /
-oracle.
+oracle, and the picks that measured slower than the suite's best cuSPARSE (below 1.0x).
+cuSPARSE's CSR SpMV is one more candidate (the planner's Engine::cusparse; scripts/model/
+planner_data.py's cusparse_observation) unless --no-cusparse: the refit and leave-one-out modes
+fit its factor like a format's, and a pick of it counts at cuSPARSE ALG1's measured time.
 
 It also says where the build's best parameters for a format differ from the measured ones, and
 where the build's overall best candidate is a format or parameter set the suite did not time
@@ -59,6 +62,9 @@ def main():
     ap.add_argument("--regime", default="bandwidth", choices=["bandwidth", "small"],
                     help="the suite's results to score (the calibration is fitted on bandwidth)")
     ap.add_argument("--verbose", "-v", action="store_true", help="one line per result")
+    ap.add_argument("--no-cusparse", action="store_true",
+                    help="leave cuSPARSE's CSR SpMV out of the candidates (the planner's "
+                    "cusparse \"never\")")
     ap.add_argument("suite")
     a = ap.parse_args()
     model = a.cost_model
@@ -77,11 +83,13 @@ def main():
     entries, notes, unmeasured = [], [], set()
     for r in results:
         plan, profile = runner.plan(r), runner.profile(r)
-        obs = pd.observations(r, plan, profile)
+        obs = pd.observations(r, plan, profile, cusparse=not a.no_cusparse)
         entries.append((r, obs))
         name = f"{r['matrix']} {r['precision']}"
         for fmt, o in obs.items():
             expected = pd.calibrated(committed, fmt, r["precision"], o.get("imbalance", 1.0))
+            if fmt == "cusparse":
+                continue
             if "raw" in o and expected is not None and abs(o["time_factor"] / expected - 1) > 2e-3:
                 notes.append(f"{name}: {fmt}'s time factor is {o['time_factor']:.4f} in the build, "
                              f"{expected:.4f} from {a.calibration} (stale build or imbalance)")
@@ -97,6 +105,20 @@ def main():
             unmeasured.add(id(r))
             notes.append(f"{name}: the build's best candidate, {top['format']} [{top['label']}], "
                          "was not timed: its pick above is the best timed candidate")
+
+    # A build that predicts no cuSPARSE time (before the cusparse engine): its median measured /
+    # raw time per precision stands in for the build's factor.
+    for prec in ("f64", "f32"):
+        cusp = [obs["cusparse"] for r, obs in entries
+                if r["precision"] == prec and "cusparse" in obs]
+        if not cusp or all(o["build_predicted"] for o in cusp):
+            continue
+        factor = pd.median([o["ms"] / o["raw"][model] for o in cusp])
+        notes.append(f"{prec}: the build predicts no cuSPARSE time; its factor is the median "
+                     f"measured / raw, {factor:.3f}")
+        for o in cusp:
+            o["time_factor"] = factor
+            o["predicted"] = {k: v * factor for k, v in o["raw"].items()}
 
     modes = [m for m in a.mode.split(",") if m]
     unknown = sorted(set(modes) - set(MODES))
@@ -143,6 +165,18 @@ def main():
             gm, ok, n = pd.score(entries, picks[m], prec, a.tolerance)
             counts.append(f"{m} {ok}/{n} geomean {gm:.3f}")
         print(f"{prec}: " + ", ".join(counts))
+    for prec in ("f64", "f32"):
+        gains = []
+        for m in modes:
+            gm = pd.speedup(entries, picks[m], prec)
+            gains.append(f"{m} {gm:.3f}x")
+        print(f"{prec}: geomean pick over the best cuSPARSE: " + ", ".join(gains))
+    for prec in ("f64", "f32"):
+        for m in modes:
+            slow = pd.below_cusparse(entries, picks[m], prec)
+            names = ", ".join(f"{n} {1 / x:.2f}x" for n, x in slow)
+            print(f"{prec} {m}: {len(slow)} picks below 1.0x of the best cuSPARSE"
+                  + (f" ({names})" if names else ""))
     print("*: more than the tolerance from the oracle; ?: within it, but the build's best candidate "
           "overall has parameters the suite did not time (see notes)")
     if notes:

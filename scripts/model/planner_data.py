@@ -93,9 +93,41 @@ class Runner:
 # ---------------------------------------------------------------------------------------------
 # Observations and the calibration fit (shared by calibrate.py and planner-eval.py).
 
+def csr_stream_imbalance(params, profile):
+    """CsrStreamFormat::warp_imbalance: a row block's wait for its longest row in the reduction,
+    (stream steps + E[longest row's steps]) / (stream steps + mean row's steps)."""
+    tile = int(params.get("tile", 1024))
+    block = int(params.get("block_size", 256))
+    bins = [b for b in profile["row_length"]["histogram"] if b["lo"] <= tile]
+    lens = [(0.5 * (b["lo"] + min(b["hi"], tile)), b["count"]) for b in bins]
+    rows = sum(c for _, c in lens)
+    nnz = sum(l * c for l, c in lens)
+    if rows <= 0 or nnz <= 0:
+        return 1.0
+    mean = nnz / rows
+    fill = max(0.5, 1.0 - mean / tile)
+    per_block = int(min(max(math.floor(tile * fill / mean), 1.0), float(block)))
+    lanes = 32
+    while lanes > 1 and lanes * per_block > block:
+        lanes >>= 1
+    below = longest = mean_steps = 0.0
+    for l, c in lens:
+        s = max(1.0, math.ceil(l / lanes))
+        f0, f1 = below / rows, (below + c) / rows
+        longest += s * (f1 ** per_block - f0 ** per_block)
+        mean_steps += s * c / rows
+        below += c
+    stream = tile / block
+    return max(1.0, (stream + longest) / (stream + mean_steps))
+
+
 def warp_imbalance(fmt, params, profile):
     """formats::Cost::warp_imbalance for a candidate, from the inspect JSON (as the C++ computes
-    it: csr's CsrFormat::warp_imbalance; 1 for every other format)."""
+    it: csr's CsrFormat::warp_imbalance, csr_stream's CsrStreamFormat::warp_imbalance; 1 for every
+    other format)."""
+    if fmt == "csr_stream":
+        # At the reference shape every candidate's Cost reports (kImbalanceShape).
+        return csr_stream_imbalance({"tile": 1024, "block_size": 256}, profile)
     if fmt != "csr":
         return 1.0
     t = max(1, int(params.get("threads_per_row", 1)))
@@ -113,7 +145,7 @@ def warp_imbalance(fmt, params, profile):
     return max(1.0, longest / mean)
 
 
-def observations(result, plan, profile):
+def observations(result, plan, profile, cusparse=True):
     """Per measured format of one suite result: the build's candidate with the measured
     parameters (label), its raw (uncalibrated) predicted seconds under both cost models, its warp
     imbalance, the measured seconds, and whether the build's best candidate of that format now
@@ -149,7 +181,33 @@ def observations(result, plan, profile):
             "imbalance": warp_imbalance(m["format"], c["params"], profile),
             "top_label": top[m["format"]]["label"],
         }
+    if cusparse:
+        cusp = cusparse_observation(result, plan)
+        if cusp is not None:
+            out["cusparse"] = cusp
     return out
+
+
+# compiler/heuristics.hpp's kLaunchSeconds: the floor under every predicted time.
+LAUNCH_SECONDS = 4.0e-6
+
+
+def cusparse_observation(result, plan):
+    """cuSPARSE's CSR SpMV (ALG1 with preprocessing, the faster of its CSR algorithms on every
+    suite v13 matrix, and what a plan with engine cusparse runs) as one more measured "format":
+    its raw prediction is compiler::predict_cusparse's without the factor, the plain CSR bytes
+    (the suite's csr_bytes: offsets, columns, values, x and y) at the plan's read bandwidth plus
+    the launch; its prediction the build's (the plan's cusparse_seconds), where the build made
+    one. None where the suite did not time it."""
+    alg1 = result.get("cusparse", {}).get("csr_alg1", {})
+    if "ms" not in alg1 or not alg1.get("correct", True) or not result.get("csr_bytes"):
+        return None
+    raw = LAUNCH_SECONDS + result["csr_bytes"] / plan["calibration"]["read_bandwidth"]
+    predicted = plan.get("cusparse_seconds", raw)
+    return {"ms": alg1["ms"] * 1e-3, "label": "alg1", "raw": {"compulsory": raw, "traffic": raw},
+            "predicted": {"compulsory": predicted, "traffic": predicted},
+            "time_factor": predicted / raw, "imbalance": 1.0, "top_label": "alg1",
+            "build_predicted": "cusparse_seconds" in plan}
 
 
 def median(v):
@@ -405,6 +463,30 @@ def score(entries, picks, precision, tolerance=0.05):
         return math.nan, 0, 0
     gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
     return gm, sum(1 for x in ratios if x <= 1 + tolerance), len(ratios)
+
+
+def speedup(entries, picks, precision):
+    """Geometric mean over the results of `precision` of the suite's best cuSPARSE time over
+    the pick's measured time (the suite's speedup of the planner's pick)."""
+    logs = [math.log(r["best_cusparse_ms"] * 1e-3 / obs[picks[id(r)][0]]["ms"])
+            for r, obs in entries
+            if r["precision"] == precision and picks[id(r)][0] is not None
+            and r.get("best_cusparse_ms")]
+    return math.exp(sum(logs) / len(logs)) if logs else math.nan
+
+
+def below_cusparse(entries, picks, precision):
+    """The results of `precision` whose pick measured slower than the suite's best cuSPARSE
+    (best_cusparse_ms: the fastest of its CSR and SELL SpMVs): [(matrix, pick / cuSPARSE time)]."""
+    out = []
+    for r, obs in entries:
+        fmt, _ = picks[id(r)]
+        if r["precision"] != precision or fmt is None or not r.get("best_cusparse_ms"):
+            continue
+        ratio = obs[fmt]["ms"] / (r["best_cusparse_ms"] * 1e-3)
+        if ratio > 1.0:
+            out.append((r["matrix"], ratio))
+    return out
 
 
 def beats(entries, picks, other, precision, tolerance=0.05):

@@ -395,6 +395,13 @@ TEST_CASE("gpu: apply on a user stream is captured into a CUDA graph and replaye
                      amb});
   }
 
+  // cuSPARSE as the engine: cusparseSpMV on the stream, its buffer and preprocessing made once.
+  Options cusparse;
+  cusparse.disk_cache = false;
+  cusparse.value_coding = false;
+  cusparse.cusparse = "always";
+  cases.push_back({"cusparse engine", cusparse});
+
   cudaStream_t stream = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   for (Case& c : cases) {

@@ -187,5 +187,50 @@ class PickFit(unittest.TestCase):
             pd.fitted_rows(self.entries, "compulsory", 4, {}, "mean")
 
 
+
+class CsrStreamImbalanceTest(unittest.TestCase):
+    """planner_data's mirror of CsrStreamFormat::warp_imbalance, on the histogram
+    tests/unit/test_power_law_plan.cpp checks the C++ with (the same hand-computed value)."""
+
+    @staticmethod
+    def profile(bins):
+        return {"row_length": {"histogram": [{"lo": lo, "hi": hi, "count": n}
+                                             for lo, hi, n in bins]}}
+
+    def test_a_block_waits_for_its_longest_row(self):
+        params = {"tile": 1024, "block_size": 256}
+        tail = self.profile([(4, 4, 63000), (512, 512, 1000)])
+        self.assertAlmostEqual(pd.csr_stream_imbalance(params, tail), 19.29, delta=0.1)
+        # Every candidate reports the wait at 256 threads and tile 1024, the suite's shape.
+        self.assertEqual(pd.warp_imbalance("csr_stream", {"tile": 2048, "block_size": 256}, tail),
+                         pd.csr_stream_imbalance(params, tail))
+        self.assertEqual(pd.csr_stream_imbalance(params, self.profile([(8, 8, 100000)])), 1.0)
+        # Rows longer than the tile have blocks of their own.
+        alone = self.profile([(8, 8, 100000), (4097, 8192, 10)])
+        self.assertEqual(pd.csr_stream_imbalance(params, alone), 1.0)
+
+
+class CusparseCandidateTest(unittest.TestCase):
+    """cuSPARSE's ALG1 as a candidate: its raw prediction from the suite's CSR bytes, and the
+    picks slower than the suite's best cuSPARSE."""
+
+    def test_observation_and_below_cusparse(self):
+        r = {"matrix": "m", "precision": "f64", "csr_bytes": 3.0e9, "best_cusparse_ms": 1.0,
+             "cusparse": {"csr_alg1": {"ms": 1.1, "correct": True}}}
+        plan = {"calibration": {"read_bandwidth": 3.0e12}}
+        o = pd.cusparse_observation(r, plan)
+        self.assertAlmostEqual(o["raw"]["compulsory"], 1e-3 + pd.LAUNCH_SECONDS)
+        self.assertAlmostEqual(o["ms"], 1.1e-3)
+        self.assertFalse(o["build_predicted"])
+        plan["cusparse_seconds"] = 2e-3
+        self.assertTrue(pd.cusparse_observation(r, plan)["build_predicted"])
+        self.assertIsNone(pd.cusparse_observation({"cusparse": {}}, plan))
+        obs = {"csr": {"ms": 1.25e-3}, "cusparse": o}
+        entries = [(r, obs)]
+        self.assertEqual(pd.below_cusparse(entries, {id(r): ("csr", 1.0)}, "f64"), [("m", 1.25)])
+        self.assertEqual(pd.below_cusparse(entries, {id(r): ("csr", 1.0)}, "f32"), [])
+        self.assertAlmostEqual(pd.speedup(entries, {id(r): ("csr", 1.0)}, "f64"), 0.8)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -77,7 +77,7 @@ double min_predicted(const Plan& plan, std::string_view format) {
 
 }  // namespace
 
-TEST_CASE("calibration: csr's factor grows with its warp imbalance, balanced formats' does not") {
+TEST_CASE("calibration: csr's factor grows with its warp imbalance, padded formats' does not") {
   const compiler::GpuCalibration* h100 = compiler::find_calibration("sm_90", "H100");
   REQUIRE(h100 != nullptr);
   for (Precision prec : {Precision::f64, Precision::f32}) {
@@ -89,8 +89,8 @@ TEST_CASE("calibration: csr's factor grows with its warp imbalance, balanced for
     CHECK(compiler::time_factor(h100, "csr", prec) == flat);
     // An imbalance below 1 is no imbalance.
     CHECK(compiler::time_factor(h100, "csr", prec, 0.5) == flat);
-    CHECK(compiler::time_factor(h100, "csr_stream", prec, 3.0) ==
-          compiler::time_factor(h100, "csr_stream", prec, 1.0));
+    CHECK(compiler::time_factor(h100, "hyb", prec, 3.0) ==
+          compiler::time_factor(h100, "hyb", prec, 1.0));
   }
   CHECK(compiler::time_factor(compiler::find_calibration("sm_80", ""), "csr", Precision::f64,
                               3.0) == 1.0);

@@ -51,6 +51,15 @@ class CsrStreamFormat final : public FormatUnit {
   /// Blocks the partition will have, estimated from the profile (nnz / tile, rows / block_size
   /// and one per row longer than the tile, whichever bounds most).
   static double estimated_blocks(const Profile& profile, const CsrStreamParams& p);
+  /// A block's wait for its longest row in the reduction: (stream steps + E[the longest of the
+  /// block's rows, in steps of its lanes]) / (stream steps + the mean row's steps), from the
+  /// row-length histogram (rows up to the tile; a longer row's block shares it among every
+  /// thread). Rows per block and lanes per row as the kernel takes them (templates/csr_stream.cuh:
+  /// L = the largest power of two <= min(32, block_size / rows)). 1 where rows are alike; tens on
+  /// power-law graphs, whose blocks wait for one row of hundreds of nonzeros summed by 1-2 lanes.
+  static double warp_imbalance(const Profile& profile, const CsrStreamParams& p);
+  /// The shape whose wait every csr_stream candidate's Cost reports (256 threads, tile 1024).
+  static constexpr CsrStreamParams kImbalanceShape{};
   /// Largest column - base a 16-bit column offset holds.
   static constexpr std::int64_t kNarrowSpan = kNarrowColumnSpan;
   /// Share of the nonzeros whose blocks fit 16-bit columns, from the profile: 1 when every

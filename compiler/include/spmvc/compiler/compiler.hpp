@@ -111,7 +111,18 @@ struct PlanOptions {
   bool cached_kernels = false;
   /// Where the build runs: its stages cost differently (BuildEstimate).
   BuildPath build_path = BuildPath::host;
+  /// Weigh cuSPARSE's CSR SpMV (Engine::cusparse) against the generated candidates: "never",
+  /// "auto" (the plan hands the multiply to it where no candidate is predicted faster) or
+  /// "always" (it runs every multiply; for tests and comparisons). Only where the format is
+  /// "auto" and no parameters are forced; never with deterministic (ALG1 sums in no fixed
+  /// order) or f32acc64 (cuSPARSE accumulates fp32 data in fp32).
+  std::string cusparse = "never";
 };
+
+/// cuSPARSE CSR SpMV's predicted seconds per multiply for `profile` under `options`' GPU: the
+/// plain CSR bytes (offsets, 32-bit columns, values, x, y) at the read bandwidth, times the
+/// calibration's "cusparse" factor (fitted on the suite's cuSPARSE ALG1 times).
+double predict_cusparse(const Profile& profile, const PlanOptions& options);
 
 /// One parameter set's predicted bytes and time under both cost models.
 struct Prediction {

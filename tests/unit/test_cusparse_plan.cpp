@@ -1,0 +1,147 @@
+// cuSPARSE as a plan's engine (Engine::cusparse), on the CPU: when the planner hands the
+// multiply to it, what the plan says, the caller's opt-out, and where it is refused.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "spmvc/build.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
+
+using namespace spmvc;
+
+namespace {
+
+compiler::PlanOptions with_cusparse(Precision p, const char* use) {
+  compiler::PlanOptions o;
+  o.precision = p;
+  o.gpu = "H100";
+  o.cusparse = use;
+  return o;
+}
+
+const Profile& graph() {
+  static const Profile p = inspect(gen::rmat(16, 16), InspectDepth::rows);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("cusparse: its prediction is the plain CSR bytes at the GPU's bandwidth, calibrated") {
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(std::string(to_string(p)));
+    compiler::PlanOptions o = with_cusparse(p, "auto");
+    const double calibrated = compiler::predict_cusparse(graph(), o);
+    // Twice the bandwidth: the bytes' share halves, the launch stays.
+    o.read_bandwidth = 2 * 3.06e12;
+    const double faster = compiler::predict_cusparse(graph(), o);
+    CHECK(faster < calibrated);
+    CHECK(faster > 0.5 * calibrated);
+    // Every multiply reads at least the values and columns once.
+    const double bytes = static_cast<double>(graph().nnz) * (4 + value_bytes(p));
+    CHECK(calibrated > bytes / 3.06e12);
+  }
+}
+
+TEST_CASE("cusparse: never leaves the plan to the generated kernels; always takes it") {
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(std::string(to_string(p)));
+    const Plan never = compiler::make_plan(graph(), with_cusparse(p, "never"));
+    CHECK(never.engine == Engine::kernel);
+    CHECK(never.cusparse_seconds == 0);
+    CHECK(to_report(never).find("cusparse") == std::string::npos);
+
+    const Plan always = compiler::make_plan(graph(), with_cusparse(p, "always"));
+    REQUIRE(always.engine == Engine::cusparse);
+    // It runs on a csr candidate's plain arrays (32-bit offsets, plain values).
+    CHECK(always.format == "csr");
+    const auto& csr = std::get<CsrParams>(always.params);
+    CHECK(csr.values == 0);
+    CHECK_FALSE(csr.offsets64);
+    CHECK(always.predicted_seconds == doctest::Approx(always.cusparse_seconds));
+    CHECK(always.why.find("cuSPARSE asked for") != std::string::npos);
+    CHECK(to_report(always).find("engine: cusparse") != std::string::npos);
+    CHECK(to_json(always).find("\"engine\": \"cusparse\"") != std::string::npos);
+
+    // auto: cuSPARSE exactly where no generated candidate is predicted faster.
+    const Plan chosen = compiler::make_plan(graph(), with_cusparse(p, "auto"));
+    CHECK(chosen.cusparse_seconds == doctest::Approx(always.cusparse_seconds));
+    const double best_generated = never.predicted_seconds;
+    CHECK((chosen.engine == Engine::cusparse) == (chosen.cusparse_seconds < best_generated));
+    if (chosen.engine == Engine::kernel) CHECK(chosen.format == never.format);
+  }
+}
+
+TEST_CASE("cusparse: not weighed for forced formats; refused with reasons where it cannot run") {
+  // A forced format or parameters win over "always".
+  compiler::PlanOptions forced = with_cusparse(Precision::f64, "always");
+  forced.format = "csr_stream";
+  CHECK(compiler::make_plan(graph(), forced).engine == Engine::kernel);
+  // Deterministic plans and f32acc64: "always" is an error naming why, "auto" stays generated.
+  compiler::PlanOptions det = with_cusparse(Precision::f64, "always");
+  det.deterministic = true;
+  CHECK_THROWS_WITH_AS(compiler::make_plan(graph(), det), doctest::Contains("not bitwise"),
+                       InputError);
+  det.cusparse = "auto";
+  CHECK(compiler::make_plan(graph(), det).engine == Engine::kernel);
+  compiler::PlanOptions acc = with_cusparse(Precision::f32_acc64, "always");
+  CHECK_THROWS_WITH_AS(compiler::make_plan(graph(), acc), doctest::Contains("f32acc64"),
+                       InputError);
+  // An unknown setting names the ones there are.
+  CHECK_THROWS_WITH_AS(compiler::make_plan(graph(), with_cusparse(Precision::f64, "sometimes")),
+                       doctest::Contains("auto, always or never"), InputError);
+}
+
+TEST_CASE("cusparse: the pipeline passes Options::cusparse and refuses it on a reordered matrix") {
+  const CsrMatrix a = gen::rmat(12, 8);
+  Options o;
+  o.cusparse = "always";
+  BuildTarget target;
+  target.until = BuildStage::plan;
+  CHECK(build(a, o, target).plan.engine == Engine::cusparse);
+  o.cusparse = "never";
+  CHECK(build(a, o, target).plan.engine == Engine::kernel);
+  o.cusparse = "always";
+  o.reorder = "rcm";
+  CHECK_THROWS_WITH_AS(build(a, o, target), doctest::Contains("reordered"), InputError);
+  // auto with a reordering the caller asked for: the kernels' row map is needed, so they run.
+  o.cusparse = "auto";
+  CHECK(build(a, o, target).plan.engine == Engine::kernel);
+}
+
+TEST_CASE("cusparse: an ordering the planner chose itself gives way to cuSPARSE") {
+  // A grid with rows and columns renamed at random: reorder "auto" chooses RCM for it.
+  const CsrMatrix grid = gen::from_spec("stencil27:n=30");
+  Ordering shuffle;
+  shuffle.name = "shuffle";
+  shuffle.kind = PermutationKind::symmetric;
+  shuffle.perm.resize(static_cast<std::size_t>(grid.nrows));
+  std::iota(shuffle.perm.begin(), shuffle.perm.end(), 0);
+  std::mt19937 rng(7);
+  std::shuffle(shuffle.perm.begin(), shuffle.perm.end(), rng);
+  const CsrMatrix a = permute(grid, shuffle);
+  Options o;
+  o.reorder = "auto";
+  o.cusparse = "never";
+  BuildTarget target;
+  target.until = BuildStage::plan;
+  const Build kernels = build(a, o, target);
+  REQUIRE(kernels.map);  // the planner reorders it for its kernels
+  CHECK(kernels.plan.reorder.find("rcm") != std::string::npos);
+  // cuSPARSE asked for: the ordering is dropped, and says why; the Profile is the caller's.
+  o.cusparse = "always";
+  const Build b = build(a, o, target);
+  CHECK(b.plan.engine == Engine::cusparse);
+  CHECK_FALSE(b.map);
+  CHECK_FALSE(b.reordered);
+  CHECK(b.plan.reorder == "none");
+  CHECK(b.plan.reorder_why.find("not used: cuSPARSE") != std::string::npos);
+  CHECK(b.profile.x_sectors == inspect(a, InspectDepth::rows).x_sectors);
+  CHECK(b.profile.x_sectors != kernels.profile.x_sectors);
+}
