@@ -195,6 +195,8 @@ std::string describe(const ValueRounding& r) {
                                       r.value_error)
                         : std::string("values stored exactly (a coding that holds them)"),
       r.y_error_bound, r.longest_row);
+}
+
 std::string_view to_string(Engine engine) {
   return engine == Engine::cusparse ? "cusparse" : "kernel";
 }
