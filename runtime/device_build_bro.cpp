@@ -53,8 +53,8 @@ struct ValueSlots {
   int pad_code = 0;
 };
 
-ValueSlots value_slots(int coding, Precision precision, const std::vector<std::uint64_t>& patterns,
-                       std::int64_t slots) {
+ValueSlots value_slots(int coding, Precision precision,
+                       const std::vector<std::uint64_t>& found_patterns, std::int64_t slots) {
   ValueSlots vs;
   std::size_t slot_bytes = static_cast<std::size_t>(value_bytes(precision));
   if (coding == formats::kValuesUnit) {
@@ -72,7 +72,11 @@ ValueSlots value_slots(int coding, Precision precision, const std::vector<std::u
         fmt::format("BRO on the GPU: value coding {} is built from host arrays only", coding));
   }
   if (vs.store == codegen::kBroStoreCode8) {
-    if (patterns.empty() || patterns.size() > static_cast<std::size_t>(codegen::kDeviceValueCap))
+    // No stored value (no nonzeros): one entry, 0, keeps the table valid, as the host encoder
+    // keeps it.
+    const std::vector<std::uint64_t> patterns =
+        found_patterns.empty() ? std::vector<std::uint64_t>{0} : found_patterns;
+    if (patterns.size() > static_cast<std::size_t>(codegen::kDeviceValueCap))
       throw InternalError(
           fmt::format("BRO on the GPU: {} value patterns for an 8-bit table", patterns.size()));
     vs.ntable = static_cast<int>(patterns.size());
