@@ -158,7 +158,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->source = ell_family
                    ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
                : bro ? runtime::generate_bro_plan(*im, a, *bro)
-                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+                     : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 

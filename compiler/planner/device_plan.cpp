@@ -15,8 +15,8 @@
 #include "formats/format.hpp"
 #include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
-#include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/compiler/device_bro.hpp"
+#include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::compiler {

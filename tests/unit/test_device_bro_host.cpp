@@ -432,13 +432,14 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
   CHECK(refused);
   CHECK_THROWS_AS(compiler::plan_device_csr(view, rows_only, o, BuildTarget{}), InputError);
   // Formats the GPU does not build are named in the refusal.
-  Options ell;
-  ell.format = "ell";
+  Options cci;
+  cci.format = "cci";
   try {
-    compiler::check_device_options(ell);
-    FAIL("ell from device arrays was accepted");
+    compiler::check_device_options(cci);
+    FAIL("cci from device arrays was accepted");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("only csr, csr_stream, bro_ell, bro_coo and bro_hyb run") !=
+    CHECK(std::string(e.what()).find(
+              "only csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo and bro_hyb run") !=
           std::string::npos);
   }
 }
