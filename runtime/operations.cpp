@@ -47,41 +47,9 @@ const DeviceCsr& kept_csr(Operations& ops, const char* operation, const std::str
 
 void launch_spmm(const Operator::Impl& im, const Operations::SpmmUnit& unit, const void* x, void* y,
                  double alpha, double beta, void* stream) {
-  const bool acc64 = im.plan.precision != Precision::f32;
-  long long rows = im.nrows, cols = im.ncols;
-  double alpha64 = alpha, beta64 = beta;
-  float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
-  const std::vector<KernelParam>& params = unit.source.params;
-  std::array<const void*, Operator::Impl::kMaxParams> pointers{};
-  std::array<void*, Operator::Impl::kMaxParams> args{};
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    switch (params[i].kind) {
-      case KernelParam::Kind::rows:
-        args[i] = &rows;
-        continue;
-      case KernelParam::Kind::cols:
-        args[i] = &cols;
-        continue;
-      case KernelParam::Kind::alpha:
-        args[i] = acc64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
-        continue;
-      case KernelParam::Kind::beta:
-        args[i] = acc64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
-        continue;
-      case KernelParam::Kind::array:
-        pointers[i] = unit.array_args[i];
-        break;
-      case KernelParam::Kind::x:
-        pointers[i] = x;
-        break;
-      case KernelParam::Kind::y:
-        pointers[i] = y;
-        break;
-    }
-    args[i] = &pointers[i];
-  }
-  unit.kernel->launch(unit.source.grid, unit.source.block, unit.source.shared_bytes, args.data(),
-                      stream);
+  runtime::LaunchArgs args(im.nrows, im.ncols, im.plan.precision != Precision::f32, alpha, beta);
+  unit.kernel->launch(unit.source.grid, unit.source.block, unit.source.shared_bytes,
+                      args.bind(unit.source.params, unit.array_args, x, y), stream);
   check_last_launch(unit.source.kernel_name);
 }
 

@@ -243,42 +243,10 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
     im.cusparse->apply(x, y, alpha, beta, stream);
     return;
   }
-  const bool acc64 = im.plan.precision != Precision::f32;
-  long long rows = im.nrows, cols = im.ncols;
-  double alpha64 = alpha, beta64 = beta;
-  float alpha32 = static_cast<float>(alpha), beta32 = static_cast<float>(beta);
+  runtime::LaunchArgs args(im.nrows, im.ncols, im.plan.precision != Precision::f32, alpha, beta);
   for (const Impl::Launch& launch : im.launches) {
-    const std::size_t n = launch.desc.params.size();
-    std::array<const void*, Impl::kMaxParams> pointers{};
-    std::array<void*, Impl::kMaxParams> args{};
-    for (std::size_t i = 0; i < n; ++i) {
-      switch (launch.desc.params[i].kind) {
-        case KernelParam::Kind::rows:
-          args[i] = &rows;
-          continue;
-        case KernelParam::Kind::cols:
-          args[i] = &cols;
-          continue;
-        case KernelParam::Kind::alpha:
-          args[i] = acc64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
-          continue;
-        case KernelParam::Kind::beta:
-          args[i] = acc64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
-          continue;
-        case KernelParam::Kind::array:
-          pointers[i] = launch.array_args[i];
-          break;
-        case KernelParam::Kind::x:
-          pointers[i] = x;
-          break;
-        case KernelParam::Kind::y:
-          pointers[i] = y;
-          break;
-      }
-      args[i] = &pointers[i];
-    }
     launch.kernel->launch(launch.desc.grid, launch.desc.block, launch.desc.shared_bytes,
-                          args.data(), stream);
+                          args.bind(launch.desc.params, launch.array_args, x, y), stream);
     runtime::check_last_launch(launch.desc.entry);
   }
 }

@@ -14,6 +14,7 @@
 
 #include "device.hpp"
 #include "kernel_cache.hpp"
+#include "launch_args.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/spmvc.hpp"
 #include "tiers.hpp"
@@ -49,7 +50,7 @@ struct Operator::Impl {
   /// Arrays the caller owns (compile(DeviceCsr)): read in place, never freed here.
   std::vector<std::pair<std::string, const void*>> borrowed;
   /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
-  static constexpr std::size_t kMaxParams = 24;
+  static constexpr std::size_t kMaxParams = runtime::LaunchArgs::kMaxParams;
   /// One per launch of the unit, in launch order.
   struct Launch {
     KernelLaunch desc;
