@@ -71,24 +71,28 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
   im->profile = std::move(inspection.profile);
-  im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
-  // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen.
+  // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen; that
+  // pass measures each slice height's longest rows too (Profile::slice_longest), which the ell
+  // unit's own pass measures otherwise.
   std::string wanted_format = options.format;
   if (options.csr) wanted_format = "csr";
   if (options.params) wanted_format = std::string(format_of(*options.params));
   const bool bro_wanted = wanted_format == "auto" || wanted_format.starts_with("bro_");
   std::optional<runtime::DeviceBroKernels> bro_kernels;
+  bool slices_measured = false;
   if (bro_wanted) {
     const auto t1 = Clock::now();
     bro_kernels = runtime::load_device_bro_kernels(cache, device);
     timings.compile += bro_kernels->seconds;
     t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
     const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
+    slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
     if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
       throw InputError(
           "DeviceCsr", 0,
           fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   }
+  if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   timings.inspect = seconds_since(t0);
   im->profile.inspect_seconds = timings.inspect;
 
