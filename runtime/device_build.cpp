@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cusparse_engine.hpp"
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
@@ -186,6 +187,15 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
+  if (im->plan.engine == Engine::cusparse) {
+    // cuSPARSE multiplies the caller's CSR arrays; the csr kernel (compiled above, or by the
+    // tier's thread) serves SpMM and the transposed multiply.
+    t0 = Clock::now();
+    im->cusparse = std::make_shared<runtime::CusparseEngine>(
+        a.nrows, a.ncols, a.nnz, a.row_ptr, a.col_idx, a.values, options.precision);
+    timings.cusparse_setup = seconds_since(t0);
+    timings.engine = "cusparse";
+  }
   if (!tiered) im->bind_arrays();
   im->options = options;
   im->device_matrix = a;

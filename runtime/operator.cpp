@@ -237,12 +237,14 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
   // pointers of the encoded arrays were resolved once in compile(). A tiered operator costs one
   // atomic load here once it has switched.
   const Impl& im = *impl_;
-  if (im.tiers && !im.tiers->switched() && im.tiers->apply_generic(x, y, alpha, beta, stream))
-    return;
+  // A cuSPARSE engine is ready when compile() returns: a tier compiling in the background (the
+  // device-array path's csr kernel, for SpMM and the transposed multiply) does not stand in for it.
   if (im.cusparse) {
     im.cusparse->apply(x, y, alpha, beta, stream);
     return;
   }
+  if (im.tiers && !im.tiers->switched() && im.tiers->apply_generic(x, y, alpha, beta, stream))
+    return;
   runtime::LaunchArgs args(im.nrows, im.ncols, im.plan.precision != Precision::f32, alpha, beta);
   for (const Impl::Launch& launch : im.launches) {
     launch.kernel->launch(launch.desc.grid, launch.desc.block, launch.desc.shared_bytes,

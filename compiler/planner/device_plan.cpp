@@ -116,7 +116,9 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
                      const BuildTarget& target) {
   PlanOptions po = plan_options(options, target);
   po.build_path = BuildPath::device;
-  po.cusparse = "never";  // the device build runs generated kernels only (csr, csr_stream)
+  // cuSPARSE is weighed after the generated candidates are ranked (below).
+  const std::string cusparse = po.cusparse;
+  po.cusparse = "never";
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
   for (const std::string_view format_name : kDeviceFormats) {
@@ -172,6 +174,13 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
     if (!seen) all.push_back(std::move(t));
   }
   Plan plan = pick_candidate(std::move(all), options.precision, po.multiplies);
+  // cuSPARSE multiplies the caller's CSR arrays themselves: no build beyond its preprocessing.
+  po.cusparse = cusparse;
+  po.format = "auto";
+  if (!forced && options.format == "auto" && offer_cusparse(plan, profile, po)) {
+    plan.why += " (device arrays: cuSPARSE runs on the caller's CSR)";
+    return plan;
+  }
   plan.why =
       forced ? "parameters forced by the caller (device arrays)"
              : fmt::format(

@@ -186,6 +186,15 @@ bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& optio
 
 }  // namespace
 
+bool offer_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options) {
+  if (options.cusparse == "never") return false;
+  if (auto why = cusparse_refusal(profile, options)) {
+    if (options.cusparse == "always") throw InputError("cusparse", 0, *why);
+    return false;
+  }
+  return weigh_cusparse(plan, profile, options);
+}
+
 double predict_cusparse(const Profile& profile, const PlanOptions& options) {
   const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
   const double bandwidth = options.read_bandwidth > 0 ? options.read_bandwidth
@@ -332,13 +341,9 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   if (mixed != MixedPrecision::off)
     plan.rounding = formats::value_rounding(profile, mixed, options.precision,
                                             formats::value_coding_of(plan.params));
-  if (options.cusparse != "never" && !forced && options.format == "auto" && objection.empty()) {
-    if (auto why = cusparse_refusal(profile, options)) {
-      if (options.cusparse == "always") throw InputError("cusparse", 0, *why);
-    } else if (weigh_cusparse(plan, profile, options)) {
-      return plan;
-    }
-  }
+  if (!forced && options.format == "auto" && objection.empty() &&
+      offer_cusparse(plan, profile, options))
+    return plan;
   if (forced) {
     plan.why = "parameters forced by the caller";
   } else if (!objection.empty()) {

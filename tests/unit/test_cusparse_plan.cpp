@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -144,4 +145,39 @@ TEST_CASE("cusparse: an ordering the planner chose itself gives way to cuSPARSE"
   CHECK(b.plan.reorder_why.find("not used: cuSPARSE") != std::string::npos);
   CHECK(b.profile.x_sectors == inspect(a, InspectDepth::rows).x_sectors);
   CHECK(b.profile.x_sectors != kernels.profile.x_sectors);
+}
+
+TEST_CASE("cusparse: the device-array planner weighs it as the host planner does") {
+  const CsrMatrix a = gen::rmat(16, 16);
+  // The planner reads the arrays' sizes only: host arrays stand in for device ones.
+  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
+  const DeviceCsr d{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), a.values.data()};
+  const Profile profile = inspect(a, InspectDepth::row_lengths);
+  BuildTarget target;
+  target.gpu = "H100";
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(std::string(to_string(p)));
+    Options o;
+    o.precision = p;
+    o.cusparse = "never";
+    const Plan never = compiler::plan_device_csr(d, profile, o, target);
+    CHECK(never.engine == Engine::kernel);
+    o.cusparse = "always";
+    const Plan always = compiler::plan_device_csr(d, profile, o, target);
+    REQUIRE(always.engine == Engine::cusparse);
+    CHECK(always.format == "csr");
+    CHECK(std::get<CsrParams>(always.params).values == 0);
+    CHECK(always.why.find("caller's CSR") != std::string::npos);
+    o.cusparse = "auto";
+    const Plan chosen = compiler::plan_device_csr(d, profile, o, target);
+    CHECK(chosen.cusparse_seconds == doctest::Approx(always.cusparse_seconds));
+    CHECK((chosen.engine == Engine::cusparse) ==
+          (chosen.cusparse_seconds < never.predicted_seconds));
+    // Deterministic plans never hand the multiply to cuSPARSE; asking for it names why.
+    o.deterministic = true;
+    CHECK(compiler::plan_device_csr(d, profile, o, target).engine == Engine::kernel);
+    o.cusparse = "always";
+    CHECK_THROWS_WITH_AS(compiler::plan_device_csr(d, profile, o, target),
+                         doctest::Contains("deterministic"), InputError);
+  }
 }

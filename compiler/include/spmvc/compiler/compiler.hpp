@@ -124,6 +124,14 @@ struct PlanOptions {
 /// calibration's "cusparse" factor (fitted on the suite's cuSPARSE ALG1 times).
 double predict_cusparse(const Profile& profile, const PlanOptions& options);
 
+/// Where `options.cusparse` allows it ("auto" or "always") and cuSPARSE can run plans made with
+/// `options`, weighs cuSPARSE's predicted time (with the csr build's one-time cost, under
+/// `plan.multiplies`) against the plan's pick and, where no candidate is predicted faster (or
+/// "always"), turns `plan` into a cuSPARSE plan (Plan::engine) on its best plain csr candidate's
+/// arrays, `why` set. Returns whether it did. Sets plan.cusparse_seconds whenever it weighs.
+/// InputError for "always" where cuSPARSE is refused, and for an unknown `options.cusparse`.
+bool offer_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options);
+
 /// One parameter set's predicted bytes and time under both cost models.
 struct Prediction {
   double compulsory_bytes = 0;
