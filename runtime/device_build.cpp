@@ -10,12 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "device_block.hpp"
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_block.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/params/values.hpp"
 
@@ -93,6 +95,21 @@ Operator compile(const DeviceCsr& a, const Options& options) {
           fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
+  // The block shapes, for bcsr's and bellpack's models, where the options let them be chosen.
+  std::optional<runtime::DeviceBlockKernels> block_kernels;
+  if (wanted_format == "auto" || codegen::device_block_family(wanted_format)) {
+    const auto t1 = Clock::now();
+    block_kernels = runtime::load_device_block_kernels(cache, device);
+    timings.compile += block_kernels->seconds;
+    t0 += Clock::now() - t1;
+    runtime::DeviceBlockInspection blocks = runtime::inspect_blocks_device(a, *block_kernels);
+    if (!blocks.sorted && wanted_format != "auto")
+      throw InputError("DeviceCsr", 0,
+                       fmt::format("{} is built on the GPU from sorted columns, but the columns "
+                                   "do not strictly increase within every row",
+                                   wanted_format));
+    im->profile.block_shapes = std::move(blocks.shapes);
+  }
   timings.inspect = seconds_since(t0);
   im->profile.inspect_seconds = timings.inspect;
 
@@ -109,9 +126,18 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
   const bool ell_family = codegen::device_ell_family(im->plan.format);
+  const bool block_family = codegen::device_block_family(im->plan.format);
   std::int64_t ell_width = 0, coo_entries = 0;
   std::optional<runtime::BroBuilt> bro;
-  if (ell_family) {
+  if (block_family) {
+    if (!block_kernels) throw InternalError("a block plan without the block inspection");
+    runtime::DeviceBlockBuild built =
+        runtime::build_block_device(a, im->plan, *block_kernels, ell_kernels);
+    for (auto& [name, buffer] : built.arrays) {
+      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im->arrays.emplace_back(std::move(name), std::move(buffer));
+    }
+  } else if (ell_family) {
     runtime::DeviceEllBuild built = runtime::build_ell_family_device(
         a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels);
     ell_width = built.width;
@@ -126,7 +152,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   }
   // The ell family's and the BRO encodings hold the values as the plan codes them; the others
   // code them here.
-  const bool own_encoding = ell_family || bro.has_value();
+  const bool own_encoding = ell_family || block_family || bro.has_value();
   if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
@@ -159,10 +185,11 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source = ell_family
-                   ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
-               : bro ? runtime::generate_bro_plan(*im, a, *bro)
-                     : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  im->source =
+      block_family ? compiler::generate_device_block(im->plan, im->profile, a.nrows, a.ncols, a.nnz)
+      : ell_family ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
+      : bro        ? runtime::generate_bro_plan(*im, a, *bro)
+                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
@@ -182,7 +209,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // spmvc's own "values" array comes first when they are).
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  // (The ell family's and the BRO kernels read only spmvc's arrays.)
+  // (The ell family's, the block formats' and the BRO kernels read only spmvc's arrays.)
   if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});

@@ -196,8 +196,11 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// col_idx, ell, sell (sorting windows up to 4096 rows) and hyb on their own arrays, bro_ell
 /// (every width-table mode; columns must increase within each row, else BRO is not offered, and
 /// forcing it is an InputError naming the first nonzero at fault), bro_coo and bro_hyb encoded
-/// on the GPU; values plain, dropped (all ones), 8-bit coded or fp32; no reordering; model
-/// planner only. Options that ask for more are InputErrors.
+/// on the GPU, bcsr and bellpack (every block shape 1..8 x 1..8; a GPU pass measures their
+/// block fill as inspect_blocks does, aligned shapes only; columns must strictly increase
+/// within each row, else they are not offered, and forcing one is an InputError); values plain,
+/// dropped (all ones), 8-bit coded or fp32; no reordering; model planner only. Options that ask for
+/// more are InputErrors.
 Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.
