@@ -185,14 +185,11 @@ __device__ __forceinline__ void bellpack_widths(const long long* __restrict__ br
   }
 }
 
-__device__ __forceinline__ void bellpack_fill(const int* __restrict__ row_ptr,
-                                              const int* __restrict__ col_idx,
-                                              const void* __restrict__ src, int elem_bytes,
-                                              long long nrows, long long nnz, int r, int c, int h,
-                                              const long long* __restrict__ incl,
-                                              const int* __restrict__ inverse,
-                                              const long long* __restrict__ slice_ptr,
-                                              int* __restrict__ bcol, void* __restrict__ values) {
+__device__ __forceinline__ void bellpack_fill(
+    const int* __restrict__ row_ptr, const int* __restrict__ col_idx, const void* __restrict__ src,
+    int elem_bytes, long long nrows, long long nnz, int r, int c, int h,
+    const long long* __restrict__ incl, const int* __restrict__ inverse,
+    const long long* __restrict__ slice_ptr, int* __restrict__ bcol, void* __restrict__ values) {
   for (long long k = grid_thread(); k < nnz; k += grid_threads()) {
     const long long row = row_of(row_ptr, nrows, k);
     const BlockOf b = block_of(row_ptr, col_idx, nrows, row, k, r, c, incl);
@@ -200,9 +197,9 @@ __device__ __forceinline__ void bellpack_fill(const int* __restrict__ row_ptr,
     const long long base = slice_ptr[sorted / h], bl = sorted % h;
     const int col = col_idx[k];
     if (b.opens) bcol[bellpack_slot(base, b.rank, h, bl)] = col / c;
-    copy_value(src, values, elem_bytes, k,
-               bellpack_value_slot(base, b.rank, h, bl, r, c, static_cast<int>(row - b.r0),
-                                   col % c));
+    copy_value(
+        src, values, elem_bytes, k,
+        bellpack_value_slot(base, b.rank, h, bl, r, c, static_cast<int>(row - b.r0), col % c));
   }
 }
 

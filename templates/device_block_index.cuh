@@ -47,7 +47,8 @@ SPMVC_HD long long row_of(const int* row_ptr, long long nrows, long long k) {
 }
 
 /// First index in [begin, end) of the sorted columns whose column is >= value (end if none).
-SPMVC_HD long long lower_bound(const int* col_idx, long long begin, long long end, long long value) {
+SPMVC_HD long long lower_bound(const int* col_idx, long long begin, long long end,
+                               long long value) {
   while (begin < end) {
     const long long mid = begin + (end - begin) / 2;
     if (static_cast<long long>(col_idx[mid]) < value) {
@@ -79,8 +80,7 @@ SPMVC_HD unsigned open_mask(const int* row_ptr, const int* col_idx, long long r0
     const long long prev = p > b ? static_cast<long long>(col_idx[p - 1]) : -1;
     for (int c = 1; c <= kMaxBlock; ++c) {
       const long long start = col / c * c;
-      if ((next >= 0 && next < start + c) || (prev >= 0 && prev >= start))
-        mask &= ~(1u << (c - 1));
+      if ((next >= 0 && next < start + c) || (prev >= 0 && prev >= start)) mask &= ~(1u << (c - 1));
     }
   }
   return mask;
