@@ -137,11 +137,12 @@ DeviceBlockInspection inspect_blocks_device(const DeviceCsr& a, const DeviceBloc
     DeviceBuffer counters = cleared(sizeof counts + sizeof(std::int32_t), 0);
     const void* row_ptr = a.row_ptr;
     const void* col_idx = a.col_idx;
-    long long nrows = a.nrows, nnz = a.nnz, windows = sample.windows, len = sample.len;
+    long long nrows = a.nrows, windows = sample.windows, len = sample.len;
     void* counts_ptr = counters.get();
     void* unsorted_ptr = static_cast<char*>(counters.get()) + sizeof counts;
-    launch(*kernels.inspect, codegen::kBlockInspectEntry, a.nnz,
-           {&row_ptr, &col_idx, &nrows, &nnz, &windows, &len, &counts_ptr, &unsorted_ptr});
+    // A warp per row.
+    launch(*kernels.inspect, codegen::kBlockInspectEntry, 32 * a.nrows,
+           {&row_ptr, &col_idx, &nrows, &windows, &len, &counts_ptr, &unsorted_ptr});
     std::int32_t unsorted = 0;
     counters.download(counts.data(), sizeof counts);
     counters.download(&unsorted, sizeof unsorted, sizeof counts);

@@ -4,16 +4,17 @@
 // (compiler/formats/{bcsr,bellpack}), element for element; what each nonzero decides is
 // templates/device_block_index.cuh, shared with a host test.
 //
-// Every pass takes a thread per nonzero (grid-stride), which finds its row by a binary search of
-// the offsets, so a long row costs no more than many short ones. Columns must be strictly
+// The encoders' passes take a thread per nonzero (grid-stride), which finds its row by a binary
+// search of the offsets, so a long row costs no more than many short ones; the inspection takes
+// a warp per row, which needs no search. Columns must be strictly
 // increasing within every row: block_inspect says whether they are, and the runtime builds the
 // block formats only when they are. The runtime clears the outputs first (bellpack's padding
 // columns -1, every value 0), so the fills write only what the nonzeros hold.
 //
-// block_inspect    per nonzero of the visited block rows (device_block_index.cuh), for every
-//                  r and c: whether it opens its block; counts[(r-1)*8 + c-1] sums the blocks,
-//                  counts[64 + r-1] the visited nonzeros; `unsorted` set when a row's columns
-//                  do not increase.
+// block_inspect    a warp per row; per nonzero of the visited block rows
+//                  (device_block_index.cuh), for every r and c: whether it opens its block;
+//                  counts[(r-1)*8 + c-1] sums the blocks, counts[64 + r-1] the visited nonzeros;
+//                  `unsorted` set when a row's columns do not increase.
 // block_open       flags[k] = 1 when nonzero k opens its r x c block (a scan then numbers the
 //                  blocks).
 // block_row_ptr    one thread per block row: brow_ptr[br] = the blocks opened before its first
@@ -57,23 +58,29 @@ __device__ __forceinline__ void copy_value(const void* __restrict__ src, void* _
 
 __device__ __forceinline__ void block_inspect(const int* __restrict__ row_ptr,
                                               const int* __restrict__ col_idx, long long nrows,
-                                              long long nnz, long long windows, long long len,
+                                              long long windows, long long len,
                                               unsigned long long* __restrict__ counts,
                                               int* __restrict__ unsorted) {
   __shared__ unsigned long long acc[kCounters];
   for (int i = threadIdx.x; i < kCounters; i += blockDim.x) acc[i] = 0;
   __syncthreads();
   bool disorder = false;
-  for (long long k = grid_thread(); k < nnz; k += grid_threads()) {
-    const long long row = row_of(row_ptr, nrows, k);
-    if (k > row_ptr[row] && col_idx[k - 1] >= col_idx[k]) disorder = true;
-    for (int r = 1; r <= kMaxBlock; ++r) {
-      const long long r0 = row / r * r;
-      if (!block_row_visited(r0, r, nrows, windows, len)) continue;
-      atomicAdd(&acc[kShapes + r - 1], 1ull);
-      const unsigned mask = open_mask(row_ptr, col_idx, r0, row, k);
-      for (int c = 1; c <= kMaxBlock; ++c)
-        if (mask & (1u << (c - 1))) atomicAdd(&acc[(r - 1) * kMaxBlock + c - 1], 1ull);
+  const int lane = threadIdx.x & 31;
+  for (long long row = grid_thread() >> 5; row < nrows; row += grid_threads() >> 5) {
+    // The block heights whose block row of this row the inspection visits.
+    unsigned heights = 0;
+    for (int r = 1; r <= kMaxBlock; ++r)
+      if (block_row_visited(row / r * r, r, nrows, windows, len)) heights |= 1u << (r - 1);
+    const long long b = row_ptr[row], e = row_ptr[row + 1];
+    for (long long k = b + lane; k < e; k += 32) {
+      if (k > b && col_idx[k - 1] >= col_idx[k]) disorder = true;
+      for (int r = 1; r <= kMaxBlock; ++r) {
+        if ((heights & (1u << (r - 1))) == 0) continue;
+        atomicAdd(&acc[kShapes + r - 1], 1ull);
+        const unsigned mask = open_mask(row_ptr, col_idx, row / r * r, row, k);
+        for (int c = 1; c <= kMaxBlock; ++c)
+          if (mask & (1u << (c - 1))) atomicAdd(&acc[(r - 1) * kMaxBlock + c - 1], 1ull);
+      }
     }
   }
   if (disorder) atomicExch(unsorted, 1);

@@ -71,9 +71,9 @@ static_assert(db::kBlock == {} && db::kMaxBlock == {} && db::kCounters == {},
 
 extern "C" __global__ void __launch_bounds__(db::kBlock)
 {}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, long long nrows,
-    long long nnz, long long windows, long long len, unsigned long long* __restrict__ counts,
+    long long windows, long long len, unsigned long long* __restrict__ counts,
     int* __restrict__ unsorted) {{
-  db::block_inspect(row_ptr, col_idx, nrows, nnz, windows, len, counts, unsorted);
+  db::block_inspect(row_ptr, col_idx, nrows, windows, len, counts, unsorted);
 }}
 
 extern "C" __global__ void __launch_bounds__(db::kBlock)
