@@ -120,7 +120,9 @@ void check_bellpack(const CsrMatrix& a, int r, int c, int h) {
   const std::vector<long long> incl = open_scan(a, rp, r, c);
   const std::vector<std::int64_t> brow_ptr = brow_offsets(a, rp, incl, r);
   const long long nbrows = static_cast<long long>(brow_ptr.size()) - 1;
-  auto count = [&](int br) { return brow_ptr[br + 1] - brow_ptr[br]; };
+  auto count = [&](int br) -> long long {
+    return brow_ptr[static_cast<std::size_t>(br) + 1] - brow_ptr[static_cast<std::size_t>(br)];
+  };
   long long most = 0;
   for (long long br = 0; br < nbrows; ++br) most = std::max(most, count(static_cast<int>(br)));
   // The radix sort, pass by pass.
