@@ -128,7 +128,7 @@ __device__ __forceinline__ BlockOf block_of(const int* __restrict__ row_ptr,
                                             long long row, long long k, int r, int c,
                                             const long long* __restrict__ incl) {
   BlockOf b;
-  b.r0 = row / r * r;
+  b.r0 = static_cast<long long>(static_cast<int>(row) / r * r);
   const long long r1 = b.r0 + r < nrows ? b.r0 + r : nrows;
   b.rank = block_rank(row_ptr, col_idx, incl, b.r0, r1, col_idx[k] / c, c);
   b.opens = incl[k] - opened_before(incl, k) == 1;
@@ -200,7 +200,8 @@ __device__ __forceinline__ void bellpack_fill(
   for (long long k = grid_thread(); k < nnz; k += grid_threads()) {
     const long long row = row_of(row_ptr, nrows, k);
     const BlockOf b = block_of(row_ptr, col_idx, nrows, row, k, r, c, incl);
-    const long long sorted = inverse[b.r0 / r];
+    // 32-bit divisions (rows and block rows fit an int): a 64-bit one is a subroutine call.
+    const int sorted = inverse[static_cast<int>(b.r0) / r];
     const long long base = slice_ptr[sorted / h], bl = sorted % h;
     const int col = col_idx[k];
     if (b.opens) bcol[bellpack_slot(base, b.rank, h, bl)] = col / c;
