@@ -13,6 +13,7 @@
 #include "formats/values/values.hpp"
 #include "gpu_support.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_block.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -67,7 +68,8 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       const runtime::ResidentCsr r = runtime::upload_csr(a, p);
       const Operator op = compile(r.view, device_options(p));
       CHECK((op.plan().format == "csr" || op.plan().format == "csr_stream" ||
-             codegen::device_ell_family(op.plan().format) || op.plan().format.starts_with("bro_")));
+             codegen::device_ell_family(op.plan().format) || op.plan().format.starts_with("bro_") ||
+             codegen::device_block_family(op.plan().format)));
       // Vector loads only where they stay inside the caller's arrays.
       if (const auto* csr = std::get_if<CsrParams>(&op.plan().params))
         CHECK(a.nnz() % csr->vector_width == 0);
