@@ -14,6 +14,7 @@
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
+#include "device_values.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -95,6 +96,25 @@ Operator compile(const DeviceCsr& a, const Options& options) {
           fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
+  // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
+  // and kept for its codes.
+  runtime::DeviceValueKernels value_kernels;
+  runtime::DeviceValues16 values16;
+  values16.patterns = inspection.value_patterns;
+  const bool many_values = a.nnz > 0 && inspection.value_patterns.empty();
+  if (many_values) {
+    const auto t1 = Clock::now();
+    value_kernels = runtime::load_device_value_kernels(cache, device);
+    values16.kernels = &value_kernels;
+    timings.compile += value_kernels.seconds;
+    t0 += Clock::now() - t1;
+  }
+  if (many_values) {
+    auto found = runtime::value_patterns16_device(a, options.precision, value_kernels);
+    im->profile.distinct_values =
+        found ? static_cast<std::int64_t>(found->size()) : kDistinctValuesCap + 1;
+    if (found) values16.patterns = std::move(*found);
+  }
   // The block shapes, for bcsr's and bellpack's models, where the options let them be chosen.
   std::optional<runtime::DeviceBlockKernels> block_kernels;
   if (wanted_format == "auto" || codegen::device_block_family(wanted_format)) {
@@ -127,6 +147,11 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   const int coding = compiler::value_coding(im->plan);
   const bool ell_family = codegen::device_ell_family(im->plan.format);
   const bool block_family = codegen::device_block_family(im->plan.format);
+  if (coding == formats::kValuesTable16 && values16.kernels == nullptr) {
+    // A 16-bit table forced on at most 256 distinct values: the row pass's patterns serve.
+    value_kernels = runtime::load_device_value_kernels(cache, device);
+    values16.kernels = &value_kernels;
+  }
   std::int64_t ell_width = 0, coo_entries = 0;
   std::optional<runtime::BroBuilt> bro;
   if (block_family) {
@@ -139,7 +164,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     }
   } else if (ell_family) {
     runtime::DeviceEllBuild built = runtime::build_ell_family_device(
-        a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels);
+        a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels,
+        values16.kernels != nullptr ? &values16 : nullptr);
     ell_width = built.width;
     coo_entries = built.coo;
     for (auto& [name, buffer] : built.arrays) {
@@ -156,6 +182,12 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
+    im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
+    im->arrays.emplace_back("values", std::move(coded.codes));
+    im->arrays.emplace_back("values_table", std::move(coded.table));
+  } else if (!own_encoding && coding == formats::kValuesTable16) {
+    runtime::DeviceValueCodes coded =
+        runtime::code_values16_device(a, options.precision, values16.patterns, value_kernels);
     im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
     im->arrays.emplace_back("values", std::move(coded.codes));
     im->arrays.emplace_back("values_table", std::move(coded.table));

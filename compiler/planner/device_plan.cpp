@@ -1,7 +1,7 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values, the ell, sell and hyb encodings of
-// runtime/device_build_ell.cpp, the whole encodings of bro_ell, bro_coo and bro_hyb of
+// blocks and 16-bit columns, 8- and 16-bit value codes, fp32 values, the ell, sell and hyb
+// encodings of runtime/device_build_ell.cpp, the whole encodings of bro_ell, bro_coo and bro_hyb of
 // runtime/device_build_bro.cpp, and bcsr's and bellpack's of runtime/device_build_block.cpp).
 #include <algorithm>
 #include <cstdint>
@@ -83,8 +83,9 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
-  if (values == formats::kValuesTable16)
-    return "16-bit value tables are built from host arrays only (device arrays: 8-bit tables)";
+  if (values == formats::kValuesTable16 && format_of(params).starts_with("bro_"))
+    return "16-bit value tables: the GPU's BRO encoders write 8-bit codes (16-bit ones from "
+           "device arrays: csr, csr_stream, ell and hyb)";
   return std::nullopt;
 }
 
