@@ -188,7 +188,8 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// patterns (up to 256), and checks the arrays (a decreasing row_ptr, row_ptr[0] != 0,
 /// row_ptr[nrows] != nnz or a column out of range is an InputError naming the first fault);
 /// csr_stream's row blocks, 8-bit value codes (a byte per nonzero in place of its value, for
-/// matrices with at most 255 distinct values), the ell, sell and hyb encodings and the BRO
+/// matrices with at most 255 distinct values), 16-bit ones (up to 65,535 distinct values; for
+/// csr, csr_stream, ell and hyb), the ell, sell and hyb encodings and the BRO
 /// encodings are built on the GPU; the kernel comes from the cache. Nothing is copied from the
 /// host, so the one-time cost is a few passes over the arrays plus the kernel load: a cached
 /// build repays itself within tens of multiplies where the host path (compile(CsrMatrix)) needs
