@@ -97,11 +97,14 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
-  // and kept for its codes.
+  // and kept for its codes, where the options let a format with 16-bit codes be chosen.
   runtime::DeviceValueKernels value_kernels;
   runtime::DeviceValues16 values16;
   values16.patterns = inspection.value_patterns;
-  const bool many_values = a.nnz > 0 && inspection.value_patterns.empty();
+  const bool table16_wanted = wanted_format == "auto" || wanted_format == "csr" ||
+                              wanted_format == "csr_stream" || wanted_format == "ell" ||
+                              wanted_format == "hyb";
+  const bool many_values = a.nnz > 0 && inspection.value_patterns.empty() && table16_wanted;
   if (many_values) {
     const auto t1 = Clock::now();
     value_kernels = runtime::load_device_value_kernels(cache, device);
