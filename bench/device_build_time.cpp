@@ -12,7 +12,8 @@
 // sell or hyb, compile(DeviceCsr) is asked for that format, and its GPU build is timed stage by
 // stage too: the per-slice padding pass, and the build's value coding, layout (sell's sort and
 // slice offsets, hyb's COO offsets) and fill; with a bro_ell plan (--format bro_ell, or the
-// planner's pick), the column inspection and the bro_ell encode.
+// planner's pick), the column inspection and the bro_ell encode; with a bcsr or bellpack plan
+// (--format bcsr|bellpack, or the planner's pick), the block inspection and the block encode.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,11 +26,13 @@
 #include <vector>
 
 #include "device.hpp"
+#include "device_block.hpp"
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_block.hpp"
 #include "spmvc/compiler/device_build.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
@@ -187,6 +190,15 @@ int main(int argc, char** argv) try {
     fmt::print(", encode {} {:.0f}\n", spmvc::describe(*bro), median_us(runs, [&] {
                  (void)rt::encode_bro_ell_device(view, *bro, precision, inspection.value_patterns,
                                                  profile.row_max, bro_kernels);
+               }));
+  }
+  if (spmvc::codegen::device_block_family(warm.plan().format)) {
+    const rt::DeviceEllKernels ell = rt::load_device_ell_kernels(cache, device);
+    const rt::DeviceBlockKernels block = rt::load_device_block_kernels(cache, device);
+    fmt::print("{} steps alone (us): block inspection {:.0f}", warm.plan().format,
+               median_us(runs, [&] { (void)rt::inspect_blocks_device(view, block); }));
+    fmt::print(", encode {} {:.0f}\n", spmvc::describe(warm.plan().params), median_us(runs, [&] {
+                 (void)rt::build_block_device(view, warm.plan(), block, ell);
                }));
   }
   return 0;

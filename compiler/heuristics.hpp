@@ -53,5 +53,15 @@ inline constexpr double kDeviceEncodeSecondsPerByte = 1.5e-12;
 /// column reads are strided, a row per lane).
 inline constexpr double kDeviceEncoderFixedSeconds = 90e-6;
 inline constexpr double kDeviceEncoderBytesPerSecond = 1.5e12;
+/// The block formats' GPU encoders (bcsr, bellpack) move more than that per nonzero: the open
+/// flags (8 bytes written, scanned in place: about 24 more) and the fill's searches of the
+/// block row's columns (about 16): 48 bytes per nonzero at the encoder's bandwidth (an estimate
+/// from the passes, pending their per-stage timings).
+inline constexpr double kDeviceBlockBytesPerNonzero = 48.0;
+/// bellpack's sort of block rows: one radix pass per bit of the largest block count, each
+/// reading the permutation and the block offsets, writing flags, scanning and scattering them:
+/// about 48 bytes per block row and four launches (10 us each, as above) per pass.
+inline constexpr double kDeviceSortBytesPerRowPass = 48.0;
+inline constexpr double kDeviceSortSecondsPerPass = 40e-6;
 
 }  // namespace spmvc::heuristics

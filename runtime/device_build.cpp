@@ -11,12 +11,15 @@
 #include <fmt/format.h>
 
 #include "cusparse_engine.hpp"
+#include "device_block.hpp"
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
+#include "device_values.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_block.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/params/values.hpp"
 
@@ -94,6 +97,43 @@ Operator compile(const DeviceCsr& a, const Options& options) {
           fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
+  // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
+  // and kept for its codes, where the options let a format with 16-bit codes be chosen.
+  runtime::DeviceValueKernels value_kernels;
+  runtime::DeviceValues16 values16;
+  values16.patterns = inspection.value_patterns;
+  const bool table16_wanted = wanted_format == "auto" || wanted_format == "csr" ||
+                              wanted_format == "csr_stream" || wanted_format == "ell" ||
+                              wanted_format == "hyb";
+  const bool many_values = a.nnz > 0 && inspection.value_patterns.empty() && table16_wanted;
+  if (many_values) {
+    const auto t1 = Clock::now();
+    value_kernels = runtime::load_device_value_kernels(cache, device);
+    values16.kernels = &value_kernels;
+    timings.compile += value_kernels.seconds;
+    t0 += Clock::now() - t1;
+  }
+  if (many_values) {
+    auto found = runtime::value_patterns16_device(a, options.precision, value_kernels);
+    im->profile.distinct_values =
+        found ? static_cast<std::int64_t>(found->size()) : kDistinctValuesCap + 1;
+    if (found) values16.patterns = std::move(*found);
+  }
+  // The block shapes, for bcsr's and bellpack's models, where the options let them be chosen.
+  std::optional<runtime::DeviceBlockKernels> block_kernels;
+  if (wanted_format == "auto" || codegen::device_block_family(wanted_format)) {
+    const auto t1 = Clock::now();
+    block_kernels = runtime::load_device_block_kernels(cache, device);
+    timings.compile += block_kernels->seconds;
+    t0 += Clock::now() - t1;
+    runtime::DeviceBlockInspection blocks = runtime::inspect_blocks_device(a, *block_kernels);
+    if (!blocks.sorted && wanted_format != "auto")
+      throw InputError("DeviceCsr", 0,
+                       fmt::format("{} is built on the GPU from sorted columns, but the columns "
+                                   "do not strictly increase within every row",
+                                   wanted_format));
+    im->profile.block_shapes = std::move(blocks.shapes);
+  }
   timings.inspect = seconds_since(t0);
   im->profile.inspect_seconds = timings.inspect;
 
@@ -110,11 +150,26 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   t0 = Clock::now();
   const int coding = compiler::value_coding(im->plan);
   const bool ell_family = codegen::device_ell_family(im->plan.format);
+  const bool block_family = codegen::device_block_family(im->plan.format);
+  if (coding == formats::kValuesTable16 && values16.kernels == nullptr) {
+    // A 16-bit table forced on at most 256 distinct values: the row pass's patterns serve.
+    value_kernels = runtime::load_device_value_kernels(cache, device);
+    values16.kernels = &value_kernels;
+  }
   std::int64_t ell_width = 0, coo_entries = 0;
   std::optional<runtime::BroBuilt> bro;
-  if (ell_family) {
+  if (block_family) {
+    if (!block_kernels) throw InternalError("a block plan without the block inspection");
+    runtime::DeviceBlockBuild built =
+        runtime::build_block_device(a, im->plan, *block_kernels, ell_kernels);
+    for (auto& [name, buffer] : built.arrays) {
+      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im->arrays.emplace_back(std::move(name), std::move(buffer));
+    }
+  } else if (ell_family) {
     runtime::DeviceEllBuild built = runtime::build_ell_family_device(
-        a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels);
+        a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels,
+        values16.kernels != nullptr ? &values16 : nullptr);
     ell_width = built.width;
     coo_entries = built.coo;
     for (auto& [name, buffer] : built.arrays) {
@@ -127,10 +182,16 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   }
   // The ell family's and the BRO encodings hold the values as the plan codes them; the others
   // code them here.
-  const bool own_encoding = ell_family || bro.has_value();
+  const bool own_encoding = ell_family || block_family || bro.has_value();
   if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
+    im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
+    im->arrays.emplace_back("values", std::move(coded.codes));
+    im->arrays.emplace_back("values_table", std::move(coded.table));
+  } else if (!own_encoding && coding == formats::kValuesTable16) {
+    runtime::DeviceValueCodes coded =
+        runtime::code_values16_device(a, options.precision, values16.patterns, value_kernels);
     im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
     im->arrays.emplace_back("values", std::move(coded.codes));
     im->arrays.emplace_back("values_table", std::move(coded.table));
@@ -160,10 +221,11 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source = ell_family
-                   ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
-               : bro ? runtime::generate_bro_plan(*im, a, *bro)
-                     : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
+  im->source =
+      block_family ? compiler::generate_device_block(im->plan, im->profile, a.nrows, a.ncols, a.nnz)
+      : ell_family ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
+      : bro        ? runtime::generate_bro_plan(*im, a, *bro)
+                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);
   timings.codegen = seconds_since(t0);
 
@@ -183,7 +245,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   // spmvc's own "values" array comes first when they are).
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
-  // (The ell family's and the BRO kernels read only spmvc's arrays.)
+  // (The ell family's, the block formats' and the BRO kernels read only spmvc's arrays.)
   if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});

@@ -57,7 +57,7 @@ struct ValueSource {
 
 ValueSource value_source(const DeviceCsr& a, Precision precision, int coding,
                          const std::vector<std::uint64_t>& patterns,
-                         const DeviceCsrKernels& csr_kernels) {
+                         const DeviceCsrKernels& csr_kernels, const DeviceValues16* values16) {
   ValueSource v;
   switch (coding) {
     case formats::kValuesPlain:
@@ -77,6 +77,17 @@ ValueSource value_source(const DeviceCsr& a, Precision precision, int coding,
       v.table = std::move(coded.table);
       v.ptr = v.owned.get();
       v.elem_bytes = 1;
+      break;
+    }
+    case formats::kValuesTable16: {
+      if (values16 == nullptr || values16->kernels == nullptr)
+        throw InternalError("the ell-family device build: a 16-bit table without its patterns");
+      DeviceValueCodes coded =
+          code_values16_device(a, precision, values16->patterns, *values16->kernels);
+      v.owned = std::move(coded.codes);
+      v.table = std::move(coded.table);
+      v.ptr = v.owned.get();
+      v.elem_bytes = 2;
       break;
     }
     default:
@@ -196,11 +207,12 @@ void scan_device(std::int64_t* data, std::int64_t n, const DeviceEllKernels& ker
 DeviceEllBuild build_ell_family_device(const DeviceCsr& a, const Plan& plan, const Profile& profile,
                                        const std::vector<std::uint64_t>& patterns,
                                        const DeviceCsrKernels& csr_kernels,
-                                       const DeviceEllKernels& kernels) {
+                                       const DeviceEllKernels& kernels,
+                                       const DeviceValues16* values16) {
   DeviceEllBuild out;
   auto t0 = Clock::now();
   const int coding = compiler::value_coding(plan);
-  ValueSource values = value_source(a, plan.precision, coding, patterns, csr_kernels);
+  ValueSource values = value_source(a, plan.precision, coding, patterns, csr_kernels, values16);
   synchronize();
   out.timings.values = seconds_since(t0);
 

@@ -15,6 +15,7 @@
 
 #include "device.hpp"
 #include "device_csr.hpp"
+#include "device_values.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/plan.hpp"
 #include "spmvc/profile.hpp"
@@ -54,7 +55,8 @@ struct DeviceEllTimings {
 /// width (ell, hyb), `coo` hyb's COO entries. A value table ("values_table", hyb's
 /// "ell_values_table" and "coo_values_table") is the sorted patterns, and padding slots hold code 0
 /// (the host's table lists values in the order they first occur, padding zeros included; the
-/// kernels read no padding slot's value). InternalError for another format.
+/// kernels read no padding slot's value). A 16-bit table (ell, hyb) is coded with `values16`.
+/// InternalError for another format, or a 16-bit table without `values16`.
 struct DeviceEllBuild {
   std::vector<std::pair<std::string, DeviceBuffer>> arrays;
   std::int64_t width = 0;
@@ -64,6 +66,7 @@ struct DeviceEllBuild {
 DeviceEllBuild build_ell_family_device(const DeviceCsr& a, const Plan& plan, const Profile& profile,
                                        const std::vector<std::uint64_t>& patterns,
                                        const DeviceCsrKernels& csr_kernels,
-                                       const DeviceEllKernels& kernels);
+                                       const DeviceEllKernels& kernels,
+                                       const DeviceValues16* values16 = nullptr);
 
 }  // namespace spmvc::runtime

@@ -4,9 +4,10 @@
 // goes is templates/device_ell_index.cuh, shared with a host test.
 //
 // Values arrive as `src`, one element of `elem_bytes` per nonzero in CSR order: the caller's
-// values (plain), or what the device value-coding passes of device_csr.cuh made of them (8-bit
-// codes, fp32 copies); elem_bytes 0 stores none (all-ones values). The runtime fills every
-// output first (column -1 in padding, values 0), so the fills write only stored nonzeros.
+// values (plain), or what the device value-coding passes of device_csr.cuh and device_values.cuh
+// made of them (8- and 16-bit codes, fp32 copies); elem_bytes 0 stores none (all-ones values). The
+// runtime fills every output first (column -1 in padding, values 0), so the fills write only stored
+// nonzeros.
 //
 // slice_longest adds to out[k], k = 0..8, the longest row of every aligned slice of 2^k rows
 //     (Profile::slice_longest): a warp covers 256 rows, 8 consecutive rows a lane.
@@ -39,7 +40,7 @@ constexpr int kScanPerThread = 8;
 constexpr int kScanChunk = kScanBlock * kScanPerThread;
 constexpr int kScanTopBlock = 1024;  // scan_top: one block
 
-/// Copies element k of `src` (elem_bytes each: 0, 1, 4 or 8) to slot `pos` of `dst`.
+/// Copies element k of `src` (elem_bytes each: 0, 1, 2, 4 or 8) to slot `pos` of `dst`.
 __device__ __forceinline__ void copy_element(const void* __restrict__ src, void* __restrict__ dst,
                                              int elem_bytes, long long k, long long pos) {
   if (elem_bytes == 8) {
@@ -47,6 +48,8 @@ __device__ __forceinline__ void copy_element(const void* __restrict__ src, void*
         __ldg(static_cast<const unsigned long long*>(src) + k);
   } else if (elem_bytes == 4) {
     static_cast<unsigned int*>(dst)[pos] = __ldg(static_cast<const unsigned int*>(src) + k);
+  } else if (elem_bytes == 2) {
+    static_cast<unsigned short*>(dst)[pos] = __ldg(static_cast<const unsigned short*>(src) + k);
   } else if (elem_bytes == 1) {
     static_cast<unsigned char*>(dst)[pos] = __ldg(static_cast<const unsigned char*>(src) + k);
   }

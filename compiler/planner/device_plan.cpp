@@ -1,8 +1,8 @@
 // Planning for a CSR matrix already in device memory (compile(DeviceCsr)): only plans that run on
 // the caller's arrays as they are, or on arrays the GPU build makes from them (csr_stream's row
-// blocks and 16-bit columns, 8-bit value codes, fp32 values, the ell, sell and hyb encodings of
-// runtime/device_build_ell.cpp, and the whole encodings of bro_ell, bro_coo and bro_hyb of
-// runtime/device_build_bro.cpp).
+// blocks and 16-bit columns, 8- and 16-bit value codes, fp32 values, the ell, sell and hyb
+// encodings of runtime/device_build_ell.cpp, the whole encodings of bro_ell, bro_coo and bro_hyb of
+// runtime/device_build_bro.cpp, and bcsr's and bellpack's of runtime/device_build_block.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -24,10 +24,10 @@ namespace spmvc::compiler {
 namespace {
 
 // The formats the GPU builds from device arrays.
-constexpr std::string_view kDeviceFormats[] = {"csr", "csr_stream", "ell",     "sell",
-                                               "hyb", "bro_ell",    "bro_coo", "bro_hyb"};
+constexpr std::string_view kDeviceFormats[] = {
+    "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb", "bcsr", "bellpack"};
 constexpr std::string_view kDeviceFormatList =
-    "csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo and bro_hyb";
+    "csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr and bellpack";
 
 bool built_on_device(std::string_view format) {
   return std::find(std::begin(kDeviceFormats), std::end(kDeviceFormats), format) !=
@@ -73,11 +73,19 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     values = formats::value_coding_of(params);
   } else if (const auto* bc = std::get_if<BroCooParams>(&params)) {
     values = bc->values;  // rows are delta-coded, columns kept: any column order encodes
+  } else if (std::holds_alternative<BcsrParams>(params) ||
+             std::holds_alternative<BellpackParams>(params)) {
+    // The GPU's block inspection keeps its shapes only when every row's columns strictly
+    // increase, which its encoders need (a block's rank is found by binary searches).
+    if (profile.block_shapes.empty())
+      return "the columns are not strictly increasing within every row (the GPU builds blocks "
+             "from sorted columns)";
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
-  if (values == formats::kValuesTable16)
-    return "16-bit value tables are built from host arrays only (device arrays: 8-bit tables)";
+  if (values == formats::kValuesTable16 && format_of(params).starts_with("bro_"))
+    return "16-bit value tables: the GPU's BRO encoders write 8-bit codes (16-bit ones from "
+           "device arrays: csr, csr_stream, ell and hyb)";
   return std::nullopt;
 }
 

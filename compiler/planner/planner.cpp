@@ -67,6 +67,19 @@ BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view 
       const double value = value_bytes(options.precision);
       b.encode = heuristics::kDeviceEncoderFixedSeconds +
                  (nnz * (2 * 4 + value) + bytes) / heuristics::kDeviceEncoderBytesPerSecond;
+      if (format == "bcsr" || format == "bellpack")
+        b.encode += nnz * heuristics::kDeviceBlockBytesPerNonzero /
+                    heuristics::kDeviceEncoderBytesPerSecond;
+      if (format == "bellpack") {
+        // A block row holds at most the longest row's nonzeros per row, 8 rows: its count's
+        // bits are the sort's passes; every row a block row bounds their length.
+        const double passes =
+            std::ceil(std::log2(1.0 + 8.0 * static_cast<double>(profile.row_max)));
+        b.encode +=
+            passes * (heuristics::kDeviceSortSecondsPerPass +
+                      static_cast<double>(profile.nrows) * heuristics::kDeviceSortBytesPerRowPass /
+                          heuristics::kDeviceEncoderBytesPerSecond);
+      }
     } else {
       b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
     }

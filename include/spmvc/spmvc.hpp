@@ -188,7 +188,8 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// patterns (up to 256), and checks the arrays (a decreasing row_ptr, row_ptr[0] != 0,
 /// row_ptr[nrows] != nnz or a column out of range is an InputError naming the first fault);
 /// csr_stream's row blocks, 8-bit value codes (a byte per nonzero in place of its value, for
-/// matrices with at most 255 distinct values), the ell, sell and hyb encodings and the BRO
+/// matrices with at most 255 distinct values), 16-bit ones (up to 65,535 distinct values; for
+/// csr, csr_stream, ell and hyb), the ell, sell and hyb encodings and the BRO
 /// encodings are built on the GPU; the kernel comes from the cache. Nothing is copied from the
 /// host, so the one-time cost is a few passes over the arrays plus the kernel load: a cached
 /// build repays itself within tens of multiplies where the host path (compile(CsrMatrix)) needs
@@ -196,8 +197,11 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// col_idx, ell, sell (sorting windows up to 4096 rows) and hyb on their own arrays, bro_ell
 /// (every width-table mode; columns must increase within each row, else BRO is not offered, and
 /// forcing it is an InputError naming the first nonzero at fault), bro_coo and bro_hyb encoded
-/// on the GPU; values plain, dropped (all ones), 8-bit coded or fp32; no reordering; model
-/// planner only. Options that ask for more are InputErrors.
+/// on the GPU, bcsr and bellpack (every block shape 1..8 x 1..8; a GPU pass measures their
+/// block fill as inspect_blocks does, aligned shapes only; columns must strictly increase
+/// within each row, else they are not offered, and forcing one is an InputError); values plain,
+/// dropped (all ones), 8-bit coded or fp32; no reordering; model planner only. Options that ask for
+/// more are InputErrors.
 Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.

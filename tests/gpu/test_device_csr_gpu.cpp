@@ -13,6 +13,7 @@
 #include "formats/values/values.hpp"
 #include "gpu_support.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_block.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -67,20 +68,23 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       const runtime::ResidentCsr r = runtime::upload_csr(a, p);
       const Operator op = compile(r.view, device_options(p));
       CHECK((op.plan().format == "csr" || op.plan().format == "csr_stream" ||
-             codegen::device_ell_family(op.plan().format) || op.plan().format.starts_with("bro_")));
+             codegen::device_ell_family(op.plan().format) || op.plan().format.starts_with("bro_") ||
+             codegen::device_block_family(op.plan().format)));
       // Vector loads only where they stay inside the caller's arrays.
       if (const auto* csr = std::get_if<CsrParams>(&op.plan().params))
         CHECK(a.nnz() % csr->vector_width == 0);
-      // Values: all ones or not, and distinct patterns up to an 8-bit table's 256 (as floats in
-      // f32, where two doubles may round to one).
+      // Values: all ones or not, and distinct patterns up to a 16-bit table's 65,536 (as floats
+      // in f32, where two doubles may round to one).
       CHECK(op.profile().unit_values == (host.unit_values == host.nnz ? host.nnz : 0));
       // Exact in fp32: all or none, in fp64 (fp32 values are, trivially).
       CHECK(op.profile().fp32_exact_values ==
             (p != Precision::f64 || host.fp32_exact_values == host.nnz ? host.nnz : 0));
       if (p == Precision::f64) {
-        CHECK(op.profile().distinct_values == std::min<std::int64_t>(host.distinct_values, 257));
+        CHECK(op.profile().distinct_values ==
+              std::min<std::int64_t>(host.distinct_values, kDistinctValuesCap + 1));
       } else {
-        CHECK(op.profile().distinct_values <= std::min<std::int64_t>(host.distinct_values, 257));
+        CHECK(op.profile().distinct_values <=
+              std::min<std::int64_t>(host.distinct_values, kDistinctValuesCap + 1));
       }
       CHECK(op.profile().depth == InspectDepth::row_lengths);
       CHECK(op.profile().row_max == host.row_max);
@@ -160,7 +164,7 @@ TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses wha
     CHECK(refused(r.view, cci).find("from device arrays only csr, csr_stream") !=
           std::string::npos);
     Options coded = o;
-    CsrStreamParams p;
+    BroCooParams p;  // csr, csr_stream, ell and hyb take 16-bit tables; BRO's encoders do not
     p.values = 3;
     coded.params = p;
     CHECK(refused(r.view, coded).find("16-bit value tables") != std::string::npos);
@@ -268,11 +272,11 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
       CHECK(check(a, compile(r.view, o)) <= tolerance(p));
     }
   }
-  // More than 256 distinct values: no table.
+  // More than 65,536 distinct values: no table.
   const CsrMatrix many = gen::random_uniform(50000, 40000, 9);
   const runtime::ResidentCsr r = runtime::upload_csr(many, Precision::f64);
   const Operator op = compile(r.view, device_options(Precision::f64));
-  CHECK(op.profile().distinct_values == 257);
+  CHECK(op.profile().distinct_values == kDistinctValuesCap + 1);
   CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesPlain);
 }
 

@@ -1,0 +1,115 @@
+// 16-bit value codes on the GPU (device_values.hpp): the set pass, the sorted table made on the
+// host from the set's slots (1 MiB read back), and the code pass.
+#include "device_values.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "spmvc/compiler/device_values.hpp"
+#include "spmvc/error.hpp"
+
+namespace spmvc::runtime {
+
+namespace {
+
+std::int64_t stride_grid(std::int64_t n) {
+  const int block = codegen::kValuesBlock;
+  return std::clamp<std::int64_t>((n + block - 1) / block, 1, 4096);
+}
+
+}  // namespace
+
+DeviceValueKernels load_device_value_kernels(KernelCache& cache, const DeviceInfo& device) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CachedKernel cached = cache.get(codegen::device_values_source(), device.arch());
+  DeviceValueKernels k;
+  k.set = shared_kernel(cached, codegen::kValueSetEntry, device.ordinal);
+  k.code16 = shared_kernel(cached, codegen::kValueCode16Entry, device.ordinal);
+  k.ordinal = device.ordinal;
+  k.origin = cached.origin;
+  k.disk_note = cached.disk_note;
+  k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return k;
+}
+
+std::optional<std::vector<std::uint64_t>> value_patterns16_device(
+    const DeviceCsr& a, Precision precision, const DeviceValueKernels& kernels) {
+  if (a.nnz == 0) return std::vector<std::uint64_t>{};
+  const std::size_t slot_bytes = static_cast<std::size_t>(codegen::kValueSetSlots) * 8;
+  DeviceBuffer slots(slot_bytes);
+  slots.fill_bytes(0xff, 0, slot_bytes);  // every slot empty (all ones)
+  std::array<std::uint64_t, 3> out{};
+  DeviceBuffer counters(sizeof out);
+  counters.fill_bytes(0, 0, sizeof out);
+  const void* values = a.values;
+  int value_bytes = spmvc::value_bytes(precision);
+  long long nnz = a.nnz;
+  void* slots_ptr = slots.get();
+  void* out_ptr = counters.get();
+  void* args[] = {&values, &value_bytes, &nnz, &slots_ptr, &out_ptr};
+  kernels.set->launch(stride_grid(a.nnz), codegen::kValuesBlock, 0, args, nullptr);
+  check_last_launch(codegen::kValueSetEntry);
+  counters.download(out.data(), sizeof out);
+  const bool all_ones = out[2] != 0;
+  if (out[1] != 0 || out[0] + (all_ones ? 1 : 0) > codegen::kValues16Cap) return std::nullopt;
+  std::vector<std::uint64_t> host(static_cast<std::size_t>(codegen::kValueSetSlots));
+  slots.download(host.data(), slot_bytes);
+  std::vector<std::uint64_t> patterns = codegen::patterns_from_slots(host, all_ones);
+  if (patterns.size() != out[0] + (all_ones ? 1 : 0))
+    throw InternalError(fmt::format("value set on the GPU: {} patterns in the slots, {} counted",
+                                    patterns.size(), out[0]));
+  return patterns;
+}
+
+DeviceValueCodes code_values16_device(const DeviceCsr& a, Precision precision,
+                                      const std::vector<std::uint64_t>& patterns,
+                                      const DeviceValueKernels& kernels) {
+  // No stored value (no nonzeros): one entry, 0, keeps the table valid.
+  const std::vector<std::uint64_t> table =
+      patterns.empty() ? std::vector<std::uint64_t>{0} : patterns;
+  if (table.size() > static_cast<std::size_t>(codegen::kValues16Cap))
+    throw InternalError(
+        fmt::format("code_values16_device: {} value patterns for a 16-bit table", table.size()));
+  const int vb = value_bytes(precision);
+  DeviceValueCodes out;
+  // Padded so that vector loads of codes stay inside the buffer; the padding holds code 0.
+  const auto elements = static_cast<std::size_t>((a.nnz + 7) / 8 * 8 + 8);
+  out.codes = DeviceBuffer(elements * 2);
+  const auto coded = static_cast<std::size_t>(a.nnz) * 2;
+  out.codes.fill_bytes(0, coded, out.codes.bytes() - coded);
+  out.table = DeviceBuffer(table.size() * static_cast<std::size_t>(vb));
+  if (vb == 8) {
+    out.table.upload(table.data(), table.size() * 8);
+  } else {
+    std::vector<std::uint32_t> narrow(table.begin(), table.end());
+    out.table.upload(narrow.data(), narrow.size() * 4);
+  }
+  // The code pass searches the patterns as 64-bit words (a float's zero-extended).
+  DeviceBuffer search(table.size() * 8);
+  search.upload(table.data(), table.size() * 8);
+  DeviceBuffer missed(8);
+  missed.fill_bytes(0, 0, 8);
+  const void* values = a.values;
+  int value_bytes_arg = vb;
+  long long nnz = a.nnz;
+  const void* table_ptr = search.get();
+  int n = static_cast<int>(table.size());
+  void* codes = out.codes.get();
+  void* missed_ptr = missed.get();
+  void* args[] = {&values, &value_bytes_arg, &nnz, &table_ptr, &n, &codes, &missed_ptr};
+  kernels.code16->launch(stride_grid(a.nnz), codegen::kValuesBlock, 0, args, nullptr);
+  check_last_launch(codegen::kValueCode16Entry);
+  std::uint64_t misses = 0;
+  missed.download(&misses, sizeof misses);
+  if (misses > 0)
+    throw InputError("DeviceCsr", 0,
+                     fmt::format("{} values were not among those inspected: the values changed "
+                                 "while compiling",
+                                 misses));
+  return out;
+}
+
+}  // namespace spmvc::runtime

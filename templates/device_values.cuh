@@ -1,0 +1,90 @@
+// 16-bit value codes on the GPU for a CSR matrix in device memory (spmvc::DeviceCsr): the
+// values' distinct bit patterns up to a 16-bit table's 65,536, and each value's code in their
+// sorted table. The 8-bit passes of device_csr.cuh track at most 256 patterns in the row pass;
+// these run when there are more.
+//
+// value_set    a thread per nonzero (grid-stride): its bit pattern (a float's zero-extended)
+//              into an open-addressed set of kSlots patterns in global memory (empty slots all
+//              ones; the all-ones pattern itself, a NaN, is flagged in out[2] instead). out[0]
+//              counts the patterns added; past kCap, out[1] is set and the pass stops adding.
+// value_code16 a thread per nonzero: codes[k] = the index of value k's pattern in the sorted
+//              `table` of n patterns (a binary search); a value the table lacks is counted in
+//              out[0] and coded 0.
+#pragma once
+
+namespace spmvc {
+namespace device_values {
+
+constexpr int kBlock = 256;
+constexpr int kCap = 65536;      // distinct patterns a 16-bit code can name
+constexpr int kSlots = 1 << 17;  // twice the cap: probes stay short
+constexpr unsigned long long kEmpty = ~0ull;
+
+__device__ __forceinline__ unsigned long long pattern_of(const void* __restrict__ values,
+                                                         int value_bytes, long long k) {
+  return value_bytes == 8 ? static_cast<unsigned long long>(
+                                __double_as_longlong(__ldg(static_cast<const double*>(values) + k)))
+                          : static_cast<unsigned long long>(
+                                __float_as_uint(__ldg(static_cast<const float*>(values) + k)));
+}
+
+__device__ __forceinline__ void value_set(const void* __restrict__ values, int value_bytes,
+                                          long long nnz, unsigned long long* __restrict__ slots,
+                                          unsigned long long* __restrict__ out) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
+       k += stride) {
+    if (*static_cast<volatile unsigned long long*>(out + 1) != 0) return;  // past the cap
+    const unsigned long long bits = pattern_of(values, value_bytes, k);
+    if (bits == kEmpty) {
+      if (*static_cast<volatile unsigned long long*>(out + 2) == 0) atomicExch(out + 2, 1ull);
+      continue;
+    }
+    // A multiplicative hash of the pattern: neighbouring values spread over the slots.
+    unsigned s = static_cast<unsigned>((bits * 0x9E3779B97F4A7C15ull) >> 47) & (kSlots - 1);
+    bool placed = false;
+    for (int probe = 0; probe < kSlots && !placed; ++probe) {
+      unsigned long long seen = *static_cast<volatile unsigned long long*>(slots + s);
+      if (seen == kEmpty) seen = atomicCAS(slots + s, kEmpty, bits);
+      if (seen == kEmpty) {
+        if (atomicAdd(out, 1ull) + 1 > static_cast<unsigned long long>(kCap))
+          atomicExch(out + 1, 1ull);
+        placed = true;
+      } else if (seen == bits) {
+        placed = true;
+      } else {
+        s = (s + 1) & (kSlots - 1);
+      }
+    }
+    if (!placed) atomicExch(out + 1, 1ull);
+  }
+}
+
+__device__ __forceinline__ void value_code16(const void* __restrict__ values, int value_bytes,
+                                             long long nnz,
+                                             const unsigned long long* __restrict__ table, int n,
+                                             unsigned short* __restrict__ codes,
+                                             unsigned long long* __restrict__ out) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  unsigned long long missed = 0;
+  for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
+       k += stride) {
+    const unsigned long long bits = pattern_of(values, value_bytes, k);
+    int lo = 0, hi = n;  // first entry >= bits
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (__ldg(table + mid) < bits) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    const bool found = lo < n && __ldg(table + lo) == bits;
+    missed += found ? 0 : 1;
+    codes[k] = static_cast<unsigned short>(found ? lo : 0);
+  }
+  if (missed > 0) atomicAdd(out, missed);
+}
+
+}  // namespace device_values
+}  // namespace spmvc

@@ -1,0 +1,80 @@
+// The host half of 16-bit value codes from device arrays: the table made from the GPU set's
+// slots is the sorted distinct patterns (the all-ones pattern, a NaN, kept by its flag), and
+// the planner offers 16-bit tables for csr, csr_stream, ell and hyb from device arrays and
+// refuses them for the BRO formats, naming why. The kernels run in
+// tests/gpu/test_device_values_gpu.cpp.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "formats/values/values.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/device_values.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+
+namespace {
+
+struct FakeDevice {
+  std::vector<std::int32_t> row_ptr;
+  std::vector<double> values;
+  DeviceCsr view;
+  explicit FakeDevice(const CsrMatrix& a)
+      : row_ptr(a.row_ptr.begin(), a.row_ptr.end()), values(a.values) {
+    view = {a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("device values: the table from the set's slots is the sorted distinct patterns") {
+  constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  std::vector<std::uint64_t> slots(16, kEmpty);
+  slots[3] = 42;
+  slots[9] = 7;
+  slots[10] = 0x4000000000000000ull;
+  CHECK(codegen::patterns_from_slots(slots, false) ==
+        std::vector<std::uint64_t>{7, 42, 0x4000000000000000ull});
+  // The all-ones pattern cannot sit in a slot (it marks the empty ones): its flag adds it.
+  CHECK(codegen::patterns_from_slots(slots, true) ==
+        std::vector<std::uint64_t>{7, 42, 0x4000000000000000ull, kEmpty});
+  CHECK(codegen::patterns_from_slots(std::vector<std::uint64_t>(8, kEmpty), false).empty());
+}
+
+TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, ell and hyb") {
+  // 3000 distinct values: past an 8-bit table, inside a 16-bit one.
+  CsrMatrix a = gen::banded(20000, 4);
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = 1.0 + static_cast<double>(k % 3000) / 7.0;
+  const FakeDevice d(a);
+  const Profile profile = inspect(a, InspectDepth::rows);
+  REQUIRE(profile.distinct_values == 3000);
+  REQUIRE(formats::best_value_coding(profile, Precision::f64) == formats::kValuesTable16);
+  BuildTarget target;
+  Options o;
+  o.disk_cache = false;
+  const Plan plan = compiler::plan_device_csr(d.view, profile, o, target);
+  for (const char* format : {"csr", "csr_stream", "ell", "hyb"}) {
+    CAPTURE(format);
+    CHECK(std::any_of(plan.candidates.begin(), plan.candidates.end(), [&](const Candidate& c) {
+      return c.format == format && c.applicable &&
+             formats::value_coding_of(c.params) == formats::kValuesTable16;
+    }));
+  }
+  // Forced, each is planned as asked.
+  CsrStreamParams s;
+  s.values = formats::kValuesTable16;
+  o.params = s;
+  CHECK(formats::value_coding_of(compiler::plan_device_csr(d.view, profile, o, target).params) ==
+        formats::kValuesTable16);
+  // BRO's GPU encoders write 8-bit codes only.
+  BroCooParams b;
+  b.values = formats::kValuesTable16;
+  o.params = b;
+  CHECK_THROWS_WITH_AS(compiler::plan_device_csr(d.view, profile, o, target),
+                       doctest::Contains("the GPU's BRO encoders write 8-bit codes"), InputError);
+}
