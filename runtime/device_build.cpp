@@ -55,10 +55,26 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   runtime::set_device(options.device);
   compiler::check_device_options(options);
   check_device_arrays(a);
+  return Operator::Impl::wrap(build_from_device_arrays(a, options, device, start));
+}
+
+std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, const Options& options,
+                                                         const runtime::DeviceInfo& device,
+                                                         Clock::time_point start,
+                                                         const HostUpload* upload) {
   auto im = std::make_unique<Operator::Impl>();
   im->nrows = a.nrows;
   im->ncols = a.ncols;
   CompileTimings& timings = im->timings;
+  timings.build = "device";
+  if (upload != nullptr) {
+    // Before the tiers copy the timings (Tiers::refresh writes their upload back).
+    im->resident = upload->resident;
+    timings.upload = upload->seconds;
+    timings.build_why = upload->why;
+  } else {
+    timings.build_why = "compile(DeviceCsr): the matrix is in device memory";
+  }
   runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
 
   // The build kernels are a unit of their own, cached like any other: their load counts as
@@ -67,6 +83,8 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   const runtime::DeviceEllKernels ell_kernels = runtime::load_device_ell_kernels(cache, device);
   timings.compile = kernels.seconds + ell_kernels.seconds;
   timings.cache_note = kernels.disk_note;
+  // Every unit comes from the same place for one device (build_units.hpp's rule).
+  timings.build_units = kernels.nvcc && ell_kernels.nvcc ? "nvcc" : "nvrtc";
 
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
@@ -84,6 +102,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     const auto t1 = Clock::now();
     bro_kernels = runtime::load_device_bro_kernels(cache, device);
     timings.compile += bro_kernels->seconds;
+    if (!bro_kernels->nvcc) timings.build_units = "nvrtc";
     t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
     const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
     slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
@@ -183,7 +202,14 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
   // (The ell family's and the BRO kernels read only spmvc's arrays.)
-  if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  if (upload != nullptr) {
+    // compile(CsrMatrix)'s copy: the operator's own memory, whatever reads it.
+    const runtime::ResidentCsr& r = *upload->resident;
+    im->device_bytes +=
+        static_cast<std::int64_t>(r.row_ptr.bytes() + r.col_idx.bytes() + r.values.bytes());
+  } else if (!own_encoding) {
+    im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  }
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   if (!tiered) im->bind_arrays();
@@ -191,7 +217,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->device_matrix = a;
   runtime::attach_operations(*im, a, options, nblocks);
   runtime::synchronize();
-  if (!tiered) return Operator::Impl::wrap(std::move(im));
+  if (!tiered) return im;
 
   t0 = Clock::now();
   auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
@@ -208,7 +234,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     t.compile += obtained + raw->load_cached(cached, device, /*own_load=*/false, t);
     raw->bind_arrays();
   });
-  return Operator::Impl::wrap(std::move(im));
+  return im;
 }
 
 }  // namespace spmvc

@@ -170,6 +170,12 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target);
 /// sell, hyb, bro_ell, bro_coo and bro_hyb). InputError naming the option; nothing when the
 /// options apply.
 void check_device_options(const Options& options);
+/// The Options field check_device_options refuses and why.
+struct OptionRefusal {
+  std::string field, why;
+};
+/// check_device_options without the throw: the first option it refuses, nullopt when none.
+std::optional<OptionRefusal> device_options_refusal(const Options& options);
 
 /// The plan for a CSR matrix in device memory (`a`'s sizes and pointer alignments are read,
 /// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
