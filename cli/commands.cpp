@@ -165,7 +165,7 @@ namespace {
 // explain, which show the host pipeline's plan.
 std::string build_note(const CsrMatrix& a, const Options& options) {
   const compiler::BuildChoice choice = compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
-  if (choice.path == BuildPath::host) return fmt::format("build: host ({})", choice.why);
+  if (choice.path == compiler::BuildPath::host) return fmt::format("build: host ({})", choice.why);
   return fmt::format(
       "build: device ({}); the plan above is the host pipeline's (--build host): compile() plans "
       "from the GPU inspection, and `spmvc run -v` shows its pick",
@@ -219,7 +219,7 @@ int run_plan(const MatrixArgs& args) {
     }
     const compiler::BuildChoice choice =
         compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
-    doc["build"] = {{"path", choice.path == BuildPath::device ? "device" : "host"},
+    doc["build"] = {{"path", choice.path == compiler::BuildPath::device ? "device" : "host"},
                     {"why", choice.why}};
     doc["stage_seconds"] = {
         {"reorder", b.timings.reorder}, {"inspect", b.timings.inspect}, {"plan", b.timings.plan}};

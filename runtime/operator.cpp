@@ -318,7 +318,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   const runtime::DeviceInfo device = runtime::probe_device(options.device);
   runtime::set_device(options.device);
   compiler::BuildChoice choice = compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
-  if (choice.path == BuildPath::device) {
+  if (choice.path == compiler::BuildPath::device) {
     // update_values builds again on the GPU from the copy the operator keeps: no host copy of
     // the pattern.
     return build_on_device(a, options, device, start, std::move(choice.why));

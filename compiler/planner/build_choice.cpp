@@ -43,7 +43,18 @@ std::optional<OptionRefusal> params_refusal(const FormatParams& params, std::int
 
 // The first reason the options or the matrix need the host pipeline.
 std::optional<OptionRefusal> host_only(const Options& options, const BuildSubject& m) {
-  if (std::optional<OptionRefusal> refusal = device_options_refusal(options)) return refusal;
+  if (std::optional<OptionRefusal> refusal = device_options_refusal(options)) {
+    // The same refusals as compile(DeviceCsr)'s, said for a caller of compile(CsrMatrix).
+    const std::string& f = refusal->field;
+    if (f == "planner") refusal->why = "measure mode times candidates the host pipeline builds";
+    if (f == "reorder") refusal->why = "orderings are computed and applied on the host";
+    if (f == "full_inspection") refusal->why = "the full Profile is inspected on the host";
+    if (f == "mixed_precision") refusal->why = "the rounded values' encoding is built on the host";
+    if (f == "format") refusal->why = fmt::format("{} has a host encoder only", options.format);
+    if (f == "params")
+      refusal->why = fmt::format("{} has a host encoder only", format_of(*options.params));
+    return refusal;
+  }
   if (options.cusparse == "always")
     return OptionRefusal{"cusparse", "cuSPARSE as the engine runs on the host build's csr arrays"};
   if (options.csr)
