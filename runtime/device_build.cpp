@@ -1,4 +1,5 @@
-// compile(DeviceCsr): the build from a CSR matrix already in device memory, on the GPU. The GPU
+// compile(DeviceCsr): the build from a CSR matrix already in device memory, on the GPU (and
+// compile(CsrMatrix)'s GPU build, on the CSR it uploaded: build_from_device_arrays). The GPU
 // inspects the arrays (runtime/device_csr.cpp, and the slices' padding in
 // runtime/device_build_ell.cpp), the planner chooses among the plans built from them
 // (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the caller's
@@ -77,8 +78,8 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
 
-  // The build kernels are a unit of their own, cached like any other: their load counts as
-  // compile time.
+  // The build kernels: the library's own (nvcc, build_units.hpp) where they serve this GPU, else
+  // a unit compiled through the cache like any other; their load counts as compile time.
   const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
   const runtime::DeviceEllKernels ell_kernels = runtime::load_device_ell_kernels(cache, device);
   timings.compile = kernels.seconds + ell_kernels.seconds;

@@ -1,5 +1,6 @@
 // The public Operator: the host pipeline's build (spmvc/build.hpp) compiled through the kernel
-// cache, its encoded matrix uploaded, and apply() launching it.
+// cache, its encoded matrix uploaded, and apply() launching it; or, where compiler::choose_build
+// lets it (Options::build), the CSR uploaded and built on the GPU (device_build.cpp).
 #include <algorithm>
 #include <array>
 #include <map>

@@ -62,6 +62,9 @@ std::optional<OptionRefusal> host_only(const Options& options, const BuildSubjec
       return r;
   if (options.params)
     if (std::optional<OptionRefusal> r = params_refusal(*options.params, m.nnz)) return r;
+  if (m.nrows == 0 || m.ncols == 0)
+    return OptionRefusal{"matrix", fmt::format("a {} x {} matrix has nothing for the GPU to build",
+                                               m.nrows, m.ncols)};
   constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
   if (m.nrows >= kMax32 || m.ncols > kMax32 || m.nnz > kMax32)
     return OptionRefusal{"matrix",

@@ -146,6 +146,14 @@ TEST_CASE("build choice: matrices past 32-bit offsets or columns build on the ho
   CHECK(contains(device_refusal(Options{}, {1000, 1000, kMax + 1}), "matrix"));
 }
 
+TEST_CASE("build choice: a matrix with no rows or no columns builds on the host") {
+  CHECK(choose_build(Options{}, {0, 10, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(Options{}, {10, 0, 0}).path == compiler::BuildPath::host);
+  CHECK(contains(choose_build(Options{}, {10, 0, 0}).why, "10 x 0"));
+  // Rows and columns without nonzeros are the GPU build's to handle.
+  CHECK(choose_build(Options{}, {10, 10, 0}).path == compiler::BuildPath::device);
+}
+
 TEST_CASE("build choice: --build names") {
   CHECK(compiler::parse_build_mode("auto") == BuildMode::automatic);
   CHECK(compiler::parse_build_mode("host") == BuildMode::host);

@@ -28,7 +28,8 @@ struct BuildSubject {
 /// plans among the formats it builds and never hands the multiply to cuSPARSE, so cusparse
 /// "always" stays on the host; an ordering, measure mode, full inspection, mixed precision, a
 /// format (or forced parameters) with only a host encoder, 64-bit row offsets, 16-bit value
-/// tables, sell windows past the GPU's sort, and matrices past 32-bit offsets do too.
+/// tables, sell windows past the GPU's sort, matrices past 32-bit offsets and matrices with no
+/// rows or no columns do too.
 BuildChoice choose_build(const Options& options, const BuildSubject& subject);
 
 /// "auto", "host" or "device" (the CLI's --build), and back; InputError naming the text.
