@@ -120,7 +120,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   BuildTarget target;
   target.arch = device.arch();
   target.gpu = device.name;
-  im->plan = compiler::plan_device_csr(a, im->profile, options, target);
+  im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
   timings.plan = seconds_since(t0);
 
   // What is encoded, on the GPU: ell, sell and hyb's arrays, the BRO formats' whole encodings,

@@ -118,9 +118,10 @@ void check_device_options(const Options& options) {
 }
 
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
-                     const BuildTarget& target) {
+                     const BuildTarget& target, bool uploads_csr) {
   PlanOptions po = plan_options(options, target);
   po.build_path = BuildPath::device;
+  po.uploads_csr = uploads_csr;
   po.cusparse = "never";  // the device build runs generated kernels only (csr, csr_stream)
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;

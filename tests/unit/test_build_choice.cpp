@@ -9,7 +9,9 @@
 
 #include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
 #include "spmvc/params/values.hpp"
+#include "spmvc/profile.hpp"
 
 using namespace spmvc;
 using compiler::BuildChoice;
@@ -166,4 +168,25 @@ TEST_CASE("build choice: --build names") {
   } catch (const InputError& e) {
     CHECK(contains(e.what(), "'gpu' is not auto, host or device"));
   }
+}
+
+TEST_CASE("build choice: the GPU build of a host matrix is charged the upload of its CSR") {
+  const CsrMatrix a = gen::from_spec("stencil2d:n=100");
+  const Profile profile = inspect(a, InspectDepth::rows);
+  compiler::PlanOptions po;
+  po.build_path = compiler::BuildPath::device;
+  po.cached_kernels = true;
+  const CsrParams params;
+  const compiler::Prediction from_device = compiler::predict(profile, FormatParams{params}, po);
+  CHECK(from_device.build.upload == 0.0);  // compile(DeviceCsr): nothing uploaded
+  po.uploads_csr = true;
+  const compiler::Prediction from_host = compiler::predict(profile, FormatParams{params}, po);
+  CHECK(from_host.build.upload > 0.0);
+  CHECK(from_host.build.inspect == from_device.build.inspect);
+  CHECK(from_host.build.encode == from_device.build.encode);
+  // The upload grows with the CSR's bytes: fp32 values are 4 bytes a nonzero fewer.
+  po.precision = Precision::f32;
+  const compiler::Prediction f32 = compiler::predict(profile, FormatParams{params}, po);
+  CHECK(f32.build.upload < from_host.build.upload);
+  CHECK(f32.build.upload > 0.0);
 }
