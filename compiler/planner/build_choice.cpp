@@ -62,7 +62,7 @@ std::optional<OptionRefusal> host_only(const Options& options, const BuildSubjec
       return r;
   if (options.params)
     if (std::optional<OptionRefusal> r = params_refusal(*options.params, m.nnz)) return r;
-  if (m.nrows == 0 || m.ncols == 0)
+  if (m.nrows <= 0 || m.ncols <= 0)
     return OptionRefusal{"matrix", fmt::format("a {} x {} matrix has nothing for the GPU to build",
                                                m.nrows, m.ncols)};
   constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();

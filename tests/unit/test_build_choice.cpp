@@ -151,6 +151,8 @@ TEST_CASE("build choice: matrices past 32-bit offsets or columns build on the ho
 TEST_CASE("build choice: a matrix with no rows or no columns builds on the host") {
   CHECK(choose_build(Options{}, {0, 10, 0}).path == compiler::BuildPath::host);
   CHECK(choose_build(Options{}, {10, 0, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(Options{}, {-1, 10, 0}).path ==
+        compiler::BuildPath::host);  // the host says what is wrong
   CHECK(contains(choose_build(Options{}, {10, 0, 0}).why, "10 x 0"));
   // Rows and columns without nonzeros are the GPU build's to handle.
   CHECK(choose_build(Options{}, {10, 10, 0}).path == compiler::BuildPath::device);
