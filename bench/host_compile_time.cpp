@@ -1,7 +1,11 @@
 // One-time host cost of compile() without a GPU: inspection (both depths), planning, and the
-// encoder of each format, at several host thread counts (spmvc/parallel.hpp).
+// encoder of each format, at several host thread counts (spmvc/parallel.hpp). With --gpu, the
+// same matrix through compile(CsrMatrix) on the device instead, stage by stage, built by the
+// host pipeline (Options::build host) and by the GPU build (device): upload, inspect, plan,
+// encode, codegen and kernel load, the kernels cached (a first compile warms the cache).
 //
 //   spmvc_bench_host_compile SPEC [THREADS...] [--format NAME]...
+//   spmvc_bench_host_compile SPEC --gpu [--format NAME] [--precision f64|f32]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it (e.g. stencil27:n=85,
 // about 16.6M nonzeros). THREADS defaults to 1 and the machine's core count. Each figure is the
@@ -25,6 +29,7 @@
 #include "spmvc/matrix.hpp"
 #include "spmvc/parallel.hpp"
 #include "spmvc/profile.hpp"
+#include "spmvc/spmvc.hpp"
 
 namespace {
 
@@ -47,23 +52,84 @@ spmvc::CsrMatrix load(const std::string& spec) {
   }
 }
 
+// --gpu: compile(CsrMatrix)'s one-time stages on the device for each build path, best of three
+// (stage by stage) after a compile that fills the kernel cache. Returns the exit code.
+int gpu_stages(const spmvc::CsrMatrix& a, const std::string& format, spmvc::Precision precision) {
+  std::string why;
+  if (!spmvc::device_available(&why)) {
+    std::fprintf(stderr, "--gpu: %s\n", why.c_str());
+    return 1;
+  }
+  constexpr int kRuns = 3;
+  fmt::print("{:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}\n", "build", "upload", "inspect",
+             "plan", "encode", "codegen", "load", "total", "plan picked (ms)");
+  for (const spmvc::BuildMode mode : {spmvc::BuildMode::host, spmvc::BuildMode::device}) {
+    spmvc::Options o;
+    o.precision = precision;
+    o.format = format;
+    o.tiered = false;
+    o.build = mode;
+    spmvc::CompileTimings best;
+    double best_total = 1e30;
+    std::string picked;
+    {
+      const spmvc::Operator warm = spmvc::compile(a, o);  // the kernels into the cache
+      (void)warm;
+    }
+    for (int i = 0; i < kRuns; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const spmvc::Operator op = spmvc::compile(a, o);
+      const double total =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (total < best_total) {
+        best_total = total;
+        best = op.timings();
+        picked = fmt::format("{} [{}]", op.plan().format, spmvc::describe(op.plan().params));
+      }
+    }
+    fmt::print("{:<8} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}  {}\n",
+               best.build, best.upload * 1e3, best.inspect * 1e3, best.plan * 1e3,
+               best.encode * 1e3, best.codegen * 1e3, best.compile * 1e3, best_total * 1e3, picked);
+    fmt::print(
+        "         {}{}\n", best.build_why,
+        best.build_units.empty() ? "" : fmt::format("; build kernels: {}", best.build_units));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
   if (argc < 2) {
-    std::fputs("usage: spmvc_bench_host_compile SPEC [THREADS...] [--format NAME]...\n", stderr);
+    std::fputs(
+        "usage: spmvc_bench_host_compile SPEC [THREADS...] [--format NAME]...\n"
+        "       spmvc_bench_host_compile SPEC --gpu [--format NAME] [--precision f64|f32]\n",
+        stderr);
     return 2;
   }
   const std::string spec = argv[1];
   std::vector<int> threads;
   std::vector<std::string> formats;
+  bool gpu = false;
+  spmvc::Precision precision = spmvc::Precision::f64;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--format" && i + 1 < argc) {
+    if (arg == "--gpu") {
+      gpu = true;
+    } else if (arg == "--precision" && i + 1 < argc) {
+      precision = spmvc::parse_precision(argv[++i]);
+    } else if (arg == "--format" && i + 1 < argc) {
       formats.push_back(argv[++i]);
     } else {
       threads.push_back(std::stoi(arg));
     }
+  }
+  if (gpu) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const spmvc::CsrMatrix a = load(spec);
+    fmt::print("{}: {} x {}, {} nonzeros (loaded in {:.2f} s)\n", spec, a.nrows, a.ncols, a.nnz(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return gpu_stages(a, formats.empty() ? "auto" : formats.front(), precision);
   }
   if (threads.empty()) threads = {1, static_cast<int>(std::thread::hardware_concurrency())};
   if (formats.empty()) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/emit.hpp"
 #include "spmvc/compiler/test_vector.hpp"
@@ -128,6 +129,8 @@ spmvc::Options parse_options(const char* text) {
       o.deterministic = boolean(key, value);
     } else if (key == "mixed_precision") {
       o.mixed_precision = spmvc::parse_mixed_precision(str(key, value));
+    } else if (key == "build") {
+      o.build = spmvc::compiler::parse_build_mode(str(key, value));
     } else if (key == "tiered") {
       o.tiered = boolean(key, value);
     } else if (key == "keep_csr") {
@@ -155,7 +158,8 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, deterministic, mixed_precision, tiered, full_inspection, disk_cache, "
+              "value_coding, deterministic, mixed_precision, build, tiered, full_inspection, "
+              "disk_cache, "
               "cache_dir, "
               "device, multiplies, cached_kernels, keep_csr)");
     }

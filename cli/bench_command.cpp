@@ -290,6 +290,9 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
                      {"compile_memory", from_memory.seconds},
                      {"compile_disk", from_disk.seconds},
                      {"upload", cold.upload},
+                     {"build", cold.build},
+                     {"build_why", cold.build_why},
+                     {"build_units", cold.build_units},
                      {"registers", cold.registers},
                      {"spill_bytes", cold.spill_bytes}};
     j["break_even_multiplies"] = std::isinf(break_even) ? nlohmann::ordered_json(nullptr)
@@ -341,6 +344,12 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
         "compile cold {:.1f} ms / memory {:.3f} ms / disk {:.2f} ms, upload {:.1f} ms\n",
         cold.inspect * 1e3, cold.plan * 1e3, cold.encode * 1e3, cold.codegen * 1e3,
         cold.compile * 1e3, from_memory.seconds * 1e3, from_disk.seconds * 1e3, cold.upload * 1e3);
+    fmt::print(
+        "build: {}{} ({}); upload is {}\n", cold.build,
+        cold.build_units.empty() ? "" : fmt::format(", build kernels by {}", cold.build_units),
+        cold.build_why,
+        cold.build == "device" ? "the CSR's, before the GPU inspects and encodes it"
+                               : "the host-encoded arrays'");
     fmt::print(
         "one-time predicted by the planner: {:.1f} ms{}\n", op.plan().predicted_build_seconds * 1e3,
         op.plan().multiplies ? fmt::format(" (ranked for {} multiplies)", *op.plan().multiplies)

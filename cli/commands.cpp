@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/emit.hpp"
 #include "spmvc/compiler/test_vector.hpp"
@@ -158,6 +159,21 @@ int run_inspect(const MatrixArgs& args) {
   return 0;
 }
 
+namespace {
+
+// Where compile() builds this matrix with these options (Options::build), for plan and
+// explain, which show the host pipeline's plan.
+std::string build_note(const CsrMatrix& a, const Options& options) {
+  const compiler::BuildChoice choice = compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
+  if (choice.path == compiler::BuildPath::host) return fmt::format("build: host ({})", choice.why);
+  return fmt::format(
+      "build: device ({}); the plan above is the host pipeline's (--build host): compile() plans "
+      "from the GPU inspection, and `spmvc run -v` shows its pick",
+      choice.why);
+}
+
+}  // namespace
+
 int run_plan(const MatrixArgs& args) {
   const CsrMatrix a = load_matrix(args);
   const Options options = make_options(args);
@@ -201,6 +217,10 @@ int run_plan(const MatrixArgs& args) {
                            {"upload", p.build.upload},
                            {"compile", p.build.compile}};
     }
+    const compiler::BuildChoice choice =
+        compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
+    doc["build"] = {{"path", choice.path == compiler::BuildPath::device ? "device" : "host"},
+                    {"why", choice.why}};
     doc["stage_seconds"] = {
         {"reorder", b.timings.reorder}, {"inspect", b.timings.inspect}, {"plan", b.timings.plan}};
     fmt::print("{}\n", doc.dump(2));
@@ -211,6 +231,7 @@ int run_plan(const MatrixArgs& args) {
     fmt::print("calibration: {} ({:.2f} TB/s read)\n", calibration.model,
                calibration.read_bandwidth / 1e12);
     fmt::print("one-time cost of the plan (predicted): {}\n", chosen.build.describe());
+    fmt::print("{}\n", build_note(a, options));
     if (args.verbose)
       fmt::print(
           "host stages of this run: reorder {:.1f} ms, inspect {:.1f} ms, plan {:.2f} ms ({} "
@@ -246,7 +267,8 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
   options.arch = arch;
   tooling::UnitReport report;
   std::optional<ValueRounding> rounding;
-  std::string engine;  // what runs apply() where it is not the unit's kernel
+  std::string engine;      // what runs apply() where it is not the unit's kernel
+  std::string build_line;  // where compile() builds (Options::build)
   const std::filesystem::path path = args.matrix;
   if (path.extension() == ".cu" || path.extension() == ".cuh") {
     // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it, and every
@@ -273,6 +295,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     options.format = b.plan.format;
     options.planner_bytes_per_nonzero = compiler::matrix_bytes_per_nonzero(b.profile, b.plan);
     report = tooling::explain_unit(b.source, options);
+    build_line = build_note(a, make_options(args));
     rounding = b.plan.rounding;
     if (b.plan.engine == Engine::cusparse)
       // The multiply is cuSPARSE's; the unit's kernel is what SpMM and A^T x run on its arrays.
@@ -283,9 +306,10 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
   // Mixed precision: what the stored values' rounding costs in y (the plan's bound).
   if (args.json) {
     std::string text = tooling::to_json(report);
-    if (rounding || !engine.empty()) {
+    if (rounding || !engine.empty() || !build_line.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
       if (!engine.empty()) j["engine"] = engine;
+      if (!build_line.empty()) j["build"] = build_line;
       if (rounding)
         j["mixed_precision"] = {{"mode", std::string(to_string(rounding->mode))},
                                 {"value_error", rounding->value_error},
@@ -296,6 +320,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     fmt::print("{}\n", text);
   } else {
     if (!engine.empty()) fmt::print("engine: {}\n", engine);
+    if (!build_line.empty()) fmt::print("{}\n", build_line);
     fmt::print("{}\n", tooling::to_report(report));
     if (rounding) fmt::print("{}\n", describe(*rounding));
   }
@@ -445,6 +470,9 @@ int run_run(const MatrixArgs& args) {
                     {"codegen", t.codegen},
                     {"compile", t.compile},
                     {"upload", t.upload},
+                    {"build", t.build},
+                    {"build_why", t.build_why},
+                    {"build_units", t.build_units},
                     {"kernel_origin", t.kernel_origin},
                     {"cache_note", t.cache_note},
                     {"registers", t.registers},
@@ -474,6 +502,10 @@ int run_run(const MatrixArgs& args) {
         t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
         t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
+    if (args.verbose)
+      fmt::print("build           {}{}: {}\n", t.build,
+                 t.build_units.empty() ? "" : fmt::format(" (build kernels: {})", t.build_units),
+                 t.build_why);
     if (options.deterministic) {
       if (first_difference < 0) {
         fmt::print("deterministic   y bitwise identical over {} more multiplies\n", kRepeats);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/generators.hpp"
 
 namespace spmvc::cli {
@@ -80,6 +81,7 @@ Options make_options(const MatrixArgs& args) {
   o.deterministic = args.deterministic;
   o.mixed_precision = parse_mixed_precision(args.mixed_precision);
   o.cusparse = args.cusparse;
+  o.build = compiler::parse_build_mode(args.build);
   if (args.no_tiered) o.tiered = false;
   if (args.planner == "measure") {
     o.planner = PlannerMode::measure;

@@ -29,6 +29,7 @@ struct DeviceBroKernels {
   int ordinal = 0;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
   std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN
+  bool nvcc = false;      ///< from the fatbin nvcc built into the library (build_units.hpp)
 };
 DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& device);
 

@@ -1,4 +1,5 @@
-// compile(DeviceCsr): the build from a CSR matrix already in device memory, on the GPU. The GPU
+// compile(DeviceCsr): the build from a CSR matrix already in device memory, on the GPU (and
+// compile(CsrMatrix)'s GPU build, on the CSR it uploaded: build_from_device_arrays). The GPU
 // inspects the arrays (runtime/device_csr.cpp, and the slices' padding in
 // runtime/device_build_ell.cpp), the planner chooses among the plans built from them
 // (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the caller's
@@ -59,18 +60,36 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   runtime::set_device(options.device);
   compiler::check_device_options(options);
   check_device_arrays(a);
+  return Operator::Impl::wrap(build_from_device_arrays(a, options, device, start));
+}
+
+std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, const Options& options,
+                                                         const runtime::DeviceInfo& device,
+                                                         Clock::time_point start,
+                                                         const HostUpload* upload) {
   auto im = std::make_unique<Operator::Impl>();
   im->nrows = a.nrows;
   im->ncols = a.ncols;
   CompileTimings& timings = im->timings;
+  timings.build = "device";
+  if (upload != nullptr) {
+    // Before the tiers copy the timings (Tiers::refresh writes their upload back).
+    im->resident = upload->resident;
+    timings.upload = upload->seconds;
+    timings.build_why = upload->why;
+  } else {
+    timings.build_why = "compile(DeviceCsr): the matrix is in device memory";
+  }
   runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
 
-  // The build kernels are a unit of their own, cached like any other: their load counts as
-  // compile time.
+  // The build kernels: the library's own (nvcc, build_units.hpp) where they serve this GPU, else
+  // a unit compiled through the cache like any other; their load counts as compile time.
   const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
   const runtime::DeviceEllKernels ell_kernels = runtime::load_device_ell_kernels(cache, device);
   timings.compile = kernels.seconds + ell_kernels.seconds;
   timings.cache_note = kernels.disk_note;
+  // Every unit comes from the same place for one device (build_units.hpp's rule).
+  timings.build_units = kernels.nvcc && ell_kernels.nvcc ? "nvcc" : "nvrtc";
 
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
@@ -88,6 +107,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     const auto t1 = Clock::now();
     bro_kernels = runtime::load_device_bro_kernels(cache, device);
     timings.compile += bro_kernels->seconds;
+    if (!bro_kernels->nvcc) timings.build_units = "nvrtc";
     t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
     const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
     slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
@@ -141,7 +161,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   BuildTarget target;
   target.arch = device.arch();
   target.gpu = device.name;
-  im->plan = compiler::plan_device_csr(a, im->profile, options, target);
+  im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
   timings.plan = seconds_since(t0);
 
   // What is encoded, on the GPU: ell, sell and hyb's arrays, the BRO formats' whole encodings,
@@ -246,7 +266,14 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
   // (The ell family's, the block formats' and the BRO kernels read only spmvc's arrays.)
-  if (!own_encoding) im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  if (upload != nullptr) {
+    // compile(CsrMatrix)'s copy: the operator's own memory, whatever reads it.
+    const runtime::ResidentCsr& r = *upload->resident;
+    im->device_bytes +=
+        static_cast<std::int64_t>(r.row_ptr.bytes() + r.col_idx.bytes() + r.values.bytes());
+  } else if (!own_encoding) {
+    im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+  }
   im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
   if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
   if (im->plan.engine == Engine::cusparse) {
@@ -263,7 +290,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   im->device_matrix = a;
   runtime::attach_operations(*im, a, options, nblocks);
   runtime::synchronize();
-  if (!tiered) return Operator::Impl::wrap(std::move(im));
+  if (!tiered) return im;
 
   t0 = Clock::now();
   auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
@@ -280,7 +307,7 @@ Operator compile(const DeviceCsr& a, const Options& options) {
     t.compile += obtained + raw->load_cached(cached, device, /*own_load=*/false, t);
     raw->bind_arrays();
   });
-  return Operator::Impl::wrap(std::move(im));
+  return im;
 }
 
 }  // namespace spmvc

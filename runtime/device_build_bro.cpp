@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "build_units.hpp"
 #include "device_bro.hpp"
 #include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/compiler/device_build.hpp"
@@ -129,7 +130,9 @@ void check_values_fit(const DeviceBuffer& bad, int coding) {
 
 DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& device) {
   const auto t0 = std::chrono::steady_clock::now();
-  const CachedKernel cached = cache.get(codegen::device_bro_source(), device.arch());
+  const BuildUnitImage unit =
+      obtain_build_unit(BuildUnit::device_bro, codegen::device_bro_source, cache, device);
+  const CachedKernel& cached = unit.image;
   DeviceBroKernels k;
   k.inspect = shared_kernel(cached, codegen::kBroInspectEntry, device.ordinal);
   k.columns = shared_kernel(cached, codegen::kBroEllColumnsEntry, device.ordinal);
@@ -143,6 +146,7 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
   k.coo_widths = shared_kernel(cached, codegen::kBroCooWidthsEntry, device.ordinal);
   k.coo_fill32 = shared_kernel(cached, codegen::kBroCooFill32Entry, device.ordinal);
   k.coo_fill64 = shared_kernel(cached, codegen::kBroCooFill64Entry, device.ordinal);
+  k.nvcc = unit.nvcc;
   k.ordinal = device.ordinal;
   k.disk_note = cached.disk_note;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "build_units.hpp"
 #include "device_ell.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_build.hpp"
@@ -140,7 +141,9 @@ void build_ell_part(const DeviceCsr& a, std::int64_t width, int t, bool row_leng
 
 DeviceEllKernels load_device_ell_kernels(KernelCache& cache, const DeviceInfo& device) {
   const auto t0 = Clock::now();
-  const CachedKernel cached = cache.get(codegen::device_ell_source(), device.arch());
+  const BuildUnitImage unit =
+      obtain_build_unit(BuildUnit::device_ell, codegen::device_ell_source, cache, device);
+  const CachedKernel& cached = unit.image;
   DeviceEllKernels k;
   k.slice_longest = shared_kernel(cached, codegen::kSliceLongestEntry, device.ordinal);
   k.ell_fill = shared_kernel(cached, codegen::kEllFillEntry, device.ordinal);
@@ -152,6 +155,7 @@ DeviceEllKernels load_device_ell_kernels(KernelCache& cache, const DeviceInfo& d
   k.scan_partials = shared_kernel(cached, codegen::kScanPartialsEntry, device.ordinal);
   k.scan_top = shared_kernel(cached, codegen::kScanTopEntry, device.ordinal);
   k.scan_apply = shared_kernel(cached, codegen::kScanApplyEntry, device.ordinal);
+  k.nvcc = unit.nvcc;
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
   k.disk_note = cached.disk_note;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "build_units.hpp"
 #include "spmvc/compiler/device_build.hpp"
 #include "spmvc/error.hpp"
 
@@ -38,7 +39,9 @@ ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
 
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device) {
   const auto t0 = std::chrono::steady_clock::now();
-  const CachedKernel cached = cache.get(codegen::device_csr_source(), device.arch());
+  const BuildUnitImage unit =
+      obtain_build_unit(BuildUnit::device_csr, codegen::device_csr_source, cache, device);
+  const CachedKernel& cached = unit.image;
   DeviceCsrKernels k;
   k.row_stats = shared_kernel(cached, codegen::kRowStatsEntry, device.ordinal);
   k.stream_count = shared_kernel(cached, codegen::kStreamCountEntry, device.ordinal);
@@ -48,6 +51,7 @@ DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& d
   k.narrow_values = shared_kernel(cached, codegen::kNarrowValuesEntry, device.ordinal);
   k.narrow_slices = shared_kernel(cached, codegen::kNarrowSlicesEntry, device.ordinal);
   k.narrow_columns = shared_kernel(cached, codegen::kNarrowColumnsEntry, device.ordinal);
+  k.nvcc = unit.nvcc;
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
   k.disk_note = cached.disk_note;

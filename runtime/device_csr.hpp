@@ -37,6 +37,7 @@ struct DeviceCsrKernels {
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
   std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN
+  bool nvcc = false;      ///< from the fatbin nvcc built into the library (build_units.hpp)
 };
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device);
 

@@ -31,6 +31,7 @@ struct DeviceEllKernels {
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
   std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN
+  bool nvcc = false;      ///< from the fatbin nvcc built into the library (build_units.hpp)
 };
 DeviceEllKernels load_device_ell_kernels(KernelCache& cache, const DeviceInfo& device);
 

@@ -1,5 +1,6 @@
 // The public Operator: the host pipeline's build (spmvc/build.hpp) compiled through the kernel
-// cache, its encoded matrix uploaded, and apply() launching it.
+// cache, its encoded matrix uploaded, and apply() launching it; or, where compiler::choose_build
+// lets it (Options::build), the CSR uploaded and built on the GPU (device_build.cpp).
 #include <algorithm>
 #include <array>
 #include <map>
@@ -10,9 +11,11 @@
 #include <fmt/format.h>
 
 #include "cusparse_engine.hpp"
+#include "device_csr.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
+#include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/params/values.hpp"
 #include "spmvc/spmvc.hpp"
@@ -280,10 +283,49 @@ void Operator::apply_host(std::span<const double> x, std::span<double> y, double
   runtime::synchronize();
 }
 
+namespace {
+
+// compile(CsrMatrix) on the GPU (Options::build): the CSR uploaded once, then compile(DeviceCsr)'s
+// stages on the copy, which the operator keeps. The GPU inspection checks the arrays; its
+// errors name the caller's matrix.
+Operator build_on_device(const CsrMatrix& a, const Options& options,
+                         const runtime::DeviceInfo& device, Clock::time_point start,
+                         std::string why) {
+  if (static_cast<std::int64_t>(a.row_ptr.size()) != a.nrows + 1 ||
+      a.values.size() != a.col_idx.size())
+    throw InputError(
+        "CsrMatrix", 0,
+        fmt::format("{} rows need {} row offsets (has {}); {} columns and {} values "
+                    "must be as many",
+                    a.nrows, a.nrows + 1, a.row_ptr.size(), a.col_idx.size(), a.values.size()));
+  HostUpload upload;
+  const auto t0 = Clock::now();
+  upload.resident =
+      std::make_shared<const runtime::ResidentCsr>(runtime::upload_csr(a, options.precision));
+  runtime::synchronize();
+  upload.seconds = seconds_since(t0);
+  upload.why = std::move(why);
+  try {
+    return Operator::Impl::wrap(
+        build_from_device_arrays(upload.resident->view, options, device, start, &upload));
+  } catch (const InputError& e) {
+    if (e.source() != "DeviceCsr") throw;
+    throw InputError("CsrMatrix", e.line(), e.detail());
+  }
+}
+
+}  // namespace
+
 Operator compile(const CsrMatrix& a, const Options& options) {
   const auto start = Clock::now();
   const runtime::DeviceInfo device = runtime::probe_device(options.device);
   runtime::set_device(options.device);
+  compiler::BuildChoice choice = compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
+  if (choice.path == compiler::BuildPath::device) {
+    // update_values builds again on the GPU from the copy the operator keeps: no host copy of
+    // the pattern.
+    return build_on_device(a, options, device, start, std::move(choice.why));
+  }
   BuildTarget target;
   target.arch = device.arch();
   target.gpu = device.name;
@@ -318,6 +360,8 @@ Operator compile(const CsrMatrix& a, const Options& options) {
     return Operator(Operator::Impl::from_build(b, options, device, timings));
   };
   Operator op = build();
+  op.impl_->timings.build = "host";
+  op.impl_->timings.build_why = std::move(choice.why);
   if (options.keep_csr) runtime::keep_csr(*op.impl_, a, options);
   // What update_values traces and re-plans from.
   op.impl_->options = options;

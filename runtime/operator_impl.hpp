@@ -37,6 +37,7 @@ std::filesystem::path cache_dir_of(const Options& options);
 
 struct Operations;
 class CusparseEngine;
+struct ResidentCsr;
 
 }  // namespace runtime
 
@@ -109,10 +110,30 @@ struct Operator::Impl {
   static Operator wrap(std::unique_ptr<Impl> impl) { return Operator(std::move(impl)); }
   static std::unique_ptr<Impl> unwrap(Operator&& op) { return std::move(op.impl_); }
 
+  /// compile(CsrMatrix)'s GPU build: the uploaded CSR that `device_matrix` points at (the
+  /// device build reads it in place; a re-build from new values keeps it).
+  std::shared_ptr<const runtime::ResidentCsr> resident;
+
   /// The generic tier and the background compile while a tiered operator has them (null for
   /// the blocking compile). Last, so it is destroyed first: its thread writes the members above.
   std::unique_ptr<runtime::Tiers> tiers;
 };
+
+/// How compile(CsrMatrix) came to build on the GPU (nothing for compile(DeviceCsr)): the
+/// uploaded CSR the operator keeps, the upload's seconds and the choice's reason.
+struct HostUpload {
+  std::shared_ptr<const runtime::ResidentCsr> resident;
+  double seconds = 0;
+  std::string why;
+};
+
+/// The GPU build of compile(DeviceCsr) (device_build.cpp) on `a`, for `device` (probed and
+/// current); `start`: when compile() was called; `upload`: set when `a` is compile(CsrMatrix)'s
+/// uploaded copy.
+std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, const Options& options,
+                                                         const runtime::DeviceInfo& device,
+                                                         runtime::Clock::time_point start,
+                                                         const HostUpload* upload = nullptr);
 
 /// Measure mode (measure.cpp): a remembered decision, else the model's best few candidates of
 /// `build` compiled and timed; the fastest becomes the operator.

@@ -278,6 +278,7 @@ ValueUpdate Operator::update_values(const void* device_values) {
                           fresh.plan().format, after, im.plan.format, before);
     }
     fresh.impl_->owned_values = im.owned_values;  // kept until the caller's update replaces it
+    fresh.impl_->resident = im.resident;  // compile(CsrMatrix)'s upload, which `d` points at
     impl_ = std::move(fresh.impl_);
     u.seconds = seconds_since(t0);
     return u;

@@ -20,9 +20,12 @@ inline bool have_device() {
   return false;
 }
 
-/// Options that force `params` (and so their format) at precision `p`, without the disk cache.
+/// Options that force `params` (and so their format) at precision `p`, without the disk cache,
+/// built by the host pipeline: the tests that force parameters check the host encoders' arrays
+/// on the GPU (the GPU build has tests of its own).
 inline Options forced(Precision p, const FormatParams& params) {
   Options o;
+  o.build = BuildMode::host;
   o.precision = p;
   o.disk_cache = false;
   o.format = std::string(format_of(params));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <variant>
 
 #include <fmt/format.h>
@@ -91,39 +92,44 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
 
 }  // namespace
 
-void check_device_options(const Options& options) {
+std::optional<OptionRefusal> device_options_refusal(const Options& options) {
   if (options.planner != PlannerMode::model)
-    throw InputError("planner", 0,
-                     "measure mode remembers decisions by the matrix's contents, which are in "
-                     "device memory here: use the model planner, or compile(CsrMatrix)");
+    return OptionRefusal{"planner",
+                         "measure mode remembers decisions by the matrix's contents, which are in "
+                         "device memory here: use the model planner, or compile(CsrMatrix)"};
   if ((!options.reorder.empty() && options.reorder != "none") || options.ordering)
-    throw InputError("reorder", 0,
-                     "a matrix in device memory is multiplied in its own order: reordering needs "
-                     "compile(CsrMatrix)");
+    return OptionRefusal{"reorder",
+                         "a matrix in device memory is multiplied in its own order: reordering "
+                         "needs compile(CsrMatrix)"};
   if (options.full_inspection)
-    throw InputError("full_inspection", 0,
-                     "from device arrays only row lengths are inspected (on the GPU): a full "
-                     "Profile needs compile(CsrMatrix)");
+    return OptionRefusal{"full_inspection",
+                         "from device arrays only row lengths are inspected (on the GPU): a full "
+                         "Profile needs compile(CsrMatrix)"};
   if (options.mixed_precision != MixedPrecision::off)
-    throw InputError("mixed_precision", 0,
-                     "mixed precision rounds the values into an encoding of their own, which the "
-                     "device-array build does not make (it reads the caller's values): use "
-                     "compile(CsrMatrix)");
+    return OptionRefusal{"mixed_precision",
+                         "mixed precision rounds the values into an encoding of their own, which "
+                         "the device-array build does not make (it reads the caller's values): "
+                         "use compile(CsrMatrix)"};
   if (options.format != "auto" && !built_on_device(options.format))
-    throw InputError("format", 0,
-                     fmt::format("{} needs an encoding the GPU does not build yet; from device "
-                                 "arrays only {} run",
-                                 options.format, kDeviceFormatList));
+    return OptionRefusal{"format", fmt::format("{} needs an encoding the GPU does not build yet; "
+                                               "from device arrays only {} run",
+                                               options.format, kDeviceFormatList)};
   if (options.params && !built_on_device(format_of(*options.params)))
-    throw InputError("params", 0,
-                     fmt::format("{} parameters: from device arrays only {} run",
-                                 format_of(*options.params), kDeviceFormatList));
+    return OptionRefusal{"params", fmt::format("{} parameters: from device arrays only {} run",
+                                               format_of(*options.params), kDeviceFormatList)};
+  return std::nullopt;
+}
+
+void check_device_options(const Options& options) {
+  if (const std::optional<OptionRefusal> refusal = device_options_refusal(options))
+    throw InputError(refusal->field, 0, refusal->why);
 }
 
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
-                     const BuildTarget& target) {
+                     const BuildTarget& target, bool uploads_csr) {
   PlanOptions po = plan_options(options, target);
   po.build_path = BuildPath::device;
+  po.uploads_csr = uploads_csr;
   // cuSPARSE is weighed after the generated candidates are ranked (below).
   const std::string cusparse = po.cusparse;
   po.cusparse = "never";

@@ -83,6 +83,14 @@ BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view 
     } else {
       b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
     }
+    if (options.uploads_csr) {
+      // 32-bit offsets and columns, values in the precision's type (runtime::upload_csr).
+      const double csr_bytes =
+          (static_cast<double>(profile.nrows) + 1) * 4 + nnz * (4 + value_bytes(options.precision));
+      const BuildFactor* upload = build_factor(calibration, "upload");
+      b.upload = csr_bytes * (upload != nullptr ? upload->seconds_per_unit
+                                                : 1.0 / heuristics::kUploadBytesPerSecond);
+    }
   } else {
     b.inspect = stage("inspect", "", heuristics::kInspectSecondsPerNonzero);
     b.encode = stage("encode", format, heuristics::kEncodeSecondsPerNonzero);

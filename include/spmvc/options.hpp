@@ -20,6 +20,18 @@ enum class PlannerMode {
             ///< remember the decision on disk by matrix fingerprint (needs disk_cache for that)
 };
 
+/// Where compile(CsrMatrix) inspects, plans and encodes the matrix.
+enum class BuildMode {
+  /// On the GPU where the options allow it (spmvc::compiler::choose_build says why not), else
+  /// on the host.
+  automatic,
+  /// The host pipeline (spmvc::build): every format, ordering, planner mode and inspection depth.
+  host,
+  /// The GPU build of compile(DeviceCsr) on an uploaded copy of the matrix; an InputError naming
+  /// the option when the options need the host pipeline.
+  device,
+};
+
 struct Options {
   Precision precision = Precision::f64;
   /// "auto" lets the planner choose; a format name forces it.
@@ -106,6 +118,15 @@ struct Options {
   /// compiled candidates), and so does compile(CsrMatrix) when the device cannot hold the
   /// generic tier's copy of the matrix beside the encoding.
   std::optional<bool> tiered;
+  /// compile(CsrMatrix): where the matrix is inspected, planned and encoded. The GPU build
+  /// uploads the CSR once (32-bit offsets and columns, values in the precision's type) and runs
+  /// compile(DeviceCsr)'s stages on it: GPU inspection, the planner over the formats the GPU
+  /// builds (csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb; no cuSPARSE engine),
+  /// and the GPU encoders. `automatic` takes it unless the options ask for what only the host
+  /// pipeline does (an ordering, measure mode, full inspection, mixed precision, cuSPARSE
+  /// "always", a format with only a host encoder) or the matrix is past 32-bit offsets;
+  /// CompileTimings::build and build_why say which ran and why.
+  BuildMode build = BuildMode::automatic;
 
   /// compile(CsrMatrix): also keep the matrix on the device as plain CSR in the caller's order
   /// (32-bit offsets and columns, values in the precision's type: 12 or 8 bytes a nonzero),

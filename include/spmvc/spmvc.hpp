@@ -78,6 +78,16 @@ struct CompileTimings {
   /// cusparseSpMV_preprocess took inside compile().
   std::string engine = "kernel";
   double cusparse_setup = 0;
+
+  /// Where the matrix was inspected, planned and encoded: "host" (the host pipeline, its
+  /// encoding uploaded) or "device" (on the GPU: compile(DeviceCsr), or compile(CsrMatrix)
+  /// after uploading the CSR, that upload being `upload`), and why (Options::build).
+  std::string build = "host";
+  std::string build_why;
+  /// The GPU build's own kernels (inspection and encoders): "nvcc" (compiled into the library
+  /// when it was built) or "nvrtc" (compiled at run time through the kernel cache, where the
+  /// library was built without them); empty for the host build.
+  std::string build_units;
 };
 
 /// What Operator::update_values did.

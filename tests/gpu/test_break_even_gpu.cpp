@@ -24,6 +24,7 @@ TEST_CASE("gpu: compile() with a multiply count runs the planner's pick for that
     Options o;
     o.multiplies = n;
     o.disk_cache = false;
+    o.build = BuildMode::host;  // compared with the host pipeline's plan below
     const Operator op = compile(a, o);
     REQUIRE(op.plan().multiplies == n);
     // The same plan the host pipeline makes for the running GPU.

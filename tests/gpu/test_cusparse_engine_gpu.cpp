@@ -22,6 +22,8 @@ Options with_cusparse(Precision p, const char* use) {
   o.precision = p;
   o.disk_cache = false;
   o.cusparse = use;
+  o.build =
+      BuildMode::host;  // the host pipeline's planner weighs cuSPARSE (the GPU build does not)
   return o;
 }
 

@@ -111,6 +111,9 @@ struct PlanOptions {
   bool cached_kernels = false;
   /// Where the build runs: its stages cost differently (BuildEstimate).
   BuildPath build_path = BuildPath::host;
+  /// BuildPath::device for a host matrix (compile(CsrMatrix)'s GPU build): its CSR is uploaded
+  /// first, charged as the build's upload.
+  bool uploads_csr = false;
   /// Weigh cuSPARSE's CSR SpMV (Engine::cusparse) against the generated candidates: "never",
   /// "auto" (the plan hands the multiply to it where no candidate is predicted faster) or
   /// "always" (it runs every multiply; for tests and comparisons). Only where the format is
@@ -178,6 +181,12 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target);
 /// sell, hyb, bro_ell, bro_coo and bro_hyb). InputError naming the option; nothing when the
 /// options apply.
 void check_device_options(const Options& options);
+/// The Options field check_device_options refuses and why.
+struct OptionRefusal {
+  std::string field, why;
+};
+/// check_device_options without the throw: the first option it refuses, nullopt when none.
+std::optional<OptionRefusal> device_options_refusal(const Options& options);
 
 /// The plan for a CSR matrix in device memory (`a`'s sizes and pointer alignments are read,
 /// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
@@ -186,8 +195,10 @@ void check_device_options(const Options& options);
 /// codegen::kDeviceSortWindow rows; no 16-bit value tables), and BRO candidates, encoded on the
 /// GPU (bro_ell and bro_hyb refused when `profile` lacks the column inspection:
 /// compiler::has_bro_columns), the fastest predicted. `profile` is the GPU inspection's.
+/// `uploads_csr`: `a` is compile(CsrMatrix)'s upload, whose cost the candidates' one-time cost
+/// includes (PlanOptions::uploads_csr).
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
-                     const BuildTarget& target);
+                     const BuildTarget& target, bool uploads_csr = false);
 
 /// The unit for a device-array plan of csr or csr_stream (over the caller's arrays): csr's kernel
 /// needs only the sizes, csr_stream's the number of row blocks the GPU cut (ell, sell and hyb:

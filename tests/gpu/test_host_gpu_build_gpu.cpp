@@ -1,0 +1,134 @@
+// compile(CsrMatrix) building on the GPU (Options::build): on every public matrix of at least 10k
+// nonzeros, the GPU build's operator gives bitwise the y of the host-built operator of the same
+// plan (within rounding where the format adds with atomics), both match the host reference,
+// and timings() name the build, its reason, where the build's kernels came from and the upload.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "build_units.hpp"
+#include "device.hpp"
+#include "formats/format.hpp"
+#include "gpu_support.hpp"
+#include "spmvc/compiler/test_vector.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+using test::check;
+using test::have_device;
+using test::tolerance;
+
+namespace {
+
+std::vector<double> product(const CsrMatrix& a, const Operator& op) {
+  const std::vector<double> x = codegen::test_vector(a.ncols, op.plan().precision);
+  std::vector<double> y(static_cast<std::size_t>(a.nrows),
+                        std::numeric_limits<double>::quiet_NaN());
+  op.apply_host(x, y);
+  return y;
+}
+
+// The build's kernels come from the fatbin where it serves this GPU, else from NVRTC.
+std::string expected_units() {
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  const bool embedded = !runtime::build_unit_fatbin(runtime::BuildUnit::device_csr).empty() &&
+                        runtime::embedded_image_serves(runtime::build_unit_archs(),
+                                                       runtime::sm_number(device.arch()));
+  return embedded ? "nvcc" : "nvrtc";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "gpu: the host path's GPU build equals the host build of the same plan, public matrices") {
+  if (!have_device()) return;
+  const auto matrices = test::public_matrices(10000);
+  if (matrices.empty()) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  const std::string units = expected_units();
+  int bitwise = 0, atomic = 0;
+  for (const auto& [name, path] : matrices) {
+    CAPTURE(name);
+    const CsrMatrix a = read_matrix_market(path);
+    Options o;
+    o.disk_cache = false;
+    o.tiered = false;
+    o.build = BuildMode::device;
+    const Operator gpu = compile(a, o);
+    const CompileTimings& t = gpu.timings();
+    CHECK(t.build == "device");
+    CHECK(t.build_why.find("build = device") != std::string::npos);
+    CHECK(t.build_units == units);
+    CHECK(t.upload > 0);
+    CHECK(check(a, gpu) <= tolerance(o.precision));
+
+    Options h = o;
+    h.build = BuildMode::host;
+    h.format = gpu.plan().format;
+    h.params = gpu.plan().params;
+    const Operator host = compile(a, h);
+    CAPTURE(gpu.plan().format);
+    CAPTURE(describe(gpu.plan().params));
+    CHECK(host.timings().build == "host");
+    CHECK(host.timings().build_units.empty());
+    REQUIRE(host.plan().format == gpu.plan().format);
+    REQUIRE(describe(host.plan().params) == describe(gpu.plan().params));
+    const std::vector<double> y_gpu = product(a, gpu), y_host = product(a, host);
+    if (formats::find_format(gpu.plan().format).nondeterminism(gpu.plan().params)) {
+      ++atomic;
+      CHECK(compiler::relative_error(y_gpu, y_host) <= tolerance(o.precision));
+    } else {
+      ++bitwise;
+      CHECK(y_gpu == y_host);
+    }
+  }
+  MESSAGE(bitwise << " plans compared bit for bit, " << atomic << " (atomics) to rounding");
+  CHECK(bitwise > 0);
+}
+
+TEST_CASE("gpu: compile(CsrMatrix) builds on the GPU by default and on the host where it must") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::from_spec("stencil27:n=24");
+  Options o;
+  o.disk_cache = false;
+  o.tiered = false;
+  const Operator by_default = compile(a, o);
+  CHECK(by_default.timings().build == "device");
+  CHECK(by_default.timings().build_why.find("build = auto") != std::string::npos);
+  CHECK(check(a, by_default) <= tolerance(o.precision));
+  // An ordering needs the host pipeline: auto says so.
+  Options rcm = o;
+  rcm.reorder = "rcm";
+  const Operator reordered = compile(a, rcm);
+  CHECK(reordered.timings().build == "host");
+  CHECK(reordered.timings().build_why.find("reorder") != std::string::npos);
+  CHECK(check(a, reordered) <= tolerance(o.precision));
+  // ... and build = device refuses it, naming the option.
+  rcm.build = BuildMode::device;
+  try {
+    (void)compile(a, rcm);
+    FAIL("build = device with an ordering compiled");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("reorder") != std::string::npos);
+  }
+  // New values on a GPU-built operator: built again on the GPU from the copy it keeps.
+  Operator op = compile(a, o);
+  CsrMatrix b = a;
+  for (std::size_t k = 0; k < b.values.size(); ++k) b.values[k] = 1.0 + 0.001 * double(k % 997);
+  (void)op.update_values(b.values);
+  CHECK(check(b, op) <= tolerance(o.precision));
+  // A faulty matrix is an error naming the caller's matrix, not a device array.
+  CsrMatrix bad = a;
+  bad.col_idx[5] = static_cast<std::int32_t>(a.ncols + 3);
+  try {
+    (void)compile(bad, o);
+    FAIL("a column past ncols compiled");
+  } catch (const InputError& e) {
+    CHECK(e.source() == "CsrMatrix");
+  }
+}

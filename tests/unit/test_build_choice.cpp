@@ -1,0 +1,194 @@
+// Where compile(CsrMatrix) builds (Options::build), decided without a GPU: the options the GPU
+// build refuses keep the host pipeline under `auto` and are errors naming the option under
+// `device`; `host` always builds on the host.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "spmvc/compiler/build_choice.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/params/values.hpp"
+#include "spmvc/profile.hpp"
+
+using namespace spmvc;
+using compiler::BuildChoice;
+using compiler::BuildSubject;
+using compiler::choose_build;
+
+namespace {
+
+const BuildSubject kSmall{1000, 1000, 27000};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The message of the InputError choose_build throws for `o` (build = device), "" when none.
+std::string device_refusal(Options o, const BuildSubject& m = kSmall) {
+  o.build = BuildMode::device;
+  try {
+    (void)choose_build(o, m);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("build choice: auto builds on the GPU with the default options") {
+  const BuildChoice c = choose_build(Options{}, kSmall);
+  CHECK(c.path == compiler::BuildPath::device);
+  CHECK(contains(c.why, "build = auto"));
+  CHECK(contains(c.why, "GPU"));
+}
+
+TEST_CASE("build choice: host is always the host pipeline, device the GPU build") {
+  Options o;
+  o.build = BuildMode::host;
+  CHECK(choose_build(o, kSmall).path == compiler::BuildPath::host);
+  CHECK(contains(choose_build(o, kSmall).why, "build = host"));
+  o.build = BuildMode::device;
+  CHECK(choose_build(o, kSmall).path == compiler::BuildPath::device);
+  // Formats and parameters the GPU builds stay there.
+  for (const char* format :
+       {"csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
+    CAPTURE(format);
+    Options f;
+    f.format = format;
+    CHECK(choose_build(f, kSmall).path == compiler::BuildPath::device);
+  }
+  Options forced;
+  forced.params = EllParams{};
+  CHECK(choose_build(forced, kSmall).path == compiler::BuildPath::device);
+  Options deterministic;
+  deterministic.deterministic = true;
+  deterministic.multiplies = 100;
+  CHECK(choose_build(deterministic, kSmall).path == compiler::BuildPath::device);
+}
+
+TEST_CASE("build choice: what only the host pipeline does keeps auto on the host") {
+  struct Case {
+    const char* name;
+    Options options;
+    const char* field;
+  };
+  Options reorder;
+  reorder.reorder = "rcm";
+  Options auto_reorder;
+  auto_reorder.reorder = "auto";
+  Options ordering;
+  ordering.ordering = Ordering{};
+  Options measure;
+  measure.planner = PlannerMode::measure;
+  Options full;
+  full.full_inspection = true;
+  Options mixed;
+  mixed.mixed_precision = MixedPrecision::f32;
+  Options cci;
+  cci.format = "cci";
+  Options amb;
+  amb.format = "amb";
+  Options blocked;
+  blocked.params = BlockedParams{};
+  Options cusparse;
+  cusparse.cusparse = "always";
+  Options offsets64;
+  CsrParams wide;
+  wide.offsets64 = true;
+  offsets64.csr = wide;
+  Options table16;
+  CsrStreamParams t16;
+  t16.values = formats::kValuesTable16;
+  table16.params = t16;
+  Options window;
+  SellParams sell;
+  sell.sigma = 1 << 20;
+  window.params = sell;
+  Options vector;
+  CsrParams v4;
+  v4.vector_width = 4;
+  vector.csr = v4;  // 27001 nonzeros below are not a multiple of 4
+  for (const Case& c :
+       {Case{"reorder", reorder, "reorder"}, Case{"reorder auto", auto_reorder, "reorder"},
+        Case{"ordering", ordering, "reorder"}, Case{"measure", measure, "planner"},
+        Case{"full inspection", full, "full_inspection"},
+        Case{"mixed precision", mixed, "mixed_precision"}, Case{"cci", cci, "format"},
+        Case{"amb", amb, "format"}, Case{"blocked params", blocked, "params"},
+        Case{"cusparse always", cusparse, "cusparse"}, Case{"64-bit offsets", offsets64, "params"},
+        Case{"16-bit table", table16, "params"}, Case{"sell window", window, "params"},
+        Case{"vector loads", vector, "params"}}) {
+    CAPTURE(c.name);
+    const BuildSubject odd{1000, 1000, 27001};
+    const BuildChoice choice = choose_build(c.options, odd);
+    CHECK(choice.path == compiler::BuildPath::host);
+    CHECK(contains(choice.why, std::string("since ") + c.field));
+    const std::string error = device_refusal(c.options, odd);
+    CHECK(contains(error, "build = device"));
+    CHECK(contains(error, c.field));
+  }
+  // A vector width that divides the nonzeros needs no host padding.
+  CHECK(choose_build(vector, kSmall).path == compiler::BuildPath::device);
+  // cuSPARSE "never" and "auto" leave the choice to the planner of the GPU build.
+  Options never;
+  never.cusparse = "never";
+  CHECK(choose_build(never, kSmall).path == compiler::BuildPath::device);
+}
+
+TEST_CASE("build choice: matrices past 32-bit offsets or columns build on the host") {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  CHECK(choose_build(Options{}, {1000, 1000, kMax}).path == compiler::BuildPath::device);
+  CHECK(choose_build(Options{}, {1000, 1000, kMax + 1}).path == compiler::BuildPath::host);
+  CHECK(choose_build(Options{}, {kMax, 10, 10}).path == compiler::BuildPath::host);
+  CHECK(choose_build(Options{}, {10, kMax + 1, 10}).path == compiler::BuildPath::host);
+  CHECK(contains(choose_build(Options{}, {1000, 1000, kMax + 1}).why, "32-bit"));
+  CHECK(contains(device_refusal(Options{}, {1000, 1000, kMax + 1}), "matrix"));
+}
+
+TEST_CASE("build choice: a matrix with no rows or no columns builds on the host") {
+  CHECK(choose_build(Options{}, {0, 10, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(Options{}, {10, 0, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(Options{}, {-1, 10, 0}).path ==
+        compiler::BuildPath::host);  // the host says what is wrong
+  CHECK(contains(choose_build(Options{}, {10, 0, 0}).why, "10 x 0"));
+  // Rows and columns without nonzeros are the GPU build's to handle.
+  CHECK(choose_build(Options{}, {10, 10, 0}).path == compiler::BuildPath::device);
+}
+
+TEST_CASE("build choice: --build names") {
+  CHECK(compiler::parse_build_mode("auto") == BuildMode::automatic);
+  CHECK(compiler::parse_build_mode("host") == BuildMode::host);
+  CHECK(compiler::parse_build_mode("device") == BuildMode::device);
+  for (const BuildMode m : {BuildMode::automatic, BuildMode::host, BuildMode::device})
+    CHECK(compiler::parse_build_mode(compiler::to_string(m)) == m);
+  try {
+    (void)compiler::parse_build_mode("gpu");
+    FAIL("no error for 'gpu'");
+  } catch (const InputError& e) {
+    CHECK(contains(e.what(), "'gpu' is not auto, host or device"));
+  }
+}
+
+TEST_CASE("build choice: the GPU build of a host matrix is charged the upload of its CSR") {
+  const CsrMatrix a = gen::from_spec("stencil2d:n=100");
+  const Profile profile = inspect(a, InspectDepth::rows);
+  compiler::PlanOptions po;
+  po.build_path = compiler::BuildPath::device;
+  po.cached_kernels = true;
+  const CsrParams params;
+  const compiler::Prediction from_device = compiler::predict(profile, FormatParams{params}, po);
+  CHECK(from_device.build.upload == 0.0);  // compile(DeviceCsr): nothing uploaded
+  po.uploads_csr = true;
+  const compiler::Prediction from_host = compiler::predict(profile, FormatParams{params}, po);
+  CHECK(from_host.build.upload > 0.0);
+  CHECK(from_host.build.inspect == from_device.build.inspect);
+  CHECK(from_host.build.encode == from_device.build.encode);
+  // The upload grows with the CSR's bytes: fp32 values are 4 bytes a nonzero fewer.
+  po.precision = Precision::f32;
+  const compiler::Prediction f32 = compiler::predict(profile, FormatParams{params}, po);
+  CHECK(f32.build.upload < from_host.build.upload);
+  CHECK(f32.build.upload > 0.0);
+}
