@@ -63,13 +63,13 @@ int main(int argc, char** argv) try {
 
   spmvc::compiler::PlanOptions options;
   spmvc::Plan plan;
-  const auto [first, unused] = timed(1, [&] { plan = spmvc::compiler::make_plan(profile, options); });
+  const auto [first, unused] =
+      timed(1, [&] { plan = spmvc::compiler::make_plan(profile, options); });
   fmt::print("make_plan: first call {:.1f} us, {} candidates; plan {} [{}]\n", first * 1e6,
              plan.candidates.size(), plan.format, spmvc::describe(plan.params));
   if (repeats == 0) return 0;
-  const auto [median, best] = timed(repeats, [&] {
-    plan = spmvc::compiler::make_plan(profile, options);
-  });
+  const auto [median, best] =
+      timed(repeats, [&] { plan = spmvc::compiler::make_plan(profile, options); });
   fmt::print("make_plan: median {:.1f} us, best {:.1f} us, {} candidates; plan {} [{}]\n",
              median * 1e6, best * 1e6, plan.candidates.size(), plan.format,
              spmvc::describe(plan.params));

@@ -482,9 +482,9 @@ AmbParams AmbFormat::choose(const Profile& profile, Precision precision, bool de
         // The paper's criterion: least total memory traffic (index saving against zero fill,
         // metadata against x locality). The time model ranks AMB against other formats.
         const double bytes =
-            amb_traffic(amb_layout_estimate(profile, p, blocks[static_cast<std::size_t>(b)],
-                                            padding[h]),
-                        p, precision)
+            amb_traffic(
+                amb_layout_estimate(profile, p, blocks[static_cast<std::size_t>(b)], padding[h]), p,
+                precision)
                 .total();
         if (bytes < best_bytes * (1 - 1e-9)) {
           best_bytes = bytes;

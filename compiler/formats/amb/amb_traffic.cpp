@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/model_shortcuts.hpp"
 #include "heuristics.hpp"
 
 namespace spmvc::formats {
@@ -258,6 +259,7 @@ BlockTable block_table(const Profile& profile) {
 }  // namespace
 
 double amb_estimated_blocks(const Profile& profile, int column_block) {
+  if (!model_shortcuts()) return amb_estimated_blocks_simulated(profile, column_block);
   const int b = std::max(1, column_block);
   if (b <= kMaxColumnBlock) return block_table(profile)[static_cast<std::size_t>(b)];
   const std::vector<std::int64_t> gaps = gap_draws(profile);

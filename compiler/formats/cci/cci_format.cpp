@@ -13,6 +13,7 @@
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "formats/model_shortcuts.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -181,6 +182,7 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist, bool bounded);
 }  // namespace
 
 CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
+  if (!model_shortcuts()) return search_table(hist, false);
   // propose() and cost() ask for the same histograms, so the answers are kept.
   static std::mutex mutex;
   static std::map<std::array<std::int64_t, 33>, CciTable> known;
