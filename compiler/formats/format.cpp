@@ -1,10 +1,20 @@
 #include "formats/format.hpp"
 
+#include <atomic>
 #include <utility>
+
+#include "formats/model_shortcuts.hpp"
 
 #include "codegen/codegen.hpp"
 
 namespace spmvc::formats {
+
+namespace {
+std::atomic<bool> shortcuts{true};
+}  // namespace
+
+bool model_shortcuts() { return shortcuts.load(std::memory_order_relaxed); }
+void set_model_shortcuts(bool on) { shortcuts.store(on, std::memory_order_relaxed); }
 
 Candidate FormatUnit::candidate(const Profile& profile, const FormatParams& params,
                                 Precision precision) const {

@@ -460,8 +460,14 @@ AmbParams AmbFormat::choose(const Profile& profile, Precision precision, bool de
   std::array<double, 11> blocks{};
   for (int b = 1; b <= 10; ++b)
     blocks[static_cast<std::size_t>(b)] = amb_estimated_blocks(profile, b);
+  // So does the unsorted chunks' padding on the chunk height alone.
+  std::array<double, 3> padding{};
+  constexpr std::array<int, 3> kHeights = {32, 16, 64};
+  for (std::size_t i = 0; i < kHeights.size(); ++i)
+    padding[i] = amb_unsorted_padding(profile, kHeights[i]);
   // C = 32 (one warp per chunk, the paper's choice) is tried first and kept on ties.
-  for (int c_rows : {32, 16, 64}) {
+  for (std::size_t h = 0; h < kHeights.size(); ++h) {
+    const int c_rows = kHeights[h];
     for (int seg_bits : {16, 15, 14, 13, 12}) {
       for (int b = 1; b <= 10; ++b) {
         AmbParams p;
@@ -476,8 +482,9 @@ AmbParams AmbFormat::choose(const Profile& profile, Precision precision, bool de
         // The paper's criterion: least total memory traffic (index saving against zero fill,
         // metadata against x locality). The time model ranks AMB against other formats.
         const double bytes =
-            amb_traffic(amb_layout_estimate(profile, p, blocks[static_cast<std::size_t>(b)]), p,
-                        precision)
+            amb_traffic(
+                amb_layout_estimate(profile, p, blocks[static_cast<std::size_t>(b)], padding[h]), p,
+                precision)
                 .total();
         if (bytes < best_bytes * (1 - 1e-9)) {
           best_bytes = bytes;

@@ -1,11 +1,16 @@
 #include "formats/amb/amb_traffic.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "formats/model_shortcuts.hpp"
 #include "heuristics.hpp"
 
 namespace spmvc::formats {
@@ -31,12 +36,40 @@ constexpr double kSectorBytes = 32.0;
 /// Longest synthetic row the blocking estimate lays out; longer rows are scaled from it.
 constexpr std::int64_t kSimulatedRow = 512;
 
+// The gap generator of the synthetic rows: a fixed seed, so every row of every block width
+// meets the same gaps in the same order. Bucket k (deltas of k bits, k >= 2) is drawn with
+// its share of the histogram's deltas above one (`far` of them), uniform over
+// [2^(k-1), 2^k - 1].
+class GapDraws {
+ public:
+  GapDraws(const Profile& profile, double far) : profile_(profile), far_(far) {}
+  std::int64_t next() {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    double u = static_cast<double>(state_ >> 11) * 0x1.0p-53 * far_;
+    for (int k = 2; k <= 32; ++k) {
+      const double w = static_cast<double>(profile_.delta_bits[k]);
+      if (u < w || k == 32) {
+        const double lo = std::ldexp(1.0, k - 1);
+        const double frac = w > 0 ? u / w : 0;
+        return static_cast<std::int64_t>(lo + std::floor(frac * lo));
+      }
+      u -= w;
+    }
+    return 2;
+  }
+
+ private:
+  const Profile& profile_;
+  double far_;
+  std::uint64_t state_ = 0x9E3779B97F4A7C15ull;
+};
+
 // Blocks that greedy blocking of width b makes of a row of `len` nonzeros, laid out from the
 // Profile's delta histogram: the row's adjacent-column pairs (deltas of one) are gathered into
 // runs of equal length, as stencils and FEM matrices have them (the number of runs is the row's
 // share of deltas above one, plus one), and the gaps between runs are drawn, with a fixed seed,
 // from the histogram's deltas above one (bucket k uniform over [2^(k-1), 2^k - 1]).
-double row_blocks(const Profile& profile, std::int64_t len, int b) {
+double row_blocks_simulated(const Profile& profile, std::int64_t len, int b) {
   if (len <= 0) return 0;
   if (b == 1) return static_cast<double>(len);
   double total = 0, far = 0;
@@ -72,6 +105,37 @@ double row_blocks(const Profile& profile, std::int64_t len, int b) {
         block_end = col + b - 1;
       }
     }
+  }
+  return static_cast<double>(blocks) * static_cast<double>(len) / static_cast<double>(n);
+}
+
+// The same count, a run at a time: `gaps` are the generator's first draws (at least runs - 1
+// of them), shared by every row and block width. Within a run of consecutive columns the greedy
+// blocks start at the first column past the last block and every b columns after it.
+double row_blocks(const Profile& profile, std::int64_t len, int b,
+                  const std::vector<std::int64_t>& gaps) {
+  if (len <= 0) return 0;
+  if (b == 1) return static_cast<double>(len);
+  double total = 0, far = 0;
+  for (int k = 1; k <= 32; ++k) total += static_cast<double>(profile.delta_bits[k]);
+  for (int k = 2; k <= 32; ++k) far += static_cast<double>(profile.delta_bits[k]);
+  if (total <= 0) return 1;
+  const std::int64_t n = std::min(len, kSimulatedRow);
+  const double far_share = far / total;
+  const auto runs =
+      std::clamp<std::int64_t>(std::llround(1 + static_cast<double>(n - 1) * far_share), 1, n);
+  std::int64_t blocks = 0, block_end = -1, col = 0;
+  for (std::int64_t r = 0; r < runs; ++r) {
+    const std::int64_t run_len = n / runs + (r < n % runs ? 1 : 0);
+    if (r > 0) col += gaps[static_cast<std::size_t>(r - 1)] - 1;
+    const std::int64_t last = col + run_len - 1;
+    if (last > block_end) {
+      const std::int64_t start = std::max(col, block_end + 1);
+      const std::int64_t opened = (last - start) / b + 1;
+      blocks += opened;
+      block_end = start + opened * b - 1;
+    }
+    col = last + 1;
   }
   return static_cast<double>(blocks) * static_cast<double>(len) / static_cast<double>(n);
 }
@@ -127,10 +191,14 @@ std::string TrafficEstimate::describe() const {
 //    of the non-empty rows; a bin above 32 counts as one length): an update touches
 //    min(1, 1 / (p_l * values per sector)) sectors, i.e. y sectors = pairs * sum over lengths of
 //    min(p_l, 1 / values per sector).
-double amb_estimated_blocks(const Profile& profile, int column_block) {
-  const int b = std::max(1, column_block);
-  // Rows of kSimulatedRow or more nonzeros share one layout, scaled by their length: it is laid
-  // out once (the histogram of a power-law matrix has dozens of such bins).
+namespace {
+
+// The blocks over every row-length bin, a bin's rows standing at its midpoint: per_row(len) of
+// a row of len nonzeros. Rows of kSimulatedRow or more nonzeros share one layout, scaled by
+// their length: it is laid out once (the histogram of a power-law matrix has dozens of such
+// bins).
+template <typename PerRow>
+double blocks_over_bins(const Profile& profile, PerRow&& per_row_blocks) {
   double blocks = 0, long_row_blocks = -1;
   for (const HistogramBin& bin : profile.row_histogram) {
     if (bin.hi == 0) continue;
@@ -138,14 +206,75 @@ double amb_estimated_blocks(const Profile& profile, int column_block) {
         static_cast<std::int64_t>(std::llround(0.5 * static_cast<double>(bin.lo + bin.hi)));
     double per_row = 0;
     if (len >= kSimulatedRow) {
-      if (long_row_blocks < 0) long_row_blocks = row_blocks(profile, kSimulatedRow, b);
+      if (long_row_blocks < 0) long_row_blocks = per_row_blocks(kSimulatedRow);
       per_row = long_row_blocks * static_cast<double>(len) / static_cast<double>(kSimulatedRow);
     } else {
-      per_row = row_blocks(profile, len, b);
+      per_row = per_row_blocks(len);
     }
     blocks += static_cast<double>(bin.count) * per_row;
   }
   return blocks;
+}
+
+std::vector<std::int64_t> gap_draws(const Profile& profile) {
+  double far = 0;
+  for (int k = 2; k <= 32; ++k) far += static_cast<double>(profile.delta_bits[k]);
+  GapDraws draws(profile, far);
+  std::vector<std::int64_t> gaps(kSimulatedRow - 1);
+  for (std::int64_t& g : gaps) g = draws.next();
+  return gaps;
+}
+
+constexpr int kMaxColumnBlock = 10;  // AmbParams::column_block's range is 1..10
+using BlockTable = std::array<double, kMaxColumnBlock + 1>;
+
+// amb_estimated_blocks for b = 1..10 at once, kept per (delta histogram, row histogram): the
+// planner asks for the same profile's blocks from choose(), propose() and every cost().
+BlockTable block_table(const Profile& profile) {
+  using Key = std::pair<std::array<std::int64_t, 33>, std::vector<std::int64_t>>;
+  Key key{profile.delta_bits, {}};
+  key.second.reserve(profile.row_histogram.size() * 3);
+  for (const HistogramBin& bin : profile.row_histogram) {
+    key.second.push_back(bin.lo);
+    key.second.push_back(bin.hi);
+    key.second.push_back(bin.count);
+  }
+  static std::mutex mutex;
+  static std::map<Key, BlockTable> known;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  const std::vector<std::int64_t> gaps = gap_draws(profile);
+  BlockTable table{};
+  for (int b = 1; b <= kMaxColumnBlock; ++b)
+    table[static_cast<std::size_t>(b)] = blocks_over_bins(
+        profile, [&](std::int64_t len) { return row_blocks(profile, len, b, gaps); });
+  std::lock_guard lock(mutex);
+  if (known.size() > 64) known.clear();
+  known.emplace(std::move(key), table);
+  return table;
+}
+
+}  // namespace
+
+double amb_estimated_blocks(const Profile& profile, int column_block) {
+  if (!model_shortcuts()) return amb_estimated_blocks_simulated(profile, column_block);
+  const int b = std::max(1, column_block);
+  if (b <= kMaxColumnBlock) return block_table(profile)[static_cast<std::size_t>(b)];
+  const std::vector<std::int64_t> gaps = gap_draws(profile);
+  return blocks_over_bins(profile,
+                          [&](std::int64_t len) { return row_blocks(profile, len, b, gaps); });
+}
+
+double amb_estimated_blocks_simulated(const Profile& profile, int column_block) {
+  const int b = std::max(1, column_block);
+  return blocks_over_bins(profile,
+                          [&](std::int64_t len) { return row_blocks_simulated(profile, len, b); });
+}
+
+double amb_unsorted_padding(const Profile& profile, int c_rows) {
+  return unsorted_padding(profile, std::max(1, c_rows));
 }
 
 AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params) {
@@ -154,6 +283,12 @@ AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& para
 
 AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params,
                                    double estimated_blocks) {
+  return amb_layout_estimate(profile, params, estimated_blocks,
+                             amb_unsorted_padding(profile, params.slice_height));
+}
+
+AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params,
+                                   double estimated_blocks, double unsorted_chunk_padding) {
   AmbLayoutStats s;
   s.estimated = true;
   s.nrows = profile.nrows;
@@ -181,7 +316,7 @@ AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& para
   const double sigma = std::max(params.sigma, c_rows);
   const double windows = std::ceil(static_cast<double>(profile.nrows) / sigma);
   const double groups = std::min(pairs, windows * nseg);
-  const double padding = 1 + (unsorted_padding(profile, c_rows) - 1) * (c_rows / sigma);
+  const double padding = 1 + (unsorted_chunk_padding - 1) * (c_rows / sigma);
   const double per_block = static_cast<double>(std::max(1, params.block_size / c_rows));
   const double chunks =
       std::max(1.0, std::ceil((pairs / c_rows + 0.5 * groups) / per_block)) * per_block;

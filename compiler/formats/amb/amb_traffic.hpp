@@ -76,10 +76,23 @@ AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& para
 /// The estimate's column blocks over all rows for block width `column_block` (it depends on
 /// nothing else in the parameters): what amb_layout_estimate lays out first, for callers that
 /// score many parameter sets of one profile.
+/// The synthetic rows are laid out a run of adjacent columns at a time, and the answers for
+/// b = 1..10 are kept per histogram (the planner asks for them from choose(), propose() and
+/// every cost()).
 double amb_estimated_blocks(const Profile& profile, int column_block);
+/// The same count laid out a column at a time, as the estimate was first written: the
+/// reference the tests hold amb_estimated_blocks to.
+double amb_estimated_blocks_simulated(const Profile& profile, int column_block);
+/// E[longest of C rows] / E[row] over the non-empty rows of the row-length histogram: the zero
+/// fill of an unsorted chunk of `c_rows` rows, before sorting removes most of it.
+double amb_unsorted_padding(const Profile& profile, int c_rows);
 /// amb_layout_estimate given amb_estimated_blocks(profile, params.column_block).
 AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params,
                                    double estimated_blocks);
+/// amb_layout_estimate given the blocks and amb_unsorted_padding(profile, params.slice_height)
+/// (for callers that score many parameter sets of one profile).
+AmbLayoutStats amb_layout_estimate(const Profile& profile, const AmbParams& params,
+                                   double estimated_blocks, double unsorted_chunk_padding);
 
 /// Bytes one multiply moves for layout counts `stats`, parameters `params` (its deterministic
 /// flag picks the y scheme) and `precision`. The L2 capacity behind the x term is

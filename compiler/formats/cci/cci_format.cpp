@@ -13,6 +13,7 @@
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/csr/csr_format.hpp"
+#include "formats/model_shortcuts.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
 
@@ -176,11 +177,12 @@ CciTable cci_paper_table() {
 
 namespace {
 
-CciTable search_table(const std::array<std::int64_t, 33>& hist);
+CciTable search_table(const std::array<std::int64_t, 33>& hist, bool bounded);
 
 }  // namespace
 
 CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
+  if (!model_shortcuts()) return search_table(hist, false);
   // propose() and cost() ask for the same histograms, so the answers are kept.
   static std::mutex mutex;
   static std::map<std::array<std::int64_t, 33>, CciTable> known;
@@ -188,16 +190,20 @@ CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist) {
     std::lock_guard lock(mutex);
     if (auto it = known.find(hist); it != known.end()) return it->second;
   }
-  CciTable table = search_table(hist);
+  CciTable table = search_table(hist, true);
   std::lock_guard lock(mutex);
   if (known.size() > 256) known.clear();
   known.emplace(hist, table);
   return table;
 }
 
+CciTable cci_search_table_unbounded(const std::array<std::int64_t, 33>& hist) {
+  return search_table(hist, false);
+}
+
 namespace {
 
-CciTable search_table(const std::array<std::int64_t, 33>& hist) {
+CciTable search_table(const std::array<std::int64_t, 33>& hist, bool bounded) {
   // A table is a partition of the present widths into classes (each class is named by its
   // widest width, the widest class by the largest present width) and an opcode length per class
   // from one of shapes(). A dynamic programme over the classes in rising width, whose state is
@@ -205,6 +211,13 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
   // every assignment of lengths to classes (not only shortest-to-most-frequent, so a long opcode
   // may go to a narrow class when a wide one would pass 32 bits) in P^2 x (states) steps per
   // shape, where P is the number of present widths.
+  //
+  // `bounded` skips partial tables that cannot win. The codes still to cover cost at least the
+  // fewest immediate bits they take in as many classes as the state has opcodes left (`cover`,
+  // one small DP over the widths that every shape shares) plus the shortest opcode left each. A
+  // cell on a path whose total is at most the limit passes the test (its remaining codes cost
+  // at least the bound), and so does every cell that ties with it, so the table found, ties
+  // included, is the unbounded search's. The costs are integers, held exactly in doubles.
   std::vector<int> widths;
   for (int b = 0; b <= 32; ++b)
     if (hist[static_cast<std::size_t>(b)] > 0) widths.push_back(b);
@@ -218,10 +231,45 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
   auto below = [&](int j) {
     return j < 0 ? 0.0 : cum[static_cast<std::size_t>(widths[static_cast<std::size_t>(j)]) + 1];
   };
+  // rest_freq[i + 1]: the codes wider than widths[i] (all of them for i = -1); cover[(i + 1) * 9
+  // + r]: the fewest bits their immediates take in at most r classes (each class as wide as its
+  // widest width), opcodes left out; infinite where r = 0 leaves codes uncovered.
+  constexpr int kMaxClasses = 8;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<double> rest_freq(static_cast<std::size_t>(np) + 1);
+  std::vector<double> cover((static_cast<std::size_t>(np) + 1) * (kMaxClasses + 1), kInf);
+  const auto cover_at = [&](int i, int r) -> double& {
+    return cover[static_cast<std::size_t>((i + 1) * (kMaxClasses + 1) + r)];
+  };
+  for (int i = np - 1; i >= -1; --i) {
+    rest_freq[static_cast<std::size_t>(i + 1)] = cum[33] - below(i);
+    for (int r = 0; r <= kMaxClasses; ++r) {
+      if (i == np - 1) {
+        cover_at(i, r) = 0;
+        continue;
+      }
+      if (r == 0) continue;
+      double least = kInf;
+      for (int j = i + 1; j < np; ++j)
+        least = std::min(least, (below(j) - below(i)) * widths[static_cast<std::size_t>(j)] +
+                                    cover_at(j, r - 1));
+      cover_at(i, r) = least;
+    }
+  }
 
-  double best_cost = std::numeric_limits<double>::infinity();
-  std::vector<int> best_lens, best_widths;
-  for (const std::vector<int>& shape : shapes()) {
+  struct Cell {
+    double cost = std::numeric_limits<double>::infinity();
+    int prev = -1, prev_state = 0, len = 0;
+  };
+  struct Solved {
+    std::vector<Cell> dp;  // dp[j * nstates + s]: the cheapest classes covering widths[0..j],
+                           // the last ending at j, with the opcodes of state s used
+    int nstates = 1;
+    double cost = kInf;  // of the full state at the last width
+  };
+  // One shape's DP; cells whose cost plus the bound on the rest exceeds `limit` are not
+  // extended (kInf: none is skipped).
+  const auto solve = [&](const std::vector<int>& shape, double limit) {
     // The shape's distinct lengths and how many opcodes each has; a state counts the opcodes
     // used per length, in mixed radix.
     std::vector<int> lens, counts, radix;
@@ -237,42 +285,78 @@ CciTable search_table(const std::array<std::int64_t, 33>& hist) {
       radix.push_back(nstates);
       nstates *= c + 1;
     }
-    const int full = nstates - 1;
     const auto used = [&](int state, std::size_t k) { return state / radix[k] % (counts[k] + 1); };
-    struct Cell {
-      double cost = std::numeric_limits<double>::infinity();
-      int prev = -1, prev_state = 0, len = 0;
-    };
-    // dp[j * nstates + s]: the cheapest classes covering widths[0..j], the last ending at j.
-    std::vector<Cell> dp(static_cast<std::size_t>(np * nstates));
-    for (int j = 0; j < np; ++j) {
-      const int w = widths[static_cast<std::size_t>(j)];
-      for (int i = -1; i < j; ++i) {
-        const double freq = below(j) - below(i);
-        for (int s = 0; s < nstates; ++s) {
-          const double base = i < 0 ? (s == 0 ? 0.0 : std::numeric_limits<double>::infinity())
-                                    : dp[static_cast<std::size_t>(i * nstates + s)].cost;
-          if (!std::isfinite(base)) continue;
-          for (std::size_t k = 0; k < lens.size(); ++k) {
-            if (used(s, k) == counts[k] || lens[k] + w > 32) continue;
-            const int t = s + radix[k];
-            Cell& c = dp[static_cast<std::size_t>(j * nstates + t)];
+    // How many opcodes a state leaves, and the shortest (lens rise; 0 when it leaves none).
+    std::vector<int> shortest_left(static_cast<std::size_t>(nstates), 0);
+    std::vector<int> left(static_cast<std::size_t>(nstates), 0);
+    for (int st = 0; st < nstates; ++st) {
+      for (std::size_t k = lens.size(); k-- > 0;) {
+        const int n = counts[k] - used(st, k);
+        left[static_cast<std::size_t>(st)] += n;
+        if (n > 0) shortest_left[static_cast<std::size_t>(st)] = lens[k];
+      }
+    }
+    Solved out;
+    out.nstates = nstates;
+    out.dp.assign(static_cast<std::size_t>(np * nstates), Cell{});
+    // Each finished cell extends to every later width: a cell (j, t) meets its candidates in
+    // the order (i, s, k) rising, so the first cheapest is kept.
+    for (int i = -1; i < np - 1; ++i) {
+      for (int st = 0; st < nstates; ++st) {
+        const double base = i < 0 ? (st == 0 ? 0.0 : kInf)
+                                  : out.dp[static_cast<std::size_t>(i * nstates + st)].cost;
+        if (!std::isfinite(base)) continue;
+        const auto at = static_cast<std::size_t>(st);
+        if (base + cover_at(i, left[at]) +
+                rest_freq[static_cast<std::size_t>(i + 1)] * shortest_left[at] >
+            limit)
+          continue;
+        // The lengths this state still has an opcode of (at most 3).
+        std::array<std::size_t, 3> open{};
+        std::size_t nopen = 0;
+        for (std::size_t k = 0; k < lens.size(); ++k)
+          if (used(st, k) < counts[k]) open[nopen++] = k;
+        const double below_i = below(i);
+        for (int j = i + 1; j < np; ++j) {
+          const int w = widths[static_cast<std::size_t>(j)];
+          const double freq = below(j) - below_i;
+          for (std::size_t o = 0; o < nopen; ++o) {
+            const std::size_t k = open[o];
+            if (lens[k] + w > 32) continue;
+            const int t = st + radix[k];
+            Cell& c = out.dp[static_cast<std::size_t>(j * nstates + t)];
             const double cost = base + freq * (lens[k] + w);
-            if (cost < c.cost) c = {cost, i, s, lens[k]};
+            if (cost < c.cost) c = {cost, i, st, lens[k]};
           }
         }
       }
     }
-    const Cell& end = dp[static_cast<std::size_t>((np - 1) * nstates + full)];
-    if (!(end.cost < best_cost)) continue;
-    best_cost = end.cost;
-    best_lens.clear();
-    best_widths.clear();
-    for (int j = np - 1, s = full; j >= 0;) {
-      const Cell& c = dp[static_cast<std::size_t>(j * nstates + s)];
+    out.cost = out.dp[static_cast<std::size_t>((np - 1) * nstates + nstates - 1)].cost;
+    return out;
+  };
+
+  // The first shape of least cost wins. Bounded, the shapes run from the most opcodes down (the
+  // cheap tables are usually there), each skipping cells that cannot come within the cheapest
+  // table found so far: a shape whose optimum is at most that limit is solved exactly, ties
+  // included, and any other ends above its optimum, above the limit, so it cannot win.
+  const std::vector<std::vector<int>>& all = shapes();
+  std::vector<Solved> solved(all.size());
+  double limit = kInf;
+  for (std::size_t n = all.size(); n-- > 0;) {
+    const std::size_t at = bounded ? n : all.size() - 1 - n;
+    solved[at] = solve(all[at], bounded ? limit : kInf);
+    limit = std::min(limit, solved[at].cost);
+  }
+  const Solved* best = nullptr;
+  for (const Solved& sv : solved)
+    if (std::isfinite(sv.cost) && (best == nullptr || sv.cost < best->cost)) best = &sv;
+  std::vector<int> best_lens, best_widths;
+  if (best != nullptr) {
+    for (int j = np - 1, st = best->nstates - 1; j >= 0;) {
+      const Cell& c = best->dp[static_cast<std::size_t>(j * best->nstates + st)];
       best_lens.insert(best_lens.begin(), c.len);
       best_widths.insert(best_widths.begin(), widths[static_cast<std::size_t>(j)]);
-      s = c.prev_state;
+      st = c.prev_state;
       j = c.prev;
     }
   }

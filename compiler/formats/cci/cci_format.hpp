@@ -65,6 +65,9 @@ CciTable cci_paper_table();
 /// The classes (at most 8, opcodes of at most 3 bits) that code `hist` in the fewest bits;
 /// hist[b] = codes whose immediate needs exactly b bits (0 for immediate 0).
 CciTable cci_choose_table(const std::array<std::int64_t, 33>& hist);
+/// The same search without its bound (every partition and assignment visited): the reference
+/// the tests hold cci_choose_table's bounded search to, class for class.
+CciTable cci_search_table_unbounded(const std::array<std::int64_t, 33>& hist);
 /// The immediate-width histogram of `a` split over T slices (what the encoder codes).
 std::array<std::int64_t, 33> cci_code_histogram(const CsrMatrix& a, int threads_per_row);
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <unordered_map>
 
 #include "formats/csr/csr_format.hpp"
+#include "formats/model_shortcuts.hpp"
 
 namespace spmvc::formats::ell_model {
 
@@ -47,7 +50,10 @@ Lengths map(const Lengths& lengths, const std::function<double(double)>& f) {
   return out;
 }
 
-double expected_groups(std::int64_t window, double p, std::int64_t pack) {
+namespace {
+
+// E[ceil(N / pack)] summed term by term (expected_groups keeps the answers).
+double expected_groups_summed(std::int64_t window, double p, std::int64_t pack) {
   if (window <= 0 || p <= 0) return 0.0;
   const auto w = static_cast<double>(window);
   const auto c = static_cast<double>(pack);
@@ -71,6 +77,41 @@ double expected_groups(std::int64_t window, double p, std::int64_t pack) {
     pmf *= (w - k) / (k + 1) * ratio;
   }
   return sum;
+}
+
+struct GroupsKey {
+  std::int64_t window, pack;
+  double p;
+  bool operator==(const GroupsKey&) const = default;
+};
+
+struct GroupsKeyHash {
+  std::size_t operator()(const GroupsKey& k) const {
+    std::size_t h = std::hash<std::int64_t>{}(k.window);
+    h = h * 31 + std::hash<std::int64_t>{}(k.pack);
+    return h * 31 + std::hash<double>{}(k.p);
+  }
+};
+
+}  // namespace
+
+double expected_groups(std::int64_t window, double p, std::int64_t pack) {
+  // The binomial sum runs over up to 24 standard deviations of N (hundreds of terms for a
+  // 1024-row window), and sell's and hyb's costs ask for the same (window, level share, pack)
+  // many times over in one plan: the answers are kept per thread.
+  if (window <= pack || p <= 0 || p >= 1 || !model_shortcuts())
+    return expected_groups_summed(window, p, pack);
+  thread_local std::unordered_map<GroupsKey, double, GroupsKeyHash> known;
+  const GroupsKey key{window, pack, p};
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  const double groups = expected_groups_summed(window, p, pack);
+  if (known.size() > 4096) known.clear();
+  known.emplace(key, groups);
+  return groups;
+}
+
+double expected_groups_uncached(std::int64_t window, double p, std::int64_t pack) {
+  return expected_groups_summed(window, p, pack);
 }
 
 double padded_per_row(const Lengths& lengths, std::int64_t window, std::int64_t pack, int round,

@@ -39,6 +39,9 @@ Lengths map(const Lengths& lengths, const std::function<double(double)>& f);
 
 /// E[ceil(N / pack)] for N ~ Binomial(window, p).
 double expected_groups(std::int64_t window, double p, std::int64_t pack);
+/// The same sum evaluated afresh (expected_groups keeps its answers per thread): the reference
+/// the tests hold the kept answers to.
+double expected_groups_uncached(std::int64_t window, double p, std::int64_t pack);
 
 /// Expected slots per row when groups of `pack` rows are padded to their longest row, lengths
 /// first rounded up to a multiple of `round` and raised to at least `floor`, and rows sorted by

@@ -1,0 +1,90 @@
+// Host cost of the planner alone: make_plan on one inspected Profile, repeated, and each
+// format's share (make_plan with that format forced by name).
+//
+//   spmvc_bench_plan_time SPEC [REPEATS]
+//
+// SPEC is a generator spec or Matrix Market file as the CLI takes it (e.g.
+// stencil27:nx=126,ny=126,nz=126). The Profile is inspected once at the pipeline's depth
+// (InspectDepth::rows). The first call is shown apart: it is what a compile() pays, and it fills
+// the caches that later calls find (cci's code tables); then the median and the best of REPEATS
+// (default 50) further calls (0: the first call only, e.g. under callgrind).
+// Under callgrind, `--toggle-collect='spmvc::compiler::make_plan*'` counts the planner only.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "formats/format.hpp"
+#include "spmvc/compiler/compiler.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/profile.hpp"
+
+namespace {
+
+spmvc::CsrMatrix load(const std::string& spec) {
+  try {
+    return spmvc::gen::from_spec(spec);
+  } catch (const spmvc::InputError&) {
+    return spmvc::read_matrix_market(spec);
+  }
+}
+
+// Median and least seconds of `repeats` calls of fn.
+std::pair<double, double> timed(int repeats, const std::function<void()>& fn) {
+  std::vector<double> s;
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(s.begin(), s.end());
+  return {s[s.size() / 2], s.front()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 2) {
+    std::fputs("usage: spmvc_bench_plan_time SPEC [REPEATS]\n", stderr);
+    return 2;
+  }
+  const std::string spec = argv[1];
+  const int repeats = argc > 2 ? std::max(0, std::stoi(argv[2])) : 50;
+  const spmvc::CsrMatrix a = load(spec);
+  const spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
+  fmt::print("{}: {} x {}, {} nonzeros\n", spec, a.nrows, a.ncols, a.nnz());
+
+  spmvc::compiler::PlanOptions options;
+  spmvc::Plan plan;
+  const auto [first, unused] =
+      timed(1, [&] { plan = spmvc::compiler::make_plan(profile, options); });
+  fmt::print("make_plan: first call {:.1f} us, {} candidates; plan {} [{}]\n", first * 1e6,
+             plan.candidates.size(), plan.format, spmvc::describe(plan.params));
+  if (repeats == 0) return 0;
+  const auto [median, best] =
+      timed(repeats, [&] { plan = spmvc::compiler::make_plan(profile, options); });
+  fmt::print("make_plan: median {:.1f} us, best {:.1f} us, {} candidates; plan {} [{}]\n",
+             median * 1e6, best * 1e6, plan.candidates.size(), plan.format,
+             spmvc::describe(plan.params));
+  for (const spmvc::formats::FormatUnit* f : spmvc::formats::registry()) {
+    spmvc::compiler::PlanOptions one = options;
+    one.format = std::string(f->name());
+    try {
+      const auto [m, b] = timed(repeats, [&] { (void)spmvc::compiler::make_plan(profile, one); });
+      fmt::print("  {:<12} median {:8.1f} us, best {:8.1f} us\n", f->name(), m * 1e6, b * 1e6);
+    } catch (const spmvc::Error& e) {
+      fmt::print("  {:<12} (cannot implement: {})\n", f->name(), e.what());
+    }
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "error: %s\n", e.what());
+  return 1;
+}
