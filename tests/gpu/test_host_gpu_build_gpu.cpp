@@ -91,12 +91,14 @@ TEST_CASE(
   CHECK(bitwise > 0);
 }
 
-TEST_CASE("gpu: compile(CsrMatrix) builds on the GPU by default and on the host where it must") {
+TEST_CASE("gpu: compile(CsrMatrix) with build auto builds on the GPU, on the host where it must") {
   if (!have_device()) return;
   const CsrMatrix a = gen::from_spec("stencil27:n=24");
   Options o;
   o.disk_cache = false;
   o.tiered = false;
+  CHECK(compile(a, o).timings().build == "host");  // the default
+  o.build = BuildMode::automatic;
   const Operator by_default = compile(a, o);
   CHECK(by_default.timings().build == "device");
   CHECK(by_default.timings().build_why.find("build = auto") != std::string::npos);

@@ -37,17 +37,26 @@ std::string device_refusal(Options o, const BuildSubject& m = kSmall) {
   return "";
 }
 
+// Options with build = auto, which the cases below decide for.
+struct AutoOptions : Options {
+  AutoOptions() { build = BuildMode::automatic; }
+};
+
 }  // namespace
 
-TEST_CASE("build choice: auto builds on the GPU with the default options") {
-  const BuildChoice c = choose_build(Options{}, kSmall);
+TEST_CASE("build choice: the default is the host pipeline; auto builds on the GPU") {
+  CHECK(Options{}.build == BuildMode::host);
+  CHECK(choose_build(Options{}, kSmall).path == compiler::BuildPath::host);
+  AutoOptions automatic;
+  automatic.build = BuildMode::automatic;
+  const BuildChoice c = choose_build(automatic, kSmall);
   CHECK(c.path == compiler::BuildPath::device);
   CHECK(contains(c.why, "build = auto"));
   CHECK(contains(c.why, "GPU"));
 }
 
 TEST_CASE("build choice: host is always the host pipeline, device the GPU build") {
-  Options o;
+  AutoOptions o;
   o.build = BuildMode::host;
   CHECK(choose_build(o, kSmall).path == compiler::BuildPath::host);
   CHECK(contains(choose_build(o, kSmall).why, "build = host"));
@@ -57,14 +66,14 @@ TEST_CASE("build choice: host is always the host pipeline, device the GPU build"
   for (const char* format :
        {"csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
     CAPTURE(format);
-    Options f;
+    AutoOptions f;
     f.format = format;
     CHECK(choose_build(f, kSmall).path == compiler::BuildPath::device);
   }
-  Options forced;
+  AutoOptions forced;
   forced.params = EllParams{};
   CHECK(choose_build(forced, kSmall).path == compiler::BuildPath::device);
-  Options deterministic;
+  AutoOptions deterministic;
   deterministic.deterministic = true;
   deterministic.multiplies = 100;
   CHECK(choose_build(deterministic, kSmall).path == compiler::BuildPath::device);
@@ -73,42 +82,50 @@ TEST_CASE("build choice: host is always the host pipeline, device the GPU build"
 TEST_CASE("build choice: what only the host pipeline does keeps auto on the host") {
   struct Case {
     const char* name;
-    Options options;
+    AutoOptions options;
     const char* field;
   };
-  Options reorder;
+  AutoOptions reorder;
   reorder.reorder = "rcm";
-  Options auto_reorder;
+  AutoOptions auto_reorder;
   auto_reorder.reorder = "auto";
-  Options ordering;
+  AutoOptions ordering;
   ordering.ordering = Ordering{};
-  Options measure;
+  AutoOptions measure;
   measure.planner = PlannerMode::measure;
-  Options full;
+  AutoOptions full;
   full.full_inspection = true;
-  Options mixed;
+  AutoOptions mixed;
   mixed.mixed_precision = MixedPrecision::f32;
-  Options cci;
+  AutoOptions cci;
   cci.format = "cci";
-  Options amb;
+  AutoOptions amb;
   amb.format = "amb";
-  Options blocked;
+  AutoOptions blocked;
   blocked.params = BlockedParams{};
-  Options cusparse;
+  AutoOptions cusparse;
   cusparse.cusparse = "always";
-  Options offsets64;
+  AutoOptions offsets64;
   CsrParams wide;
   wide.offsets64 = true;
   offsets64.csr = wide;
-  Options table16;
-  CsrStreamParams t16;
+  AutoOptions table16;
+  BroEllParams t16;
   t16.values = formats::kValuesTable16;
   table16.params = t16;
-  Options window;
+  {
+    // csr_stream's 16-bit codes are built on the GPU.
+    AutoOptions stream16;
+    CsrStreamParams s16;
+    s16.values = formats::kValuesTable16;
+    stream16.params = s16;
+    CHECK(choose_build(stream16, kSmall).path == compiler::BuildPath::device);
+  }
+  AutoOptions window;
   SellParams sell;
   sell.sigma = 1 << 20;
   window.params = sell;
-  Options vector;
+  AutoOptions vector;
   CsrParams v4;
   v4.vector_width = 4;
   vector.csr = v4;  // 27001 nonzeros below are not a multiple of 4
@@ -133,29 +150,29 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
   // A vector width that divides the nonzeros needs no host padding.
   CHECK(choose_build(vector, kSmall).path == compiler::BuildPath::device);
   // cuSPARSE "never" and "auto" leave the choice to the planner of the GPU build.
-  Options never;
+  AutoOptions never;
   never.cusparse = "never";
   CHECK(choose_build(never, kSmall).path == compiler::BuildPath::device);
 }
 
 TEST_CASE("build choice: matrices past 32-bit offsets or columns build on the host") {
   constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
-  CHECK(choose_build(Options{}, {1000, 1000, kMax}).path == compiler::BuildPath::device);
-  CHECK(choose_build(Options{}, {1000, 1000, kMax + 1}).path == compiler::BuildPath::host);
-  CHECK(choose_build(Options{}, {kMax, 10, 10}).path == compiler::BuildPath::host);
-  CHECK(choose_build(Options{}, {10, kMax + 1, 10}).path == compiler::BuildPath::host);
-  CHECK(contains(choose_build(Options{}, {1000, 1000, kMax + 1}).why, "32-bit"));
+  CHECK(choose_build(AutoOptions{}, {1000, 1000, kMax}).path == compiler::BuildPath::device);
+  CHECK(choose_build(AutoOptions{}, {1000, 1000, kMax + 1}).path == compiler::BuildPath::host);
+  CHECK(choose_build(AutoOptions{}, {kMax, 10, 10}).path == compiler::BuildPath::host);
+  CHECK(choose_build(AutoOptions{}, {10, kMax + 1, 10}).path == compiler::BuildPath::host);
+  CHECK(contains(choose_build(AutoOptions{}, {1000, 1000, kMax + 1}).why, "32-bit"));
   CHECK(contains(device_refusal(Options{}, {1000, 1000, kMax + 1}), "matrix"));
 }
 
 TEST_CASE("build choice: a matrix with no rows or no columns builds on the host") {
-  CHECK(choose_build(Options{}, {0, 10, 0}).path == compiler::BuildPath::host);
-  CHECK(choose_build(Options{}, {10, 0, 0}).path == compiler::BuildPath::host);
-  CHECK(choose_build(Options{}, {-1, 10, 0}).path ==
+  CHECK(choose_build(AutoOptions{}, {0, 10, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(AutoOptions{}, {10, 0, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(AutoOptions{}, {-1, 10, 0}).path ==
         compiler::BuildPath::host);  // the host says what is wrong
-  CHECK(contains(choose_build(Options{}, {10, 0, 0}).why, "10 x 0"));
+  CHECK(contains(choose_build(AutoOptions{}, {10, 0, 0}).why, "10 x 0"));
   // Rows and columns without nonzeros are the GPU build's to handle.
-  CHECK(choose_build(Options{}, {10, 10, 0}).path == compiler::BuildPath::device);
+  CHECK(choose_build(AutoOptions{}, {10, 10, 0}).path == compiler::BuildPath::device);
 }
 
 TEST_CASE("build choice: --build names") {
