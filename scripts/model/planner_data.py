@@ -162,8 +162,9 @@ def observations(result, plan, profile, cusparse=True):
     named = {m["format"] for m in result["formats"]}
     for key in ("planner", "planner_measure"):
         p = result.get(key)
+        # A pick handed to cuSPARSE ("cusparse") is cusparse_observation's, at ALG1's time.
         if (p and "ms" in p and p.get("correct") and p["format"] not in named
-                and p.get("reorder", "none") == "none"):
+                and p["format"] != "cusparse" and p.get("reorder", "none") == "none"):
             named.add(p["format"])
             timed.append(p)
     for m in timed:
@@ -510,3 +511,29 @@ def read_inc(path):
                 rows[key] = (float(m[3]), float(m[4]), int(m[5]), float(m[6]))
                 lines[key] = line.rstrip("\n")
     return rows, lines
+
+
+# ---------------------------------------------------------------------------------------------
+# The model's error per format and class (scripts/model/model-error.py).
+
+def model_errors(entries, model="compulsory", key="predicted"):
+    """{(format, class, precision): (results, geometric mean of measured / predicted, log-spread)}
+    from entries [(result, observations)], with class "all" for every class together. key:
+    "predicted" (the build's calibrated time) or "raw" (the cost model before calibration). A
+    geometric mean below 1 is a format the model over-predicts there (it runs faster than
+    predicted); the spread is the standard deviation of log(measured / predicted) within the
+    group, what a factor per format and precision cannot remove."""
+    logs = {}
+    for r, obs in entries:
+        for fmt, o in obs.items():
+            if key not in o or o[key][model] <= 0:
+                continue
+            v = math.log(o["ms"] / o[key][model])
+            for cls in (r.get("class", "?"), "all"):
+                logs.setdefault((fmt, cls, r["precision"]), []).append(v)
+    out = {}
+    for k, v in logs.items():
+        mean = sum(v) / len(v)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in v) / len(v)) if len(v) > 1 else 0.0
+        out[k] = (len(v), math.exp(mean), sd)
+    return out
