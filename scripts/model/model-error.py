@@ -9,10 +9,13 @@ class (R, P, G, all) and precision: the results, the geometric mean of measured 
 (below 1: the model over-predicts the format there) and the log-spread within the group. A
 format whose classes sit far apart on either side of 1 has a term the calibration's one factor
 per format cannot fix; cuSPARSE's CSR SpMV is one more row (planner_data.cusparse_observation).
---verbose lists every result's ratio.
+--relative divides each ratio by the geometric mean ratio of the other formats timed on the same
+result: what decides the picks is a format's error against the others', not its own (on the
+power-law graphs every format runs slower than its compulsory bytes predict). --verbose lists
+every result's ratio.
 
-Usage: scripts/model/model-error.py [--spmvc BIN] [--key predicted|raw] [--gpu H100|H200]
-       [--verbose] SUITE.json
+Usage: scripts/model/model-error.py [--spmvc BIN] [--key predicted|raw] [--relative]
+       [--gpu H100|H200] [--verbose] SUITE.json
 """
 import argparse
 import math
@@ -29,6 +32,8 @@ def main():
     ap.add_argument("--cost-model", default="compulsory", choices=["compulsory", "traffic"])
     ap.add_argument("--key", default="predicted", choices=["predicted", "raw"])
     ap.add_argument("--gpu", help="the calibrated model to plan with (default: the suite's gpu)")
+    ap.add_argument("--relative", action="store_true",
+                    help="each ratio over the mean of the other formats' on the same result")
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("suite")
     a = ap.parse_args()
@@ -47,9 +52,11 @@ def main():
                               for f, o in sorted(obs.items()) if a.key in o)
             print(f"{r['matrix'][:26]:<26} {r.get('class', '?')} {r['precision']:<4} {ratios}")
         print()
-    errs = pd.model_errors(entries, a.cost_model, a.key)
+    errs = pd.model_errors(entries, a.cost_model, a.key, a.relative)
     classes = sorted({k[1] for k in errs} - {"all"}) + ["all"]
-    print(f"{doc['gpu']}: measured / {a.key} predicted time ({a.cost_model} bytes), geometric "
+    kind = "calibrated" if a.key == "predicted" else "raw"
+    print(f"{doc['gpu']}: measured / {kind} predicted time ({a.cost_model} bytes)"
+          f"{', over the other formats on the same result' if a.relative else ''}, geometric "
           f"mean [log-spread] (results) per class")
     print(f"{'format':<10} {'prec':<4} " + " ".join(f"{c:>17}" for c in classes))
     for fmt, prec in sorted({(k[0], k[2]) for k in errs}):

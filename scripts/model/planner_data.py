@@ -516,19 +516,26 @@ def read_inc(path):
 # ---------------------------------------------------------------------------------------------
 # The model's error per format and class (scripts/model/model-error.py).
 
-def model_errors(entries, model="compulsory", key="predicted"):
+def model_errors(entries, model="compulsory", key="predicted", relative=False):
     """{(format, class, precision): (results, geometric mean of measured / predicted, log-spread)}
     from entries [(result, observations)], with class "all" for every class together. key:
     "predicted" (the build's calibrated time) or "raw" (the cost model before calibration). A
     geometric mean below 1 is a format the model over-predicts there (it runs faster than
     predicted); the spread is the standard deviation of log(measured / predicted) within the
-    group, what a factor per format and precision cannot remove."""
+    group, what a factor per format and precision cannot remove. relative: each ratio over the
+    geometric mean ratio of the other formats timed on the same result (a format the model errs
+    on as it errs on the others there ranks right against them: 1); a result with no other
+    format is left out."""
     logs = {}
     for r, obs in entries:
-        for fmt, o in obs.items():
-            if key not in o or o[key][model] <= 0:
-                continue
-            v = math.log(o["ms"] / o[key][model])
+        ratios = {fmt: math.log(o["ms"] / o[key][model]) for fmt, o in obs.items()
+                  if key in o and o[key][model] > 0}
+        for fmt, v in ratios.items():
+            if relative:
+                others = [w for g, w in ratios.items() if g != fmt]
+                if not others:
+                    continue
+                v -= sum(others) / len(others)
             for cls in (r.get("class", "?"), "all"):
                 logs.setdefault((fmt, cls, r["precision"]), []).append(v)
     out = {}

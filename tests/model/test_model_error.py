@@ -48,6 +48,17 @@ class ModelErrors(unittest.TestCase):
         e = pd.model_errors([entry("P", "f64", {"ell": (1.0, 1.0)})], key="raw")
         self.assertAlmostEqual(e[("ell", "P", "f64")][1], 2.0)
 
+    def test_relative_divides_by_the_other_formats_on_the_same_result(self):
+        # hyb 0.5 where csr and ell run at 2 and 0.5 (geomean 1): relative 0.5; csr relative to
+        # hyb and ell (geomean 0.5): 4. A result with one format has no others: left out.
+        entries = [entry("G", "f64", {"hyb": (2.0, 1.0), "csr": (1.0, 2.0), "ell": (2.0, 1.0)}),
+                   entry("G", "f64", {"hyb": (1.0, 3.0)})]
+        e = pd.model_errors(entries, relative=True)
+        n, gm, _ = e[("hyb", "G", "f64")]
+        self.assertEqual(n, 1)
+        self.assertAlmostEqual(gm, 0.5)
+        self.assertAlmostEqual(e[("csr", "G", "f64")][1], 4.0)
+
     def test_observations_without_a_prediction_are_left_out(self):
         _, obs = entry("P", "f64", {"ell": (1.0, 1.0)})
         obs["bro_ell"] = {"ms": 1.0, "missing": "h=32"}
