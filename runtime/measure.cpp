@@ -1,16 +1,22 @@
-// Measure mode: the model's best few candidates built, compiled and timed on the GPU, the fastest
-// kept; the decision remembered on disk by the matrix's contents, so the next compile() of the
-// same matrix on the same device skips the timing.
+// Measure mode: the model's best few candidates built, compiled and timed on the GPU, with
+// cuSPARSE's CSR SpMV beside them where the planner would weigh it, the fastest kept (cuSPARSE
+// unless a generated kernel beats it: measure_decision.hpp); the decision remembered on disk by
+// the matrix's contents, so the next compile() of the same matrix on the same device skips the
+// timing.
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include "measure_decision.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/profile.hpp"
 
 namespace spmvc {
 
@@ -20,16 +26,17 @@ using runtime::Clock;
 using runtime::seconds_since;
 
 // The winner per (matrix contents, precision, forced format, value coding, deterministic mode,
-// mixed precision, device, spmvc), one small text file per decision under <cache dir>/decisions/.
+// mixed precision, cusparse option, device, spmvc), one small text file per decision under
+// <cache dir>/decisions/ (measure_decision.hpp's record).
 std::string decision_key(const CsrMatrix& a, const Options& options,
                          const runtime::DeviceInfo& device) {
   XXH3_state_t* st = XXH3_createState();
   XXH3_128bits_reset(st);
   auto add = [&](const void* p, std::size_t n) { XXH3_128bits_update(st, p, n); };
   const std::string tag = fmt::format(
-      "spmvc-decision-1|{}|{}|{}|{}|{}{}{}{}", to_string(options.precision), options.format,
-      device.name, device.arch(), a.nrows, options.value_coding ? "" : "|plain-values",
-      options.deterministic ? "|deterministic" : "",
+      "spmvc-decision-2|{}|{}|{}|{}|{}|cusparse-{}{}{}{}", to_string(options.precision),
+      options.format, device.name, device.arch(), a.nrows, options.cusparse,
+      options.value_coding ? "" : "|plain-values", options.deterministic ? "|deterministic" : "",
       // A mixed-precision decision stores rounded values: never one for a caller who did not
       // ask (the key of a plain decision is as before).
       options.mixed_precision == MixedPrecision::off
@@ -45,29 +52,47 @@ std::string decision_key(const CsrMatrix& a, const Options& options,
   return fmt::format("{:016x}{:016x}", h.high64, h.low64);
 }
 
-std::optional<FormatParams> read_decision(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string format, assignments;
-  if (!in || !std::getline(in, format) || !std::getline(in, assignments)) return std::nullopt;
-  try {
-    FormatParams p = default_params(format);
-    set_params(p, assignments);
-    return p;
-  } catch (const InputError&) {
-    return std::nullopt;  // written by another version: measure again
-  }
+std::optional<runtime::MeasuredDecision> read_decision(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return runtime::parse_decision(text);
 }
 
-void write_decision(const std::filesystem::path& path, const FormatParams& params) {
+void write_decision(const std::filesystem::path& path, const runtime::MeasuredDecision& d) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   const std::filesystem::path tmp = path.string() + ".tmp";
   {
-    std::ofstream out(tmp);
-    out << format_of(params) << "\n" << to_assignments(params) << "\n";
+    std::ofstream out(tmp, std::ios::binary);
+    out << runtime::decision_text(d);
     if (!out) return;  // a read-only cache only costs a re-measurement next time
   }
   std::filesystem::rename(tmp, path, ec);
+}
+
+// The build cuSPARSE's plan is realized in: `build` itself, or, where the pipeline reordered the
+// matrix (an ordering reorder "auto" chose; one the caller asked for is a refusal), `plain`, the
+// caller's order inspected again (cuSPARSE has no row map; csr's parameters depend on row
+// lengths only, which no ordering changes).
+Build& caller_order(const CsrMatrix& a, Build& build, Build& plain, const Options& options) {
+  if (!build.map) return build;
+  plain.profile = inspect(a, options.full_inspection ? InspectDepth::full : InspectDepth::rows);
+  return plain;
+}
+
+// `model` handed to cuSPARSE in `b` (caller_order's), its ordering dropped where it had one.
+Plan cusparse_candidate(const Plan& model, const Build& b, const compiler::PlanOptions& popts,
+                        bool dropped_ordering) {
+  std::optional<Plan> handed = compiler::cusparse_plan(model, b.profile, popts);
+  if (!handed) throw InternalError("measure mode: cuSPARSE timed without plain csr arrays");
+  Plan p = std::move(*handed);
+  if (dropped_ordering) {
+    p.reorder_why =
+        fmt::format("{}; not used by cuSPARSE, which runs the caller's order", model.reorder_why);
+    p.reorder = "none";
+  }
+  return p;
 }
 
 // Median microseconds of a few multiplies: enough to rank candidates, not a benchmark.
@@ -92,6 +117,12 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
                           const CompileTimings& timings) {
   using Impl = Operator::Impl;
   const auto t0 = Clock::now();
+  const compiler::PlanOptions popts = compiler::plan_options(options, target);
+  const Plan model = build.plan;
+  const std::optional<std::string> no_cusparse =
+      runtime::measure_cusparse_refusal(options, model, build.profile, popts);
+  const bool reordered = build.map.has_value();
+  Build plain;
   const std::filesystem::path dir = runtime::cache_dir_of(options);
   // Decisions live beside the kernels, under the same rule: none from a directory the kernel
   // cache will not use (another user's could steer the choice).
@@ -99,29 +130,37 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   const std::filesystem::path decision =
       !disk_ok ? std::filesystem::path()
                : dir / "decisions" / (decision_key(a, options, device) + ".txt");
-  if (!decision.empty()) {
-    if (std::optional<FormatParams> remembered = read_decision(decision)) {
-      compiler::PlanOptions forced = compiler::plan_options(options, target);
-      forced.params = *remembered;
-      Plan chosen = compiler::make_plan(build.profile, forced);
-      chosen.reorder = build.plan.reorder;
-      chosen.reorder_why = build.plan.reorder_why;
-      chosen.candidates = build.plan.candidates;
-      chosen.why = fmt::format("measured fastest earlier on this matrix and device (decision {})",
-                               decision.filename().string());
-      CompileTimings t = timings;
-      t.plan += seconds_since(t0);
-      realize(a, build, chosen, options);
-      return Impl::wrap(Impl::from_build(build, options, device, t));
+  std::optional<runtime::MeasuredDecision> remembered;
+  if (!decision.empty()) remembered = read_decision(decision);
+  // A cuSPARSE decision stands only where cuSPARSE may still run: otherwise measure again.
+  if (remembered && remembered->engine == Engine::cusparse && no_cusparse) remembered.reset();
+  if (remembered) {
+    compiler::PlanOptions forced = popts;
+    forced.params = remembered->params;
+    Plan chosen = compiler::make_plan(build.profile, forced);
+    Build* target_build = &build;
+    if (remembered->engine == Engine::cusparse) {
+      target_build = &caller_order(a, build, plain, options);
+      chosen = cusparse_candidate(chosen, *target_build, popts, reordered);
+    } else {
+      chosen.reorder = model.reorder;
+      chosen.reorder_why = model.reorder_why;
     }
+    chosen.candidates = model.candidates;
+    chosen.why = fmt::format("measured fastest earlier on this matrix and device (decision {}{})",
+                             decision.filename().string(),
+                             remembered->engine == Engine::cusparse ? ": cuSPARSE's CSR SpMV" : "");
+    CompileTimings t = timings;
+    t.plan += seconds_since(t0);
+    realize(a, *target_build, chosen, options);
+    return Impl::wrap(Impl::from_build(*target_build, options, device, t));
   }
   // The best candidate of each of the model's first formats, plus csr's, the fallback the
-  // planner must never lose to.
-  const Plan model = build.plan;
+  // planner must never lose to; cuSPARSE "always" times nothing else.
   std::vector<const Candidate*> picks;
   const int want = std::max(1, options.measure_candidates);
   for (const Candidate& c : model.candidates) {
-    if (!c.applicable) continue;
+    if (!c.applicable || (options.cusparse == "always" && !no_cusparse)) continue;
     const bool new_format = std::none_of(picks.begin(), picks.end(),
                                          [&](const Candidate* p) { return p->format == c.format; });
     if (new_format && (static_cast<int>(picks.size()) < want || c.format == "csr"))
@@ -132,28 +171,46 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   runtime::DeviceBuffer dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows) * vb, 1));
   dx.fill_bytes(0);
   std::unique_ptr<Impl> best;
-  double best_us = 0;
+  std::vector<runtime::MeasuredTime> times;
   std::string report;
+  // Times `probe` and keeps it where it wins so far (runtime::measured_winner's rule).
+  const auto time_probe = [&](Operator probe, Engine engine, const std::string& name,
+                              const std::string& label, double predicted_seconds) {
+    const double us = quick_time_us([&] { probe.apply(dx.get(), dy.get(), 1.0, 0.0, nullptr); });
+    report += fmt::format("{}{} [{}] {:.2f} us (model {:.2f})", report.empty() ? "" : ", ", name,
+                          label, us, predicted_seconds * 1e6);
+    times.push_back({engine, us});
+    if (runtime::measured_winner(times) == times.size() - 1) best = Impl::unwrap(std::move(probe));
+  };
   for (const Candidate* c : picks) {
     Plan p = model;
+    p.engine = Engine::kernel;  // the model may have handed the multiply to cuSPARSE
     p.format = c->format;
     p.params = c->params;
     p.predicted_bytes = c->predicted_bytes;
     p.predicted_seconds = c->predicted_seconds;
     p.predicted_build_seconds = c->build_seconds;
     realize(a, build, p, options);
-    Operator probe = Impl::wrap(Impl::from_build(build, options, device, timings));
-    const double us = quick_time_us([&] { probe.apply(dx.get(), dy.get(), 1.0, 0.0, nullptr); });
-    report += fmt::format("{}{} [{}] {:.2f} us (model {:.2f})", report.empty() ? "" : ", ",
-                          c->format, c->label, us, c->predicted_seconds * 1e6);
-    if (!best || us < best_us) {
-      best_us = us;
-      best = Impl::unwrap(std::move(probe));
-    }
+    time_probe(Impl::wrap(Impl::from_build(build, options, device, timings)), Engine::kernel,
+               c->format, c->label, c->predicted_seconds);
   }
-  best->plan.why = "measured fastest of the model's best candidates: " + report;
+  if (!no_cusparse) {
+    Build& b = caller_order(a, build, plain, options);
+    const Plan p = cusparse_candidate(model, b, popts, reordered);
+    realize(a, b, p, options);
+    time_probe(Impl::wrap(Impl::from_build(b, options, device, timings)), Engine::cusparse,
+               "cusparse", "csr alg1", p.predicted_seconds);
+  }
+  if (!best) throw InternalError("measure mode: no candidate to time");
+  const bool cusparse_won = best->plan.engine == Engine::cusparse;
+  best->plan.why =
+      fmt::format("measured fastest of the model's best candidates{}: {}{}",
+                  no_cusparse ? "" : " and cuSPARSE's CSR SpMV",
+                  cusparse_won ? "cuSPARSE, no generated candidate faster; " : "", report);
+  if (no_cusparse && options.cusparse != "never")
+    best->plan.why += fmt::format(" (cuSPARSE not timed: {})", *no_cusparse);
   best->timings.measure = seconds_since(t0);
-  if (!decision.empty()) write_decision(decision, best->plan.params);
+  if (!decision.empty()) write_decision(decision, {best->plan.params, best->plan.engine});
   return Impl::wrap(std::move(best));
 }
 

@@ -141,9 +141,42 @@ void set_prediction(Candidate& c, const Prediction& p, const PlanOptions& option
   c.total_seconds = options.multiplies ? ranking_seconds(c, options.multiplies) : 0.0;
 }
 
-// Why cuSPARSE cannot run plans made with `options`, or nullopt when it can.
+// Sets plan.cusparse_seconds and, where cuSPARSE is predicted faster than the plan (or asked
+// for always), turns `plan` into a cuSPARSE plan on the best plain csr candidate's arrays.
+// Returns whether it did.
+bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options) {
+  std::optional<Plan> handed = cusparse_plan(plan, profile, options);
+  plan.cusparse_seconds = predict_cusparse(profile, options);
+  if (!handed) return false;
+  const auto total = [&](double per_multiply, double once) {
+    return plan.multiplies ? once + static_cast<double>(*plan.multiplies) * per_multiply
+                           : per_multiply;
+  };
+  const Candidate& best = plan.candidates.front();
+  if (options.cusparse != "always" &&
+      total(handed->predicted_seconds, handed->predicted_build_seconds) >=
+          total(best.predicted_seconds, best.build_seconds))
+    return false;
+  const std::string beaten =
+      fmt::format("{} [{}] at {:.2f} us", best.format, best.label, best.predicted_seconds * 1e6);
+  const double seconds = handed->predicted_seconds;
+  plan = std::move(*handed);
+  plan.why = options.cusparse == "always"
+                 ? fmt::format(
+                       "cuSPARSE asked for (cusparse \"always\"); predicted {:.2f} us, "
+                       "the best generated candidate {}",
+                       seconds * 1e6, beaten)
+                 : fmt::format(
+                       "cuSPARSE's CSR SpMV is predicted at {:.2f} us, and no generated "
+                       "candidate faster: the best is {}",
+                       seconds * 1e6, beaten);
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOptions& options) {
-  if (options.cusparse != "auto" && options.cusparse != "always")
+  if (options.cusparse != "auto" && options.cusparse != "always" && options.cusparse != "never")
     throw InputError("cusparse", 0,
                      fmt::format("'{}' is not auto, always or never", options.cusparse));
   if (options.deterministic)
@@ -158,12 +191,8 @@ std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOp
   return std::nullopt;
 }
 
-// Sets plan.cusparse_seconds and, where cuSPARSE is predicted faster than the plan (or asked
-// for always), turns `plan` into a cuSPARSE plan on the best plain csr candidate's arrays.
-// Returns whether it did.
-bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options) {
-  const double seconds = predict_cusparse(profile, options);
-  plan.cusparse_seconds = seconds;
+std::optional<Plan> cusparse_plan(const Plan& plan, const Profile& profile,
+                                  const PlanOptions& options) {
   // Its arrays: the plain CSR of the best csr candidate with plain values (they are ranked).
   const Candidate* csr = nullptr;
   for (const Candidate& c : plan.candidates) {
@@ -173,39 +202,19 @@ bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& optio
       break;
     }
   }
-  if (csr == nullptr) return false;
+  if (csr == nullptr) return std::nullopt;
+  Plan out = plan;
+  out.engine = Engine::cusparse;
+  out.format = csr->format;
+  out.params = csr->params;
+  out.predicted_bytes = csr->predicted_bytes;
+  out.predicted_seconds = predict_cusparse(profile, options);
+  out.cusparse_seconds = out.predicted_seconds;
   // One-time: csr's build (its kernel serves SpMM and the transposed multiply) and the same
   // arrays; cuSPARSE's preprocessing is a pass over them, within csr's upload.
-  const double build = csr->build_seconds;
-  const auto total = [&](double per_multiply, double once) {
-    return plan.multiplies ? once + static_cast<double>(*plan.multiplies) * per_multiply
-                           : per_multiply;
-  };
-  const Candidate& best = plan.candidates.front();
-  if (options.cusparse != "always" &&
-      total(seconds, build) >= total(best.predicted_seconds, best.build_seconds))
-    return false;
-  const std::string beaten =
-      fmt::format("{} [{}] at {:.2f} us", best.format, best.label, best.predicted_seconds * 1e6);
-  plan.engine = Engine::cusparse;
-  plan.format = csr->format;
-  plan.params = csr->params;
-  plan.predicted_bytes = csr->predicted_bytes;
-  plan.predicted_seconds = seconds;
-  plan.predicted_build_seconds = build;
-  plan.why = options.cusparse == "always"
-                 ? fmt::format(
-                       "cuSPARSE asked for (cusparse \"always\"); predicted {:.2f} us, "
-                       "the best generated candidate {}",
-                       seconds * 1e6, beaten)
-                 : fmt::format(
-                       "cuSPARSE's CSR SpMV is predicted at {:.2f} us, and no generated "
-                       "candidate faster: the best is {}",
-                       seconds * 1e6, beaten);
-  return true;
+  out.predicted_build_seconds = csr->build_seconds;
+  return out;
 }
-
-}  // namespace
 
 bool offer_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options) {
   if (options.cusparse == "never") return false;

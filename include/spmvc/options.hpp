@@ -16,8 +16,9 @@ namespace spmvc {
 /// How compile() chooses among the planner's candidates.
 enum class PlannerMode {
   model,    ///< the cost model's lowest predicted time
-  measure,  ///< compile the model's best few, time them on the GPU, keep the fastest, and
-            ///< remember the decision on disk by matrix fingerprint (needs disk_cache for that)
+  measure,  ///< compile the model's best few, time them on the GPU (and cuSPARSE's CSR SpMV
+            ///< where `cusparse` allows it), keep the fastest, and remember the decision on
+            ///< disk by matrix fingerprint (needs disk_cache for that)
 };
 
 /// Where compile(CsrMatrix) inspects, plans and encodes the matrix.
@@ -71,7 +72,8 @@ struct Options {
   /// cuSPARSE for every multiply (comparisons, tests). Applies with format "auto" and no forced
   /// parameters, not with deterministic, f32acc64 or an ordering the caller asked for (refused
   /// there with "always"); an ordering reorder "auto" chose is dropped where cuSPARSE on the
-  /// caller's order is predicted faster.
+  /// caller's order is predicted faster. Measure mode times cuSPARSE beside the generated
+  /// candidates under the same rules ("always": cuSPARSE alone) and keeps it where none is faster.
   std::string cusparse = "auto";
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the

@@ -162,8 +162,9 @@ def observations(result, plan, profile, cusparse=True):
     named = {m["format"] for m in result["formats"]}
     for key in ("planner", "planner_measure"):
         p = result.get(key)
+        # A pick handed to cuSPARSE ("cusparse") is cusparse_observation's, at ALG1's time.
         if (p and "ms" in p and p.get("correct") and p["format"] not in named
-                and p.get("reorder", "none") == "none"):
+                and p["format"] != "cusparse" and p.get("reorder", "none") == "none"):
             named.add(p["format"])
             timed.append(p)
     for m in timed:
@@ -510,3 +511,36 @@ def read_inc(path):
                 rows[key] = (float(m[3]), float(m[4]), int(m[5]), float(m[6]))
                 lines[key] = line.rstrip("\n")
     return rows, lines
+
+
+# ---------------------------------------------------------------------------------------------
+# The model's error per format and class (scripts/model/model-error.py).
+
+def model_errors(entries, model="compulsory", key="predicted", relative=False):
+    """{(format, class, precision): (results, geometric mean of measured / predicted, log-spread)}
+    from entries [(result, observations)], with class "all" for every class together. key:
+    "predicted" (the build's calibrated time) or "raw" (the cost model before calibration). A
+    geometric mean below 1 is a format the model over-predicts there (it runs faster than
+    predicted); the spread is the standard deviation of log(measured / predicted) within the
+    group, what a factor per format and precision cannot remove. relative: each ratio over the
+    geometric mean ratio of the other formats timed on the same result (a format the model errs
+    on as it errs on the others there ranks right against them: 1); a result with no other
+    format is left out."""
+    logs = {}
+    for r, obs in entries:
+        ratios = {fmt: math.log(o["ms"] / o[key][model]) for fmt, o in obs.items()
+                  if key in o and o[key][model] > 0}
+        for fmt, v in ratios.items():
+            if relative:
+                others = [w for g, w in ratios.items() if g != fmt]
+                if not others:
+                    continue
+                v -= sum(others) / len(others)
+            for cls in (r.get("class", "?"), "all"):
+                logs.setdefault((fmt, cls, r["precision"]), []).append(v)
+    out = {}
+    for k, v in logs.items():
+        mean = sum(v) / len(v)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in v) / len(v)) if len(v) > 1 else 0.0
+        out[k] = (len(v), math.exp(mean), sd)
+    return out

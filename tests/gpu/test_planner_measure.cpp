@@ -50,6 +50,9 @@ TEST_CASE("gpu: measure mode times candidates, keeps the fastest and remembers i
     CHECK(error_of(a, first) <= 1e-12);
     CHECK(first.plan().why.find("measured fastest of the model's best candidates") == 0);
     CHECK(first.plan().why.find("csr") != std::string::npos);  // the fallback was timed
+    // cuSPARSE's CSR SpMV was timed beside them; whichever won, the operator says who multiplies.
+    CHECK(first.plan().why.find("cusparse [csr alg1]") != std::string::npos);
+    CHECK(first.timings().engine == to_string(first.plan().engine));
     CHECK(first.timings().measure > 0);
 
     const Operator second = compile(a, o);
@@ -57,7 +60,47 @@ TEST_CASE("gpu: measure mode times candidates, keeps the fastest and remembers i
     CHECK(second.plan().format == first.plan().format);
     CHECK(describe(second.plan().params) == describe(first.plan().params));
     CHECK(second.timings().measure == 0);
+    CHECK(second.plan().engine == first.plan().engine);
+    CHECK(second.timings().engine == first.timings().engine);
     CHECK(error_of(a, second) <= 1e-12);
   }
   CHECK(files_in(cache.path() / "decisions") == 2);
+}
+
+TEST_CASE(
+    "gpu: measure mode keeps cuSPARSE where asked, remembers it, and leaves it out on never") {
+  if (!have_device()) return;
+  test::TempDir cache;
+  const CsrMatrix a = gen::from_spec("rmat:scale=14,ef=16");
+  Options o;
+  o.planner = PlannerMode::measure;
+  o.cache_dir = cache.path().string();
+  o.cusparse = "always";  // the one candidate: a deterministic pick of cuSPARSE
+  const Operator first = compile(a, o);
+  REQUIRE(first.plan().engine == Engine::cusparse);
+  CHECK(first.plan().format == "csr");
+  CHECK(first.timings().engine == "cusparse");
+  CHECK(first.plan().why.find("cuSPARSE, no generated candidate faster") != std::string::npos);
+  CHECK(error_of(a, first) <= 1e-12);
+  const Operator second = compile(a, o);
+  CHECK(second.plan().engine == Engine::cusparse);
+  CHECK(second.timings().engine == "cusparse");
+  CHECK(second.plan().why.find("cuSPARSE's CSR SpMV") != std::string::npos);
+  CHECK(second.timings().measure == 0);
+  CHECK(error_of(a, second) <= 1e-12);
+  // never: generated kernels only, and a decision of its own (the option is in the key).
+  o.cusparse = "never";
+  const Operator kernels = compile(a, o);
+  CHECK(kernels.plan().engine == Engine::kernel);
+  CHECK(kernels.timings().engine == "kernel");
+  CHECK(kernels.plan().why.find("cusparse [") == std::string::npos);
+  CHECK(kernels.timings().measure > 0);
+  // Deterministic: cuSPARSE is refused, and the plan says why it was not timed.
+  o.cusparse = "auto";
+  o.deterministic = true;
+  const Operator det = compile(a, o);
+  CHECK(det.plan().engine == Engine::kernel);
+  CHECK(det.plan().why.find("cuSPARSE not timed: cuSPARSE's CSR ALG1 is not bitwise") !=
+        std::string::npos);
+  CHECK(files_in(cache.path() / "decisions") == 3);
 }

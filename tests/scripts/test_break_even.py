@@ -76,6 +76,24 @@ class BreakEvenReport(unittest.TestCase):
         self.assertEqual(short["aware"][0], "csr")
         self.assertEqual(long["aware"][0], "bro_ell")
 
+    def test_a_pick_of_cusparse_counts_csr_build_and_alg1(self):
+        # The planner handed the multiply to cuSPARSE (engine cusparse, counted as "cusparse"):
+        # csr's build, ALG1's preprocessing and the multiplies at the time the planner measured.
+        r = result("engine", {10: "cusparse"})
+        r["planner"] = {"format": "cusparse", "ms": 0.9}
+        (choices, _), notes = self.m.totals_for(r, 10, self.cal, cached=False)
+        self.assertEqual(notes, [])
+        self.assertEqual(choices["aware"][0], "cusparse")
+        self.assertAlmostEqual(choices["aware"][1], 0.010 + 0.010 + 10 * 0.8e-3)
+        self.assertEqual(choices["today"][0], "cusparse")
+        self.assertAlmostEqual(choices["today"][1], 0.010 + 0.010 + 10 * 0.9e-3)
+        # Without a timed csr entry there is nothing to count it by.
+        r["formats"] = [timed("bro_ell", 0.500, 0.5)]
+        (choices, _), notes = self.m.totals_for(r, 10, self.cal, cached=False)
+        self.assertNotIn("aware", choices)
+        self.assertNotIn("today", choices)
+        self.assertIn("aware pick cusparse not timed", notes)
+
     def test_cached_kernels_leave_the_compile_out(self):
         r = result("recorded", {10: "csr"})
         r["formats"][0] = timed("csr", 0.010, 1.0, compile_s=0.2)

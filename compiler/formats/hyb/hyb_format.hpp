@@ -41,8 +41,9 @@ class HybFormat final : public FormatUnit {
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
 
-  /// Nonzeros past column K of their row (the COO part), estimated from the histogram (exact
-  /// when every row is at most 32 long).
+  /// Nonzeros past column K of their row (the COO part), from the histogram and nnz: exact for
+  /// K up to 32 (every row the histogram's range bins hold spills, and the nonzeros their
+  /// midpoints miscount are given back to the COO part), estimated above.
   static double coo_nonzeros(const Profile& profile, std::int64_t width);
   /// The unit generate() writes, from the sizes alone: `width` the ELL part's stored (padded)
   /// width, `coo` the COO part's entries. The GPU build generates it before its arrays exist.

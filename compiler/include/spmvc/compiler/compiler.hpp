@@ -135,6 +135,17 @@ double predict_cusparse(const Profile& profile, const PlanOptions& options);
 /// InputError for "always" where cuSPARSE is refused, and for an unknown `options.cusparse`.
 bool offer_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options);
 
+/// Why cuSPARSE cannot multiply plans made with `options` (deterministic plans, mixed precision,
+/// f32acc64, 64-bit row offsets), or nullopt when it can. InputError for a `cusparse` option
+/// that is not auto, always or never; "never" is the caller's to check.
+std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOptions& options);
+
+/// `plan` (made by make_plan, its candidates ranked) handed to cuSPARSE: engine cusparse on the
+/// arrays of its best applicable csr candidate with plain values, predicted at
+/// predict_cusparse(); nullopt where it has no such candidate. Refusals are not checked here.
+std::optional<Plan> cusparse_plan(const Plan& plan, const Profile& profile,
+                                  const PlanOptions& options);
+
 /// One parameter set's predicted bytes and time under both cost models.
 struct Prediction {
   double compulsory_bytes = 0;
