@@ -118,13 +118,17 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
-  // and kept for its codes, where the options let a format with 16-bit codes be chosen.
+  // and kept for its codes, where the caller asked for a format with 16-bit codes. Not for
+  // format "auto": on the H100 the count took 30-200 ms at 16-50M nonzeros with many distinct
+  // values (G3_circuit x16M, R-MAT scale 20, elasticity 60^3), ten to a hundred times the rest of
+  // the build, so the automatic build plans without 16-bit tables (below) and stays in
+  // milliseconds.
   runtime::DeviceValueKernels value_kernels;
   runtime::DeviceValues16 values16;
   values16.patterns = inspection.value_patterns;
-  const bool table16_wanted = wanted_format == "auto" || wanted_format == "csr" ||
-                              wanted_format == "csr_stream" || wanted_format == "ell" ||
-                              wanted_format == "hyb";
+  const bool table16_wanted = wanted_format == "csr" || wanted_format == "csr_stream" ||
+                              wanted_format == "ell" || wanted_format == "hyb";
+  const bool values_uncounted = a.nnz > 0 && inspection.value_patterns.empty() && !table16_wanted;
   const bool many_values = a.nnz > 0 && inspection.value_patterns.empty() && table16_wanted;
   if (many_values) {
     const auto t1 = Clock::now();
@@ -139,9 +143,12 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
         found ? static_cast<std::int64_t>(found->size()) : kDistinctValuesCap + 1;
     if (found) values16.patterns = std::move(*found);
   }
-  // The block shapes, for bcsr's and bellpack's models, where the options let them be chosen.
+  // The block shapes, for bcsr's and bellpack's models, where the caller asked for one of them.
+  // Not for format "auto": on the H100 the pass took 8-31 ms at 16-53M nonzeros (27-point
+  // stencil, G3_circuit x16M, R-MAT scale 20, wiki-Vote x16M), five to twenty times the rest of
+  // the build, so the automatic build leaves the block formats out (no shapes: no candidates).
   std::optional<runtime::DeviceBlockKernels> block_kernels;
-  if (wanted_format == "auto" || codegen::device_block_family(wanted_format)) {
+  if (codegen::device_block_family(wanted_format)) {
     const auto t1 = Clock::now();
     block_kernels = runtime::load_device_block_kernels(cache, device);
     timings.compile += block_kernels->seconds;
@@ -161,7 +168,16 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   BuildTarget target;
   target.arch = device.arch();
   target.gpu = device.name;
-  im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
+  if (values_uncounted) {
+    // More than 256 distinct values, not counted further: the planner sees more than a 16-bit
+    // table holds, so it proposes none; the Profile keeps the row pass's "more than 256".
+    const std::int64_t counted = im->profile.distinct_values;
+    im->profile.distinct_values = kDistinctValuesCap + 1;
+    im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
+    im->profile.distinct_values = counted;
+  } else {
+    im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
+  }
   timings.plan = seconds_since(t0);
 
   // What is encoded, on the GPU: ell, sell and hyb's arrays, the BRO formats' whole encodings,

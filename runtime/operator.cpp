@@ -372,8 +372,10 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   pattern->col_idx = a.col_idx;
   op.impl_->host_matrix = std::move(pattern);
   // A measured pick of cuSPARSE runs the caller's order (measure.cpp): its ordering, and the
-  // map with it, were dropped.
-  if (op.impl_->plan.reorder != "none") op.impl_->map = std::move(map);
+  // map with it, were dropped. (Plan::reorder is "none" for a caller-chosen ordering too, whose
+  // map update_values needs: only a cuSPARSE plan goes without.)
+  if (!(op.impl_->plan.engine == Engine::cusparse && op.impl_->plan.reorder == "none"))
+    op.impl_->map = std::move(map);
   return op;
 }
 

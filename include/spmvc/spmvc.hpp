@@ -210,8 +210,11 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// on the GPU, bcsr and bellpack (every block shape 1..8 x 1..8; a GPU pass measures their
 /// block fill as inspect_blocks does, aligned shapes only; columns must strictly increase
 /// within each row, else they are not offered, and forcing one is an InputError); values plain,
-/// dropped (all ones), 8-bit coded or fp32; no reordering; model planner only. Options that ask for
-/// more are InputErrors.
+/// dropped (all ones), 8-bit coded, 16-bit coded (csr, csr_stream, ell, hyb) or fp32; cuSPARSE
+/// as the engine on the caller's arrays where no generated candidate is predicted faster; no
+/// reordering; model planner only. With format "auto" neither 16-bit tables nor the block formats
+/// are considered (counting the values past 256 and the block pass cost more than the rest of the
+/// build): name the format to have them. Options that ask for more are InputErrors.
 Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.

@@ -194,9 +194,16 @@ TEST_CASE("gpu: compile(DeviceCsr) with 16-bit tables multiplies right") {
     Options o;
     o.precision = p;
     o.disk_cache = false;
+    // Format auto counts no further than the row pass (more than 256) and proposes no 16-bit
+    // table; a format with 16-bit codes asked for counts them.
     const Operator any = compile(r.view, o);
-    CHECK(any.profile().distinct_values == 5000);
+    CHECK(any.profile().distinct_values == 257);
+    CHECK(formats::value_coding_of(any.plan().params) != formats::kValuesTable16);
     CHECK(check(a, any) <= tolerance(p));
+    o.format = "csr";
+    const Operator csr = compile(r.view, o);
+    CHECK(csr.profile().distinct_values == 5000);
+    CHECK(check(a, csr) <= tolerance(p));
     CsrParams c;
     c.values = formats::kValuesTable16;
     CsrStreamParams s;

@@ -405,7 +405,8 @@ TEST_CASE("gpu: apply on a user stream is captured into a CUDA graph and replaye
   cudaStream_t stream = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   for (Case& c : cases) {
-    CAPTURE(c.what);
+    const std::string what = c.what;
+    CAPTURE(what);
     Operator op = compile(a, c.options);
     const Precision p = op.plan().precision;
     const std::vector<double> x = codegen::test_vector(a.ncols, p);

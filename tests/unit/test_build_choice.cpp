@@ -38,16 +38,18 @@ std::string device_refusal(Options o, const BuildSubject& m = kSmall) {
 }
 
 // Options with build = auto, which the cases below decide for.
-struct AutoOptions : Options {
-  AutoOptions() { build = BuildMode::automatic; }
-};
+Options auto_options() {
+  Options o;
+  o.build = BuildMode::automatic;
+  return o;
+}
 
 }  // namespace
 
 TEST_CASE("build choice: the default is the host pipeline; auto builds on the GPU") {
   CHECK(Options{}.build == BuildMode::host);
   CHECK(choose_build(Options{}, kSmall).path == compiler::BuildPath::host);
-  AutoOptions automatic;
+  Options automatic = auto_options();
   automatic.build = BuildMode::automatic;
   const BuildChoice c = choose_build(automatic, kSmall);
   CHECK(c.path == compiler::BuildPath::device);
@@ -56,7 +58,7 @@ TEST_CASE("build choice: the default is the host pipeline; auto builds on the GP
 }
 
 TEST_CASE("build choice: host is always the host pipeline, device the GPU build") {
-  AutoOptions o;
+  Options o = auto_options();
   o.build = BuildMode::host;
   CHECK(choose_build(o, kSmall).path == compiler::BuildPath::host);
   CHECK(contains(choose_build(o, kSmall).why, "build = host"));
@@ -66,14 +68,14 @@ TEST_CASE("build choice: host is always the host pipeline, device the GPU build"
   for (const char* format :
        {"csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
     CAPTURE(format);
-    AutoOptions f;
+    Options f = auto_options();
     f.format = format;
     CHECK(choose_build(f, kSmall).path == compiler::BuildPath::device);
   }
-  AutoOptions forced;
+  Options forced = auto_options();
   forced.params = EllParams{};
   CHECK(choose_build(forced, kSmall).path == compiler::BuildPath::device);
-  AutoOptions deterministic;
+  Options deterministic = auto_options();
   deterministic.deterministic = true;
   deterministic.multiplies = 100;
   CHECK(choose_build(deterministic, kSmall).path == compiler::BuildPath::device);
@@ -82,50 +84,50 @@ TEST_CASE("build choice: host is always the host pipeline, device the GPU build"
 TEST_CASE("build choice: what only the host pipeline does keeps auto on the host") {
   struct Case {
     const char* name;
-    AutoOptions options;
+    Options options = auto_options();
     const char* field;
   };
-  AutoOptions reorder;
+  Options reorder = auto_options();
   reorder.reorder = "rcm";
-  AutoOptions auto_reorder;
+  Options auto_reorder = auto_options();
   auto_reorder.reorder = "auto";
-  AutoOptions ordering;
+  Options ordering = auto_options();
   ordering.ordering = Ordering{};
-  AutoOptions measure;
+  Options measure = auto_options();
   measure.planner = PlannerMode::measure;
-  AutoOptions full;
+  Options full = auto_options();
   full.full_inspection = true;
-  AutoOptions mixed;
+  Options mixed = auto_options();
   mixed.mixed_precision = MixedPrecision::f32;
-  AutoOptions cci;
+  Options cci = auto_options();
   cci.format = "cci";
-  AutoOptions amb;
+  Options amb = auto_options();
   amb.format = "amb";
-  AutoOptions blocked;
+  Options blocked = auto_options();
   blocked.params = BlockedParams{};
-  AutoOptions cusparse;
+  Options cusparse = auto_options();
   cusparse.cusparse = "always";
-  AutoOptions offsets64;
+  Options offsets64 = auto_options();
   CsrParams wide;
   wide.offsets64 = true;
   offsets64.csr = wide;
-  AutoOptions table16;
+  Options table16 = auto_options();
   BroEllParams t16;
   t16.values = formats::kValuesTable16;
   table16.params = t16;
   {
     // csr_stream's 16-bit codes are built on the GPU.
-    AutoOptions stream16;
+    Options stream16 = auto_options();
     CsrStreamParams s16;
     s16.values = formats::kValuesTable16;
     stream16.params = s16;
     CHECK(choose_build(stream16, kSmall).path == compiler::BuildPath::device);
   }
-  AutoOptions window;
+  Options window = auto_options();
   SellParams sell;
   sell.sigma = 1 << 20;
   window.params = sell;
-  AutoOptions vector;
+  Options vector = auto_options();
   CsrParams v4;
   v4.vector_width = 4;
   vector.csr = v4;  // 27001 nonzeros below are not a multiple of 4
@@ -150,29 +152,29 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
   // A vector width that divides the nonzeros needs no host padding.
   CHECK(choose_build(vector, kSmall).path == compiler::BuildPath::device);
   // cuSPARSE "never" and "auto" leave the choice to the planner of the GPU build.
-  AutoOptions never;
+  Options never = auto_options();
   never.cusparse = "never";
   CHECK(choose_build(never, kSmall).path == compiler::BuildPath::device);
 }
 
 TEST_CASE("build choice: matrices past 32-bit offsets or columns build on the host") {
   constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
-  CHECK(choose_build(AutoOptions{}, {1000, 1000, kMax}).path == compiler::BuildPath::device);
-  CHECK(choose_build(AutoOptions{}, {1000, 1000, kMax + 1}).path == compiler::BuildPath::host);
-  CHECK(choose_build(AutoOptions{}, {kMax, 10, 10}).path == compiler::BuildPath::host);
-  CHECK(choose_build(AutoOptions{}, {10, kMax + 1, 10}).path == compiler::BuildPath::host);
-  CHECK(contains(choose_build(AutoOptions{}, {1000, 1000, kMax + 1}).why, "32-bit"));
+  CHECK(choose_build(auto_options(), {1000, 1000, kMax}).path == compiler::BuildPath::device);
+  CHECK(choose_build(auto_options(), {1000, 1000, kMax + 1}).path == compiler::BuildPath::host);
+  CHECK(choose_build(auto_options(), {kMax, 10, 10}).path == compiler::BuildPath::host);
+  CHECK(choose_build(auto_options(), {10, kMax + 1, 10}).path == compiler::BuildPath::host);
+  CHECK(contains(choose_build(auto_options(), {1000, 1000, kMax + 1}).why, "32-bit"));
   CHECK(contains(device_refusal(Options{}, {1000, 1000, kMax + 1}), "matrix"));
 }
 
 TEST_CASE("build choice: a matrix with no rows or no columns builds on the host") {
-  CHECK(choose_build(AutoOptions{}, {0, 10, 0}).path == compiler::BuildPath::host);
-  CHECK(choose_build(AutoOptions{}, {10, 0, 0}).path == compiler::BuildPath::host);
-  CHECK(choose_build(AutoOptions{}, {-1, 10, 0}).path ==
+  CHECK(choose_build(auto_options(), {0, 10, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(auto_options(), {10, 0, 0}).path == compiler::BuildPath::host);
+  CHECK(choose_build(auto_options(), {-1, 10, 0}).path ==
         compiler::BuildPath::host);  // the host says what is wrong
-  CHECK(contains(choose_build(AutoOptions{}, {10, 0, 0}).why, "10 x 0"));
+  CHECK(contains(choose_build(auto_options(), {10, 0, 0}).why, "10 x 0"));
   // Rows and columns without nonzeros are the GPU build's to handle.
-  CHECK(choose_build(AutoOptions{}, {10, 10, 0}).path == compiler::BuildPath::device);
+  CHECK(choose_build(auto_options(), {10, 10, 0}).path == compiler::BuildPath::device);
 }
 
 TEST_CASE("build choice: --build names") {
