@@ -132,4 +132,17 @@ inline CsrMatrix short_and_long_rows(std::int64_t n, bool long_last_row) {
   return a;
 }
 
+// A DeviceCsr over host arrays (32-bit row offsets): what compile(DeviceCsr)'s planner reads is
+// only the arrays' sizes and alignment, never their contents, so host memory stands in for the
+// device's in CPU tests. Keep it alive while `view` is used.
+struct HostDeviceCsr {
+  std::vector<std::int32_t> row_ptr;
+  std::vector<double> values;
+  DeviceCsr view;
+  explicit HostDeviceCsr(const CsrMatrix& a)
+      : row_ptr(a.row_ptr.begin(), a.row_ptr.end()), values(a.values) {
+    view = {a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  }
+};
+
 }  // namespace spmvc::test

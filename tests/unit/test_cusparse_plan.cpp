@@ -14,6 +14,7 @@
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
 #include "spmvc/reorder.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -149,9 +150,8 @@ TEST_CASE("cusparse: an ordering the planner chose itself gives way to cuSPARSE"
 
 TEST_CASE("cusparse: the device-array planner weighs it as the host planner does") {
   const CsrMatrix a = gen::rmat(16, 16);
-  // The planner reads the arrays' sizes only: host arrays stand in for device ones.
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  const DeviceCsr d{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), a.values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& d = host.view;
   const Profile profile = inspect(a, InspectDepth::row_lengths);
   BuildTarget target;
   target.gpu = "H100";

@@ -20,6 +20,7 @@
 #include "spmvc/compiler/device_block.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 #define SPMVC_HD inline
 #include "../../templates/device_block_index.cuh"
@@ -222,16 +223,6 @@ std::vector<std::pair<std::string, CsrMatrix>> matrices() {
   return all;
 }
 
-struct FakeDevice {
-  std::vector<std::int32_t> row_ptr;
-  std::vector<double> values;
-  DeviceCsr view;
-  explicit FakeDevice(const CsrMatrix& a)
-      : row_ptr(a.row_ptr.begin(), a.row_ptr.end()), values(a.values) {
-    view = {a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
-  }
-};
-
 // The Profile compile(DeviceCsr) hands the planner: row statistics and the aligned shapes.
 Profile device_profile(const CsrMatrix& a) {
   Profile p = inspect(a, InspectDepth::rows);
@@ -311,7 +302,7 @@ TEST_CASE("device block: a nonzero opens its block only where no earlier one hol
 
 TEST_CASE("device block: the planner offers bcsr and bellpack for device arrays") {
   const CsrMatrix a = gen::elasticity_3d(10, 10, 10);
-  const FakeDevice d(a);
+  const test::HostDeviceCsr d(a);
   const Profile profile = device_profile(a);
   BuildTarget target;
   const Plan plan =
@@ -336,7 +327,7 @@ TEST_CASE("device block: the planner offers bcsr and bellpack for device arrays"
 
 TEST_CASE("device block: unsorted columns refuse the block formats with the reason") {
   const CsrMatrix a = gen::elasticity_3d(5, 5, 5);
-  const FakeDevice d(a);
+  const test::HostDeviceCsr d(a);
   Profile profile = inspect(a, InspectDepth::rows);
   profile.block_shapes.clear();  // what the GPU's inspection keeps of unsorted columns
   BuildTarget target;

@@ -221,17 +221,6 @@ std::array<std::int64_t, 9> emulate_slice_longest(const CsrMatrix& a) {
   return out;
 }
 
-// A DeviceCsr over host arrays: planning reads only sizes and alignment.
-struct FakeDevice {
-  std::vector<std::int32_t> row_ptr;
-  std::vector<double> values;
-  DeviceCsr view;
-  explicit FakeDevice(const CsrMatrix& a)
-      : row_ptr(a.row_ptr.begin(), a.row_ptr.end()), values(a.values) {
-    view = {a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
-  }
-};
-
 Options device_options(Precision p) {
   Options o;
   o.precision = p;
@@ -306,7 +295,7 @@ TEST_CASE("device ell: slice_longest's lanes and warps give inspect()'s per-slic
 
 TEST_CASE("device ell: the planner offers ell, sell and hyb for device arrays") {
   const CsrMatrix a = gen::stencil_2d_5pt(300, 300);
-  const FakeDevice d(a);
+  const test::HostDeviceCsr d(a);
   Profile profile = inspect(a, InspectDepth::rows);
   BuildTarget target;
   const Plan plan =
@@ -332,7 +321,7 @@ TEST_CASE("device ell: a format that cannot implement the matrix is listed, not 
   // Power-law rows: ELL pads past its limit, so none of its candidates applies; the planner from
   // device arrays still plans, and lists them with the reason.
   const CsrMatrix a = gen::rmat(14, 16);
-  const FakeDevice d(a);
+  const test::HostDeviceCsr d(a);
   const Profile profile = inspect(a, InspectDepth::rows);
   BuildTarget target;
   const Plan plan =
@@ -354,7 +343,7 @@ TEST_CASE("device ell: a format that cannot implement the matrix is listed, not 
 
 TEST_CASE("device ell: what the GPU build cannot do is refused with the reason") {
   const CsrMatrix a = gen::stencil_2d_5pt(100, 90);
-  const FakeDevice d(a);
+  const test::HostDeviceCsr d(a);
   const Profile profile = inspect(a, InspectDepth::rows);
   BuildTarget target;
   Options o = device_options(Precision::f64);

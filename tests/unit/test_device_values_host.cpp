@@ -14,22 +14,11 @@
 #include "spmvc/compiler/device_values.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
-namespace {
-
-struct FakeDevice {
-  std::vector<std::int32_t> row_ptr;
-  std::vector<double> values;
-  DeviceCsr view;
-  explicit FakeDevice(const CsrMatrix& a)
-      : row_ptr(a.row_ptr.begin(), a.row_ptr.end()), values(a.values) {
-    view = {a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
-  }
-};
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("device values: the table from the set's slots is the sorted distinct patterns") {
   constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
@@ -50,7 +39,7 @@ TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, 
   CsrMatrix a = gen::banded(20000, 4);
   for (std::size_t k = 0; k < a.values.size(); ++k)
     a.values[k] = 1.0 + static_cast<double>(k % 3000) / 7.0;
-  const FakeDevice d(a);
+  const test::HostDeviceCsr d(a);
   const Profile profile = inspect(a, InspectDepth::rows);
   REQUIRE(profile.distinct_values == 3000);
   REQUIRE(formats::best_value_coding(profile, Precision::f64) == formats::kValuesTable16);
