@@ -26,8 +26,9 @@
  *   "deterministic"    bool: only plans whose y is bitwise the same run to run (default false)
  *   "mixed_precision"  "off" (default), "f32" (an f64 operator's values stored as fp32) or
  *                      "bf16" (an f32 operator's as bf16), each rounded (Options::mixed_precision)
- *   "build"            "auto" | "host" | "device": where spmvc_compile builds a host matrix
- *                      (Options::build; default "auto": on the GPU where the options allow)
+ *   "build"            "host" | "auto" | "device": where spmvc_compile builds a host matrix
+ *                      (Options::build; default "host"; "auto": on the GPU where the options
+ *                      allow)
  *   "tiered"           bool (default: on unless SPMVC_TIERED=0): multiply with the built-in
  *                      generic kernel while the specialised one compiles (Options::tiered)
  *   "disk_cache"       bool (default true); "cache_dir" string; "device" integer

@@ -24,12 +24,11 @@ struct BuildSubject {
 
 /// Options::build for a matrix of `subject`'s sizes: `host` always builds on the host; `device`
 /// builds on the GPU, or throws an InputError naming the option (or the size) that needs the
-/// host pipeline; `automatic` builds on the GPU unless one does, and says which. The GPU build
-/// plans among the formats it builds and never hands the multiply to cuSPARSE, so cusparse
-/// "always" stays on the host; an ordering, measure mode, full inspection, mixed precision, a
-/// format (or forced parameters) with only a host encoder, 64-bit row offsets, 16-bit value
-/// tables, sell windows past the GPU's sort, matrices past 32-bit offsets and matrices with no
-/// rows or no columns do too.
+/// host pipeline; `automatic` builds on the GPU unless one does, and says which. cusparse
+/// "always" stays on the host (the GPU build weighs cuSPARSE under "auto" only); an ordering,
+/// measure mode, full inspection, mixed precision, a format (or forced parameters) with only a
+/// host encoder, 64-bit row offsets, BRO's 16-bit value tables, sell windows past the GPU's
+/// sort, matrices past 32-bit offsets and matrices with no rows or no columns do too.
 BuildChoice choose_build(const Options& options, const BuildSubject& subject);
 
 /// "auto", "host" or "device" (the CLI's --build), and back; InputError naming the text.
