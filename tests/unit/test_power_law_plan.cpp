@@ -106,9 +106,10 @@ TEST_CASE("planner: power-law graphs no longer go to csr_stream") {
       const double hyb = min_predicted(kernels, "hyb");
       REQUIRE(std::isfinite(stream));
       REQUIRE(std::isfinite(hyb));
-      // The reduction's wait narrows the gap: csr_stream over hyb predicted 0.45-0.50 by the
-      // old model, 0.62-0.72 now (measured 1.00-1.08).
-      CHECK(stream > 0.58 * hyb);
+      // The reduction's wait and hyb's COO count narrow the gap: csr_stream over hyb predicted
+      // 0.45-0.50 by the old model, 0.62-0.72 with the wait alone, 0.78-0.95 with hyb's COO
+      // count fixed too (measured 1.00-1.08).
+      CHECK(stream > 0.72 * hyb);
       // With cuSPARSE weighed, as compile() does by default, the plan is not csr_stream's.
       o.cusparse = "auto";
       const Plan plan = compiler::make_plan(kronecker_profile(), o);
