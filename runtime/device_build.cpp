@@ -119,10 +119,10 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
   // and kept for its codes, where the caller asked for a format with 16-bit codes. Not for
-  // format "auto": on the H100 the count took 30-200 ms at 16-50M nonzeros with many distinct
-  // values (G3_circuit x16M, R-MAT scale 20, elasticity 60^3), ten to a hundred times the rest of
-  // the build, so the automatic build plans without 16-bit tables (below) and stays in
-  // milliseconds.
+  // format "auto": on the H100 the count took 180 ms on R-MAT scale 20 (16M nonzeros, all
+  // distinct) and 140 ms on elasticity 60^3 (51M), though 1 ms on G3_circuit x16M: up to a
+  // hundred times the rest of the build, so the automatic build plans without 16-bit tables
+  // (below) and stays in milliseconds.
   runtime::DeviceValueKernels value_kernels;
   runtime::DeviceValues16 values16;
   values16.patterns = inspection.value_patterns;
@@ -144,7 +144,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
     if (found) values16.patterns = std::move(*found);
   }
   // The block shapes, for bcsr's and bellpack's models, where the caller asked for one of them.
-  // Not for format "auto": on the H100 the pass took 8-31 ms at 16-53M nonzeros (27-point
+  // Not for format "auto": on the H100 the pass took 9-31 ms at 16-53M nonzeros (27-point
   // stencil, G3_circuit x16M, R-MAT scale 20, wiki-Vote x16M), five to twenty times the rest of
   // the build, so the automatic build leaves the block formats out (no shapes: no candidates).
   std::optional<runtime::DeviceBlockKernels> block_kernels;
