@@ -32,6 +32,12 @@ std::vector<std::string> base_options();
 /// The embedded templates `names` (e.g. {"spmvc/csr.cuh"}) plus everything they include.
 std::vector<std::pair<std::string, std::string>> template_headers(
     const std::vector<std::string>& names);
+/// The start of a unit that builds on the GPU (device_csr, device_ell, device_bro, device_block,
+/// device_values): entry point `entry`, file spmvc_<name>.cu including the template
+/// spmvc/<name>.cuh, `block` threads, and a first comment line saying what it `builds`; the
+/// caller appends its static_asserts and entry points to `source`.
+KernelSource device_unit(std::string entry, const std::string& name, int block,
+                         std::string_view builds);
 /// The comment block at the top of every generated unit.
 std::string banner(const Plan& plan, const Profile& profile);
 

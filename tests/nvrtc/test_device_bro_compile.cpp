@@ -12,6 +12,7 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -32,9 +33,8 @@ TEST_CASE("device bro: the build unit compiles, every entry point in the image")
 TEST_CASE("device bro: bro_ell's kernel from the GPU build is the host pipeline's") {
   const CsrMatrix a = gen::from_spec("stencil2d:n=64");  // two distinct values: codes apply
   const Profile profile = inspect(a, InspectDepth::rows);
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  std::vector<double> values(a.values);
-  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& view = host.view;
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (int tables : {0, 1, 2}) {
       for (int coding : {formats::kValuesPlain, formats::kValuesTable8, formats::kValuesF32}) {
@@ -76,9 +76,8 @@ TEST_CASE("device bro: bro_ell's kernel from the GPU build is the host pipeline'
 TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline's") {
   const CsrMatrix a = gen::from_spec("stencil2d:n=64");
   const Profile profile = inspect(a, InspectDepth::rows);
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  std::vector<double> values(a.values);
-  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& view = host.view;
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
       for (int symbol_bits : {32, 64}) {
@@ -108,9 +107,8 @@ TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline'
 TEST_CASE("device bro: bro_hyb's kernel from the GPU build is the host pipeline's") {
   const CsrMatrix a = gen::from_spec("stencil2d:n=64");
   const Profile profile = inspect(a, InspectDepth::rows);
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  std::vector<double> values(a.values);
-  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& view = host.view;
   for (int tables : {0, 1, 2}) {
     for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
       BroHybParams params;

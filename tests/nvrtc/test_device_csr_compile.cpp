@@ -11,6 +11,7 @@
 #include "spmvc/compiler/device_build.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -53,9 +54,8 @@ TEST_CASE("device csr: every device-array plan's unit is the host unit of the sa
   // only their alignment.
   CsrMatrix a = gen::from_spec("stencil2d:n=64");  // two distinct values: codes apply
   const Profile profile = inspect(a, InspectDepth::rows);
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  std::vector<double> values(a.values);
-  const DeviceCsr view{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& view = host.view;
   std::vector<FormatParams> forced;
   for (int coding : {formats::kValuesPlain, formats::kValuesUnit, formats::kValuesTable8}) {
     CsrParams c;

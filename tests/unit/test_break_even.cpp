@@ -15,6 +15,7 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -189,8 +190,8 @@ TEST_CASE("break-even: device arrays use the same rule with the device build's c
   const CsrMatrix& a = stencil();
   // The planner reads the arrays' sizes and alignments only, never their contents: host
   // arrays stand in for device ones.
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  const DeviceCsr d{a.nrows, a.ncols, a.nnz(), row_ptr.data(), a.col_idx.data(), a.values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& d = host.view;
   const Profile profile = inspect(a, InspectDepth::row_lengths);
   BuildTarget target;
   target.gpu = "H100";

@@ -381,9 +381,8 @@ TEST_CASE("device bro: the column inspection gives the Profile fields inspect() 
 TEST_CASE("device bro: the device planner scores bro_ell with the host's model") {
   const CsrMatrix a = gen::stencil_2d_5pt(200, 150);
   const Profile profile = inspect(a, InspectDepth::rows);
-  std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
-  const DeviceCsr view{a.nrows,        a.ncols,          a.nnz(),
-                       row_ptr.data(), a.col_idx.data(), a.values.data()};
+  const test::HostDeviceCsr host(a);
+  const DeviceCsr& view = host.view;
   Options o;
   o.format = "bro_ell";
   compiler::check_device_options(o);  // accepted
