@@ -33,8 +33,8 @@ TEST_CASE("device bro: the build unit compiles, every entry point in the image")
 TEST_CASE("device bro: bro_ell's kernel from the GPU build is the host pipeline's") {
   const CsrMatrix a = gen::from_spec("stencil2d:n=64");  // two distinct values: codes apply
   const Profile profile = inspect(a, InspectDepth::rows);
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& view = host.view;
+  const test::HostDeviceCsr arrays(a);
+  const DeviceCsr& view = arrays.view;
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (int tables : {0, 1, 2}) {
       for (int coding : {formats::kValuesPlain, formats::kValuesTable8, formats::kValuesF32}) {
@@ -76,8 +76,8 @@ TEST_CASE("device bro: bro_ell's kernel from the GPU build is the host pipeline'
 TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline's") {
   const CsrMatrix a = gen::from_spec("stencil2d:n=64");
   const Profile profile = inspect(a, InspectDepth::rows);
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& view = host.view;
+  const test::HostDeviceCsr arrays(a);
+  const DeviceCsr& view = arrays.view;
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
       for (int symbol_bits : {32, 64}) {
@@ -107,8 +107,8 @@ TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline'
 TEST_CASE("device bro: bro_hyb's kernel from the GPU build is the host pipeline's") {
   const CsrMatrix a = gen::from_spec("stencil2d:n=64");
   const Profile profile = inspect(a, InspectDepth::rows);
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& view = host.view;
+  const test::HostDeviceCsr arrays(a);
+  const DeviceCsr& view = arrays.view;
   for (int tables : {0, 1, 2}) {
     for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
       BroHybParams params;

@@ -54,8 +54,8 @@ TEST_CASE("device csr: every device-array plan's unit is the host unit of the sa
   // only their alignment.
   CsrMatrix a = gen::from_spec("stencil2d:n=64");  // two distinct values: codes apply
   const Profile profile = inspect(a, InspectDepth::rows);
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& view = host.view;
+  test::HostDeviceCsr arrays(a);  // its values are set to 1 below
+  const DeviceCsr& view = arrays.view;
   std::vector<FormatParams> forced;
   for (int coding : {formats::kValuesPlain, formats::kValuesUnit, formats::kValuesTable8}) {
     CsrParams c;
@@ -93,7 +93,7 @@ TEST_CASE("device csr: every device-array plan's unit is the host unit of the sa
   }
   // The unit-valued coding on a pattern matrix.
   for (double& v : a.values) v = 1.0;
-  for (double& v : values) v = 1.0;
+  for (double& v : arrays.values) v = 1.0;
   const Profile ones = inspect(a, InspectDepth::rows);
   Options o;
   o.params = forced[2];

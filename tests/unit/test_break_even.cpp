@@ -190,8 +190,8 @@ TEST_CASE("break-even: device arrays use the same rule with the device build's c
   const CsrMatrix& a = stencil();
   // The planner reads the arrays' sizes and alignments only, never their contents: host
   // arrays stand in for device ones.
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& d = host.view;
+  const test::HostDeviceCsr arrays(a);
+  const DeviceCsr& d = arrays.view;
   const Profile profile = inspect(a, InspectDepth::row_lengths);
   BuildTarget target;
   target.gpu = "H100";

@@ -150,8 +150,8 @@ TEST_CASE("cusparse: an ordering the planner chose itself gives way to cuSPARSE"
 
 TEST_CASE("cusparse: the device-array planner weighs it as the host planner does") {
   const CsrMatrix a = gen::rmat(16, 16);
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& d = host.view;
+  const test::HostDeviceCsr arrays(a);
+  const DeviceCsr& d = arrays.view;
   const Profile profile = inspect(a, InspectDepth::row_lengths);
   BuildTarget target;
   target.gpu = "H100";

@@ -381,8 +381,8 @@ TEST_CASE("device bro: the column inspection gives the Profile fields inspect() 
 TEST_CASE("device bro: the device planner scores bro_ell with the host's model") {
   const CsrMatrix a = gen::stencil_2d_5pt(200, 150);
   const Profile profile = inspect(a, InspectDepth::rows);
-  const test::HostDeviceCsr host(a);
-  const DeviceCsr& view = host.view;
+  const test::HostDeviceCsr arrays(a);
+  const DeviceCsr& view = arrays.view;
   Options o;
   o.format = "bro_ell";
   compiler::check_device_options(o);  // accepted
