@@ -15,6 +15,14 @@ using compiler::kDefaultReadBandwidth;
 /// any predicted time (launch-bound regime of small matrices).
 inline constexpr double kLaunchSeconds = 4.0e-6;
 
+/// cuSPARSE's CSR ALG2 (bitwise deterministic, the cuSPARSE engine of deterministic plans) over
+/// its ALG1, per multiply: the geometric means over suite v13's 33 bandwidth-regime entries on the
+/// H100 (bench/results/2026-11-24-h100-suite-v13/pass1.json: 1.114 fp64, 1.229 fp32; spread
+/// 1.02-1.16 and 1.02-1.38, closest to 1 on the Kronecker graphs). The H200's are higher (1.175,
+/// 1.298 in 2026-11-24-h200-suite-v13), where ALG2 is then slightly favoured.
+inline constexpr double kCusparseAlg2Factor64 = 1.114;
+inline constexpr double kCusparseAlg2Factor32 = 1.229;
+
 /// L2 capacity that data reused within one multiply (x between gathers; y between its first
 /// write and its atomic updates) can count on: half of the H100's 50 MB, as its L2 is two
 /// partitions and a line read by SMs on both sides can be held twice. AMB's assumption

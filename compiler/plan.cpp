@@ -201,6 +201,10 @@ std::string_view to_string(Engine engine) {
   return engine == Engine::cusparse ? "cusparse" : "kernel";
 }
 
+std::string_view to_string(CusparseAlgorithm algorithm) {
+  return algorithm == CusparseAlgorithm::csr_alg2 ? "csr_alg2" : "csr_alg1";
+}
+
 std::string to_json(const Plan& plan) {
   nlohmann::ordered_json j;
   j["format"] = plan.format;
@@ -224,6 +228,8 @@ std::string to_json(const Plan& plan) {
                             {"y_error_bound", r.y_error_bound}};
   }
   j["engine"] = std::string(to_string(plan.engine));
+  if (plan.engine == Engine::cusparse)
+    j["cusparse_algorithm"] = std::string(to_string(plan.cusparse_algorithm));
   if (plan.cusparse_seconds > 0) j["cusparse_seconds"] = plan.cusparse_seconds;
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const Candidate& c : plan.candidates) {
@@ -260,7 +266,10 @@ std::string to_report(const Plan& plan) {
   out += "  why: " + plan.why + "\n";
   if (plan.rounding) out += "  " + describe(*plan.rounding) + "\n";
   if (plan.engine == Engine::cusparse)
-    out += fmt::format("  engine: cusparse (CSR ALG1, preprocessed) on the {} arrays above\n",
+    out += fmt::format("  engine: cusparse ({}, preprocessed) on the {} arrays above\n",
+                       plan.cusparse_algorithm == CusparseAlgorithm::csr_alg2
+                           ? "CSR ALG2, bitwise deterministic"
+                           : "CSR ALG1",
                        plan.format);
   if (plan.cusparse_seconds > 0)
     out += fmt::format("  cuSPARSE CSR SpMV predicted: {:.2f} us\n", plan.cusparse_seconds * 1e6);

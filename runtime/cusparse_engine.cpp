@@ -32,6 +32,7 @@ struct CusparseEngine::State {
   cusparseDnVecDescr_t x = nullptr;
   cusparseDnVecDescr_t y = nullptr;
   cudaDataType type = CUDA_R_64F;
+  cusparseSpMVAlg_t algorithm = CUSPARSE_SPMV_CSR_ALG1;
   DeviceBuffer work;
   std::mutex mutex;
 
@@ -56,7 +57,7 @@ struct CusparseEngine::State {
 
 CusparseEngine::CusparseEngine(std::int64_t nrows, std::int64_t ncols, std::int64_t nnz,
                                const void* row_ptr, const void* col_idx, const void* values,
-                               Precision precision)
+                               Precision precision, CusparseAlgorithm algorithm)
     : state_(std::make_unique<State>()) {
   if (precision == Precision::f32_acc64)
     throw InputError("cusparse", 0, "cuSPARSE accumulates fp32 data in fp32: not with f32acc64");
@@ -67,6 +68,8 @@ CusparseEngine::CusparseEngine(std::int64_t nrows, std::int64_t ncols, std::int6
                                  nnz));
   State& s = *state_;
   s.type = precision == Precision::f64 ? CUDA_R_64F : CUDA_R_32F;
+  s.algorithm =
+      algorithm == CusparseAlgorithm::csr_alg2 ? CUSPARSE_SPMV_CSR_ALG2 : CUSPARSE_SPMV_CSR_ALG1;
   check(cusparseCreate(&s.handle), "cusparseCreate");
   // cuSPARSE's CSR takes non-const pointers; it only reads them in SpMV.
   check(cusparseCreateCsr(&s.mat, nrows, ncols, nnz, const_cast<void*>(row_ptr),
@@ -82,14 +85,14 @@ CusparseEngine::CusparseEngine(std::int64_t nrows, std::int64_t ncols, std::int6
   std::size_t bytes = 0;
   s.with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
     check(cusparseSpMV_bufferSize(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat, s.x,
-                                  beta, s.y, s.type, CUSPARSE_SPMV_CSR_ALG1, &bytes),
+                                  beta, s.y, s.type, s.algorithm, &bytes),
           "cusparseSpMV_bufferSize");
   });
   s.work = DeviceBuffer(std::max<std::size_t>(bytes, 1));
   s.with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
     const cusparseStatus_t st =
         cusparseSpMV_preprocess(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat, s.x, beta,
-                                s.y, s.type, CUSPARSE_SPMV_CSR_ALG1, s.work.get());
+                                s.y, s.type, s.algorithm, s.work.get());
     // Preprocessing is an optional speed-up that an algorithm may decline.
     if (st != CUSPARSE_STATUS_NOT_SUPPORTED) check(st, "cusparseSpMV_preprocess");
   });
@@ -106,7 +109,7 @@ void CusparseEngine::apply(const void* x, void* y, double alpha, double beta, vo
   check(cusparseDnVecSetValues(s.y, y), "cusparseDnVecSetValues(y)");
   s.with_scalars(alpha, beta, [&](const void* a, const void* b) {
     check(cusparseSpMV(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, a, s.mat, s.x, b, s.y, s.type,
-                       CUSPARSE_SPMV_CSR_ALG1, s.work.get()),
+                       s.algorithm, s.work.get()),
           "cusparseSpMV");
   });
 }

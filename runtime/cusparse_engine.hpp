@@ -1,8 +1,9 @@
 // cuSPARSE as a plan's engine (spmvc::Engine::cusparse): cusparseSpMV with
-// CUSPARSE_SPMV_CSR_ALG1 on the plan's plain CSR arrays (the csr format's row_ptr, col_idx and
-// values, already on the device), its work buffer allocated and cusparseSpMV_preprocess run once
-// when the operator is built, so apply() only sets the stream and the vectors and calls
-// cusparseSpMV: no allocation, and capturable in a CUDA graph.
+// CUSPARSE_SPMV_CSR_ALG1, or CSR_ALG2 for deterministic plans (Plan::cusparse_algorithm), on the
+// plan's plain CSR arrays (the csr format's row_ptr, col_idx and values, already on the device),
+// its work buffer allocated and cusparseSpMV_preprocess run once when the operator is built, so
+// apply() only sets the stream and the vectors and calls cusparseSpMV: no allocation, and
+// capturable in a CUDA graph.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,10 @@ class CusparseEngine {
  public:
   /// The CSR matrix of `nrows` x `ncols` with `nnz` nonzeros in device memory: 32-bit row
   /// offsets and column indices, values in `precision` (f64 or f32; f32acc64 is refused, as
-  /// cuSPARSE accumulates fp32 data in fp32).
+  /// cuSPARSE accumulates fp32 data in fp32), multiplied with `algorithm`.
   CusparseEngine(std::int64_t nrows, std::int64_t ncols, std::int64_t nnz, const void* row_ptr,
-                 const void* col_idx, const void* values, Precision precision);
+                 const void* col_idx, const void* values, Precision precision,
+                 CusparseAlgorithm algorithm);
   ~CusparseEngine();
   CusparseEngine(const CusparseEngine&) = delete;
   CusparseEngine& operator=(const CusparseEngine&) = delete;

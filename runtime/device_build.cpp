@@ -296,8 +296,9 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
     // cuSPARSE multiplies the caller's CSR arrays; the csr kernel (compiled above, or by the
     // tier's thread) serves SpMM and the transposed multiply.
     t0 = Clock::now();
-    im->cusparse = std::make_shared<runtime::CusparseEngine>(
-        a.nrows, a.ncols, a.nnz, a.row_ptr, a.col_idx, a.values, options.precision);
+    im->cusparse = std::make_shared<runtime::CusparseEngine>(a.nrows, a.ncols, a.nnz, a.row_ptr,
+                                                             a.col_idx, a.values, options.precision,
+                                                             im->plan.cusparse_algorithm);
     timings.cusparse_setup = seconds_since(t0);
     timings.engine = "cusparse";
   }

@@ -171,7 +171,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
     const auto t0 = Clock::now();
     im->cusparse = std::make_shared<runtime::CusparseEngine>(
         im->nrows, im->ncols, im->profile.nnz, im->array("row_ptr"), im->array("col_idx"),
-        im->array("values"), im->plan.precision);
+        im->array("values"), im->plan.precision, im->plan.cusparse_algorithm);
     im->timings.cusparse_setup = seconds_since(t0);
     im->timings.engine = "cusparse";
   }

@@ -179,8 +179,6 @@ std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOp
   if (options.cusparse != "auto" && options.cusparse != "always" && options.cusparse != "never")
     throw InputError("cusparse", 0,
                      fmt::format("'{}' is not auto, always or never", options.cusparse));
-  if (options.deterministic)
-    return "cuSPARSE's CSR ALG1 is not bitwise deterministic: not with deterministic plans";
   if (options.mixed_precision != MixedPrecision::off)
     return "cuSPARSE multiplies the full-precision CSR values: not with mixed precision";
   if (options.precision == Precision::f32_acc64)
@@ -205,6 +203,9 @@ std::optional<Plan> cusparse_plan(const Plan& plan, const Profile& profile,
   if (csr == nullptr) return std::nullopt;
   Plan out = plan;
   out.engine = Engine::cusparse;
+  // Deterministic plans run CSR ALG2, the algorithm cuSPARSE documents as bitwise reproducible.
+  out.cusparse_algorithm =
+      options.deterministic ? CusparseAlgorithm::csr_alg2 : CusparseAlgorithm::csr_alg1;
   out.format = csr->format;
   out.params = csr->params;
   out.predicted_bytes = csr->predicted_bytes;
@@ -235,7 +236,12 @@ double predict_cusparse(const Profile& profile, const PlanOptions& options) {
   const double bytes = static_cast<double>(profile.nrows + 1) * offset +
                        static_cast<double>(profile.nnz) * (4.0 + vb) +
                        static_cast<double>(profile.nrows + profile.ncols) * vb;
-  return (heuristics::kLaunchSeconds + bytes / bandwidth) *
+  // Deterministic plans weigh CSR ALG2, slower than ALG1 by a factor of the precision's.
+  const double algorithm = !options.deterministic ? 1.0
+                           : options.precision == Precision::f64
+                               ? heuristics::kCusparseAlg2Factor64
+                               : heuristics::kCusparseAlg2Factor32;
+  return (heuristics::kLaunchSeconds + bytes / bandwidth) * algorithm *
          time_factor(calibration, "cusparse", options.precision);
 }
 

@@ -54,7 +54,9 @@ struct Options {
   bool value_coding = true;
   /// Only plans whose y is bitwise the same in every multiply of the same x (no floating-point
   /// atomics: hyb, bro_coo and bro_hyb are rejected, amb runs its variant that reduces partial
-  /// sums in a fixed order); `spmvc plan --deterministic` shows each rejection's reason.
+  /// sums in a fixed order; cuSPARSE, where it is the engine, runs its CSR ALG2, which
+  /// cuSPARSE documents as bitwise reproducible); `spmvc plan --deterministic` shows each
+  /// rejection's reason.
   bool deterministic = false;
   /// Opt-in mixed precision: store the values narrower than `precision`, each rounded to
   /// nearest, and multiply and accumulate in `precision` (MixedPrecision::f32 for an fp64
@@ -67,10 +69,11 @@ struct Options {
   /// matrices only: compile(DeviceCsr) refuses it.
   MixedPrecision mixed_precision = MixedPrecision::off;
   /// cuSPARSE as the plan's engine (spmvc::Engine::cusparse): "auto" hands the multiply to
-  /// cuSPARSE's CSR SpMV (ALG1, preprocessed at compile time, graph-capturable) where the planner
-  /// predicts no generated candidate faster; "never" keeps generated kernels only; "always" runs
-  /// cuSPARSE for every multiply (comparisons, tests). Applies with format "auto" and no forced
-  /// parameters, not with deterministic, f32acc64 or an ordering the caller asked for (refused
+  /// cuSPARSE's CSR SpMV (ALG1, or ALG2 for deterministic plans; preprocessed at compile time,
+  /// graph-capturable) where the planner predicts no generated candidate faster; "never" keeps
+  /// generated kernels only; "always" runs cuSPARSE for every multiply (comparisons, tests).
+  /// Applies with format "auto" and no forced parameters, not with f32acc64 or an ordering the
+  /// caller asked for (refused
   /// there with "always"); an ordering reorder "auto" chose is dropped where cuSPARSE on the
   /// caller's order is predicted faster. Measure mode times cuSPARSE beside the generated
   /// candidates under the same rules ("always": cuSPARSE alone) and keeps it where none is faster.

@@ -99,12 +99,18 @@ struct Candidate {
 /// What runs the multiply.
 enum class Engine {
   kernel,    ///< the kernel generated for the plan's format
-  cusparse,  ///< cuSPARSE's CSR SpMV (CUSPARSE_SPMV_CSR_ALG1, preprocessed at compile time) on
-             ///< the plan's plain CSR arrays (format csr, plain values): chosen where no
+  cusparse,  ///< cuSPARSE's CSR SpMV (Plan::cusparse_algorithm, preprocessed at compile time)
+             ///< on the plan's plain CSR arrays (format csr, plain values): chosen where no
              ///< generated candidate is predicted to beat it (Options::cusparse)
 };
 
 std::string_view to_string(Engine engine);
+
+/// The algorithm of the cuSPARSE engine: CSR ALG1 (the faster), or CSR ALG2, whose results
+/// cuSPARSE documents as bitwise identical run to run: the one deterministic plans use.
+enum class CusparseAlgorithm { csr_alg1, csr_alg2 };
+
+std::string_view to_string(CusparseAlgorithm algorithm);
 
 struct Plan {
   std::string format;
@@ -125,6 +131,8 @@ struct Plan {
   std::optional<ValueRounding> rounding;
   std::vector<Candidate> candidates;  ///< everything considered, best first; rejected last
   Engine engine = Engine::kernel;
+  /// The cuSPARSE engine's algorithm (engine cusparse): ALG2 for deterministic plans.
+  CusparseAlgorithm cusparse_algorithm = CusparseAlgorithm::csr_alg1;
   /// cuSPARSE's CSR SpMV's predicted time per multiply, where the planner weighed it
   /// (compiler::PlanOptions::cusparse); 0 where it did not.
   double cusparse_seconds = 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "heuristics.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
@@ -80,18 +81,45 @@ TEST_CASE("cusparse: never leaves the plan to the generated kernels; always take
   }
 }
 
+TEST_CASE("cusparse: deterministic plans run CSR ALG2, weighed at its own cost") {
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(std::string(to_string(p)));
+    const Plan alg1 = compiler::make_plan(graph(), with_cusparse(p, "always"));
+    REQUIRE(alg1.engine == Engine::cusparse);
+    CHECK(alg1.cusparse_algorithm == CusparseAlgorithm::csr_alg1);
+    compiler::PlanOptions det = with_cusparse(p, "always");
+    det.deterministic = true;
+    const Plan alg2 = compiler::make_plan(graph(), det);
+    REQUIRE(alg2.engine == Engine::cusparse);
+    CHECK(alg2.cusparse_algorithm == CusparseAlgorithm::csr_alg2);
+    // ALG2 is predicted slower than ALG1, by the suite's factor for the precision.
+    const double factor =
+        p == Precision::f64 ? heuristics::kCusparseAlg2Factor64 : heuristics::kCusparseAlg2Factor32;
+    CHECK(factor > 1.0);
+    CHECK(alg2.cusparse_seconds == doctest::Approx(alg1.cusparse_seconds * factor));
+    const std::string json = to_json(alg2);
+    const std::size_t key = json.find("\"cusparse_algorithm\"");
+    REQUIRE(key != std::string::npos);
+    CHECK(json.find("\"csr_alg2\"", key) == json.find('"', json.find(':', key)));
+    CHECK(to_report(alg2).find("CSR ALG2, bitwise deterministic") != std::string::npos);
+    // With "auto", a deterministic plan hands the multiply to cuSPARSE only where ALG2's
+    // prediction beats every deterministic candidate, and then runs ALG2.
+    det.cusparse = "auto";
+    const Plan chosen = compiler::make_plan(graph(), det);
+    if (chosen.engine == Engine::cusparse) {
+      CHECK(chosen.cusparse_algorithm == CusparseAlgorithm::csr_alg2);
+    } else {
+      CHECK(chosen.predicted_seconds <= alg2.cusparse_seconds);
+    }
+  }
+}
+
 TEST_CASE("cusparse: not weighed for forced formats; refused with reasons where it cannot run") {
   // A forced format or parameters win over "always".
   compiler::PlanOptions forced = with_cusparse(Precision::f64, "always");
   forced.format = "csr_stream";
   CHECK(compiler::make_plan(graph(), forced).engine == Engine::kernel);
-  // Deterministic plans and f32acc64: "always" is an error naming why, "auto" stays generated.
-  compiler::PlanOptions det = with_cusparse(Precision::f64, "always");
-  det.deterministic = true;
-  CHECK_THROWS_WITH_AS(compiler::make_plan(graph(), det), doctest::Contains("not bitwise"),
-                       InputError);
-  det.cusparse = "auto";
-  CHECK(compiler::make_plan(graph(), det).engine == Engine::kernel);
+  // f32acc64: "always" is an error naming why.
   compiler::PlanOptions acc = with_cusparse(Precision::f32_acc64, "always");
   CHECK_THROWS_WITH_AS(compiler::make_plan(graph(), acc), doctest::Contains("f32acc64"),
                        InputError);
@@ -173,11 +201,15 @@ TEST_CASE("cusparse: the device-array planner weighs it as the host planner does
     CHECK(chosen.cusparse_seconds == doctest::Approx(always.cusparse_seconds));
     CHECK((chosen.engine == Engine::cusparse) ==
           (chosen.cusparse_seconds < never.predicted_seconds));
-    // Deterministic plans never hand the multiply to cuSPARSE; asking for it names why.
+    // Deterministic plans hand the multiply to cuSPARSE's ALG2, never its ALG1.
     o.deterministic = true;
-    CHECK(compiler::plan_device_csr(d, profile, o, target).engine == Engine::kernel);
+    const Plan det = compiler::plan_device_csr(d, profile, o, target);
+    if (det.engine == Engine::cusparse)
+      CHECK(det.cusparse_algorithm == CusparseAlgorithm::csr_alg2);
+    CHECK(det.cusparse_seconds > always.cusparse_seconds);
     o.cusparse = "always";
-    CHECK_THROWS_WITH_AS(compiler::plan_device_csr(d, profile, o, target),
-                         doctest::Contains("deterministic"), InputError);
+    const Plan det_always = compiler::plan_device_csr(d, profile, o, target);
+    REQUIRE(det_always.engine == Engine::cusparse);
+    CHECK(det_always.cusparse_algorithm == CusparseAlgorithm::csr_alg2);
   }
 }

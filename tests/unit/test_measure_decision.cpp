@@ -97,6 +97,10 @@ TEST_CASE("measure decision: cuSPARSE is timed where the model planner would wei
   o.cusparse = "always";
   CHECK(plan_for(graph(), o).build.plan.engine == Engine::cusparse);
   CHECK_FALSE(refusal(graph(), o));
+  // Deterministic: cuSPARSE's ALG2 is the one timed.
+  o.deterministic = true;
+  CHECK_FALSE(refusal(graph(), o));
+  CHECK(plan_for(graph(), o).build.plan.cusparse_algorithm == CusparseAlgorithm::csr_alg2);
 }
 
 TEST_CASE("measure decision: cuSPARSE is not timed where the model planner refuses it") {
@@ -108,9 +112,6 @@ TEST_CASE("measure decision: cuSPARSE is not timed where the model planner refus
   Options o;
   o.cusparse = "never";
   refused(o, "never");
-  o = Options{};
-  o.deterministic = true;
-  refused(o, "not bitwise deterministic");
   o = Options{};
   o.precision = Precision::f32_acc64;
   refused(o, "f32acc64");
