@@ -400,10 +400,9 @@ int main(int argc, char** argv) {
         if (margs.transpose && margs.k > 0)
           throw spmvc::cli::UsageError("--transpose and --k do not combine");
         if (margs.k > 0 || margs.transpose)
-          sargs.operation =
-              spmvc::cli::OperationArgs{margs.transpose ? 1 : margs.k,
-                                        spmvc::parse_dense_layout(margs.layout), margs.transpose,
-                                        margs.spmm_cusparse};
+          sargs.operation = spmvc::cli::OperationArgs{margs.transpose ? 1 : margs.k,
+                                                      spmvc::parse_dense_layout(margs.layout),
+                                                      margs.transpose, margs.spmm_cusparse};
         return spmvc::cli::run_suite(sargs, bargs);
       }
       if (margs.matrix.empty())

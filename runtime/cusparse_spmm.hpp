@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "spmvc/matrix.hpp"
 #include "spmvc/dense.hpp"
+#include "spmvc/matrix.hpp"
 #include "spmvc/plan.hpp"
 
 namespace spmvc::runtime {

@@ -80,9 +80,9 @@ std::string shape_tag(int k, DenseLayout layout, const SpmmShape& s) {
 // The inspector's view of the rows that choose_spmm_engine weighs.
 void set_row_view(SpmmSubject& s, const Profile& profile) {
   s.row_spread = profile.row_mean > 0 ? profile.row_stddev / profile.row_mean : 0.0;
-  s.x_scatter = profile.nnz > 0 ? static_cast<double>(profile.x_sectors) /
-                                      static_cast<double>(profile.nnz)
-                                : 0.0;
+  s.x_scatter = profile.nnz > 0
+                    ? static_cast<double>(profile.x_sectors) / static_cast<double>(profile.nnz)
+                    : 0.0;
 }
 
 }  // namespace
@@ -112,10 +112,9 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
       fmt::format("{:.1f} nonzeros a row, spread {:.2f}, x sectors per nonzero {:.2f}",
                   subject.row_mean, subject.row_spread, subject.x_scatter);
   const bool short_rows = subject.row_mean <= kSpmmShortRows;
-  const bool graph_like =
-      subject.row_spread >= kSpmmHeavyRowSpread ||
-      (short_rows &&
-       (subject.row_spread >= kSpmmGraphRowSpread || subject.x_scatter >= kSpmmScatteredX));
+  const bool graph_like = subject.row_spread >= kSpmmHeavyRowSpread ||
+                          (short_rows && (subject.row_spread >= kSpmmGraphRowSpread ||
+                                          subject.x_scatter >= kSpmmScatteredX));
   SpmmChoice c;
   if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK &&
       subject.precision == Precision::f64 && subject.format == "csr_stream" && graph_like) {

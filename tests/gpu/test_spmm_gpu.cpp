@@ -310,8 +310,8 @@ TEST_CASE("gpu: spmm_cusparse always without the kept CSR says what to do") {
   o.keep_csr = false;
   o.spmm_cusparse = "always";
   const Operator op = compile(a, o);
-  CHECK_THROWS_WITH_AS(check_many(a, op, 8, DenseLayout::row_major),
-                       doctest::Contains("keep_csr"), InputError);
+  CHECK_THROWS_WITH_AS(check_many(a, op, 8, DenseLayout::row_major), doctest::Contains("keep_csr"),
+                       InputError);
   o.spmm_cusparse = "auto";
   const Operator plain = compile(a, o);
   CHECK(check_many(a, plain, 32, DenseLayout::row_major) <= tolerance(Precision::f64));

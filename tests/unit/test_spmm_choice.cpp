@@ -56,9 +56,8 @@ TEST_CASE("spmm choice: graph-like rows at k >= 16 row-major fp64 take cusparseS
         SpmmEngine::cusparse);
   CHECK(pick(graph_subject(100, compiler::kSpmmHeavyRowSpread, 0.0)) == SpmmEngine::cusparse);
   CHECK(pick(graph_subject(8, 0.2, 0.9), compiler::kSpmmCusparseMinK) == SpmmEngine::cusparse);
-  const compiler::SpmmChoice c =
-      choose_spmm_engine(graph_subject(5, 0.3, 0.9), 32, DenseLayout::row_major, "auto", false,
-                         true);
+  const compiler::SpmmChoice c = choose_spmm_engine(graph_subject(5, 0.3, 0.9), 32,
+                                                    DenseLayout::row_major, "auto", false, true);
   CHECK(c.why.find("cusparseSpMM_CSR_ALG2") != std::string::npos);
   CHECK_FALSE(c.time_both);
 }
@@ -88,7 +87,8 @@ TEST_CASE("spmm choice: modes never, always and measure, and the measure planner
             .why.find("cusparseSpMM_CSR_ALG1") != std::string::npos);
   CHECK(choose_spmm_engine(regular, 8, DenseLayout::col_major, "measure", false, true).time_both);
   CHECK(choose_spmm_engine(regular, 8, DenseLayout::col_major, "auto", true, true).time_both);
-  CHECK_FALSE(choose_spmm_engine(regular, 8, DenseLayout::col_major, "auto", false, true).time_both);
+  CHECK_FALSE(
+      choose_spmm_engine(regular, 8, DenseLayout::col_major, "auto", false, true).time_both);
   CHECK_FALSE(choose_spmm_engine(graph, 32, DenseLayout::row_major, "never", true, true).time_both);
 }
 
@@ -98,8 +98,8 @@ TEST_CASE("spmm choice: without a plain CSR or with f32acc64 the kernel runs; al
       choose_spmm_engine(graph, 32, DenseLayout::row_major, "measure", false, false);
   CHECK(no_csr.engine == SpmmEngine::kernel);
   CHECK_FALSE(no_csr.time_both);
-  CHECK_THROWS_WITH_AS(choose_spmm_engine(graph, 32, DenseLayout::row_major, "always", false,
-                                          false, "compile with keep_csr"),
+  CHECK_THROWS_WITH_AS(choose_spmm_engine(graph, 32, DenseLayout::row_major, "always", false, false,
+                                          "compile with keep_csr"),
                        doctest::Contains("compile with keep_csr"), InputError);
   SpmmSubject acc64 = graph;
   acc64.precision = Precision::f32_acc64;
