@@ -118,8 +118,8 @@ TEST_CASE("spmm choice: unknown modes and bad k are input errors naming them") {
 }
 
 TEST_CASE("spmm choice: the subject's row view comes from the inspector's profile") {
-  const CsrMatrix graph = rmat(12, 8, 3);
-  const CsrMatrix stencil = stencil_3d_27pt(16, 16, 16);
+  const CsrMatrix graph = gen::rmat(12, 8, 3);
+  const CsrMatrix stencil = gen::stencil_3d_27pt(16, 16, 16);
   const SpmmSubject g = subject_of(graph, Precision::f64);
   const SpmmSubject s = subject_of(stencil, Precision::f64);
   const Profile pg = inspect(graph);
