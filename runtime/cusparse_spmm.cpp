@@ -24,8 +24,21 @@ void check(cusparseStatus_t s, const char* call) {
                       fmt::format("{} ({})", cusparseGetErrorName(s), cusparseGetErrorString(s)));
 }
 
-cusparseSpMMAlg_t algorithm(DenseLayout layout) {
-  return layout == DenseLayout::row_major ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG1;
+// compiler::spmm_cusparse_algorithm's choice, and its name.
+cusparseSpMMAlg_t algorithm(DenseLayout layout, cudaDataType type) {
+  if (layout == DenseLayout::col_major) return CUSPARSE_SPMM_CSR_ALG1;
+  return type == CUDA_R_64F ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3;
+}
+
+const char* name_of(cusparseSpMMAlg_t alg) {
+  switch (alg) {
+    case CUSPARSE_SPMM_CSR_ALG2:
+      return "cusparseSpMM_CSR_ALG2";
+    case CUSPARSE_SPMM_CSR_ALG3:
+      return "cusparseSpMM_CSR_ALG3";
+    default:
+      return "cusparseSpMM_CSR_ALG1";
+  }
 }
 
 }  // namespace
@@ -37,6 +50,7 @@ struct CusparseSpmmEngine::State {
     cusparseSpMatDescr_t mat = nullptr;
     cusparseDnMatDescr_t x = nullptr;
     cusparseDnMatDescr_t y = nullptr;
+    cusparseSpMMAlg_t alg = CUSPARSE_SPMM_CSR_ALG1;
     DeviceBuffer work;
     Setup() = default;
     Setup(const Setup&) = delete;
@@ -92,17 +106,26 @@ struct CusparseSpmmEngine::State {
     check(cusparseCreateDnMat(&s.y, a.nrows, k, rm ? k : rows_y, vy.get(), type, order),
           "cusparseCreateDnMat(Y)");
     std::size_t bytes = 0;
+    s.alg = algorithm(layout, type);
     with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
-      check(cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                    CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat, s.x, beta, s.y,
-                                    type, algorithm(layout), &bytes),
-            "cusparseSpMM_bufferSize");
+      auto size = [&] {
+        return cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                       CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat, s.x, beta,
+                                       s.y, type, s.alg, &bytes);
+      };
+      cusparseStatus_t st = size();
+      // CSR_ALG1 takes every layout and shape: the one to fall back on.
+      if (st == CUSPARSE_STATUS_NOT_SUPPORTED && s.alg != CUSPARSE_SPMM_CSR_ALG1) {
+        s.alg = CUSPARSE_SPMM_CSR_ALG1;
+        st = size();
+      }
+      check(st, "cusparseSpMM_bufferSize");
     });
     s.work = DeviceBuffer(std::max<std::size_t>(bytes, 1));
     with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
       const cusparseStatus_t st = cusparseSpMM_preprocess(
           handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat,
-          s.x, beta, s.y, type, algorithm(layout), s.work.get());
+          s.x, beta, s.y, type, s.alg, s.work.get());
       // Preprocessing is an optional speed-up that an algorithm may decline.
       if (st != CUSPARSE_STATUS_NOT_SUPPORTED) check(st, "cusparseSpMM_preprocess");
     });
@@ -127,10 +150,10 @@ CusparseSpmmEngine::CusparseSpmmEngine(const DeviceCsr& a, Precision precision)
 
 CusparseSpmmEngine::~CusparseSpmmEngine() = default;
 
-void CusparseSpmmEngine::prepare(int k, DenseLayout layout) {
+const char* CusparseSpmmEngine::prepare(int k, DenseLayout layout) {
   State& s = *state_;
   std::lock_guard lock(s.mutex);
-  s.setup(k, layout);
+  return name_of(s.setup(k, layout).alg);
 }
 
 void CusparseSpmmEngine::apply(int k, DenseLayout layout, const void* x, void* y, double alpha,
@@ -143,7 +166,7 @@ void CusparseSpmmEngine::apply(int k, DenseLayout layout, const void* x, void* y
   check(cusparseDnMatSetValues(u.y, y), "cusparseDnMatSetValues(Y)");
   s.with_scalars(alpha, beta, [&](const void* a, const void* b) {
     check(cusparseSpMM(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                       a, u.mat, u.x, b, u.y, s.type, algorithm(layout), u.work.get()),
+                       a, u.mat, u.x, b, u.y, s.type, u.alg, u.work.get()),
           "cusparseSpMM");
   });
 }

@@ -63,10 +63,9 @@ const Operations::SpmmUnit* cusparse_unit(const Operator::Impl& im, Operations& 
                                           DenseLayout layout) {
   if (!ops.cusparse_spmm)
     ops.cusparse_spmm = std::make_unique<CusparseSpmmEngine>(*ops.csr, im.plan.precision);
-  ops.cusparse_spmm->prepare(k, layout);
   Operations::SpmmUnit unit;
   unit.engine = compiler::SpmmEngine::cusparse;
-  unit.source.kernel_name = compiler::spmm_cusparse_algorithm(layout);
+  unit.source.kernel_name = ops.cusparse_spmm->prepare(k, layout);
   return &ops.spmm.insert_or_assign(std::pair{k, layout}, std::move(unit)).first->second;
 }
 
@@ -132,13 +131,13 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
   });
   if (!ops.cusparse_spmm)
     ops.cusparse_spmm = std::make_unique<CusparseSpmmEngine>(*ops.csr, im.plan.precision);
-  ops.cusparse_spmm->prepare(k, layout);
+  const std::string alg = ops.cusparse_spmm->prepare(k, layout);
   const double cusparse_ms = time_spmm(im, k, [&](const void* x, void* y) {
     ops.cusparse_spmm->apply(k, layout, x, y, 1.0, 0.0, nullptr);
   });
   timings.spmm += seconds_since(t0);
-  const std::string times = fmt::format("measured {:.4f} ms generated, {:.4f} ms {}", own_ms,
-                                        cusparse_ms, compiler::spmm_cusparse_algorithm(layout));
+  const std::string times =
+      fmt::format("measured {:.4f} ms generated, {:.4f} ms {}", own_ms, cusparse_ms, alg);
   if (cusparse_ms < own_ms) {
     const Operations::SpmmUnit* unit = cusparse_unit(im, ops, k, layout);
     timings.spmm_note = "cuSPARSE: " + times;

@@ -106,7 +106,7 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
                        fmt::format("always: {}{}{}", refusal, no_csr.empty() ? "" : ": ", no_csr));
     return {SpmmEngine::kernel, false, refusal};
   }
-  const std::string_view alg = spmm_cusparse_algorithm(layout);
+  const std::string_view alg = spmm_cusparse_algorithm(layout, subject.precision);
   if (mode == "always") return {SpmmEngine::cusparse, false, fmt::format("{} (always)", alg)};
   const std::string rows =
       fmt::format("{:.1f} nonzeros a row, spread {:.2f}, x sectors per nonzero {:.2f}",
@@ -127,8 +127,9 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
   return c;
 }
 
-const char* spmm_cusparse_algorithm(DenseLayout layout) {
-  return layout == DenseLayout::row_major ? "cusparseSpMM_CSR_ALG2" : "cusparseSpMM_CSR_ALG1";
+const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision) {
+  if (layout == DenseLayout::col_major) return "cusparseSpMM_CSR_ALG1";
+  return precision == Precision::f64 ? "cusparseSpMM_CSR_ALG2" : "cusparseSpMM_CSR_ALG3";
 }
 
 SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile& profile) {

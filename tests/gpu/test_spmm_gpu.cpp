@@ -273,7 +273,7 @@ TEST_CASE("gpu: apply_many runs cusparseSpMM or the generated unit as spmm_cuspa
             CAPTURE(note);
             if (std::string(mode) == "always") {
               CHECK(note.rfind("cuSPARSE: cusparseSpMM_CSR_ALG", 0) == 0);
-              CHECK(name == compiler::spmm_cusparse_algorithm(layout));
+              CHECK(name.rfind("cusparseSpMM_CSR_ALG", 0) == 0);
             } else if (std::string(mode) == "never") {
               CHECK(note.rfind("own encoding: spmm_", 0) == 0);
               CHECK(name.rfind("spmm_", 0) == 0);
@@ -281,7 +281,7 @@ TEST_CASE("gpu: apply_many runs cusparseSpMM or the generated unit as spmm_cuspa
               CHECK(note.find("measured ") != std::string::npos);
               // The faster one is kept, and named by the unit.
               CHECK((note.rfind("cuSPARSE: ", 0) == 0) ==
-                    (name == compiler::spmm_cusparse_algorithm(layout)));
+                    (name.rfind("cusparseSpMM_CSR_ALG", 0) == 0));
             }
           }
         }

@@ -85,6 +85,12 @@ TEST_CASE("spmm choice: modes never, always and measure, and the measure planner
   CHECK(pick(regular, 4, DenseLayout::col_major, "always") == SpmmEngine::cusparse);
   CHECK(choose_spmm_engine(regular, 4, DenseLayout::col_major, "always", false, true)
             .why.find("cusparseSpMM_CSR_ALG1") != std::string::npos);
+  CHECK(std::string(compiler::spmm_cusparse_algorithm(DenseLayout::row_major, Precision::f64)) ==
+        "cusparseSpMM_CSR_ALG2");
+  CHECK(std::string(compiler::spmm_cusparse_algorithm(DenseLayout::row_major, Precision::f32)) ==
+        "cusparseSpMM_CSR_ALG3");
+  CHECK(std::string(compiler::spmm_cusparse_algorithm(DenseLayout::col_major, Precision::f32)) ==
+        "cusparseSpMM_CSR_ALG1");
   CHECK(choose_spmm_engine(regular, 8, DenseLayout::col_major, "measure", false, true).time_both);
   CHECK(choose_spmm_engine(regular, 8, DenseLayout::col_major, "auto", true, true).time_both);
   CHECK_FALSE(

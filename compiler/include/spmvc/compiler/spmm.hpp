@@ -96,9 +96,11 @@ inline constexpr double kSpmmScatteredX = 0.6;
 SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout layout,
                               std::string_view mode, bool measure_planner, bool have_csr,
                               std::string_view no_csr = {});
-/// The cuSPARSE algorithm apply_many runs for `layout`: CSR_ALG2 row-major (X and Y row-major
-/// only), CSR_ALG1 column-major; its name is the unit's kernel_name in Operator::spmm_source.
-const char* spmm_cusparse_algorithm(DenseLayout layout);
+/// The cuSPARSE algorithm apply_many asks for: column-major CSR_ALG1; row-major CSR_ALG2 in fp64
+/// and CSR_ALG3 in fp32 (the fastest of the three most often on an H100 at k = 32). Its name is
+/// the unit's kernel_name in Operator::spmm_source ("cusparseSpMM_CSR_ALG2"), or CSR_ALG1's
+/// where cuSPARSE declines the one asked for.
+const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision);
 
 /// The SpMM unit for `k` columns in `layout`: entry point kernel_name, parameters in binding
 /// order (rows, cols, the format's arrays, x, y, alpha, beta). InputError for k outside
