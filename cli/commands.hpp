@@ -63,10 +63,11 @@ struct MatrixArgs {
   bool update_values = false;
   /// plan, run, bench: the multiplies the caller expects (Options::multiplies); 0: not given
   std::int64_t multiplies = 0;
-  bool cached_kernels = false;  ///< with multiplies: charge no NVRTC compile
-  int k = 0;                    ///< run/bench: > 0 multiplies k vectors at once (apply_many)
-  std::string layout = "col";   ///< run/bench --k: X and Y row- or column-major
-  bool transpose = false;       ///< run/bench: y = A^T x (apply_transpose)
+  bool cached_kernels = false;         ///< with multiplies: charge no NVRTC compile
+  int k = 0;                           ///< run/bench: > 0 multiplies k vectors at once (apply_many)
+  std::string layout = "col";          ///< run/bench --k: X and Y row- or column-major
+  std::string spmm_cusparse = "auto";  ///< Options::spmm_cusparse: auto, never, always, measure
+  bool transpose = false;              ///< run/bench: y = A^T x (apply_transpose)
 
   /// run/bench: multiply over the MPI ranks (spmvc::distributed), with the rows partitioned by
   /// `partition` (block, metis) and the ghost values moved by `transport` (mpi, nccl).
@@ -124,6 +125,7 @@ struct OperationArgs {
   int k = 1;
   DenseLayout layout = DenseLayout::col_major;
   bool transpose = false;
+  std::string spmm_cusparse = "auto";  ///< Options::spmm_cusparse of the operator
 };
 /// Compiles `a` (keeping its CSR), checks and times the operation against cuSPARSE: the JSON
 /// record `bench --k/--transpose` prints and the suite stores (sizes, plan, kernel, every

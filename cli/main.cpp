@@ -174,6 +174,12 @@ void add_operation_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
   cmd->add_flag("--transpose", args.transpose,
                 "multiply by the transpose, y = A^T x (Operator::apply_transpose)")
       ->excludes(k);
+  cmd->add_option("--spmm-cusparse", args.spmm_cusparse,
+                  "--k: cusparseSpMM as apply_many's engine: auto (graph-like rows at k >= 16 "
+                  "row-major fp64; timed against the generated unit with --planner measure), "
+                  "never, always, measure (time both, keep the faster)")
+      ->check(CLI::IsMember({"auto", "never", "always", "measure"}))
+      ->capture_default_str();
 }
 
 // run and bench over MPI ranks (mpirun -n N spmvc run --distributed A.mtx).
@@ -394,9 +400,9 @@ int main(int argc, char** argv) {
         if (margs.transpose && margs.k > 0)
           throw spmvc::cli::UsageError("--transpose and --k do not combine");
         if (margs.k > 0 || margs.transpose)
-          sargs.operation =
-              spmvc::cli::OperationArgs{margs.transpose ? 1 : margs.k,
-                                        spmvc::parse_dense_layout(margs.layout), margs.transpose};
+          sargs.operation = spmvc::cli::OperationArgs{margs.transpose ? 1 : margs.k,
+                                                      spmvc::parse_dense_layout(margs.layout),
+                                                      margs.transpose, margs.spmm_cusparse};
         return spmvc::cli::run_suite(sargs, bargs);
       }
       if (margs.matrix.empty())

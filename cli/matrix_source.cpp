@@ -81,6 +81,7 @@ Options make_options(const MatrixArgs& args) {
   o.deterministic = args.deterministic;
   o.mixed_precision = parse_mixed_precision(args.mixed_precision);
   o.cusparse = args.cusparse;
+  o.spmm_cusparse = args.spmm_cusparse;
   o.build = compiler::parse_build_mode(args.build);
   if (args.no_tiered) o.tiered = false;
   if (args.planner == "measure") {

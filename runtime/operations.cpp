@@ -33,6 +33,7 @@ Options device_options(const Options& o) {
   d.cache_dir = o.cache_dir;
   d.device = o.device;
   d.value_coding = o.value_coding;
+  d.spmm_cusparse = o.spmm_cusparse;
   return d;
 }
 
@@ -53,6 +54,45 @@ void launch_spmm(const Operator::Impl& im, const Operations::SpmmUnit& unit, con
   check_last_launch(unit.source.kernel_name);
 }
 
+const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations& ops, int k,
+                                           DenseLayout layout);
+
+// The cusparseSpMM unit for (k, layout) on the kept CSR, set up and recorded. Called with
+// ops.mutex held.
+const Operations::SpmmUnit* cusparse_unit(const Operator::Impl& im, Operations& ops, int k,
+                                          DenseLayout layout) {
+  if (!ops.cusparse_spmm)
+    ops.cusparse_spmm = std::make_unique<CusparseSpmmEngine>(*ops.csr, im.plan.precision);
+  Operations::SpmmUnit unit;
+  unit.engine = compiler::SpmmEngine::cusparse;
+  unit.source.kernel_name = ops.cusparse_spmm->prepare(k, layout);
+  return &ops.spmm.insert_or_assign(std::pair{k, layout}, std::move(unit)).first->second;
+}
+
+// The median milliseconds of `run(x, y)` on zeroed scratch X and Y of the operator's sizes, after
+// a warm-up call.
+template <typename F>
+double time_spmm(const Operator::Impl& im, int k, const F& run) {
+  const std::size_t vb = value_bytes(im.plan.precision);
+  const auto ku = static_cast<std::size_t>(k);
+  DeviceBuffer x(std::max<std::size_t>(static_cast<std::size_t>(im.ncols) * ku * vb, 8));
+  DeviceBuffer y(std::max<std::size_t>(static_cast<std::size_t>(im.nrows) * ku * vb, 8));
+  x.fill_bytes(0);
+  y.fill_bytes(0);
+  run(x.get(), y.get());
+  synchronize();
+  constexpr int kRuns = 7;
+  std::array<double, kRuns> ms{};
+  EventTimer timer;
+  for (double& t : ms) {
+    timer.start();
+    run(x.get(), y.get());
+    t = timer.stop_ms();
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[kRuns / 2];
+}
+
 // The operator's SpMM unit for (k, layout), compiled and loaded on first use; nullptr when the
 // plan's encoding has none (then ops.spmm_fallback is built). Called with ops.mutex held.
 const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops, int k,
@@ -61,15 +101,66 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
     throw InputError("apply_many", 0,
                      fmt::format("k = {} vectors: apply_many takes 1..{}", k, kMaxDenseColumns));
   if (auto found = ops.spmm.find({k, layout}); found != ops.spmm.end()) return &found->second;
-  if (ops.spmm_fallback) return nullptr;
   CompileTimings& timings = const_cast<Operator::Impl&>(im).timings;
   const auto t0 = Clock::now();
+  std::optional<compiler::SpmmChoice> choice;
+  if (ops.subject) {
+    choice = compiler::choose_spmm_engine(*ops.subject, k, layout, ops.options.spmm_cusparse,
+                                          ops.options.planner == PlannerMode::measure,
+                                          ops.csr.has_value(), ops.no_csr);
+    if (choice->engine == compiler::SpmmEngine::cusparse && !choice->time_both) {
+      const Operations::SpmmUnit* unit = cusparse_unit(im, ops, k, layout);
+      timings.spmm += seconds_since(t0);
+      timings.spmm_note = "cuSPARSE: " + choice->why;
+      return unit;
+    }
+  }
+  const Operations::SpmmUnit* own = generated_unit(im, ops, k, layout);
+  if (!choice || !choice->time_both) {
+    timings.spmm += seconds_since(t0);
+    return own;
+  }
+  // Measured: the generated unit (or the fallback operator) against cusparseSpMM, on scratch X
+  // and Y, and the faster kept for (k, layout).
+  const std::string own_note = timings.spmm_note;
+  const double own_ms = time_spmm(im, k, [&](const void* x, void* y) {
+    if (own == nullptr)
+      ops.spmm_fallback->apply_many(x, y, k, layout, 1.0, 0.0, nullptr);
+    else
+      launch_spmm(im, *own, x, y, 1.0, 0.0, nullptr);
+  });
+  if (!ops.cusparse_spmm)
+    ops.cusparse_spmm = std::make_unique<CusparseSpmmEngine>(*ops.csr, im.plan.precision);
+  const std::string alg = ops.cusparse_spmm->prepare(k, layout);
+  const double cusparse_ms = time_spmm(im, k, [&](const void* x, void* y) {
+    ops.cusparse_spmm->apply(k, layout, x, y, 1.0, 0.0, nullptr);
+  });
+  timings.spmm += seconds_since(t0);
+  const std::string times =
+      fmt::format("measured {:.4f} ms generated, {:.4f} ms {}", own_ms, cusparse_ms, alg);
+  if (cusparse_ms < own_ms) {
+    const Operations::SpmmUnit* unit = cusparse_unit(im, ops, k, layout);
+    timings.spmm_note = "cuSPARSE: " + times;
+    return unit;
+  }
+  timings.spmm_note = fmt::format("{} ({})", own_note, times);
+  return own;
+}
+
+// The generated unit for (k, layout) (nullptr: the fallback operator runs it), built and
+// recorded for later calls. Called with ops.mutex held.
+const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations& ops, int k,
+                                           DenseLayout layout) {
+  CompileTimings& timings = const_cast<Operator::Impl&>(im).timings;
+  if (ops.spmm_fallback) return nullptr;
   const std::optional<std::string> why =
       ops.subject ? compiler::spmm_unsupported(*ops.subject)
                   : std::optional<std::string>("the operator's encoding is not described");
   if (why) {
     const DeviceCsr& csr = kept_csr(ops, "apply_many", "no SpMM kernel here: " + *why);
     Options fallback = device_options(ops.options);
+    // This operator chose the generated unit for (k, layout): its fallback runs one too.
+    fallback.spmm_cusparse = "never";
     ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
     // The planner may pick a format with no SpMM kernel of its own (bro_ell) from device arrays
     // too: csr_stream then, which has one for any matrix.
@@ -78,7 +169,6 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
       fallback.format = "csr_stream";
       ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
     }
-    timings.spmm += seconds_since(t0);
     timings.spmm_note = fmt::format("built a {} encoding from the kept CSR ({}): {}",
                                     ops.spmm_fallback->plan().format, *why,
                                     describe(ops.spmm_fallback->plan().params));
@@ -101,7 +191,6 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
     throw InternalError("SpMM unit " + unit.source.kernel_name + " has too many parameters");
   for (const KernelParam& p : unit.source.params)
     unit.array_args.push_back(p.kind == KernelParam::Kind::array ? im.array(p.name) : nullptr);
-  timings.spmm += seconds_since(t0);
   timings.spmm_note = "own encoding: " + unit.source.kernel_name;
   return &ops.spmm.emplace(std::pair{k, layout}, std::move(unit)).first->second;
 }
@@ -249,6 +338,10 @@ void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, dou
   }
   if (unit == nullptr) {
     ops.spmm_fallback->apply_many(x, y, k, layout, alpha, beta, stream);
+    return;
+  }
+  if (unit->engine == compiler::SpmmEngine::cusparse) {
+    ops.cusparse_spmm->apply(k, layout, x, y, alpha, beta, stream);
     return;
   }
   runtime::launch_spmm(*impl_, *unit, x, y, alpha, beta, stream);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "cusparse_spmm.hpp"
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "spmvc/build.hpp"
@@ -34,8 +35,11 @@ struct Operations {
   /// Why `csr` is absent.
   std::string no_csr;
 
-  /// One compiled SpMM unit and its array arguments by parameter index.
+  /// How apply_many runs one (k, layout): a compiled SpMM unit and its array arguments by
+  /// parameter index, or (engine cusparse) cusparseSpMM on `csr`, with only the source's
+  /// kernel_name set (the cuSPARSE algorithm).
   struct SpmmUnit {
+    compiler::SpmmEngine engine = compiler::SpmmEngine::kernel;
     KernelSource source;
     std::shared_ptr<const LoadedKernel> kernel;
     std::vector<const void*> array_args;
@@ -43,6 +47,8 @@ struct Operations {
   std::map<std::pair<int, DenseLayout>, SpmmUnit> spmm;
   /// The operator apply_many runs on when the plan's encoding has none (built from `csr`).
   std::unique_ptr<Operator> spmm_fallback;
+  /// cusparseSpMM on `csr`, made when a (k, layout) first picks it.
+  std::unique_ptr<CusparseSpmmEngine> cusparse_spmm;
 
   /// A^T's CSR (built on the GPU from `csr`) and the operator compiled from it.
   DeviceBuffer t_row_ptr, t_col_idx, t_values;

@@ -77,7 +77,60 @@ std::string shape_tag(int k, DenseLayout layout, const SpmmShape& s) {
                      s.column_lanes, s.row_lanes, s.block_size);
 }
 
+// The inspector's view of the rows that choose_spmm_engine weighs.
+void set_row_view(SpmmSubject& s, const Profile& profile) {
+  s.row_spread = profile.row_mean > 0 ? profile.row_stddev / profile.row_mean : 0.0;
+  s.x_scatter = profile.nnz > 0
+                    ? static_cast<double>(profile.x_sectors) / static_cast<double>(profile.nnz)
+                    : 0.0;
+}
+
 }  // namespace
+
+SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout layout,
+                              std::string_view mode, bool measure_planner, bool have_csr,
+                              std::string_view no_csr) {
+  check_k(k);
+  if (mode != "auto" && mode != "never" && mode != "always" && mode != "measure")
+    throw InputError(
+        "spmm_cusparse", 0,
+        fmt::format("unknown SpMM engine choice '{}' (auto, never, always, measure)", mode));
+  if (mode == "never") return {SpmmEngine::kernel, false, "cuSPARSE not offered (never)"};
+  const char* refusal = nullptr;
+  if (!have_csr) refusal = "the operator keeps no plain CSR for cusparseSpMM";
+  if (subject.precision == Precision::f32_acc64)
+    refusal = "cuSPARSE accumulates fp32 data in fp32: not with f32acc64";
+  if (refusal != nullptr) {
+    if (mode == "always")
+      throw InputError("spmm_cusparse", 0,
+                       fmt::format("always: {}{}{}", refusal, no_csr.empty() ? "" : ": ", no_csr));
+    return {SpmmEngine::kernel, false, refusal};
+  }
+  const std::string_view alg = spmm_cusparse_algorithm(layout, subject.precision);
+  if (mode == "always") return {SpmmEngine::cusparse, false, fmt::format("{} (always)", alg)};
+  const std::string rows =
+      fmt::format("{:.1f} nonzeros a row, spread {:.2f}, x sectors per nonzero {:.2f}",
+                  subject.row_mean, subject.row_spread, subject.x_scatter);
+  const bool short_rows = subject.row_mean <= kSpmmShortRows;
+  const bool graph_like = subject.row_spread >= kSpmmHeavyRowSpread ||
+                          (short_rows && (subject.row_spread >= kSpmmGraphRowSpread ||
+                                          subject.x_scatter >= kSpmmScatteredX));
+  SpmmChoice c;
+  if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK &&
+      subject.precision == Precision::f64 && subject.format == "csr_stream" && graph_like) {
+    c.engine = SpmmEngine::cusparse;
+    c.why = fmt::format("{}: graph-like rows ({})", alg, rows);
+  } else {
+    c.why = fmt::format("generated unit ({})", rows);
+  }
+  c.time_both = mode == "measure" || measure_planner;
+  return c;
+}
+
+const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision) {
+  if (layout == DenseLayout::col_major) return "cusparseSpMM_CSR_ALG1";
+  return precision == Precision::f64 ? "cusparseSpMM_CSR_ALG2" : "cusparseSpMM_CSR_ALG3";
+}
 
 SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile& profile) {
   SpmmSubject s;
@@ -96,6 +149,7 @@ SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile
   s.row_map = has_array(s, "row_map");
   s.columns_renumbered = has_array(s, "col_map");
   s.banner = codegen::banner(plan, profile);
+  set_row_view(s, profile);
   return s;
 }
 
@@ -109,6 +163,7 @@ SpmmSubject spmm_subject_device(const Plan& plan, const Profile& profile, std::i
   s.nnz = profile.nnz;
   s.row_mean = profile.row_mean;
   s.row_blocks = row_blocks;
+  set_row_view(s, profile);
   const int coding = formats::value_coding_of(plan.params);
   // ell and sell built on the GPU: their own arrays, named and typed as the host encoder's.
   if (const auto* p = std::get_if<EllParams>(&plan.params)) {

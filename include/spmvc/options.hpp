@@ -141,6 +141,15 @@ struct Options {
   /// formats without an SpMM kernel, each on first use. compile(DeviceCsr) always has it (the
   /// caller's arrays) and ignores this.
   bool keep_csr = false;
+  /// apply_many's engine per (k, layout): "auto" runs cusparseSpMM on the plain CSR the
+  /// operator keeps where compiler::choose_spmm_engine's model says (graph-like rows in fp64,
+  /// row-major X, k >= 16), the generated SpMM unit elsewhere; "measure" times both at the
+  /// first call for a (k, layout) and keeps the faster, as "auto" does under
+  /// PlannerMode::measure; "never" runs the generated unit only; "always" runs cusparseSpMM for
+  /// every k and layout (an InputError at apply_many where the operator keeps no plain CSR, or
+  /// with f32acc64). The algorithm is compiler::spmm_cusparse_algorithm's. CompileTimings::
+  /// spmm_note says which ran and why.
+  std::string spmm_cusparse = "auto";
   /// Rewrites the generated translation unit before it is compiled (and cached under its new
   /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
   /// result must keep the entry point's name, parameters and launch shape.

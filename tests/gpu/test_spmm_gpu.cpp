@@ -249,3 +249,71 @@ TEST_CASE("gpu: apply_many and apply_transpose on every public matrix with >= 10
   MESSAGE("public matrices tested: " << tested);
   CHECK(tested > 0);
 }
+
+TEST_CASE("gpu: apply_many runs cusparseSpMM or the generated unit as spmm_cusparse says") {
+  if (!have_device()) return;
+  const CsrMatrix graph = gen::rmat(12, 8, 5);
+  const CsrMatrix rect = rectangular_with_empty_rows();
+  for (const CsrMatrix* a : {&graph, &rect}) {
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      for (const char* mode : {"always", "never", "measure"}) {
+        CAPTURE(a->nrows);
+        CAPTURE(to_string(p));
+        CAPTURE(mode);
+        Options o = options_for(p, "csr_stream");
+        o.spmm_cusparse = mode;
+        const Operator op = compile(*a, o);
+        for (int k : {1, 8, 32}) {
+          for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
+            CAPTURE(k);
+            CAPTURE(to_string(layout));
+            CHECK(check_many(*a, op, k, layout) <= tolerance(p));
+            const std::string& note = op.timings().spmm_note;
+            const std::string& name = op.spmm_source(k, layout).kernel_name;
+            CAPTURE(note);
+            if (std::string(mode) == "always") {
+              CHECK(note.rfind("cuSPARSE: cusparseSpMM_CSR_ALG", 0) == 0);
+              CHECK(name.rfind("cusparseSpMM_CSR_ALG", 0) == 0);
+            } else if (std::string(mode) == "never") {
+              CHECK(note.rfind("own encoding: spmm_", 0) == 0);
+              CHECK(name.rfind("spmm_", 0) == 0);
+            } else {
+              CHECK(note.find("measured ") != std::string::npos);
+              // The faster one is kept, and named by the unit.
+              CHECK((note.rfind("cuSPARSE: ", 0) == 0) ==
+                    (name.rfind("cusparseSpMM_CSR_ALG", 0) == 0));
+            }
+          }
+        }
+        // beta != 0 reads Y, through either engine.
+        CHECK(check_many(*a, op, 8, DenseLayout::row_major, -1.5, 0.5) <= tolerance(p));
+        CHECK(check_many(*a, op, 32, DenseLayout::col_major, 2.0, -1.0) <= tolerance(p));
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: the model sends a graph at k = 32 row-major fp64 to cusparseSpMM") {
+  if (!have_device()) return;
+  const CsrMatrix graph = gen::rmat(12, 8, 5);
+  const Operator op = compile(graph, options_for(Precision::f64, "csr_stream"));
+  CHECK(check_many(graph, op, 32, DenseLayout::row_major) <= tolerance(Precision::f64));
+  CHECK(op.timings().spmm_note.rfind("cuSPARSE: cusparseSpMM_CSR_ALG2: graph-like", 0) == 0);
+  CHECK(check_many(graph, op, 8, DenseLayout::col_major) <= tolerance(Precision::f64));
+  CHECK(op.timings().spmm_note.rfind("own encoding: spmm_", 0) == 0);
+}
+
+TEST_CASE("gpu: spmm_cusparse always without the kept CSR says what to do") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::rmat(10, 8, 5);
+  Options o = options_for(Precision::f64, "csr");
+  o.keep_csr = false;
+  o.spmm_cusparse = "always";
+  const Operator op = compile(a, o);
+  CHECK_THROWS_WITH_AS(check_many(a, op, 8, DenseLayout::row_major), doctest::Contains("keep_csr"),
+                       InputError);
+  o.spmm_cusparse = "auto";
+  const Operator plain = compile(a, o);
+  CHECK(check_many(a, plain, 32, DenseLayout::row_major) <= tolerance(Precision::f64));
+  CHECK(plain.timings().spmm_note.rfind("own encoding: spmm_", 0) == 0);
+}

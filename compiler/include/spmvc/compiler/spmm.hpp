@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,11 @@ struct SpmmSubject {
   std::int64_t row_blocks = 0;  ///< csr_stream: row blocks (its grid)
   bool row_map = false;         ///< rows reordered: y written through the row map
   bool columns_renumbered = false;
+  /// The inspector's view of the rows, for the choice of engine: row length standard deviation
+  /// over the mean, and x sectors per nonzero (Profile::x_sectors / nnz: 0.25 when each row reads
+  /// x in runs, 1 when every nonzero reads its own sector; 0 when not measured).
+  double row_spread = 0;
+  double x_scatter = 0;
   /// The plan's banner (codegen::banner), repeated at the top of the SpMM unit.
   std::string banner;
 };
@@ -59,6 +65,42 @@ struct SpmmShape {
 };
 /// The shape for `k` columns in `layout` (k in 1..kMaxDenseColumns).
 SpmmShape spmm_shape(const SpmmSubject& subject, int k, DenseLayout layout);
+
+/// What runs apply_many for one (k, layout): the generated unit, or cusparseSpMM on the
+/// operator's plain CSR.
+enum class SpmmEngine { kernel, cusparse };
+struct SpmmChoice {
+  SpmmEngine engine = SpmmEngine::kernel;
+  /// Time both on the GPU at the first call and keep the faster (`engine` is the model's pick).
+  bool time_both = false;
+  std::string why;
+};
+/// Where the model takes cusparseSpMM: row-major X and Y with k at least kSpmmCusparseMinK, in
+/// fp64, over a csr_stream encoding, with rows like a graph's: a row length spread (standard
+/// deviation over mean) of kSpmmHeavyRowSpread or more, or rows of at most kSpmmShortRows
+/// nonzeros on average that either spread kSpmmGraphRowSpread or more or read x scattered
+/// (x_scatter kSpmmScatteredX or more). There the generated kernel's groups gather k columns
+/// of far-apart X rows a few nonzeros at a time, and cuSPARSE's CSR_ALG2 was measured faster
+/// (H100, k = 32); elsewhere, fp32 included, the generated kernel wins more often than not.
+inline constexpr int kSpmmCusparseMinK = 16;
+inline constexpr double kSpmmHeavyRowSpread = 2.0;
+inline constexpr double kSpmmGraphRowSpread = 1.0;
+inline constexpr double kSpmmShortRows = 16.0;
+inline constexpr double kSpmmScatteredX = 0.6;
+/// The engine for `k` columns in `layout` under Options::spmm_cusparse `mode`: "never" (the
+/// generated unit), "always" (cusparseSpMM), "auto" (the model above; with `measure_planner`,
+/// PlannerMode::measure, both are timed instead), "measure" (both timed). `have_csr`: the
+/// operator keeps a plain CSR on the device (cuSPARSE's input); `no_csr` says why not. Without
+/// one, or with f32acc64, the generated unit runs, and "always" is an InputError. InputError
+/// for an unknown mode and for k outside 1..kMaxDenseColumns.
+SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout layout,
+                              std::string_view mode, bool measure_planner, bool have_csr,
+                              std::string_view no_csr = {});
+/// The cuSPARSE algorithm apply_many asks for: column-major CSR_ALG1; row-major CSR_ALG2 in fp64
+/// and CSR_ALG3 in fp32 (the fastest of the three most often on an H100 at k = 32). Its name is
+/// the unit's kernel_name in Operator::spmm_source ("cusparseSpMM_CSR_ALG2"), or CSR_ALG1's
+/// where cuSPARSE declines the one asked for.
+const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision);
 
 /// The SpMM unit for `k` columns in `layout`: entry point kernel_name, parameters in binding
 /// order (rows, cols, the format's arrays, x, y, alpha, beta). InputError for k outside

@@ -1,0 +1,143 @@
+// apply_many's choice between the generated SpMM unit and cusparseSpMM (choose_spmm_engine):
+// the model's rule at its thresholds, the modes, the refusals, and the row view the subject
+// takes from the inspector.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "spmvc/build.hpp"
+#include "spmvc/compiler/spmm.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/profile.hpp"
+
+using namespace spmvc;
+using compiler::choose_spmm_engine;
+using compiler::SpmmEngine;
+using compiler::SpmmSubject;
+
+namespace {
+
+// A csr_stream fp64 subject with the given row view.
+SpmmSubject graph_subject(double row_mean, double spread, double scatter) {
+  SpmmSubject s;
+  s.format = "csr_stream";
+  s.precision = Precision::f64;
+  s.nrows = s.ncols = 1000;
+  s.nnz = static_cast<std::int64_t>(row_mean * 1000);
+  s.row_mean = row_mean;
+  s.row_spread = spread;
+  s.x_scatter = scatter;
+  return s;
+}
+
+SpmmEngine pick(const SpmmSubject& s, int k = 32, DenseLayout layout = DenseLayout::row_major,
+                const char* mode = "auto") {
+  return choose_spmm_engine(s, k, layout, mode, false, true).engine;
+}
+
+SpmmSubject subject_of(const CsrMatrix& a, Precision precision) {
+  Options o;
+  o.precision = precision;
+  o.format = "csr_stream";
+  const Build b = build(a, o);
+  return compiler::spmm_subject(b.plan, b.encoded, b.profile);
+}
+
+}  // namespace
+
+TEST_CASE("spmm choice: graph-like rows at k >= 16 row-major fp64 take cusparseSpMM") {
+  // Short rows read scattered, short rows of spread lengths, and heavily spread long rows.
+  CHECK(pick(graph_subject(5, 0.3, 0.9)) == SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(10, 1.5, 0.3)) == SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(40, 3.0, 0.3)) == SpmmEngine::cusparse);
+  // At the thresholds.
+  CHECK(pick(graph_subject(compiler::kSpmmShortRows, 0.0, compiler::kSpmmScatteredX)) ==
+        SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(100, compiler::kSpmmHeavyRowSpread, 0.0)) == SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(8, 0.2, 0.9), compiler::kSpmmCusparseMinK) == SpmmEngine::cusparse);
+  const compiler::SpmmChoice c = choose_spmm_engine(graph_subject(5, 0.3, 0.9), 32,
+                                                    DenseLayout::row_major, "auto", false, true);
+  CHECK(c.why.find("cusparseSpMM_CSR_ALG2") != std::string::npos);
+  CHECK_FALSE(c.time_both);
+}
+
+TEST_CASE("spmm choice: regular rows, long rows, fp32, column-major and small k keep the kernel") {
+  // Just below each threshold.
+  CHECK(pick(graph_subject(5, 0.3, compiler::kSpmmScatteredX - 0.01)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(compiler::kSpmmShortRows + 1, 1.5, 0.9)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(40, compiler::kSpmmHeavyRowSpread - 0.01, 0.9)) == SpmmEngine::kernel);
+  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  CHECK(pick(graph, compiler::kSpmmCusparseMinK - 1) == SpmmEngine::kernel);
+  CHECK(pick(graph, 32, DenseLayout::col_major) == SpmmEngine::kernel);
+  SpmmSubject f32 = graph;
+  f32.precision = Precision::f32;
+  CHECK(pick(f32) == SpmmEngine::kernel);
+  SpmmSubject csr = graph;
+  csr.format = "csr";
+  CHECK(pick(csr) == SpmmEngine::kernel);
+}
+
+TEST_CASE("spmm choice: modes never, always and measure, and the measure planner") {
+  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  const SpmmSubject regular = graph_subject(27, 0.1, 0.4);
+  CHECK(pick(graph, 32, DenseLayout::row_major, "never") == SpmmEngine::kernel);
+  CHECK(pick(regular, 4, DenseLayout::col_major, "always") == SpmmEngine::cusparse);
+  CHECK(choose_spmm_engine(regular, 4, DenseLayout::col_major, "always", false, true)
+            .why.find("cusparseSpMM_CSR_ALG1") != std::string::npos);
+  CHECK(std::string(compiler::spmm_cusparse_algorithm(DenseLayout::row_major, Precision::f64)) ==
+        "cusparseSpMM_CSR_ALG2");
+  CHECK(std::string(compiler::spmm_cusparse_algorithm(DenseLayout::row_major, Precision::f32)) ==
+        "cusparseSpMM_CSR_ALG3");
+  CHECK(std::string(compiler::spmm_cusparse_algorithm(DenseLayout::col_major, Precision::f32)) ==
+        "cusparseSpMM_CSR_ALG1");
+  CHECK(choose_spmm_engine(regular, 8, DenseLayout::col_major, "measure", false, true).time_both);
+  CHECK(choose_spmm_engine(regular, 8, DenseLayout::col_major, "auto", true, true).time_both);
+  CHECK_FALSE(
+      choose_spmm_engine(regular, 8, DenseLayout::col_major, "auto", false, true).time_both);
+  CHECK_FALSE(choose_spmm_engine(graph, 32, DenseLayout::row_major, "never", true, true).time_both);
+}
+
+TEST_CASE("spmm choice: without a plain CSR or with f32acc64 the kernel runs; always refuses") {
+  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  const compiler::SpmmChoice no_csr =
+      choose_spmm_engine(graph, 32, DenseLayout::row_major, "measure", false, false);
+  CHECK(no_csr.engine == SpmmEngine::kernel);
+  CHECK_FALSE(no_csr.time_both);
+  CHECK_THROWS_WITH_AS(choose_spmm_engine(graph, 32, DenseLayout::row_major, "always", false, false,
+                                          "compile with keep_csr"),
+                       doctest::Contains("compile with keep_csr"), InputError);
+  SpmmSubject acc64 = graph;
+  acc64.precision = Precision::f32_acc64;
+  CHECK(pick(acc64) == SpmmEngine::kernel);
+  CHECK_THROWS_WITH_AS(pick(acc64, 32, DenseLayout::row_major, "always"),
+                       doctest::Contains("f32acc64"), InputError);
+}
+
+TEST_CASE("spmm choice: unknown modes and bad k are input errors naming them") {
+  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  CHECK_THROWS_WITH_AS(pick(graph, 32, DenseLayout::row_major, "sometimes"),
+                       doctest::Contains("'sometimes'"), InputError);
+  CHECK_THROWS_WITH_AS(pick(graph, 0), doctest::Contains("k = 0"), InputError);
+  CHECK_THROWS_WITH_AS(pick(graph, kMaxDenseColumns + 1), doctest::Contains("SpMM takes"),
+                       InputError);
+}
+
+TEST_CASE("spmm choice: the subject's row view comes from the inspector's profile") {
+  const CsrMatrix graph = gen::rmat(12, 8, 3);
+  const CsrMatrix stencil = gen::stencil_3d_27pt(16, 16, 16);
+  const SpmmSubject g = subject_of(graph, Precision::f64);
+  const SpmmSubject s = subject_of(stencil, Precision::f64);
+  const Profile pg = inspect(graph);
+  CHECK(g.row_spread == doctest::Approx(pg.row_stddev / pg.row_mean));
+  CHECK(g.x_scatter ==
+        doctest::Approx(static_cast<double>(pg.x_sectors) / static_cast<double>(pg.nnz)));
+  // A power-law graph spreads its row lengths; a stencil's rows are nearly equal and read x in
+  // runs of three.
+  CHECK(g.row_spread >= compiler::kSpmmHeavyRowSpread);
+  CHECK(pick(g) == SpmmEngine::cusparse);
+  CHECK(s.row_spread < 0.5);
+  CHECK(s.x_scatter < compiler::kSpmmScatteredX);
+  CHECK(pick(s) == SpmmEngine::kernel);
+  CHECK(pick(subject_of(graph, Precision::f32)) == SpmmEngine::kernel);
+}
