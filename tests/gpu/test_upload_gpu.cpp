@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "device.hpp"
@@ -95,7 +96,8 @@ TEST_CASE("upload_csr: the device arrays equal the host matrix's") {
   if (!test::have_device()) return;
   const CsrMatrix a = gen::from_spec("rmat:scale=16,ef=40");
   for (const Precision p : {Precision::f64, Precision::f32}) {
-    CAPTURE(static_cast<int>(p));
+    const std::string precision(to_string(p));
+    CAPTURE(precision);
     const runtime::ResidentCsr r = runtime::upload_csr(a, p);
     const auto rp = download<std::int32_t>(r.row_ptr, a.row_ptr.size());
     CHECK(std::vector<std::int64_t>(rp.begin(), rp.end()) == a.row_ptr);
