@@ -2,7 +2,13 @@
 // encoder of each format, at several host thread counts (spmvc/parallel.hpp). With --gpu, the
 // same matrix through compile(CsrMatrix) on the device instead, stage by stage, built by the
 // host pipeline (Options::build host) and by the GPU build (device): upload, inspect, plan,
-// encode, codegen and kernel load, the kernels cached (a first compile warms the cache).
+// encode, codegen and kernel load, the kernels cached (a first compile warms the cache). Then
+// the break-even against cuSPARSE from the same host CSR: cuSPARSE's setup as a caller does it
+// (cudaMalloc and cudaMemcpy of the arrays, cusparseCreateCsr, SpMV_bufferSize and, for ALG1,
+// SpMV_preprocess) and again with spmvc's staged upload, each algorithm's multiply, and
+// compile(CsrMatrix)'s (build auto) one-time cost and multiply; the break-even is the number
+// of multiplies after which compile() plus N multiplies is no slower than the fastest cuSPARSE
+// algorithm's setup plus N multiplies, each side counting its own upload.
 //
 //   spmvc_bench_host_compile SPEC [THREADS...] [--format NAME]...
 //   spmvc_bench_host_compile SPEC --gpu [--format NAME] [--precision f64|f32]
@@ -22,8 +28,12 @@
 #include <thread>
 #include <vector>
 
+#include "device.hpp"
 #include "formats/format.hpp"
+#include "spmvc/bench/break_even.hpp"
+#include "spmvc/bench/cusparse.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
@@ -50,6 +60,114 @@ spmvc::CsrMatrix load(const std::string& spec) {
   } catch (const spmvc::InputError&) {
     return spmvc::read_matrix_market(spec);
   }
+}
+
+namespace rt = spmvc::runtime;
+namespace sb = spmvc::bench;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Seconds per multiply of `multiply`, each batch waited for at its end: best of three batches
+// (after one warm-up multiply).
+double per_multiply(const std::function<void()>& multiply) {
+  constexpr int kBatch = 50;
+  multiply();
+  rt::synchronize();
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kBatch; ++i) multiply();
+    rt::synchronize();
+    best = std::min(best, seconds_since(t0) / kBatch);
+  }
+  return best;
+}
+
+// The break-even table (see the top of the file). Returns the exit code.
+int gpu_break_even(const spmvc::CsrMatrix& a, const std::string& format,
+                   spmvc::Precision precision) {
+  constexpr int kRuns = 3;
+  const std::size_t vb = precision == spmvc::Precision::f64 ? 8 : 4;
+  rt::DeviceBuffer dx(std::max<std::size_t>(static_cast<std::size_t>(a.ncols) * vb, 8));
+  rt::DeviceBuffer dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows) * vb, 8));
+  const std::vector<double> x = spmvc::codegen::test_vector(a.ncols, precision);
+  if (precision == spmvc::Precision::f64) {
+    dx.upload(x.data(), x.size() * 8);
+  } else {
+    const std::vector<float> xf(x.begin(), x.end());
+    dx.upload(xf.data(), xf.size() * 4);
+  }
+  rt::synchronize();
+
+  // Ours: compile(CsrMatrix) with the GPU build where it applies, the kernels cached (the
+  // stage table's runs warmed the cache), no tiering: the specialised kernel from the start.
+  spmvc::Options o;
+  o.precision = precision;
+  o.format = format;
+  o.tiered = false;
+  o.build = spmvc::BuildMode::automatic;
+  sb::SetupCost ours{1e30, 0};
+  std::string ours_build;
+  for (int i = 0; i < kRuns; ++i) {
+    const auto t0 = Clock::now();
+    const spmvc::Operator op = spmvc::compile(a, o);
+    rt::synchronize();
+    const double once = seconds_since(t0);
+    if (once < ours.once) {
+      ours.once = once;
+      ours_build = op.timings().build;
+    }
+    if (i == kRuns - 1) ours.per_multiply = per_multiply([&] { op.apply(dx.get(), dy.get()); });
+  }
+  fmt::print("\nbreak-even from host CSR (ms; setup best of {}):\n", kRuns);
+  fmt::print("{:<34} {:>9} {:>9}\n", "side", "setup", "multiply");
+  fmt::print("{:<34} {:>9.3f} {:>9.4f}\n", fmt::format("spmvc compile ({} build)", ours_build),
+             ours.once * 1e3, ours.per_multiply * 1e3);
+
+  struct Side {
+    std::string name;
+    sb::SetupCost cost;
+  };
+  std::vector<Side> plain, staged;
+  for (const sb::CusparseUpload how : {sb::CusparseUpload::plain, sb::CusparseUpload::staged}) {
+    for (const sb::CusparseAlg alg : {sb::CusparseAlg::csr_alg1, sb::CusparseAlg::csr_alg2}) {
+      sb::SetupCost c{1e30, 0};
+      for (int i = 0; i < kRuns; ++i) {
+        const auto t0 = Clock::now();
+        sb::CusparseCsr cs(a, precision, how);
+        cs.prepare(alg, dx.get(), dy.get());
+        rt::synchronize();
+        c.once = std::min(c.once, seconds_since(t0));
+        if (i == kRuns - 1) {
+          c.per_multiply =
+              per_multiply([&] { cs.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); });
+        }
+      }
+      const std::string name =
+          fmt::format("cuSPARSE {} ({} upload)", sb::to_string(alg),
+                      how == sb::CusparseUpload::plain ? "cudaMemcpy" : "staged");
+      fmt::print("{:<34} {:>9.3f} {:>9.4f}\n", name, c.once * 1e3, c.per_multiply * 1e3);
+      (how == sb::CusparseUpload::plain ? plain : staged).push_back({name, c});
+    }
+  }
+  // The baseline: the algorithm with the faster multiply, with its own setup.
+  const auto fastest = [](const std::vector<Side>& sides) {
+    return *std::min_element(sides.begin(), sides.end(), [](const Side& l, const Side& r) {
+      return l.cost.per_multiply < r.cost.per_multiply;
+    });
+  };
+  for (const auto& [reading, sides] :
+       {std::pair<const char*, const std::vector<Side>*>{"each side its own upload", &plain},
+        std::pair<const char*, const std::vector<Side>*>{"both sides the staged upload",
+                                                         &staged}}) {
+    const Side best = fastest(*sides);
+    fmt::print("break-even, {}: {} multiplies (against {})\n", reading,
+               sb::describe_break_even(ours, best.cost), best.name);
+  }
+  return 0;
 }
 
 // --gpu: compile(CsrMatrix)'s one-time stages on the device for each build path, best of three
@@ -129,7 +247,9 @@ int main(int argc, char** argv) try {
     const spmvc::CsrMatrix a = load(spec);
     fmt::print("{}: {} x {}, {} nonzeros (loaded in {:.2f} s)\n", spec, a.nrows, a.ncols, a.nnz(),
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return gpu_stages(a, formats.empty() ? "auto" : formats.front(), precision);
+    const std::string format = formats.empty() ? "auto" : formats.front();
+    const int rc = gpu_stages(a, format, precision);
+    return rc != 0 ? rc : gpu_break_even(a, format, precision);
   }
   if (threads.empty()) threads = {1, static_cast<int>(std::thread::hardware_concurrency())};
   if (formats.empty()) {

@@ -3,14 +3,16 @@
 // device arrays.
 //
 //   spmvc_bench_tiered SPEC [--replicate-to NNZ] [--precision f64|f32|f32acc64] [--runs N]
-//                      [--path host|device|both]
+//                      [--path host|device|both] [--host-build host|auto]
 //
 // SPEC is a generator spec or Matrix Market file. Each run compiles into a fresh cache directory
 // (so the chosen kernel is in neither cache level), then multiplies back to back, waiting for
 // each multiply, until one runs on the specialised kernel. The device path's own build kernels
 // are cached first (one unit per installation, not the chosen kernel). The first run of a path
 // also pays the process's first load of the generic kernel. Times in milliseconds from the
-// compile() call.
+// compile() call. --host-build picks Options::build for the host-CSR path: host (the default,
+// the host pipeline) or auto (the GPU build on the uploaded CSR where the options allow it;
+// its build kernels are cached first, as for the device path).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -56,7 +58,7 @@ struct Run {
   double returned = 0, first_done = 0, took_over = 0, ready = 0;
   std::int64_t generic_multiplies = 0;
   double generic_ms = 0, specialised_ms = 0;
-  std::string first_tier;
+  std::string first_tier, build;
 };
 
 template <class Compile>
@@ -81,6 +83,7 @@ Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols, s
   rt::synchronize();
   r.first_done = ms_since(t0);
   r.first_tier = op.timings().tier;
+  r.build = op.timings().build;
   double generic_total = r.first_done - r.returned;
   while (op.timings().tier != "specialised") {
     if (!op.timings().tier_error.empty()) op.wait_specialised();  // rethrows the compile's error
@@ -104,11 +107,12 @@ Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols, s
 
 void report(const char* path, int run, const Run& r) {
   fmt::print(
-      "{} run {}: compile() returned {:.2f} ms, first multiply done {:.2f} ms ({}), specialised "
+      "{} run {} ({} build): compile() returned {:.2f} ms, first multiply done {:.2f} ms ({}), "
+      "specialised "
       "ready {:.1f} ms, took over {:.1f} ms after {} generic multiplies; multiply generic "
       "{:.3f} ms, specialised {:.3f} ms\n",
-      path, run, r.returned, r.first_done, r.first_tier, r.ready, r.took_over, r.generic_multiplies,
-      r.generic_ms, r.specialised_ms);
+      path, run, r.build, r.returned, r.first_done, r.first_tier, r.ready, r.took_over,
+      r.generic_multiplies, r.generic_ms, r.specialised_ms);
 }
 
 }  // namespace
@@ -117,7 +121,7 @@ int main(int argc, char** argv) try {
   if (argc < 2) {
     std::fputs(
         "usage: spmvc_bench_tiered SPEC [--replicate-to NNZ] [--precision f64|f32|f32acc64] "
-        "[--runs N] [--path host|device|both]\n",
+        "[--runs N] [--path host|device|both] [--host-build host|auto]\n",
         stderr);
     return 2;
   }
@@ -126,6 +130,7 @@ int main(int argc, char** argv) try {
   spmvc::Precision precision = spmvc::Precision::f64;
   int runs = 3;
   std::string path = "both";
+  spmvc::BuildMode host_build = spmvc::BuildMode::host;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) throw spmvc::InputError(arg, 0, "needs a value");
@@ -140,6 +145,10 @@ int main(int argc, char** argv) try {
       if (value != "host" && value != "device" && value != "both")
         throw spmvc::InputError(arg, 0, "'" + value + "' is not host, device or both");
       path = value;
+    } else if (arg == "--host-build") {
+      if (value != "host" && value != "auto")
+        throw spmvc::InputError(arg, 0, "'" + value + "' is not host or auto");
+      host_build = value == "host" ? spmvc::BuildMode::host : spmvc::BuildMode::automatic;
     } else {
       throw spmvc::InputError(arg, 0, "unknown option");
     }
@@ -155,33 +164,39 @@ int main(int argc, char** argv) try {
   spmvc::Options options;
   options.precision = precision;
   options.tiered = true;
+  // The device build's own kernels (one unit for every precision), cached in `options`'s
+  // directory first by a build in another precision, whose kernel cannot be the one measured.
+  const spmvc::CsrMatrix small = spmvc::gen::from_spec("stencil2d:n=16");
+  const auto warm_build_kernels = [&] {
+    const spmvc::Precision other =
+        precision == spmvc::Precision::f64 ? spmvc::Precision::f32 : spmvc::Precision::f64;
+    const rt::ResidentCsr warm = rt::upload_csr(small, other);
+    spmvc::Options w = options;
+    w.precision = other;
+    w.tiered = false;
+    (void)spmvc::compile(warm.view, w);
+  };
   if (path != "device") {
+    spmvc::Options host = options;
+    host.build = host_build;
+    const char* name =
+        host_build == spmvc::BuildMode::host ? "host CSR" : "host CSR (--host-build auto)";
     for (int run = 0; run < runs; ++run) {
       const fs::path dir = fresh_dir(run);
       options.cache_dir = dir.string();
-      report("host CSR", run,
-             measure([&] { return spmvc::compile(a, options); }, a.nrows, a.ncols, precision));
+      host.cache_dir = dir.string();
+      if (host_build != spmvc::BuildMode::host) warm_build_kernels();
+      report(name, run,
+             measure([&] { return spmvc::compile(a, host); }, a.nrows, a.ncols, precision));
       fs::remove_all(dir);
     }
   }
   if (path != "host") {
     const rt::ResidentCsr resident = rt::upload_csr(a, precision);
-    const spmvc::CsrMatrix small = spmvc::gen::from_spec("stencil2d:n=16");
     for (int run = 0; run < runs; ++run) {
       const fs::path dir = fresh_dir(run);
       options.cache_dir = dir.string();
-      {
-        // The device build's own kernels (one unit for every precision), cached in this
-        // directory first by a build in another precision, whose kernel cannot be the one
-        // measured.
-        const spmvc::Precision other =
-            precision == spmvc::Precision::f64 ? spmvc::Precision::f32 : spmvc::Precision::f64;
-        const rt::ResidentCsr warm = rt::upload_csr(small, other);
-        spmvc::Options w = options;
-        w.precision = other;
-        w.tiered = false;
-        (void)spmvc::compile(warm.view, w);
-      }
+      warm_build_kernels();
       report("device arrays", run,
              measure([&] { return spmvc::compile(resident.view, options); }, a.nrows, a.ncols,
                      precision));

@@ -10,24 +10,27 @@
 #include "build_units.hpp"
 #include "spmvc/compiler/device_build.hpp"
 #include "spmvc/error.hpp"
+#include "upload.hpp"
 
 namespace spmvc::runtime {
 
 ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
   ResidentCsr r;
-  const std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());
-  r.row_ptr = DeviceBuffer(offsets.size() * 4);
-  r.row_ptr.upload(offsets.data(), offsets.size() * 4);
-  r.col_idx = DeviceBuffer(std::max<std::size_t>(a.col_idx.size() * 4, 4));
-  if (!a.col_idx.empty()) r.col_idx.upload(a.col_idx.data(), a.col_idx.size() * 4);
+  const auto nnz = a.col_idx.size();
+  r.row_ptr = DeviceBuffer(a.row_ptr.size() * 4);
+  r.col_idx = DeviceBuffer(std::max<std::size_t>(nnz * 4, 4));
   r.values = DeviceBuffer(
       std::max<std::size_t>(a.values.size() * static_cast<std::size_t>(value_bytes(precision)), 8));
+  // Offsets narrow to 32 bits and f32 values to float in the staging buffers, on the way up.
+  std::vector<UploadPart> parts{
+      converting_part<std::int32_t>(r.row_ptr.get(), a.row_ptr.data(), a.row_ptr.size()),
+      upload_part(r.col_idx.get(), a.col_idx.data(), nnz)};
   if (precision == Precision::f64) {
-    if (!a.values.empty()) r.values.upload(a.values.data(), a.values.size() * 8);
+    parts.push_back(upload_part(r.values.get(), a.values.data(), a.values.size()));
   } else {
-    const std::vector<float> narrow(a.values.begin(), a.values.end());
-    if (!narrow.empty()) r.values.upload(narrow.data(), narrow.size() * 4);
+    parts.push_back(converting_part<float>(r.values.get(), a.values.data(), a.values.size()));
   }
+  staged_upload(parts);
   r.view = {a.nrows,
             a.ncols,
             a.nnz(),

@@ -7,6 +7,7 @@
 
 #include "kernel_cache.hpp"
 #include "spmvc/error.hpp"
+#include "upload.hpp"
 
 namespace spmvc::runtime {
 
@@ -71,17 +72,18 @@ GenericCsr::GenericCsr(const CsrMatrix& a, Precision precision, int ordinal)
   const std::size_t nnz = a.col_idx.size();
   const std::size_t offsets_bytes = a.row_ptr.size() * sizeof(std::int64_t);
   row_ptr_buffer_ = DeviceBuffer(offsets_bytes);
-  row_ptr_buffer_.upload(a.row_ptr.data(), offsets_bytes);
   col_idx_buffer_ = DeviceBuffer(std::max<std::size_t>(nnz * sizeof(std::int32_t), 1));
-  col_idx_buffer_.upload(a.col_idx.data(), nnz * sizeof(std::int32_t));
+  std::vector<UploadPart> parts{
+      upload_part(row_ptr_buffer_.get(), a.row_ptr.data(), a.row_ptr.size()),
+      upload_part(col_idx_buffer_.get(), a.col_idx.data(), nnz)};
   if (precision == Precision::f64) {
     values_buffer_ = DeviceBuffer(std::max<std::size_t>(nnz * sizeof(double), 1));
-    values_buffer_.upload(a.values.data(), nnz * sizeof(double));
+    parts.push_back(upload_part(values_buffer_.get(), a.values.data(), nnz));
   } else {
-    const std::vector<float> narrow(a.values.begin(), a.values.end());
     values_buffer_ = DeviceBuffer(std::max<std::size_t>(nnz * sizeof(float), 1));
-    values_buffer_.upload(narrow.data(), nnz * sizeof(float));
+    parts.push_back(converting_part<float>(values_buffer_.get(), a.values.data(), nnz));
   }
+  staged_upload(parts);
   row_ptr_ = row_ptr_buffer_.get();
   col_idx_ = col_idx_buffer_.get();
   values_ = values_buffer_.get();

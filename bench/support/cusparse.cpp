@@ -15,6 +15,7 @@
 #include "cusparse_common.hpp"
 #include "device.hpp"
 #include "spmvc/error.hpp"
+#include "upload.hpp"
 
 namespace spmvc::bench {
 
@@ -230,7 +231,7 @@ struct CusparseCsr::Impl {
   }
 };
 
-CusparseCsr::CusparseCsr(const CsrMatrix& a, Precision precision)
+CusparseCsr::CusparseCsr(const CsrMatrix& a, Precision precision, CusparseUpload how)
     : impl_(std::make_unique<Impl>()) {
   if (static_cast<std::int64_t>(a.row_ptr.size()) != a.nrows + 1 ||
       static_cast<std::int64_t>(a.values.size()) != a.nnz() || a.row_ptr.back() != a.nnz()) {
@@ -249,6 +250,33 @@ CusparseCsr::CusparseCsr(const CsrMatrix& a, Precision precision)
 
   // cuSPARSE's 32-bit indices are signed, so offsets up to nnz fit only below 2^31. Above that
   // both arrays go 64-bit: SpMV documents one index type per matrix, not a mix.
+  if (how == CusparseUpload::staged) {
+    // Converted in the staging buffers on the way up, as upload_csr does.
+    const auto nnz = a.col_idx.size();
+    const std::size_t ib = m.nnz <= INT_MAX ? 4 : 8;
+    m.index_type = ib == 4 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+    m.row_ptr = runtime::DeviceBuffer(a.row_ptr.size() * ib);
+    m.col_idx = runtime::DeviceBuffer(std::max<std::size_t>(nnz * ib, 1));
+    m.values = runtime::DeviceBuffer(
+        std::max<std::size_t>(nnz * (precision == Precision::f64 ? 8 : 4), 1));
+    std::vector<runtime::UploadPart> parts;
+    if (ib == 4) {
+      parts.push_back(runtime::converting_part<std::int32_t>(m.row_ptr.get(), a.row_ptr.data(),
+                                                             a.row_ptr.size()));
+      parts.push_back(runtime::upload_part(m.col_idx.get(), a.col_idx.data(), nnz));
+    } else {
+      parts.push_back(runtime::upload_part(m.row_ptr.get(), a.row_ptr.data(), a.row_ptr.size()));
+      parts.push_back(
+          runtime::converting_part<std::int64_t>(m.col_idx.get(), a.col_idx.data(), nnz));
+    }
+    if (precision == Precision::f64) {
+      parts.push_back(runtime::upload_part(m.values.get(), a.values.data(), nnz));
+    } else {
+      parts.push_back(runtime::converting_part<float>(m.values.get(), a.values.data(), nnz));
+    }
+    runtime::staged_upload(parts);
+    return;
+  }
   if (m.nnz <= INT_MAX) {
     m.index_type = CUSPARSE_INDEX_32I;
     std::vector<std::int32_t> offsets(a.row_ptr.begin(), a.row_ptr.end());

@@ -22,6 +22,11 @@ inline constexpr std::int64_t kCusparseSellSlice = 32;
 /// below 2^20 elements); beyond that (a few very long rows) it is skipped as not applicable.
 inline constexpr std::int64_t kCusparseSellMaxPadding = 4;
 
+/// How CusparseCsr uploads the CSR arrays: `plain` as a caller would (pageable cudaMemcpy of
+/// each array, converted on the host first), `staged` through spmvc's pinned staging buffers
+/// (the upload compile(CsrMatrix) uses), so both sides can be given the same upload.
+enum class CusparseUpload { plain, staged };
+
 /// The matrix uploaded as cuSPARSE CSR (32-bit or 64-bit indices as nnz needs), and as Sliced
 /// ELL when sell_alg1 is first prepared, with dense vector descriptors over caller-provided
 /// device vectors.
@@ -32,7 +37,8 @@ class CusparseCsr {
   /// per matrix, as cusparseSpMV documents it). Throws NoDeviceError without a device. `a` must
   /// outlive this object when sell_alg1 is used: its Sliced ELL copy is built from `a` on first
   /// use, so runs that never time SELL do not pay for it.
-  CusparseCsr(const CsrMatrix& a, Precision precision);
+  CusparseCsr(const CsrMatrix& a, Precision precision,
+              CusparseUpload upload = CusparseUpload::plain);
   ~CusparseCsr();
   CusparseCsr(const CusparseCsr&) = delete;
   CusparseCsr& operator=(const CusparseCsr&) = delete;
