@@ -134,7 +134,8 @@ TEST_CASE("gpu: the value set's early exits and filter leave its answer exact") 
       // Three values on nearly every nonzero, 1000 others now and then: the block filters.
       {"few hot values",
        [](std::int64_t i) {
-         return i % 997 == 0 ? 100.0 + static_cast<double>(i % 1000) : 0.5 * (i % 3) - 1.0;
+         return i % 997 == 0 ? 100.0 + static_cast<double>(i % 1000)
+                             : 0.5 * static_cast<double>(i % 3) - 1.0;
        }},
       // Small integers (short mantissas: the patterns differ in their high bits only).
       {"small integers", [](std::int64_t i) { return static_cast<double>(i % 40000); }},
