@@ -8,7 +8,8 @@
 // once (not counted); compile(DeviceCsr) runs once to warm the kernel cache, then N times (default
 // 15). Each figure is a median in microseconds. The build steps are also timed alone, each
 // followed by a device synchronisation: the inspection pass, csr_stream's row-block cut at each
-// tile the planner proposes, and the value table where the values allow one. With --format ell,
+// tile the planner proposes, the value table where the values allow one, and past 256 distinct
+// values the 16-bit value count (and its codes where at most 65,536). With --format ell,
 // sell or hyb, compile(DeviceCsr) is asked for that format, and its GPU build is timed stage by
 // stage too: the per-slice padding pass, and the build's value coding, layout (sell's sort and
 // slice offsets, hyb's COO offsets) and fill; with a bro_ell plan (--format bro_ell, or the
@@ -30,6 +31,7 @@
 #include "device_bro.hpp"
 #include "device_csr.hpp"
 #include "device_ell.hpp"
+#include "device_values.hpp"
 #include "kernel_cache.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_block.hpp"
@@ -149,6 +151,20 @@ int main(int argc, char** argv) try {
                median_us(runs, [&] {
                  (void)rt::code_values_device(view, precision, inspection.value_patterns, kernels);
                }));
+  if (inspection.value_patterns.empty() && a.nnz() > 0) {
+    // More than 256 distinct values: the 16-bit count the build runs (format auto, csr,
+    // csr_stream, ell, hyb), then the code pass where the values fit a 16-bit table.
+    const rt::DeviceValueKernels values = rt::load_device_value_kernels(cache, device);
+    const auto found = rt::value_patterns16_device(view, precision, values);
+    fmt::print(
+        ", 16-bit value count ({}) {:.0f}",
+        found ? fmt::format("{} values", found->size()) : "more than 65536",
+        median_us(runs, [&] { (void)rt::value_patterns16_device(view, precision, values); }));
+    if (found && !found->empty())
+      fmt::print(", 16-bit value codes {:.0f}", median_us(runs, [&] {
+                   (void)rt::code_values16_device(view, precision, *found, values);
+                 }));
+  }
   fmt::print(", empty alloc+free {:.0f}", median_us(runs, [] { rt::DeviceBuffer b(64); }));
   fmt::print(", nnz-byte alloc+free {:.0f}\n",
              median_us(runs, [&] { rt::DeviceBuffer b(static_cast<std::size_t>(a.nnz())); }));

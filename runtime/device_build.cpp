@@ -118,16 +118,16 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
-  // and kept for its codes, where the caller asked for a format with 16-bit codes. Not for
-  // format "auto": on the H100 the count took 180 ms on R-MAT scale 20 (16M nonzeros, all
-  // distinct) and 140 ms on elasticity 60^3 (51M), though 1 ms on G3_circuit x16M: up to a
-  // hundred times the rest of the build, so the automatic build plans without 16-bit tables
-  // (below) and stays in milliseconds.
+  // and kept for its codes, where the plan may use a 16-bit table (format auto, csr,
+  // csr_stream, ell, hyb). The pass stops as soon as the set holds more than 65,536 patterns and
+  // filters repeated values in shared memory (templates/device_values.cuh); its cost is the
+  // bench's "16-bit value count" step (spmvc_bench_device_build).
   runtime::DeviceValueKernels value_kernels;
   runtime::DeviceValues16 values16;
   values16.patterns = inspection.value_patterns;
-  const bool table16_wanted = wanted_format == "csr" || wanted_format == "csr_stream" ||
-                              wanted_format == "ell" || wanted_format == "hyb";
+  const bool table16_wanted = wanted_format == "auto" || wanted_format == "csr" ||
+                              wanted_format == "csr_stream" || wanted_format == "ell" ||
+                              wanted_format == "hyb";
   const bool values_uncounted = a.nnz > 0 && inspection.value_patterns.empty() && !table16_wanted;
   const bool many_values = a.nnz > 0 && inspection.value_patterns.empty() && table16_wanted;
   if (many_values) {
@@ -169,8 +169,9 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   target.arch = device.arch();
   target.gpu = device.name;
   if (values_uncounted) {
-    // More than 256 distinct values, not counted further: the planner sees more than a 16-bit
-    // table holds, so it proposes none; the Profile keeps the row pass's "more than 256".
+    // A named format without 16-bit tables (sell, the BRO and block formats) and more than 256
+    // distinct values, not counted further: the planner sees more than a 16-bit table holds;
+    // the Profile keeps the row pass's "more than 256".
     const std::int64_t counted = im->profile.distinct_values;
     im->profile.distinct_values = kDistinctValuesCap + 1;
     im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);

@@ -5,8 +5,9 @@
 //
 // value_set    a thread per nonzero (grid-stride): its bit pattern (a float's zero-extended)
 //              into an open-addressed set of kSlots patterns in global memory (empty slots all
-//              ones; the all-ones pattern itself, a NaN, is flagged in out[2] instead). out[0]
-//              counts the patterns added; past kCap, out[1] is set and the pass stops adding.
+//              ones; the all-ones pattern itself, a NaN, is flagged in out[2] instead), after
+//              a block-local filter in shared memory. out[0] counts the patterns added; past
+//              kCap, out[1] is set and every thread stops (between nonzeros and between probes).
 // value_code16 a thread per nonzero: codes[k] = the index of value k's pattern in the sorted
 //              `table` of n patterns (a binary search); a value the table lacks is counted in
 //              out[0] and coded 0.
@@ -18,6 +19,7 @@ namespace device_values {
 constexpr int kBlock = 256;
 constexpr int kCap = 65536;      // distinct patterns a 16-bit code can name
 constexpr int kSlots = 1 << 17;  // twice the cap: probes stay short
+constexpr int kFilter = 1024;    // a block's filter of patterns already in the set
 constexpr unsigned long long kEmpty = ~0ull;
 
 __device__ __forceinline__ unsigned long long pattern_of(const void* __restrict__ values,
@@ -28,35 +30,63 @@ __device__ __forceinline__ unsigned long long pattern_of(const void* __restrict_
                                 __float_as_uint(__ldg(static_cast<const float*>(values) + k)));
 }
 
+// The slot and the block filter's entry of a pattern: a multiply-xorshift mix, so that patterns
+// differing only in their high bits (short mantissas) spread as well as those differing low.
+__device__ __forceinline__ unsigned long long mix_pattern(unsigned long long bits) {
+  bits *= 0x9E3779B97F4A7C15ull;
+  bits ^= bits >> 31;
+  bits *= 0xD6E8FEB86659FD93ull;
+  return bits ^ (bits >> 29);
+}
+
+__device__ __forceinline__ bool past_cap(unsigned long long* out) {
+  return *static_cast<volatile unsigned long long*>(out + 1) != 0;
+}
+
+// Each block first looks a pattern up in its own filter in shared memory (kFilter entries,
+// direct-mapped), which holds patterns already in the set: a value met before costs no global
+// access, so a few values repeated over millions of nonzeros do not queue on their slots. Every
+// probe polls the cap flag: once the set holds more than kCap patterns no thread walks on, so a
+// matrix of millions of distinct values stops after about kCap inserts, however full the set.
 __device__ __forceinline__ void value_set(const void* __restrict__ values, int value_bytes,
                                           long long nnz, unsigned long long* __restrict__ slots,
                                           unsigned long long* __restrict__ out) {
+  __shared__ unsigned long long filter[kFilter];
+  for (int i = threadIdx.x; i < kFilter; i += blockDim.x) filter[i] = kEmpty;
+  __syncthreads();
+  volatile unsigned long long* seen = filter;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
        k += stride) {
-    if (*static_cast<volatile unsigned long long*>(out + 1) != 0) return;  // past the cap
+    if (past_cap(out)) return;
     const unsigned long long bits = pattern_of(values, value_bytes, k);
     if (bits == kEmpty) {
       if (*static_cast<volatile unsigned long long*>(out + 2) == 0) atomicExch(out + 2, 1ull);
       continue;
     }
-    // A multiplicative hash of the pattern: neighbouring values spread over the slots.
-    unsigned s = static_cast<unsigned>((bits * 0x9E3779B97F4A7C15ull) >> 47) & (kSlots - 1);
-    bool placed = false;
-    for (int probe = 0; probe < kSlots && !placed; ++probe) {
-      unsigned long long seen = *static_cast<volatile unsigned long long*>(slots + s);
-      if (seen == kEmpty) seen = atomicCAS(slots + s, kEmpty, bits);
-      if (seen == kEmpty) {
-        if (atomicAdd(out, 1ull) + 1 > static_cast<unsigned long long>(kCap))
-          atomicExch(out + 1, 1ull);
-        placed = true;
-      } else if (seen == bits) {
-        placed = true;
-      } else {
-        s = (s + 1) & (kSlots - 1);
+    const unsigned long long h = mix_pattern(bits);
+    const unsigned f = static_cast<unsigned>(h >> 40) & (kFilter - 1);
+    if (seen[f] == bits) continue;  // in the set already
+    unsigned s = static_cast<unsigned>(h) & (kSlots - 1);
+    for (int probe = 0;; ++probe) {
+      // More than kCap patterns (a full set has them too): the answer is known.
+      if (probe == kSlots || past_cap(out)) {
+        atomicExch(out + 1, 1ull);
+        return;
       }
+      unsigned long long held = *static_cast<volatile unsigned long long*>(slots + s);
+      if (held == kEmpty) held = atomicCAS(slots + s, kEmpty, bits);
+      if (held == kEmpty) {
+        if (atomicAdd(out, 1ull) + 1 > static_cast<unsigned long long>(kCap)) {
+          atomicExch(out + 1, 1ull);
+          return;
+        }
+        break;
+      }
+      if (held == bits) break;
+      s = (s + 1) & (kSlots - 1);
     }
-    if (!placed) atomicExch(out + 1, 1ull);
+    seen[f] = bits;
   }
 }
 

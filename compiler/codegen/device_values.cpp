@@ -1,6 +1,7 @@
 #include "spmvc/compiler/device_values.hpp"
 
-#include <algorithm>
+#include <array>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,8 +15,22 @@ std::vector<std::uint64_t> patterns_from_slots(const std::vector<std::uint64_t>&
   std::vector<std::uint64_t> out;
   for (const std::uint64_t s : slots)
     if (s != kEmpty) out.push_back(s);
-  if (all_ones) out.push_back(kEmpty);
-  std::sort(out.begin(), out.end());
+  // Ascending by a least-significant-digit radix sort, a byte a pass (up to 65,536 patterns: a
+  // few passes over a small array, where a comparison sort took milliseconds); a byte every
+  // pattern shares orders nothing and is skipped.
+  std::array<std::array<std::size_t, 256>, 8> counts{};
+  for (const std::uint64_t v : out)
+    for (int d = 0; d < 8; ++d) ++counts[d][(v >> (8 * d)) & 0xff];
+  std::vector<std::uint64_t> next(out.size());
+  for (int d = 0; d < 8 && !out.empty(); ++d) {
+    std::array<std::size_t, 256>& c = counts[d];
+    if (c[(out[0] >> (8 * d)) & 0xff] == out.size()) continue;
+    std::size_t at = 0;
+    for (std::size_t& n : c) at += std::exchange(n, at);
+    for (const std::uint64_t v : out) next[c[(v >> (8 * d)) & 0xff]++] = v;
+    out.swap(next);
+  }
+  if (all_ones) out.push_back(kEmpty);  // the largest pattern: the order holds
   return out;
 }
 

@@ -212,9 +212,11 @@ Operator compile(const CsrMatrix& a, const Options& options = {});
 /// within each row, else they are not offered, and forcing one is an InputError); values plain,
 /// dropped (all ones), 8-bit coded, 16-bit coded (csr, csr_stream, ell, hyb) or fp32; cuSPARSE
 /// as the engine on the caller's arrays where no generated candidate is predicted faster; no
-/// reordering; model planner only. With format "auto" neither 16-bit tables nor the block formats
-/// are considered (counting the values past 256 and the block pass cost more than the rest of the
-/// build): name the format to have them. Options that ask for more are InputErrors.
+/// reordering; model planner only. Past 256 distinct values a second pass counts them up to
+/// 65,536 for 16-bit tables (format "auto", csr, csr_stream, ell, hyb; it stops as soon as there
+/// are more). With format "auto" the block formats are not considered (the block pass costs more
+/// than the rest of the build): name the format to have them. Options that ask for more are
+/// InputErrors.
 Operator compile(const DeviceCsr& a, const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.

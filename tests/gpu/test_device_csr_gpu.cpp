@@ -73,16 +73,16 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       // Vector loads only where they stay inside the caller's arrays.
       if (const auto* csr = std::get_if<CsrParams>(&op.plan().params))
         CHECK(a.nnz() % csr->vector_width == 0);
-      // Values: all ones or not, and distinct patterns up to an 8-bit table's 256 (format auto
-      // counts no further; as floats in f32, where two doubles may round to one).
+      // Values: all ones or not, and distinct patterns up to a 16-bit table's 65,536 (65,537
+      // past it; as floats in f32, where two doubles may round to one).
       CHECK(op.profile().unit_values == (host.unit_values == host.nnz ? host.nnz : 0));
       // Exact in fp32: all or none, in fp64 (fp32 values are, trivially).
       CHECK(op.profile().fp32_exact_values ==
             (p != Precision::f64 || host.fp32_exact_values == host.nnz ? host.nnz : 0));
       if (p == Precision::f64) {
-        CHECK(op.profile().distinct_values == std::min<std::int64_t>(host.distinct_values, 257));
+        CHECK(op.profile().distinct_values == host.distinct_values);
       } else {
-        CHECK(op.profile().distinct_values <= std::min<std::int64_t>(host.distinct_values, 257));
+        CHECK(op.profile().distinct_values <= host.distinct_values);
       }
       CHECK(op.profile().depth == InspectDepth::row_lengths);
       CHECK(op.profile().row_max == host.row_max);
@@ -270,18 +270,21 @@ TEST_CASE("gpu: compile(DeviceCsr) codes few distinct values in a byte, on the G
       CHECK(check(a, compile(r.view, o)) <= tolerance(p));
     }
   }
-  // More than 256 distinct values: format auto counts no further and codes none; a format with
-  // 16-bit codes asked for counts up to 65,536 (more than that here: no table either).
+  // More than 65,536 distinct values: format auto, and a format with 16-bit codes asked for,
+  // count up to 65,536 and code none; a format without 16-bit tables counts no further than 256.
   const CsrMatrix many = gen::random_uniform(50000, 40000, 9);
   const runtime::ResidentCsr r = runtime::upload_csr(many, Precision::f64);
   const Operator op = compile(r.view, device_options(Precision::f64));
-  CHECK(op.profile().distinct_values == 257);
+  CHECK(op.profile().distinct_values == kDistinctValuesCap + 1);
   CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesPlain);
   Options stream = device_options(Precision::f64);
   stream.format = "csr_stream";
   const Operator counted = compile(r.view, stream);
   CHECK(counted.profile().distinct_values == kDistinctValuesCap + 1);
   CHECK(formats::value_coding_of(counted.plan().params) == formats::kValuesPlain);
+  Options sell = device_options(Precision::f64);
+  sell.format = "sell";
+  CHECK(compile(r.view, sell).profile().distinct_values == 257);
 }
 
 TEST_CASE("gpu: fp64 values exact in fp32 are stored as fp32 on the GPU, and only those") {

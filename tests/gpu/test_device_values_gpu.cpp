@@ -1,5 +1,7 @@
 // 16-bit value codes built on the GPU from device arrays (runtime/device_values.cpp): the set
-// pass finds the values' distinct bit patterns (up to 65,536, none past that), the codes name
+// pass finds the values' distinct bit patterns (up to 65,536, none past that), also where its
+// early exit and block filter act (3.2M nonzeros all distinct, a few hot values, small integers,
+// exactly 65,536 and 65,537 values each repeated), the codes name
 // every value exactly, ell's and hyb's coded arrays equal the host encoder's (codes compared
 // through their tables: the device's lists the patterns sorted, the host's in order of first
 // occurrence), compile(DeviceCsr) sees the distinct values and multiplies right with 16-bit
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "device.hpp"
@@ -120,6 +123,45 @@ TEST_CASE("gpu: the value set finds the distinct patterns up to 65536, and the c
   }
 }
 
+TEST_CASE("gpu: the value set's early exits and filter leave its answer exact") {
+  if (!have_device()) return;
+  const Kernels k;
+  struct Case {
+    const char* name;
+    std::function<double(std::int64_t)> value;
+  };
+  const std::vector<Case> cases = {
+      // Every value distinct: past the cap within the first wave of threads.
+      {"all distinct", [](std::int64_t i) { return 1.0 + static_cast<double>(i) / 1024.0; }},
+      // Three values on nearly every nonzero, 1000 others now and then: the block filters.
+      {"few hot values",
+       [](std::int64_t i) {
+         return i % 997 == 0 ? 100.0 + static_cast<double>(i % 1000)
+                             : 0.5 * static_cast<double>(i % 3) - 1.0;
+       }},
+      // Small integers (short mantissas: the patterns differ in their high bits only).
+      {"small integers", [](std::int64_t i) { return static_cast<double>(i % 40000); }},
+      // Exactly the cap, and one past it, each value on many nonzeros.
+      {"65536 repeated", [](std::int64_t i) { return 2.0 + static_cast<double>(i % 65536) / 4.0; }},
+      {"65537 repeated", [](std::int64_t i) { return 2.0 + static_cast<double>(i % 65537) / 4.0; }},
+  };
+  CsrMatrix a = gen::random_uniform(400000, 400000, 8);  // 3.2M nonzeros
+  for (const Case& c : cases) {
+    for (std::size_t i = 0; i < a.values.size(); ++i)
+      a.values[i] = c.value(static_cast<std::int64_t>(i));
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(c.name);
+      CAPTURE(to_string(p));
+      std::set<std::uint64_t> want;
+      for (double v : a.values) want.insert(pattern(v, p));
+      const runtime::ResidentCsr r = runtime::upload_csr(a, p);
+      const auto got = runtime::value_patterns16_device(r.view, p, k.values);
+      CHECK(got.has_value() == (want.size() <= 65536));
+      if (got) CHECK(*got == std::vector<std::uint64_t>(want.begin(), want.end()));
+    }
+  }
+}
+
 TEST_CASE("gpu: ell and hyb with 16-bit tables built on the GPU equal the host encodings") {
   if (!have_device()) return;
   const Kernels k;
@@ -194,11 +236,9 @@ TEST_CASE("gpu: compile(DeviceCsr) with 16-bit tables multiplies right") {
     Options o;
     o.precision = p;
     o.disk_cache = false;
-    // Format auto counts no further than the row pass (more than 256) and proposes no 16-bit
-    // table; a format with 16-bit codes asked for counts them.
+    // Format auto counts past the row pass's 256, as a format with 16-bit codes does.
     const Operator any = compile(r.view, o);
-    CHECK(any.profile().distinct_values == 257);
-    CHECK(formats::value_coding_of(any.plan().params) != formats::kValuesTable16);
+    CHECK(any.profile().distinct_values == 5000);
     CHECK(check(a, any) <= tolerance(p));
     o.format = "csr";
     const Operator csr = compile(r.view, o);

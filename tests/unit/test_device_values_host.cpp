@@ -32,6 +32,26 @@ TEST_CASE("device values: the table from the set's slots is the sorted distinct 
   CHECK(codegen::patterns_from_slots(slots, true) ==
         std::vector<std::uint64_t>{7, 42, 0x4000000000000000ull, kEmpty});
   CHECK(codegen::patterns_from_slots(std::vector<std::uint64_t>(8, kEmpty), false).empty());
+  // A full table's worth: random patterns, some sharing their high bytes (one exponent), some
+  // their low ones (short mantissas), in the set's slots with gaps; ascending, each once.
+  std::vector<std::uint64_t> big(1 << 17, kEmpty);
+  std::uint64_t x = 0x243F6A8885A308D3ull;
+  for (std::size_t i = 0; i < big.size(); i += 2) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    big[i] = i % 6 == 0   ? 0x3ff0000000000000ull | (x >> 12)
+             : i % 6 == 2 ? (x & 0xfff0000000000000ull) | (i << 20)
+                          : x | 1;
+  }
+  std::vector<std::uint64_t> want;
+  for (const std::uint64_t v : big)
+    if (v != kEmpty) want.push_back(v);
+  std::sort(want.begin(), want.end());
+  REQUIRE(std::adjacent_find(want.begin(), want.end()) == want.end());
+  CHECK(codegen::patterns_from_slots(big, false) == want);
+  want.push_back(kEmpty);
+  CHECK(codegen::patterns_from_slots(big, true) == want);
 }
 
 TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, ell and hyb") {
