@@ -101,6 +101,7 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
     throw InputError("apply_many", 0,
                      fmt::format("k = {} vectors: apply_many takes 1..{}", k, kMaxDenseColumns));
   if (auto found = ops.spmm.find({k, layout}); found != ops.spmm.end()) return &found->second;
+  if (ops.spmm_on_fallback.contains({k, layout})) return nullptr;
   CompileTimings& timings = const_cast<Operator::Impl&>(im).timings;
   const auto t0 = Clock::now();
   std::optional<compiler::SpmmChoice> choice;
@@ -116,6 +117,7 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
     }
   }
   const Operations::SpmmUnit* own = generated_unit(im, ops, k, layout);
+  if (own == nullptr) ops.spmm_on_fallback.insert({k, layout});
   if (!choice || !choice->time_both) {
     timings.spmm += seconds_since(t0);
     return own;
@@ -139,6 +141,7 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
   const std::string times =
       fmt::format("measured {:.4f} ms generated, {:.4f} ms {}", own_ms, cusparse_ms, alg);
   if (cusparse_ms < own_ms) {
+    ops.spmm_on_fallback.erase({k, layout});
     const Operations::SpmmUnit* unit = cusparse_unit(im, ops, k, layout);
     timings.spmm_note = "cuSPARSE: " + times;
     return unit;

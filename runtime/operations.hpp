@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,9 @@ struct Operations {
   std::map<std::pair<int, DenseLayout>, SpmmUnit> spmm;
   /// The operator apply_many runs on when the plan's encoding has none (built from `csr`).
   std::unique_ptr<Operator> spmm_fallback;
+  /// The (k, layout)s decided for the fallback operator (no unit in `spmm`), so that a measured
+  /// decision is made once, not on every call.
+  std::set<std::pair<int, DenseLayout>> spmm_on_fallback;
   /// cusparseSpMM on `csr`, made when a (k, layout) first picks it.
   std::unique_ptr<CusparseSpmmEngine> cusparse_spmm;
 

@@ -293,6 +293,26 @@ TEST_CASE("gpu: apply_many runs cusparseSpMM or the generated unit as spmm_cuspa
   }
 }
 
+TEST_CASE("gpu: a measured SpMM decision is made once, for the fallback operator too") {
+  if (!have_device()) return;
+  // bro_ell has no SpMM unit of its own: apply_many runs a fallback operator, and measure mode
+  // times it against cusparseSpMM on the first call for (k, layout) only.
+  const CsrMatrix a = gen::stencil_3d_27pt(12, 12, 12);
+  Options o = options_for(Precision::f64, "bro_ell");
+  o.spmm_cusparse = "measure";
+  const Operator op = compile(a, o);
+  for (DenseLayout layout : {DenseLayout::row_major, DenseLayout::col_major}) {
+    CAPTURE(to_string(layout));
+    CHECK(check_many(a, op, 32, layout) <= tolerance(Precision::f64));
+    const double prepared = op.timings().spmm;
+    const std::string note = op.timings().spmm_note;
+    CHECK(note.find("measured ") != std::string::npos);
+    for (int i = 0; i < 3; ++i) CHECK(check_many(a, op, 32, layout) <= tolerance(Precision::f64));
+    CHECK(op.timings().spmm == prepared);
+    CHECK(op.timings().spmm_note == note);
+  }
+}
+
 TEST_CASE("gpu: the model sends a graph at k = 32 row-major fp64 to cusparseSpMM") {
   if (!have_device()) return;
   const CsrMatrix graph = gen::rmat(12, 8, 5);
