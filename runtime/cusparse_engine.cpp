@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <limits>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "cusparse_calls.hpp"
 #include "device.hpp"
 #include "spmvc/error.hpp"
 
@@ -16,11 +18,7 @@ namespace spmvc::runtime {
 
 namespace {
 
-void check(cusparseStatus_t s, const char* call) {
-  if (s != CUSPARSE_STATUS_SUCCESS)
-    throw DeviceError(call, static_cast<int>(s),
-                      fmt::format("{} ({})", cusparseGetErrorName(s), cusparseGetErrorString(s)));
-}
+void check(cusparseStatus_t s, const char* call) { check_cusparse(s, call); }
 
 }  // namespace
 
@@ -46,12 +44,7 @@ struct CusparseEngine::State {
   // Calls f(alpha, beta) with the scalars in the compute type, as host pointers.
   template <class F>
   void with_scalars(double alpha, double beta, F&& f) const {
-    if (type == CUDA_R_64F) {
-      f(static_cast<const void*>(&alpha), static_cast<const void*>(&beta));
-    } else {
-      const float a = static_cast<float>(alpha), b = static_cast<float>(beta);
-      f(static_cast<const void*>(&a), static_cast<const void*>(&b));
-    }
+    with_cusparse_scalars(type, alpha, beta, std::forward<F>(f));
   }
 };
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cusparse_calls.hpp"
 #include "device.hpp"
 #include "spmvc/error.hpp"
 
@@ -18,11 +19,7 @@ namespace spmvc::runtime {
 
 namespace {
 
-void check(cusparseStatus_t s, const char* call) {
-  if (s != CUSPARSE_STATUS_SUCCESS)
-    throw DeviceError(call, static_cast<int>(s),
-                      fmt::format("{} ({})", cusparseGetErrorName(s), cusparseGetErrorString(s)));
-}
+void check(cusparseStatus_t s, const char* call) { check_cusparse(s, call); }
 
 // compiler::spmm_cusparse_algorithm's choice, and its name.
 cusparseSpMMAlg_t algorithm(DenseLayout layout, cudaDataType type) {
@@ -76,12 +73,7 @@ struct CusparseSpmmEngine::State {
   // Calls f(alpha, beta) with the scalars in the compute type, as host pointers.
   template <class F>
   void with_scalars(double alpha, double beta, F&& f) const {
-    if (type == CUDA_R_64F) {
-      f(static_cast<const void*>(&alpha), static_cast<const void*>(&beta));
-    } else {
-      const float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
-      f(static_cast<const void*>(&fa), static_cast<const void*>(&fb));
-    }
+    with_cusparse_scalars(type, alpha, beta, std::forward<F>(f));
   }
 
   // The setup of (k, layout), made on first use. Called with `mutex` held.
