@@ -83,6 +83,7 @@ void set_row_view(SpmmSubject& s, const Profile& profile) {
   s.x_scatter = profile.nnz > 0
                     ? static_cast<double>(profile.x_sectors) / static_cast<double>(profile.nnz)
                     : 0.0;
+  s.row_skew = profile.row_mean > 0 ? static_cast<double>(profile.row_max) / profile.row_mean : 0.0;
 }
 
 }  // namespace
@@ -108,18 +109,26 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
   }
   const std::string_view alg = spmm_cusparse_algorithm(layout, subject.precision);
   if (mode == "always") return {SpmmEngine::cusparse, false, fmt::format("{} (always)", alg)};
-  const std::string rows =
-      fmt::format("{:.1f} nonzeros a row, spread {:.2f}, x sectors per nonzero {:.2f}",
-                  subject.row_mean, subject.row_spread, subject.x_scatter);
-  const bool short_rows = subject.row_mean <= kSpmmShortRows;
-  const bool graph_like = subject.row_spread >= kSpmmHeavyRowSpread ||
-                          (short_rows && (subject.row_spread >= kSpmmGraphRowSpread ||
-                                          subject.x_scatter >= kSpmmScatteredX));
+  const std::string rows = fmt::format(
+      "{:.1f} nonzeros a row, longest {:.0f}x the mean, spread {:.2f}, x sectors per nonzero "
+      "{:.2f}",
+      subject.row_mean, subject.row_skew, subject.row_spread, subject.x_scatter);
+  const char* cusparse_why = nullptr;
+  if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK) {
+    if (subject.row_skew >= kSpmmHubRowRatio) {
+      cusparse_why = "hub rows";
+    } else if (subject.precision == Precision::f64 && subject.row_mean <= kSpmmShortRows &&
+               subject.row_spread >= kSpmmGraphRowSpread && subject.x_scatter >= kSpmmScatteredX) {
+      cusparse_why = "short spread rows read scattered";
+    } else if (subject.precision == Precision::f32 &&
+               (subject.row_mean >= kSpmmF32LongRows || subject.row_skew >= kSpmmF32SkewRatio)) {
+      cusparse_why = "fp32 rows long or skewed";
+    }
+  }
   SpmmChoice c;
-  if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK &&
-      subject.precision == Precision::f64 && subject.format == "csr_stream" && graph_like) {
+  if (cusparse_why != nullptr) {
     c.engine = SpmmEngine::cusparse;
-    c.why = fmt::format("{}: graph-like rows ({})", alg, rows);
+    c.why = fmt::format("{}: {} ({})", alg, cusparse_why, rows);
   } else {
     c.why = fmt::format("generated unit ({})", rows);
   }

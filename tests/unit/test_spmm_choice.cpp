@@ -18,16 +18,18 @@ using compiler::SpmmSubject;
 
 namespace {
 
-// A csr_stream fp64 subject with the given row view.
-SpmmSubject graph_subject(double row_mean, double spread, double scatter) {
+// A csr_stream subject with the given row view (the longest row `skew` times the mean).
+SpmmSubject graph_subject(double row_mean, double spread, double scatter, double skew = 3.0,
+                          Precision precision = Precision::f64) {
   SpmmSubject s;
   s.format = "csr_stream";
-  s.precision = Precision::f64;
+  s.precision = precision;
   s.nrows = s.ncols = 1000;
   s.nnz = static_cast<std::int64_t>(row_mean * 1000);
   s.row_mean = row_mean;
   s.row_spread = spread;
   s.x_scatter = scatter;
+  s.row_skew = skew;
   return s;
 }
 
@@ -46,40 +48,61 @@ SpmmSubject subject_of(const CsrMatrix& a, Precision precision) {
 
 }  // namespace
 
-TEST_CASE("spmm choice: graph-like rows at k >= 16 row-major fp64 take cusparseSpMM") {
-  // Short rows read scattered, short rows of spread lengths, and heavily spread long rows.
-  CHECK(pick(graph_subject(5, 0.3, 0.9)) == SpmmEngine::cusparse);
-  CHECK(pick(graph_subject(10, 1.5, 0.3)) == SpmmEngine::cusparse);
-  CHECK(pick(graph_subject(40, 3.0, 0.3)) == SpmmEngine::cusparse);
-  // At the thresholds.
-  CHECK(pick(graph_subject(compiler::kSpmmShortRows, 0.0, compiler::kSpmmScatteredX)) ==
+TEST_CASE("spmm choice: rows where cusparseSpMM was measured faster take it at k >= 16 row-major") {
+  using compiler::kSpmmGraphRowSpread, compiler::kSpmmHubRowRatio, compiler::kSpmmScatteredX,
+      compiler::kSpmmShortRows, compiler::kSpmmF32LongRows, compiler::kSpmmF32SkewRatio;
+  // fp64 road-network-like rows: short, spread, scattered; and at each threshold.
+  CHECK(pick(graph_subject(4.8, 0.65, 0.95, 12)) == SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(kSpmmShortRows, kSpmmGraphRowSpread, kSpmmScatteredX)) ==
         SpmmEngine::cusparse);
-  CHECK(pick(graph_subject(100, compiler::kSpmmHeavyRowSpread, 0.0)) == SpmmEngine::cusparse);
-  CHECK(pick(graph_subject(8, 0.2, 0.9), compiler::kSpmmCusparseMinK) == SpmmEngine::cusparse);
-  const compiler::SpmmChoice c = choose_spmm_engine(graph_subject(5, 0.3, 0.9), 32,
+  // Hub rows in either precision and over a csr unit as well.
+  SpmmSubject hubs = graph_subject(15.5, 10.5, 1.0, kSpmmHubRowRatio);
+  hubs.format = "csr";
+  CHECK(pick(hubs) == SpmmEngine::cusparse);
+  hubs.precision = Precision::f32;
+  CHECK(pick(hubs) == SpmmEngine::cusparse);
+  // fp32: long rows, or a skewed longest row.
+  CHECK(pick(graph_subject(kSpmmF32LongRows, 0.0, 0.3, 1.0, Precision::f32)) ==
+        SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(10, 3.6, 0.8, kSpmmF32SkewRatio, Precision::f32)) ==
+        SpmmEngine::cusparse);
+  CHECK(pick(graph_subject(8, 0.2, 0.9, 3.0, Precision::f32), compiler::kSpmmCusparseMinK) ==
+        SpmmEngine::kernel);
+  const compiler::SpmmChoice c = choose_spmm_engine(graph_subject(4.8, 0.65, 0.95), 32,
                                                     DenseLayout::row_major, "auto", false, true);
   CHECK(c.why.find("cusparseSpMM_CSR_ALG2") != std::string::npos);
+  CHECK(c.why.find("short spread rows read scattered") != std::string::npos);
   CHECK_FALSE(c.time_both);
+  const compiler::SpmmChoice f =
+      choose_spmm_engine(graph_subject(27, 0.07, 0.5, 1.0, Precision::f32), 32,
+                         DenseLayout::row_major, "auto", false, true);
+  CHECK(f.engine == SpmmEngine::cusparse);
+  CHECK(f.why.find("cusparseSpMM_CSR_ALG3") != std::string::npos);
 }
 
-TEST_CASE("spmm choice: regular rows, long rows, fp32, column-major and small k keep the kernel") {
-  // Just below each threshold.
-  CHECK(pick(graph_subject(5, 0.3, compiler::kSpmmScatteredX - 0.01)) == SpmmEngine::kernel);
-  CHECK(pick(graph_subject(compiler::kSpmmShortRows + 1, 1.5, 0.9)) == SpmmEngine::kernel);
-  CHECK(pick(graph_subject(40, compiler::kSpmmHeavyRowSpread - 0.01, 0.9)) == SpmmEngine::kernel);
-  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+TEST_CASE("spmm choice: the rows the generated unit won on, column-major and small k keep it") {
+  using compiler::kSpmmGraphRowSpread, compiler::kSpmmHubRowRatio, compiler::kSpmmScatteredX,
+      compiler::kSpmmShortRows, compiler::kSpmmF32LongRows, compiler::kSpmmF32SkewRatio;
+  // fp64: just past each threshold of the short-row rule.
+  CHECK(pick(graph_subject(5, 0.65, kSpmmScatteredX - 0.01)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(5, kSpmmGraphRowSpread - 0.01, 0.95)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(kSpmmShortRows + 1, 1.5, 0.95)) == SpmmEngine::kernel);
+  // fp64 long regular rows (stencils) and a dense-rowed skewed graph below the hub ratio.
+  CHECK(pick(graph_subject(27, 0.07, 0.5, 1.0)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(25, 8.0, 0.53, 235)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(15.5, 10.5, 0.5, kSpmmHubRowRatio - 1)) == SpmmEngine::kernel);
+  // fp32: short rows, skew below the ratio (the same road network rows as above).
+  CHECK(pick(graph_subject(4.8, 0.65, 0.95, 12, Precision::f32)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(kSpmmF32LongRows - 0.1, 3.2, 0.94, kSpmmF32SkewRatio - 1,
+                           Precision::f32)) == SpmmEngine::kernel);
+  // Below the k threshold and column-major, every rule is off.
+  const SpmmSubject graph = graph_subject(15.5, 10.5, 1.0, 4000);
   CHECK(pick(graph, compiler::kSpmmCusparseMinK - 1) == SpmmEngine::kernel);
   CHECK(pick(graph, 32, DenseLayout::col_major) == SpmmEngine::kernel);
-  SpmmSubject f32 = graph;
-  f32.precision = Precision::f32;
-  CHECK(pick(f32) == SpmmEngine::kernel);
-  SpmmSubject csr = graph;
-  csr.format = "csr";
-  CHECK(pick(csr) == SpmmEngine::kernel);
 }
 
 TEST_CASE("spmm choice: modes never, always and measure, and the measure planner") {
-  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  const SpmmSubject graph = graph_subject(4.8, 0.65, 0.95);
   const SpmmSubject regular = graph_subject(27, 0.1, 0.4);
   CHECK(pick(graph, 32, DenseLayout::row_major, "never") == SpmmEngine::kernel);
   CHECK(pick(regular, 4, DenseLayout::col_major, "always") == SpmmEngine::cusparse);
@@ -99,7 +122,7 @@ TEST_CASE("spmm choice: modes never, always and measure, and the measure planner
 }
 
 TEST_CASE("spmm choice: without a plain CSR or with f32acc64 the kernel runs; always refuses") {
-  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  const SpmmSubject graph = graph_subject(4.8, 0.65, 0.95);
   const compiler::SpmmChoice no_csr =
       choose_spmm_engine(graph, 32, DenseLayout::row_major, "measure", false, false);
   CHECK(no_csr.engine == SpmmEngine::kernel);
@@ -115,7 +138,7 @@ TEST_CASE("spmm choice: without a plain CSR or with f32acc64 the kernel runs; al
 }
 
 TEST_CASE("spmm choice: unknown modes and bad k are input errors naming them") {
-  const SpmmSubject graph = graph_subject(5, 0.3, 0.9);
+  const SpmmSubject graph = graph_subject(4.8, 0.65, 0.95);
   CHECK_THROWS_WITH_AS(pick(graph, 32, DenseLayout::row_major, "sometimes"),
                        doctest::Contains("'sometimes'"), InputError);
   CHECK_THROWS_WITH_AS(pick(graph, 0), doctest::Contains("k = 0"), InputError);
@@ -134,7 +157,9 @@ TEST_CASE("spmm choice: the subject's row view comes from the inspector's profil
         doctest::Approx(static_cast<double>(pg.x_sectors) / static_cast<double>(pg.nnz)));
   // A power-law graph spreads its row lengths; a stencil's rows are nearly equal and read x in
   // runs of three.
-  CHECK(g.row_spread >= compiler::kSpmmHeavyRowSpread);
+  CHECK(g.row_skew == doctest::Approx(static_cast<double>(pg.row_max) / pg.row_mean));
+  CHECK(g.row_spread >= compiler::kSpmmGraphRowSpread);
+  CHECK(g.x_scatter >= compiler::kSpmmScatteredX);
   CHECK(pick(g) == SpmmEngine::cusparse);
   CHECK(s.row_spread < 0.5);
   CHECK(s.x_scatter < compiler::kSpmmScatteredX);

@@ -41,6 +41,8 @@ struct SpmmSubject {
   /// x in runs, 1 when every nonzero reads its own sector; 0 when not measured).
   double row_spread = 0;
   double x_scatter = 0;
+  /// The longest row over the mean (Profile::row_max / row_mean; 0 when unknown).
+  double row_skew = 0;
   /// The plan's banner (codegen::banner), repeated at the top of the SpMM unit.
   std::string banner;
 };
@@ -75,18 +77,26 @@ struct SpmmChoice {
   bool time_both = false;
   std::string why;
 };
-/// Where the model takes cusparseSpMM: row-major X and Y with k at least kSpmmCusparseMinK, in
-/// fp64, over a csr_stream encoding, with rows like a graph's: a row length spread (standard
-/// deviation over mean) of kSpmmHeavyRowSpread or more, or rows of at most kSpmmShortRows
-/// nonzeros on average that either spread kSpmmGraphRowSpread or more or read x scattered
-/// (x_scatter kSpmmScatteredX or more). There the generated kernel's groups gather k columns
-/// of far-apart X rows a few nonzeros at a time, and cuSPARSE's CSR_ALG2 was measured faster
-/// (H100, k = 32); elsewhere, fp32 included, the generated kernel wins more often than not.
+/// Where the model takes cusparseSpMM: row-major X and Y with k at least kSpmmCusparseMinK, over
+/// any generated unit, where the rows are like these (fitted on the H100 at k = 32 over suite v13,
+/// bench/results/2026-11-25-h100-after-merge/spmm-k32-row-measure.json, which timed both engines
+/// on every entry):
+/// - hub rows: the longest row at least kSpmmHubRowRatio times the mean (Kronecker graphs: one
+///   row group walks thousands of nonzeros while the others idle; 6-14x slower than cuSPARSE);
+/// - fp64, short rows (mean at most kSpmmShortRows) of spread lengths (standard deviation over
+///   mean kSpmmGraphRowSpread or more) read scattered (x_scatter kSpmmScatteredX or more): road
+///   networks and collaboration graphs, where CSR_ALG2 was 1.2-1.6x faster;
+/// - fp32, rows of kSpmmF32LongRows nonzeros or more on average, or a longest row at least
+///   kSpmmF32SkewRatio times the mean: CSR_ALG3 was 1.1-1.4x faster there (stencils, FEM,
+///   dense-rowed graphs), while the generated unit is 1.1-2.2x faster on shorter rows.
+/// Elsewhere the generated unit runs.
 inline constexpr int kSpmmCusparseMinK = 16;
-inline constexpr double kSpmmHeavyRowSpread = 2.0;
-inline constexpr double kSpmmGraphRowSpread = 1.0;
+inline constexpr double kSpmmHubRowRatio = 1000.0;
+inline constexpr double kSpmmGraphRowSpread = 0.5;
 inline constexpr double kSpmmShortRows = 16.0;
-inline constexpr double kSpmmScatteredX = 0.6;
+inline constexpr double kSpmmScatteredX = 0.8;
+inline constexpr double kSpmmF32LongRows = 16.0;
+inline constexpr double kSpmmF32SkewRatio = 100.0;
 /// The engine for `k` columns in `layout` under Options::spmm_cusparse `mode`: "never" (the
 /// generated unit), "always" (cusparseSpMM), "auto" (the model above; with `measure_planner`,
 /// PlannerMode::measure, both are timed instead), "measure" (both timed). `have_csr`: the
