@@ -43,10 +43,15 @@ std::optional<std::string> measure_cusparse_refusal(const Options& options, cons
 struct MeasuredTime {
   Engine engine = Engine::kernel;
   double us = 0;
+  /// A mixed-precision candidate (compiler::is_mixed_candidate), timed where the caller asked
+  /// for mixed precision; false for a full-precision one and cuSPARSE.
+  bool mixed = false;
 };
 
 /// Index of the candidate measure mode keeps: the least time; where times are equal, cuSPARSE
-/// (a generated kernel must beat it to be kept), then the earliest (the model's order).
+/// (a generated kernel must beat it to be kept), then the earliest (the model's order). Where
+/// some candidates are mixed-precision ones, a full-precision candidate is kept only when it is
+/// faster than every mixed-precision one (the caller asked for mixed precision; a tie keeps it).
 /// InputError for an empty list or a time that is not a finite positive number.
 std::size_t measured_winner(std::span<const MeasuredTime> times);
 
