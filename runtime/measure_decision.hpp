@@ -30,8 +30,8 @@ std::string decision_text(const MeasuredDecision& decision);
 std::optional<MeasuredDecision> parse_decision(std::string_view text);
 
 /// Why measure mode does not time cuSPARSE's CSR SpMV beside the generated candidates, or nullopt
-/// when it does. The model planner's refusals (compiler::cusparse_refusal: deterministic plans,
-/// mixed precision, f32acc64, 64-bit offsets), and where the planner does not weigh it: cusparse
+/// when it does. The model planner's refusals (compiler::cusparse_refusal: mixed precision
+/// insisted on, f32acc64, 64-bit offsets), and where the planner does not weigh it: cusparse
 /// "never", a format the caller forced, an ordering the caller asked for (cuSPARSE multiplies in
 /// the caller's order; one that reorder "auto" chose is not a refusal: cuSPARSE is timed on the
 /// caller's order), and a `model` plan without a plain-valued csr candidate for its arrays.

@@ -142,8 +142,9 @@ double predict_cusparse(const Profile& profile, const PlanOptions& options);
 /// InputError for "always" where cuSPARSE is refused, and for an unknown `options.cusparse`.
 bool offer_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options);
 
-/// Why cuSPARSE cannot multiply plans made with `options` (deterministic plans, mixed precision,
-/// f32acc64, 64-bit row offsets), or nullopt when it can. InputError for a `cusparse` option
+/// Why cuSPARSE cannot multiply plans made with `options` (mixed precision insisted on
+/// (mixed_fallback off) or with cusparse "always", f32acc64, 64-bit row offsets), or nullopt
+/// when it can. InputError for a `cusparse` option
 /// that is not auto, always or never; "never" is the caller's to check.
 std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOptions& options);
 
