@@ -129,6 +129,8 @@ spmvc::Options parse_options(const char* text) {
       o.deterministic = boolean(key, value);
     } else if (key == "mixed_precision") {
       o.mixed_precision = spmvc::parse_mixed_precision(str(key, value));
+    } else if (key == "mixed_fallback") {
+      o.mixed_fallback = boolean(key, value);
     } else if (key == "build") {
       o.build = spmvc::compiler::parse_build_mode(str(key, value));
     } else if (key == "tiered") {
@@ -158,7 +160,8 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "value_coding, deterministic, mixed_precision, build, tiered, full_inspection, "
+              "value_coding, deterministic, mixed_precision, mixed_fallback, build, tiered, "
+              "full_inspection, "
               "disk_cache, "
               "cache_dir, "
               "device, multiplies, cached_kernels, keep_csr)");

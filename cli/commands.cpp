@@ -267,8 +267,9 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
   options.arch = arch;
   tooling::UnitReport report;
   std::optional<ValueRounding> rounding;
-  std::string engine;      // what runs apply() where it is not the unit's kernel
-  std::string build_line;  // where compile() builds (Options::build)
+  std::optional<MixedFallback> fallback;  // mixed precision asked for, full precision kept
+  std::string engine;                     // what runs apply() where it is not the unit's kernel
+  std::string build_line;                 // where compile() builds (Options::build)
   const std::filesystem::path path = args.matrix;
   if (path.extension() == ".cu" || path.extension() == ".cuh") {
     // A kernel on disk, e.g. from `spmvc emit`: its headers are read from beside it, and every
@@ -297,6 +298,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     report = tooling::explain_unit(b.source, options);
     build_line = build_note(a, make_options(args));
     rounding = b.plan.rounding;
+    fallback = b.plan.mixed_fallback;
     if (b.plan.engine == Engine::cusparse)
       // The multiply is cuSPARSE's; the unit's kernel is what SpMM and A^T x run on its arrays.
       engine =
@@ -306,7 +308,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
   // Mixed precision: what the stored values' rounding costs in y (the plan's bound).
   if (args.json) {
     std::string text = tooling::to_json(report);
-    if (rounding || !engine.empty() || !build_line.empty()) {
+    if (rounding || fallback || !engine.empty() || !build_line.empty()) {
       nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
       if (!engine.empty()) j["engine"] = engine;
       if (!build_line.empty()) j["build"] = build_line;
@@ -315,6 +317,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
                                 {"value_error", rounding->value_error},
                                 {"longest_row", rounding->longest_row},
                                 {"y_error_bound", rounding->y_error_bound}};
+      if (fallback) j["mixed_fallback"] = describe(*fallback);
       text = j.dump(2);
     }
     fmt::print("{}\n", text);
@@ -323,6 +326,7 @@ int run_explain(const MatrixArgs& args, const std::string& arch) {
     if (!build_line.empty()) fmt::print("{}\n", build_line);
     fmt::print("{}\n", tooling::to_report(report));
     if (rounding) fmt::print("{}\n", describe(*rounding));
+    if (fallback) fmt::print("{}\n", describe(*fallback));
   }
   return 0;
 #else
@@ -496,6 +500,8 @@ int run_run(const MatrixArgs& args) {
           "                measured max |y_i - (Ax)_i| / (|A||x|)_i = {:.3e} (bound {:.3e})\n",
           mixed_err, mixed_tol);
     }
+    if (op.plan().mixed_fallback)
+      fmt::print("rounding        none: {}\n", describe(*op.plan().mixed_fallback));
     fmt::print(
         "one-time cost   inspect {:.1f} ms, plan {:.1f} ms, encode {:.1f} ms, codegen {:.1f} ms, "
         "compile {:.1f} ms ({}), upload {:.1f} ms\n",

@@ -58,6 +58,9 @@ struct MatrixArgs {
   bool deterministic = false;     ///< Options::deterministic
   /// Options::mixed_precision: "off", "f32" (fp64 operator) or "bf16" (f32 operator)
   std::string mixed_precision = "off";
+  /// Options::mixed_fallback off: keep a mixed-precision plan even where a full-precision one
+  /// is predicted faster
+  bool insist_mixed = false;
   /// run: multiply, give the operator new values (update_values) and multiply again; bench: time
   /// update_values instead of the multiply
   bool update_values = false;
@@ -184,6 +187,8 @@ struct SuiteArgs {
   /// with its speed-up over the planner's pick and y's measured error: "f32" (fp64 entries),
   /// "bf16" (fp32 entries), a comma list of both, "on" (both) or "off".
   std::string mixed_precision = "off";
+  /// With mixed_precision: Options::mixed_fallback off (the mixed-precision candidates only).
+  bool insist_mixed = false;
   /// With mixed_precision: time only the planner's pick and its mixed-precision pick (no
   /// cuSPARSE, measure mode, device-array build, horizons or formats), so that the bandwidth
   /// suite fits one short GPU session.

@@ -139,8 +139,13 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--mixed-precision", args.mixed_precision,
                   "store the values rounded to a narrower type, arithmetic in --precision: f32 "
                   "for an f64 operator, bf16 for an f32 one (`spmvc plan` states the rounding "
-                  "error and its bound on y); off by default")
+                  "error and its bound on y); off by default. A full-precision plan (cuSPARSE "
+                  "among them) predicted faster than every mixed-precision candidate is kept, "
+                  "and the plan says so")
       ->capture_default_str();
+  cmd->add_flag("--insist-mixed", args.insist_mixed,
+                "with --mixed-precision: the mixed-precision candidates only, even where a "
+                "full-precision plan is predicted (or measured) faster");
   cmd->add_flag("--no-tiered", args.no_tiered,
                 "run: wait for the specialised kernel's compile instead of multiplying with the "
                 "generic kernel meanwhile");
@@ -395,6 +400,7 @@ int main(int argc, char** argv) {
       if (bench->count("--suite") > 0) {
         sargs.deterministic = margs.deterministic;
         sargs.mixed_precision = margs.mixed_precision;
+        sargs.insist_mixed = margs.insist_mixed;
         if (sargs.mixed_only && sargs.mixed_precision == "off")
           throw spmvc::cli::UsageError("--mixed-only needs --mixed-precision f32, bf16 or on");
         if (margs.transpose && margs.k > 0)

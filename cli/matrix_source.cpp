@@ -80,6 +80,9 @@ Options make_options(const MatrixArgs& args) {
   o.value_coding = !args.no_value_coding;
   o.deterministic = args.deterministic;
   o.mixed_precision = parse_mixed_precision(args.mixed_precision);
+  if (args.insist_mixed && o.mixed_precision == MixedPrecision::off)
+    throw InputError("--insist-mixed", 0, "needs --mixed-precision f32 or bf16");
+  o.mixed_fallback = !args.insist_mixed;
   o.cusparse = args.cusparse;
   o.spmm_cusparse = args.spmm_cusparse;
   o.build = compiler::parse_build_mode(args.build);

@@ -459,10 +459,13 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         }
         // --mixed-precision: the planner's pick with values stored rounded (f32 for fp64, bf16
         // for fp32), its speed-up over the pick above and y's error against the fp64 reference
-        // as the plan's bound states it (componentwise, relative to |A||x|) and normwise.
+        // as the plan's bound states it (componentwise, relative to |A||x|) and normwise. Where
+        // the planner kept the full-precision plan (Plan::mixed_fallback) that is the pick
+        // above: speed-up 1, the error the full-precision plan's.
         if (const std::optional<MixedPrecision> mode = suite_mixed_mode(s.mixed_precision, p)) {
           Options om = o;
           om.mixed_precision = *mode;
+          om.mixed_fallback = !s.insist_mixed;
           om.tiered = false;
           json m;
           try {
@@ -480,8 +483,13 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
             m["normwise_error"] = err.normwise;
             m["within_bound"] = err.componentwise <= tolerance;
             m["correct"] = err.componentwise <= tolerance;
-            if (r["planner"].contains("ms"))
+            m["fallback"] = op.plan().mixed_fallback.has_value();
+            if (op.plan().mixed_fallback) {
+              m["fallback_why"] = describe(*op.plan().mixed_fallback);
+              m["speedup_vs_planner"] = 1.0;
+            } else if (r["planner"].contains("ms")) {
               m["speedup_vs_planner"] = r["planner"]["ms"].get<double>() / m["ms"].get<double>();
+            }
           } catch (const InputError& e) {
             m = {{"mode", std::string(to_string(*mode))},
                  {"applicable", false},

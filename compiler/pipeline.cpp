@@ -137,6 +137,7 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target) {
   p.value_coding = options.value_coding;
   p.deterministic = options.deterministic;
   p.mixed_precision = options.mixed_precision;
+  p.mixed_fallback = options.mixed_fallback;
   p.cusparse = options.cusparse;
   p.arch = target.arch;
   p.gpu = target.gpu;

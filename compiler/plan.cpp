@@ -197,6 +197,24 @@ std::string describe(const ValueRounding& r) {
       r.y_error_bound, r.longest_row);
 }
 
+std::string describe(const MixedFallback& f) {
+  const std::string basis = f.measured ? "measured" : "predicted";
+  if (f.mixed_best.empty())
+    return fmt::format(
+        "mixed precision {} asked for; full precision kept: no mixed-precision "
+        "candidate applied",
+        to_string(f.asked));
+  if (f.mixed_seconds <= 0 || f.full_seconds <= 0)
+    return fmt::format(
+        "mixed precision {} asked for; full precision kept, {} faster than {}: values exact, no "
+        "rounding",
+        to_string(f.asked), basis, f.mixed_best);
+  return fmt::format(
+      "mixed precision {} asked for; full precision kept, {} {:.2f}x faster than the best "
+      "mixed-precision candidate {}: values exact, no rounding",
+      to_string(f.asked), basis, f.mixed_seconds / f.full_seconds, f.mixed_best);
+}
+
 std::string_view to_string(Engine engine) {
   return engine == Engine::cusparse ? "cusparse" : "kernel";
 }
@@ -226,6 +244,14 @@ std::string to_json(const Plan& plan) {
                             {"value_error", r.value_error},
                             {"longest_row", r.longest_row},
                             {"y_error_bound", r.y_error_bound}};
+  }
+  if (plan.mixed_fallback) {
+    const MixedFallback& f = *plan.mixed_fallback;
+    j["mixed_fallback"] = {{"asked", std::string(to_string(f.asked))},
+                           {"basis", f.measured ? "measured" : "model"},
+                           {"mixed_best", f.mixed_best},
+                           {"mixed_seconds", f.mixed_seconds},
+                           {"full_seconds", f.full_seconds}};
   }
   j["engine"] = std::string(to_string(plan.engine));
   if (plan.engine == Engine::cusparse)
@@ -265,6 +291,7 @@ std::string to_report(const Plan& plan) {
   }
   out += "  why: " + plan.why + "\n";
   if (plan.rounding) out += "  " + describe(*plan.rounding) + "\n";
+  if (plan.mixed_fallback) out += "  " + describe(*plan.mixed_fallback) + "\n";
   if (plan.engine == Engine::cusparse)
     out += fmt::format("  engine: cusparse ({}, preprocessed) on the {} arrays above\n",
                        plan.cusparse_algorithm == CusparseAlgorithm::csr_alg2

@@ -38,10 +38,12 @@ std::string decision_key(const CsrMatrix& a, const Options& options,
       options.format, device.name, device.arch(), a.nrows, options.cusparse,
       options.value_coding ? "" : "|plain-values", options.deterministic ? "|deterministic" : "",
       // A mixed-precision decision stores rounded values: never one for a caller who did not
-      // ask (the key of a plain decision is as before).
+      // ask (the key of a plain decision is as before). One weighed against full precision
+      // timed more candidates than one insisted on (whose key is as before).
       options.mixed_precision == MixedPrecision::off
           ? std::string()
-          : fmt::format("|mixed-{}", to_string(options.mixed_precision)));
+          : fmt::format("|mixed-{}{}", to_string(options.mixed_precision),
+                        options.mixed_fallback ? "|vs-full" : ""));
   add(tag.data(), tag.size());
   add(&a.ncols, sizeof a.ncols);
   add(a.row_ptr.data(), a.row_ptr.size() * sizeof(std::int64_t));
@@ -134,9 +136,17 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   if (!decision.empty()) remembered = read_decision(decision);
   // A cuSPARSE decision stands only where cuSPARSE may still run: otherwise measure again.
   if (remembered && remembered->engine == Engine::cusparse && no_cusparse) remembered.reset();
+  // Mixed precision asked for with the planner free to choose: the full-precision best is
+  // timed beside the mixed-precision candidates and kept where it is faster.
+  const bool weigh_full = options.mixed_precision != MixedPrecision::off &&
+                          options.mixed_fallback && options.format == "auto" && !popts.params &&
+                          !popts.csr;
   if (remembered) {
     compiler::PlanOptions forced = popts;
     forced.params = remembered->params;
+    // A full-precision decision (plain values, or cuSPARSE's arrays) is planned as one.
+    const bool full = weigh_full && !compiler::is_mixed_candidate(remembered->params);
+    if (full) forced.mixed_precision = MixedPrecision::off;
     Plan chosen = compiler::make_plan(build.profile, forced);
     Build* target_build = &build;
     if (remembered->engine == Engine::cusparse) {
@@ -150,6 +160,20 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
     chosen.why = fmt::format("measured fastest earlier on this matrix and device (decision {}{})",
                              decision.filename().string(),
                              remembered->engine == Engine::cusparse ? ": cuSPARSE's CSR SpMV" : "");
+    if (full) {
+      // Where the model had no mixed-precision candidate, none was timed either.
+      const bool none = model.mixed_fallback && model.mixed_fallback->mixed_best.empty();
+      chosen.rounding.reset();
+      chosen.mixed_fallback =
+          MixedFallback{options.mixed_precision,
+                        none ? "" : "the mixed-precision candidates timed earlier", 0, 0, true};
+      chosen.why = fmt::format(
+          "mixed precision {} was asked for, but {}: kept, its values exact; {}",
+          to_string(options.mixed_precision),
+          none ? "no mixed-precision candidate applies"
+               : "this full-precision plan measured faster than the mixed-precision candidates",
+          chosen.why);
+    }
     CompileTimings t = timings;
     t.plan += seconds_since(t0);
     realize(a, *target_build, chosen, options);
@@ -157,14 +181,24 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   }
   // The best candidate of each of the model's first formats, plus csr's, the fallback the
   // planner must never lose to; cuSPARSE "always" times nothing else.
+  // Where mixed precision is weighed against full precision, those are the mixed-precision
+  // candidates, and the best full-precision one is timed after them.
   std::vector<const Candidate*> picks;
   const int want = std::max(1, options.measure_candidates);
+  const bool cusparse_alone = options.cusparse == "always" && !no_cusparse;
   for (const Candidate& c : model.candidates) {
-    if (!c.applicable || (options.cusparse == "always" && !no_cusparse)) continue;
+    if (!c.applicable || cusparse_alone) continue;
+    if (weigh_full && !compiler::is_mixed_candidate(c.params)) continue;
     const bool new_format = std::none_of(picks.begin(), picks.end(),
                                          [&](const Candidate* p) { return p->format == c.format; });
     if (new_format && (static_cast<int>(picks.size()) < want || c.format == "csr"))
       picks.push_back(&c);
+  }
+  if (weigh_full && !cusparse_alone) {
+    const auto full = std::find_if(
+        model.candidates.begin(), model.candidates.end(),
+        [](const Candidate& c) { return c.applicable && !compiler::is_mixed_candidate(c.params); });
+    if (full != model.candidates.end()) picks.push_back(&*full);
   }
   const std::size_t vb = static_cast<std::size_t>(value_bytes(options.precision));
   runtime::DeviceBuffer dx(std::max<std::size_t>(static_cast<std::size_t>(a.ncols) * vb, 1));
@@ -172,14 +206,16 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   dx.fill_bytes(0);
   std::unique_ptr<Impl> best;
   std::vector<runtime::MeasuredTime> times;
+  std::vector<std::string> names;  // "format [label]" of each timing
   std::string report;
   // Times `probe` and keeps it where it wins so far (runtime::measured_winner's rule).
   const auto time_probe = [&](Operator probe, Engine engine, const std::string& name,
-                              const std::string& label, double predicted_seconds) {
+                              const std::string& label, double predicted_seconds, bool mixed) {
     const double us = quick_time_us([&] { probe.apply(dx.get(), dy.get(), 1.0, 0.0, nullptr); });
     report += fmt::format("{}{} [{}] {:.2f} us (model {:.2f})", report.empty() ? "" : ", ", name,
                           label, us, predicted_seconds * 1e6);
-    times.push_back({engine, us});
+    times.push_back({engine, us, mixed});
+    names.push_back(fmt::format("{} [{}]", name, label));
     if (runtime::measured_winner(times) == times.size() - 1) best = Impl::unwrap(std::move(probe));
   };
   for (const Candidate* c : picks) {
@@ -190,16 +226,21 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
     p.predicted_bytes = c->predicted_bytes;
     p.predicted_seconds = c->predicted_seconds;
     p.predicted_build_seconds = c->build_seconds;
+    p.rounding = compiler::plan_rounding(build.profile, popts, c->params, Engine::kernel);
+    p.mixed_fallback.reset();
     realize(a, build, p, options);
-    time_probe(Impl::wrap(Impl::from_build(build, options, device, timings)), Engine::kernel,
-               c->format, c->label, c->predicted_seconds);
+    time_probe(
+        Impl::wrap(Impl::from_build(build, options, device, timings)), Engine::kernel, c->format,
+        c->label, c->predicted_seconds,
+        options.mixed_precision != MixedPrecision::off && compiler::is_mixed_candidate(c->params));
   }
   if (!no_cusparse) {
     Build& b = caller_order(a, build, plain, options);
-    const Plan p = cusparse_candidate(model, b, popts, reordered);
+    Plan p = cusparse_candidate(model, b, popts, reordered);
+    p.mixed_fallback.reset();
     realize(a, b, p, options);
     time_probe(Impl::wrap(Impl::from_build(b, options, device, timings)), Engine::cusparse,
-               "cusparse", "csr alg1", p.predicted_seconds);
+               "cusparse", "csr alg1", p.predicted_seconds, false);
   }
   if (!best) throw InternalError("measure mode: no candidate to time");
   const bool cusparse_won = best->plan.engine == Engine::cusparse;
@@ -209,6 +250,32 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
                   cusparse_won ? "cuSPARSE, no generated candidate faster; " : "", report);
   if (no_cusparse && options.cusparse != "never")
     best->plan.why += fmt::format(" (cuSPARSE not timed: {})", *no_cusparse);
+  const std::size_t won = runtime::measured_winner(times);
+  if (weigh_full && !times[won].mixed) {
+    // The fastest mixed-precision timing, which the full-precision winner beat.
+    std::optional<std::size_t> mixed;
+    for (std::size_t i = 0; i < times.size(); ++i)
+      if (times[i].mixed && (!mixed || times[i].us < times[*mixed].us)) mixed = i;
+    MixedFallback f{options.mixed_precision, "", 0, times[won].us * 1e-6, true};
+    if (mixed) {
+      f.mixed_best = names[*mixed];
+      f.mixed_seconds = times[*mixed].us * 1e-6;
+    }
+    best->plan.why =
+        mixed
+            ? fmt::format(
+                  "mixed precision {} was asked for, but the full-precision {} measured {:.2f}x "
+                  "faster than the best mixed-precision candidate, {} ({:.2f} us): kept, its "
+                  "values exact; {}",
+                  to_string(options.mixed_precision), names[won], times[*mixed].us / times[won].us,
+                  f.mixed_best, times[*mixed].us, best->plan.why)
+            : fmt::format(
+                  "mixed precision {} was asked for, but no mixed-precision candidate applies: "
+                  "full precision; {}",
+                  to_string(options.mixed_precision), best->plan.why);
+    best->plan.rounding.reset();
+    best->plan.mixed_fallback = std::move(f);
+  }
   best->timings.measure = seconds_since(t0);
   if (!decision.empty()) write_decision(decision, {best->plan.params, best->plan.engine});
   return Impl::wrap(std::move(best));

@@ -86,10 +86,13 @@ std::size_t measured_winner(std::span<const MeasuredTime> times) {
                                    "number",
                                    i, to_string(t.engine), t.us));
     if (i == 0) continue;
+    // Equal times go to a mixed-precision candidate (the caller asked for it), then to
+    // cuSPARSE (a generated kernel must beat it), then to the earlier one.
+    const auto rank = [](const MeasuredTime& m) {
+      return m.mixed ? 0 : m.engine == Engine::cusparse ? 1 : 2;
+    };
     const MeasuredTime& b = times[best];
-    if (t.us < b.us ||
-        (t.us == b.us && t.engine == Engine::cusparse && b.engine != Engine::cusparse))
-      best = i;
+    if (t.us < b.us || (t.us == b.us && rank(t) < rank(b))) best = i;
   }
   return best;
 }

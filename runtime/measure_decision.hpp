@@ -30,8 +30,8 @@ std::string decision_text(const MeasuredDecision& decision);
 std::optional<MeasuredDecision> parse_decision(std::string_view text);
 
 /// Why measure mode does not time cuSPARSE's CSR SpMV beside the generated candidates, or nullopt
-/// when it does. The model planner's refusals (compiler::cusparse_refusal: deterministic plans,
-/// mixed precision, f32acc64, 64-bit offsets), and where the planner does not weigh it: cusparse
+/// when it does. The model planner's refusals (compiler::cusparse_refusal: mixed precision
+/// insisted on, f32acc64, 64-bit offsets), and where the planner does not weigh it: cusparse
 /// "never", a format the caller forced, an ordering the caller asked for (cuSPARSE multiplies in
 /// the caller's order; one that reorder "auto" chose is not a refusal: cuSPARSE is timed on the
 /// caller's order), and a `model` plan without a plain-valued csr candidate for its arrays.
@@ -43,10 +43,15 @@ std::optional<std::string> measure_cusparse_refusal(const Options& options, cons
 struct MeasuredTime {
   Engine engine = Engine::kernel;
   double us = 0;
+  /// A mixed-precision candidate (compiler::is_mixed_candidate), timed where the caller asked
+  /// for mixed precision; false for a full-precision one and cuSPARSE.
+  bool mixed = false;
 };
 
 /// Index of the candidate measure mode keeps: the least time; where times are equal, cuSPARSE
-/// (a generated kernel must beat it to be kept), then the earliest (the model's order).
+/// (a generated kernel must beat it to be kept), then the earliest (the model's order). Where
+/// some candidates are mixed-precision ones, a full-precision candidate is kept only when it is
+/// faster than every mixed-precision one (the caller asked for mixed precision; a tie keeps it).
 /// InputError for an empty list or a time that is not a finite positive number.
 std::size_t measured_winner(std::span<const MeasuredTime> times);
 

@@ -173,14 +173,79 @@ bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& optio
   return true;
 }
 
+// Seconds as the ranking counts them: us per multiply, or ms of one-time cost + multiplies.
+std::string ranking_text(double seconds, std::optional<std::int64_t> multiplies) {
+  return multiplies ? fmt::format("{:.2f} ms", seconds * 1e3)
+                    : fmt::format("{:.2f} us", seconds * 1e6);
+}
+
+// With full-precision candidates ranked beside mixed-precision ones, a full-precision one is
+// kept only when predicted faster: a tie (a launch floor, where bytes broke it) goes to the
+// best mixed-precision candidate, which the caller asked for.
+void prefer_mixed_on_tie(Plan& plan) {
+  auto& cs = plan.candidates;
+  if (cs.empty() || is_mixed_candidate(cs.front().params)) return;
+  const auto mixed = std::find_if(cs.begin(), cs.end(), [](const Candidate& c) {
+    return c.applicable && is_mixed_candidate(c.params);
+  });
+  if (mixed == cs.end() ||
+      ranking_seconds(*mixed, plan.multiplies) > ranking_seconds(cs.front(), plan.multiplies))
+    return;
+  std::rotate(cs.begin(), mixed, mixed + 1);
+  const Candidate& best = cs.front();
+  plan.format = best.format;
+  plan.params = best.params;
+  plan.predicted_bytes = best.predicted_bytes;
+  plan.predicted_seconds = best.predicted_seconds;
+  plan.predicted_build_seconds = best.build_seconds;
+}
+
+// `plan`, a full-precision plan (plain values or cuSPARSE) kept although mixed precision `mode`
+// was asked for: no rounding, and why, against the best mixed-precision candidate.
+void note_mixed_fallback(Plan& plan, MixedPrecision mode) {
+  MixedFallback f;
+  f.asked = mode;
+  f.full_seconds = plan.multiplies
+                       ? plan.predicted_build_seconds +
+                             static_cast<double>(*plan.multiplies) * plan.predicted_seconds
+                       : plan.predicted_seconds;
+  const auto mixed =
+      std::find_if(plan.candidates.begin(), plan.candidates.end(),
+                   [](const Candidate& c) { return c.applicable && is_mixed_candidate(c.params); });
+  std::string note;
+  if (mixed != plan.candidates.end()) {
+    f.mixed_best = fmt::format("{} [{}]", mixed->format, mixed->label);
+    f.mixed_seconds = ranking_seconds(*mixed, plan.multiplies);
+    note = fmt::format(
+        "mixed precision {} was asked for, but the full-precision plan is predicted {:.2f}x "
+        "faster ({} against {} for the best mixed-precision candidate, {}): kept, its values "
+        "exact; ",
+        to_string(mode), f.mixed_seconds / f.full_seconds,
+        ranking_text(f.full_seconds, plan.multiplies),
+        ranking_text(f.mixed_seconds, plan.multiplies), f.mixed_best);
+  } else {
+    note = fmt::format(
+        "mixed precision {} was asked for, but no mixed-precision candidate applies: full "
+        "precision; ",
+        to_string(mode));
+  }
+  plan.why = note + plan.why;
+  plan.rounding.reset();
+  plan.mixed_fallback = std::move(f);
+}
+
 }  // namespace
 
 std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOptions& options) {
   if (options.cusparse != "auto" && options.cusparse != "always" && options.cusparse != "never")
     throw InputError("cusparse", 0,
                      fmt::format("'{}' is not auto, always or never", options.cusparse));
-  if (options.mixed_precision != MixedPrecision::off)
-    return "cuSPARSE multiplies the full-precision CSR values: not with mixed precision";
+  if (options.mixed_precision != MixedPrecision::off && !options.mixed_fallback)
+    return "cuSPARSE multiplies the full-precision CSR values: not with mixed precision insisted "
+           "on (mixed_fallback off)";
+  if (options.mixed_precision != MixedPrecision::off && options.cusparse == "always")
+    return "cuSPARSE multiplies the full-precision CSR values: not \"always\" with mixed "
+           "precision (\"auto\" weighs it as the full-precision plan)";
   if (options.precision == Precision::f32_acc64)
     return "cuSPARSE accumulates fp32 data in fp32: not with f32acc64";
   if (profile.nnz > std::numeric_limits<std::int32_t>::max())
@@ -203,6 +268,7 @@ std::optional<Plan> cusparse_plan(const Plan& plan, const Profile& profile,
   if (csr == nullptr) return std::nullopt;
   Plan out = plan;
   out.engine = Engine::cusparse;
+  out.rounding.reset();  // cuSPARSE reads the plain CSR values
   // Deterministic plans run CSR ALG2, the algorithm cuSPARSE documents as bitwise reproducible.
   out.cusparse_algorithm =
       options.deterministic ? CusparseAlgorithm::csr_alg2 : CusparseAlgorithm::csr_alg1;
@@ -280,6 +346,11 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
                                  format_of(*forced), options.format));
 
   const MixedPrecision mixed = options.mixed_precision;
+  // Mixed precision asked for with the planner free to choose: the full-precision candidates
+  // (plain values, formats without a value coding) are ranked beside the mixed-precision ones,
+  // cuSPARSE too, and the fastest is kept (Options::mixed_fallback).
+  const bool fallback =
+      mixed != MixedPrecision::off && options.mixed_fallback && !forced && options.format == "auto";
   if (mixed != MixedPrecision::off) {
     if (auto why = formats::mixed_precision_problem(mixed, options.precision))
       throw InputError("mixed_precision", 0, *why);
@@ -326,16 +397,34 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
           return formats::value_coding_of(c.params) != formats::kValuesPlain;
         });
       }
-      if (mixed != MixedPrecision::off)
+      if (mixed != MixedPrecision::off) {
+        // The plain candidates stay as they are beside their mixed-precision twins.
+        std::vector<Candidate> full;
+        if (fallback) {
+          for (const Candidate& c : proposed) {
+            if (c.applicable && formats::has_value_coding(c.params) &&
+                !is_mixed_candidate(c.params))
+              full.push_back(c);
+          }
+        }
         formats::apply_mixed_precision(proposed, profile, options.precision, mixed);
+        for (Candidate& c : full) {
+          c.reason = "full precision: " + c.reason;
+          proposed.push_back(std::move(c));
+        }
+      }
     }
     for (Candidate& c : proposed) {
       if (mixed != MixedPrecision::off && c.representable && !formats::has_value_coding(c.params)) {
-        c.applicable = false;
-        c.representable = false;  // a forced format name does not override this either
-        c.reason = fmt::format(
-            "mixed precision {}: {} stores full-precision values only (no value coding)",
-            to_string(mixed), c.format);
+        if (fallback) {
+          if (c.applicable) c.reason = "full precision (no value coding): " + c.reason;
+        } else {
+          c.applicable = false;
+          c.representable = false;  // a forced format name does not override this either
+          c.reason = fmt::format(
+              "mixed precision {}: {} stores full-precision values only (no value coding)",
+              to_string(mixed), c.format);
+        }
       }
       if (options.deterministic && c.applicable) {
         if (auto why = unit->nondeterminism(c.params)) {
@@ -374,12 +463,12 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     }
   }
   Plan plan = pick_candidate(std::move(candidates), options.precision, options.multiplies);
-  if (mixed != MixedPrecision::off)
-    plan.rounding = formats::value_rounding(profile, mixed, options.precision,
-                                            formats::value_coding_of(plan.params));
-  if (!forced && options.format == "auto" && objection.empty() &&
-      offer_cusparse(plan, profile, options))
-    return plan;
+  if (fallback) prefer_mixed_on_tie(plan);
+  plan.rounding = plan_rounding(profile, options, plan.params, Engine::kernel);
+  const bool cusparse = !forced && options.format == "auto" && objection.empty() &&
+                        offer_cusparse(plan, profile, options);
+  if (fallback && (cusparse || !is_mixed_candidate(plan.params))) note_mixed_fallback(plan, mixed);
+  if (cusparse) return plan;
   if (forced) {
     plan.why = "parameters forced by the caller";
   } else if (!objection.empty()) {
@@ -390,13 +479,26 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
     const std::size_t applicable =
         static_cast<std::size_t>(std::count_if(plan.candidates.begin(), plan.candidates.end(),
                                                [](const Candidate& c) { return c.applicable; }));
-    plan.why = fmt::format(
+    plan.why += fmt::format(
         "lowest predicted {} of {} applicable candidates ({}; {:.1f} nonzeros "
         "per row on average)",
         ranking_name(options.multiplies), applicable, plan.candidates.front().reason,
         profile.row_mean);
   }
   return plan;
+}
+
+bool is_mixed_candidate(const FormatParams& params) {
+  return formats::value_coding_of(params) != formats::kValuesPlain;
+}
+
+std::optional<ValueRounding> plan_rounding(const Profile& profile, const PlanOptions& options,
+                                           const FormatParams& params, Engine engine) {
+  if (options.mixed_precision == MixedPrecision::off || engine == Engine::cusparse ||
+      !is_mixed_candidate(params))
+    return std::nullopt;
+  return formats::value_rounding(profile, options.mixed_precision, options.precision,
+                                 formats::value_coding_of(params));
 }
 
 Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,

@@ -64,10 +64,20 @@ struct Options {
   /// value bytes, at a rounding error the plan states (Plan::rounding: the values' largest
   /// relative error and the bound on each y_i relative to (|A||x|)_i). A matrix whose values a
   /// table codes exactly (all ones, up to 256 distinct values) keeps that coding; formats
-  /// without a value coding (sell, cci, amb and the block formats) are not planned, and forcing
-  /// one is an InputError. Operator::update_values rounds new values the same way. Host
-  /// matrices only: compile(DeviceCsr) refuses it.
+  /// without a value coding (sell, cci, amb and the block formats) have no mixed-precision
+  /// candidate, and forcing one is an InputError. The full-precision plan stays in the running
+  /// unless `mixed_fallback` is off (below). Operator::update_values rounds new values the same
+  /// way. Host matrices only: compile(DeviceCsr) refuses it.
   MixedPrecision mixed_precision = MixedPrecision::off;
+  /// With `mixed_precision` asked for, format "auto" and no forced parameters: the planner ranks
+  /// the mixed-precision candidates together with the full-precision ones (cuSPARSE among them,
+  /// under `cusparse`) and keeps a full-precision plan predicted faster than every
+  /// mixed-precision candidate, or measured faster in measure mode: faster and exact, it is
+  /// what a caller trading accuracy for speed wants. Plan::rounding is then empty and
+  /// Plan::mixed_fallback says why, by how much. false insists on the rounded values (the
+  /// mixed-precision candidates alone, cuSPARSE refused; CLI `--insist-mixed`). A forced format
+  /// or parameter set always takes mixed precision.
+  bool mixed_fallback = true;
   /// cuSPARSE as the plan's engine (spmvc::Engine::cusparse): "auto" hands the multiply to
   /// cuSPARSE's CSR SpMV (ALG1, or ALG2 for deterministic plans; preprocessed at compile time,
   /// graph-capturable) where the planner predicts no generated candidate faster; "never" keeps

@@ -59,6 +59,22 @@ struct ValueRounding {
   double y_error_bound = 0.0;
 };
 
+/// Mixed precision asked for (Options::mixed_precision) and a full-precision plan kept
+/// (Options::mixed_fallback): it was predicted, or measured, faster than the best
+/// mixed-precision candidate, or no mixed-precision candidate applied.
+struct MixedFallback {
+  MixedPrecision asked = MixedPrecision::off;  ///< the mode the caller asked for
+  /// The best mixed-precision candidate, "format [label]"; empty where none applied.
+  std::string mixed_best;
+  /// What the two were ranked by, in seconds: the model's ranking (predicted time per
+  /// multiply, or one-time cost + multiplies x that time with Plan::multiplies) or measure
+  /// mode's median time per multiply. 0 where not known (no mixed candidate applied, or a
+  /// remembered measured decision).
+  double mixed_seconds = 0;
+  double full_seconds = 0;
+  bool measured = false;  ///< measure mode's timings decided it, not the model
+};
+
 /// One alternative per format.
 using FormatParams = std::variant<CsrParams, EllParams, SellParams, HybParams, BroEllParams,
                                   BroCooParams, BroHybParams, BlockedParams, BellpackParams,
@@ -129,6 +145,9 @@ struct Plan {
   /// Set when the plan stores rounded values (mixed precision asked for and taken): the values'
   /// rounding error and the bound it puts on y's.
   std::optional<ValueRounding> rounding;
+  /// Set when mixed precision was asked for but a full-precision plan was kept (rounding is
+  /// then empty): what it was compared with.
+  std::optional<MixedFallback> mixed_fallback;
   std::vector<Candidate> candidates;  ///< everything considered, best first; rejected last
   Engine engine = Engine::kernel;
   /// The cuSPARSE engine's algorithm (engine cusparse): ALG2 for deterministic plans.
@@ -142,6 +161,8 @@ std::string to_json(const Plan& plan);
 std::string to_report(const Plan& plan);
 /// One line on a plan's value rounding: the mode, the values' error and y's bound.
 std::string describe(const ValueRounding& rounding);
+/// One line on a mixed-precision fallback, for reports.
+std::string describe(const MixedFallback& fallback);
 /// Short parameter summary of `params`, as in Candidate::label.
 std::string describe(const FormatParams& params);
 

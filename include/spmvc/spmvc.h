@@ -26,6 +26,9 @@
  *   "deterministic"    bool: only plans whose y is bitwise the same run to run (default false)
  *   "mixed_precision"  "off" (default), "f32" (an f64 operator's values stored as fp32) or
  *                      "bf16" (an f32 operator's as bf16), each rounded (Options::mixed_precision)
+ *   "mixed_fallback"   bool (default true): with "mixed_precision", keep a full-precision plan
+ *                      predicted (or measured) faster; false insists on the rounded values
+ *                      (Options::mixed_fallback)
  *   "build"            "host" | "auto" | "device": where spmvc_compile builds a host matrix
  *                      (Options::build; default "host"; "auto": on the GPU where the options
  *                      allow)

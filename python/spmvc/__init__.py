@@ -267,7 +267,10 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
         value_coding, deterministic, mixed_precision ("f32": an f64 operator's values stored
         rounded to fp32; "bf16": an f32 operator's rounded to bf16; the plan states the rounding
-        error and its bound on y; a device matrix is then copied to the host pipeline), tiered,
+        error and its bound on y; a device matrix is then copied to the host pipeline),
+        mixed_fallback (default True: with mixed_precision, a full-precision plan predicted or
+        measured faster is kept, and plan.mixed_fallback says so; False insists on the rounded
+        values), tiered,
         full_inspection, disk_cache, cache_dir, device, cached_kernels, keep_csr (keep a plain
         CSR copy on the GPU for apply_transpose, and for apply_many on formats without an SpMM
         kernel; a matrix built from device arrays always has one).

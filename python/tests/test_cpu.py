@@ -111,6 +111,24 @@ class InspectAndPlan(unittest.TestCase):
             spmvc.plan(a, mixed_precision="bf16")
         self.assertIn("this operator is f64", str(e.exception))
 
+    def test_mixed_precision_keeps_a_faster_full_precision_plan(self):
+        g = "rmat:scale=19,ef=8"  # fp32: cuSPARSE predicted faster than every mixed candidate
+        p = spmvc.plan(g, precision="f32", mixed_precision="bf16")
+        f = p.mixed_fallback
+        self.assertEqual(f["asked"], "bf16")
+        self.assertEqual(f["basis"], "model")
+        self.assertGreater(f["mixed_seconds"], f["full_seconds"])
+        self.assertEqual(p.engine, "cusparse")
+        self.assertNotIn("mixed_precision", p.to_dict())
+        self.assertIn("full precision kept", str(p))
+        q = spmvc.plan(g, precision="f32", mixed_precision="bf16", mixed_fallback=False)
+        self.assertNotIn("mixed_fallback", q.to_dict())
+        self.assertEqual(q.mixed_precision["mode"], "bf16")
+        self.assertEqual(q.engine, "kernel")
+        with self.assertRaises(spmvc.InputError) as e:
+            spmvc.plan(self.a, mixed_precision="f32", mixed_fallback="no")
+        self.assertIn("\"mixed_fallback\" must be true or false", str(e.exception))
+
     def test_planner_choice_is_its_best_candidate(self):
         p = spmvc.plan(self.a)
         best = p.candidates[0]

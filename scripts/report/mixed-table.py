@@ -6,7 +6,9 @@ measured error against the fp64 host reference: the largest componentwise error 
 (|A||x|)_i beside the bound the plan states, and the normwise relative error. Ends with the table
 per class (R real values, P pattern or few values, G power-law rows) and mode: matrices, the
 geometric mean speed-up with its range, the largest componentwise error and its bound, the
-median normwise error, and how many stayed within the bound.
+median normwise error, and how many stayed within the bound. An entry where the planner kept the
+full-precision plan because it is faster ("fallback": Options::mixed_fallback) counts at
+speed-up 1.00x with the full-precision plan's error, marked "full kept" (and counted per class).
 Usage: scripts/report/mixed-table.py SUITE.json [more.json ...]"""
 import json
 import math
@@ -41,9 +43,12 @@ def main(paths):
             print(f"{r['matrix'][:28]:<28} {r.get('class', '?'):<3} {r['precision']:<4} "
                   f"{mode:<4} {why}")
             continue
-        speedup = full["ms"] / m["ms"]
+        fallback = bool(m.get("fallback"))
+        # A kept full-precision plan is the full-precision pick itself.
+        speedup = 1.0 if fallback else full["ms"] / m["ms"]
+        pick = "full kept" if fallback else m.get("format", "?")[:12]
         print(f"{r['matrix'][:28]:<28} {r.get('class', '?'):<3} {r['precision']:<4} {mode:<4} "
-              f"{full.get('format', '?')[:12]:<12} {m.get('format', '?')[:12]:<12} "
+              f"{full.get('format', '?')[:12]:<12} {pick:<12} "
               f"{full['ms'] * 1e3:>9.1f} {m['ms'] * 1e3:>9.1f} {speedup:>7.2f}x "
               f"{m['max_error']:>9.2e} {m['tolerance']:>9.2e} {m['normwise_error']:>9.2e}"
               f"{'' if m['within_bound'] else '  OUTSIDE THE BOUND'}")
@@ -53,7 +58,8 @@ def main(paths):
     print("per class and mode (speed-up of the mixed-precision pick over the full-precision one;"
           " errors against the fp64 reference)")
     print(f"{'class':<5} {'mode':<4} {'n':>3} {'geomean':>8} {'min':>6} {'max':>6}"
-          f" {'max err':>9} {'max bound':>9} {'median normwise':>15} {'within':>7}")
+          f" {'max err':>9} {'max bound':>9} {'median normwise':>15} {'within':>7}"
+          f" {'full kept':>9}")
     order = {"R": 0, "P": 1, "G": 2}
     for (cls, mode), g in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 3), kv[0])):
         s = [x for x, _ in g]
@@ -62,8 +68,10 @@ def main(paths):
         max_bound = max(m["tolerance"] for _, m in g)
         normwise = statistics.median(m["normwise_error"] for _, m in g)
         within = sum(1 for _, m in g if m["within_bound"])
+        kept = sum(1 for _, m in g if m.get("fallback"))
         print(f"{cls:<5} {mode:<4} {len(g):>3} {geomean:>7.2f}x {min(s):>5.2f}x {max(s):>5.2f}x"
-              f" {max_err:>9.2e} {max_bound:>9.2e} {normwise:>15.2e} {within:>3}/{len(g):<3}")
+              f" {max_err:>9.2e} {max_bound:>9.2e} {normwise:>15.2e} {within:>3}/{len(g):<3}"
+              f" {kept:>9}")
 
 
 if __name__ == "__main__":

@@ -106,6 +106,24 @@ static void test_pipeline_without_gpu(const char* scratch) {
   CHECK(strstr(text, "\"mode\": \"bf16\"") != NULL && strstr(text, "\"y_error_bound\"") != NULL);
   spmvc_string_free(text);
   spmvc_matrix_destroy(varied);
+  /* A Kronecker graph in fp32: the model predicts cuSPARSE faster than every mixed-precision
+   * candidate, so the full-precision plan is kept and the JSON says so; "mixed_fallback": false
+   * insists. */
+  spmvc_matrix* graph = NULL;
+  CHECK(spmvc_matrix_generate("rmat:scale=19,ef=8", &graph) == SPMVC_OK);
+  CHECK(spmvc_plan(graph, "{\"precision\": \"f32\", \"mixed_precision\": \"bf16\"}",
+                   SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  CHECK(strstr(text, "\"mixed_fallback\": {") != NULL);
+  CHECK(strstr(text, "\"mixed_precision\": {") == NULL);
+  spmvc_string_free(text);
+  CHECK(spmvc_plan(graph,
+                   "{\"precision\": \"f32\", \"mixed_precision\": \"bf16\", "
+                   "\"mixed_fallback\": false}",
+                   SPMVC_TEXT_JSON, &text) == SPMVC_OK);
+  CHECK(strstr(text, "\"mixed_fallback\"") == NULL);
+  CHECK(strstr(text, "\"mixed_precision\": {") != NULL);
+  spmvc_string_free(text);
+  spmvc_matrix_destroy(graph);
   char* source = NULL;
   char* name = NULL;
   CHECK(spmvc_generate(a, options, &source, &name) == SPMVC_OK);
@@ -144,6 +162,9 @@ static void test_bad_input(void) {
                SPMVC_ERROR_INPUT, "unknown mixed precision 'fp8'", "unknown mixed precision");
   expect_error(spmvc_plan(a, "{\"mixed_precision\": \"bf16\"}", SPMVC_TEXT_JSON, &text),
                SPMVC_ERROR_INPUT, "this operator is f64", "bf16 storage of an fp64 operator");
+  expect_error(spmvc_plan(a, "{\"mixed_fallback\": \"no\"}", SPMVC_TEXT_JSON, &text),
+               SPMVC_ERROR_INPUT, "\"mixed_fallback\" must be true or false",
+               "mixed_fallback of the wrong type");
   expect_error(spmvc_plan(a, "{\"deterministic\": \"yes\"}", SPMVC_TEXT_JSON, &text),
                SPMVC_ERROR_INPUT, "\"deterministic\" must be true or false",
                "deterministic of the wrong type");

@@ -2,6 +2,7 @@
 // remembered on disk by matrix fingerprint. Skipped without a GPU.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "spmvc/compiler/compiler.hpp"
@@ -105,4 +106,100 @@ TEST_CASE(
     CHECK(det.plan().cusparse_algorithm == CusparseAlgorithm::csr_alg2);
   CHECK(error_of(a, det) <= 1e-12);
   CHECK(files_in(cache.path() / "decisions") == 3);
+}
+
+namespace {
+
+// y's error within what the plan promises: its rounding's bound, or full precision's.
+void check_within_plan(const CsrMatrix& a, const Operator& op) {
+  const std::vector<double> x = codegen::test_vector(a.ncols, op.plan().precision);
+  std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size());
+  op.apply_host(x, y);
+  compiler::csr_reference_spmv(a, x, ref);
+  const compiler::MixedError err = compiler::mixed_error(a, x, y, ref);
+  CHECK(err.componentwise <= compiler::mixed_error_tolerance(op.plan()));
+}
+
+// The same decision, taken again from the decision file.
+void check_remembered(const Operator& first, const Operator& second) {
+  CHECK(second.plan().why.find("measured fastest earlier") != std::string::npos);
+  CHECK(second.timings().measure == 0);
+  CHECK(second.plan().engine == first.plan().engine);
+  CHECK(describe(second.plan().params) == describe(first.plan().params));
+  CHECK(second.plan().rounding.has_value() == first.plan().rounding.has_value());
+  CHECK(second.plan().mixed_fallback.has_value() == first.plan().mixed_fallback.has_value());
+}
+
+}  // namespace
+
+TEST_CASE("gpu: measure mode with mixed precision times the full-precision best beside it") {
+  if (!have_device()) return;
+  test::TempDir cache;
+  // Inexact values on a Kronecker graph, where cuSPARSE and the mixed-precision pick are close.
+  CsrMatrix a = gen::from_spec("rmat:scale=16,ef=16");
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = 1.0 + std::sin(0.37 * static_cast<double>(k)) / 3;
+  Options o;
+  o.planner = PlannerMode::measure;
+  o.cache_dir = cache.path().string();
+  o.mixed_precision = MixedPrecision::f32;
+  const Operator first = compile(a, o);
+  const Plan& p = first.plan();
+  CAPTURE(p.why);
+  // cuSPARSE, full precision, was timed beside the mixed-precision candidates.
+  CHECK(p.why.find("cusparse [csr alg1]") != std::string::npos);
+  if (p.mixed_fallback) {
+    // Measured faster than every mixed-precision timing: kept, exact, and saying so.
+    CHECK(p.mixed_fallback->measured);
+    CHECK(p.mixed_fallback->full_seconds < p.mixed_fallback->mixed_seconds);
+    CHECK_FALSE(p.mixed_fallback->mixed_best.empty());
+    CHECK_FALSE(p.rounding.has_value());
+    CHECK_FALSE(compiler::is_mixed_candidate(p.params));
+    CHECK(p.why.find("mixed precision f32 was asked for, but the full-precision") == 0);
+    CHECK(error_of(a, first) <= 1e-12);
+  } else {
+    CHECK(p.engine == Engine::kernel);
+    CHECK(compiler::is_mixed_candidate(p.params));
+    CHECK(p.rounding.has_value());
+  }
+  check_within_plan(a, first);
+  const Operator second = compile(a, o);
+  check_remembered(first, second);
+  check_within_plan(a, second);
+  // Insisting: the mixed-precision candidates only, cuSPARSE not timed, a decision of its own.
+  o.mixed_fallback = false;
+  const Operator insisted = compile(a, o);
+  CHECK(insisted.plan().engine == Engine::kernel);
+  CHECK(insisted.plan().rounding.has_value());
+  CHECK_FALSE(insisted.plan().mixed_fallback.has_value());
+  CHECK(insisted.plan().why.find("cuSPARSE not timed") != std::string::npos);
+  CHECK(insisted.timings().measure > 0);
+  check_within_plan(a, insisted);
+  CHECK(files_in(cache.path() / "decisions") == 2);
+}
+
+TEST_CASE("gpu: measure mode keeps full precision where no mixed candidate applies") {
+  if (!have_device()) return;
+  test::TempDir cache;
+  // Values past fp32's range, too many for a table: only full-precision candidates apply.
+  CsrMatrix a = gen::from_spec("stencil27:n=40");
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = 1e300 * (1.0 + std::sin(0.37 * static_cast<double>(k)) / 3);
+  Options o;
+  o.planner = PlannerMode::measure;
+  o.cache_dir = cache.path().string();
+  o.mixed_precision = MixedPrecision::f32;
+  const Operator first = compile(a, o);
+  REQUIRE(first.plan().mixed_fallback.has_value());
+  CHECK(first.plan().mixed_fallback->measured);
+  CHECK(first.plan().mixed_fallback->mixed_best.empty());
+  CHECK_FALSE(first.plan().rounding.has_value());
+  CHECK_FALSE(compiler::is_mixed_candidate(first.plan().params));
+  CHECK(first.timings().measure > 0);
+  CHECK(error_of(a, first) <= 1e-12);
+  // Remembered as a full-precision decision: planned without rounding again.
+  const Operator second = compile(a, o);
+  check_remembered(first, second);
+  CHECK(second.plan().why.find("mixed precision f32 was asked for") == 0);
+  CHECK(error_of(a, second) <= 1e-12);
 }

@@ -115,9 +115,14 @@ TEST_CASE("measure decision: cuSPARSE is not timed where the model planner refus
   o = Options{};
   o.precision = Precision::f32_acc64;
   refused(o, "f32acc64");
+  // Mixed precision insisted on: nothing full-precision is timed. Weighed against full
+  // precision (the default), cuSPARSE is the full-precision plan measure mode times.
   o = Options{};
   o.mixed_precision = MixedPrecision::f32;
-  refused(o, "mixed precision");
+  o.mixed_fallback = false;
+  refused(o, "mixed precision insisted on");
+  o.mixed_fallback = true;
+  CHECK_FALSE(refusal(graph(), o));
   o = Options{};
   o.format = "csr_stream";
   refused(o, "format was forced (csr_stream)");

@@ -212,13 +212,16 @@ TEST_CASE("mixed precision: planned only when asked, exact codings first, the bo
       CHECK_FALSE(is_rounded_coding(value_coding_of(c.params)));
   }
 
-  // f32 for fp64, bf16 for fp32 and f32acc64: every applicable candidate stores its values
+  // f32 for fp64, bf16 for fp32 and f32acc64, insisted on (no full-precision candidate ranked
+  // beside them: test_mixed_fallback.cpp): every applicable candidate stores its values
   // rounded, formats without a value coding are rejected saying why.
   for (const auto& [p, mode] : {std::pair{Precision::f64, MixedPrecision::f32},
                                 std::pair{Precision::f32, MixedPrecision::bf16},
                                 std::pair{Precision::f32_acc64, MixedPrecision::bf16}}) {
     CAPTURE(to_string(p));
-    const Plan plan = compiler::make_plan(profile, mixed_options(p, mode));
+    compiler::PlanOptions insist = mixed_options(p, mode);
+    insist.mixed_fallback = false;
+    const Plan plan = compiler::make_plan(profile, insist);
     CHECK(value_coding_of(plan.params) == mixed_value_coding(mode));
     int rounded = 0;
     for (const Candidate& c : plan.candidates) {

@@ -102,8 +102,15 @@ struct PlanOptions {
   /// Opt-in mixed precision (Options::mixed_precision): the candidates of formats with a value
   /// coding store their values rounded (formats/values: kValuesF32Rounded, kValuesBf16) unless
   /// an exact coding of no more bytes applies (all ones, an 8-bit table, fp32 values exact); a
-  /// 16-bit table stays beside the rounded twin. Formats without a value coding are rejected.
+  /// 16-bit table stays beside the rounded twin. Formats without a value coding have no
+  /// mixed-precision candidate.
   MixedPrecision mixed_precision = MixedPrecision::off;
+  /// With mixed_precision, format "auto" and no forced parameters (Options::mixed_fallback):
+  /// the full-precision candidates (plain values, the formats without a value coding) and
+  /// cuSPARSE are ranked beside the mixed-precision ones, and a full-precision plan predicted
+  /// faster than all of them is kept (Plan::mixed_fallback). false: mixed-precision candidates
+  /// only, cuSPARSE refused.
+  bool mixed_fallback = true;
   /// Multiplies the caller expects (Options::multiplies): the planner then ranks by one-time
   /// cost + multiplies x predicted time. Unset: by predicted time alone, today's choice.
   std::optional<std::int64_t> multiplies;
@@ -135,8 +142,9 @@ double predict_cusparse(const Profile& profile, const PlanOptions& options);
 /// InputError for "always" where cuSPARSE is refused, and for an unknown `options.cusparse`.
 bool offer_cusparse(Plan& plan, const Profile& profile, const PlanOptions& options);
 
-/// Why cuSPARSE cannot multiply plans made with `options` (deterministic plans, mixed precision,
-/// f32acc64, 64-bit row offsets), or nullopt when it can. InputError for a `cusparse` option
+/// Why cuSPARSE cannot multiply plans made with `options` (mixed precision insisted on
+/// (mixed_fallback off) or with cusparse "always", f32acc64, 64-bit row offsets), or nullopt
+/// when it can. InputError for a `cusparse` option
 /// that is not auto, always or never; "never" is the caller's to check.
 std::optional<std::string> cusparse_refusal(const Profile& profile, const PlanOptions& options);
 
@@ -179,6 +187,17 @@ Plan make_plan(const Profile& profile, const PlanOptions& options);
 /// (Candidate::total_seconds).
 Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,
                     std::optional<std::int64_t> multiplies = std::nullopt);
+
+/// Whether a candidate of `params` planned with mixed precision asked for is a mixed-precision
+/// one: its values coded (rounded, or an exact coding of no more bytes), not plain
+/// full-precision values.
+bool is_mixed_candidate(const FormatParams& params);
+
+/// The rounding a plan of `params` run by `engine` brings under `options.mixed_precision`
+/// (formats::value_rounding for its coding), or nullopt for a full-precision plan: mixed
+/// precision off, plain values, or the cuSPARSE engine.
+std::optional<ValueRounding> plan_rounding(const Profile& profile, const PlanOptions& options,
+                                           const FormatParams& params, Engine engine);
 
 /// How the plan stores its values: a formats::ValueCoding (spmvc/params/values.hpp); plain for a
 /// format that has no coding.
