@@ -21,7 +21,8 @@ suite did not time otherwise (amb in v13) is one more measured format. Ways to p
 
 Formats without a fitted row take the committed file's, scaled as calibrate.py does. The summary
 gives, per precision and way, the picks within the tolerance and the geometric mean of pick /
-oracle, and the picks that measured slower than the suite's best cuSPARSE (below 1.0x).
+oracle, the geometric mean of the best cuSPARSE over the pick (overall and per suite class),
+and the picks that measured slower than the suite's best cuSPARSE (below 1.0x).
 cuSPARSE's CSR SpMV is one more candidate (the planner's Engine::cusparse; scripts/model/
 planner_data.py's cusparse_observation) unless --no-cusparse: the refit and leave-one-out modes
 fit its factor like a format's, and a pick of it counts at cuSPARSE ALG1's measured time.
@@ -83,7 +84,7 @@ def main():
     entries, notes, unmeasured = [], [], set()
     for r in results:
         plan, profile = runner.plan(r), runner.profile(r)
-        obs = pd.observations(r, plan, profile, cusparse=not a.no_cusparse)
+        obs = pd.observations(r, plan, profile, cusparse=not a.no_cusparse, build_rows=committed)
         entries.append((r, obs))
         name = f"{r['matrix']} {r['precision']}"
         for fmt, o in obs.items():
@@ -171,6 +172,13 @@ def main():
             gm = pd.speedup(entries, picks[m], prec)
             gains.append(f"{m} {gm:.3f}x")
         print(f"{prec}: geomean pick over the best cuSPARSE: " + ", ".join(gains))
+    classes = sorted({r["class"] for r, _ in entries if r.get("class")})
+    if classes:
+        for prec in ("f64", "f32"):
+            for m in modes:
+                gains = ", ".join(f"{c} {pd.speedup(entries, picks[m], prec, c):.3f}x"
+                                  for c in classes)
+                print(f"{prec} {m}: geomean pick over the best cuSPARSE by class: {gains}")
     for prec in ("f64", "f32"):
         for m in modes:
             slow = pd.below_cusparse(entries, picks[m], prec)
