@@ -117,16 +117,13 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   // The x sectors the rows gather one at a time, at the calibration's price per sector: in both
   // cost models, as the traffic model's x bytes count what misses L2, not the gathers' own cost.
   const double gathers =
-      cost.gathered_sectors * sector_bytes(calibration, unit.name(), options.precision) /
-      bandwidth;
+      cost.gathered_sectors * sector_bytes(calibration, unit.name(), options.precision) / bandwidth;
   p.compulsory_bytes = cost.total();
   p.compulsory_seconds =
-      (predict_seconds(cost, p.compulsory_bytes, bandwidth, calibration) + gathers) *
-      p.time_factor;
+      (predict_seconds(cost, p.compulsory_bytes, bandwidth, calibration) + gathers) * p.time_factor;
   p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));
   p.traffic_seconds =
-      (predict_seconds(cost, p.traffic.total(), bandwidth, calibration) + gathers) *
-      p.time_factor;
+      (predict_seconds(cost, p.traffic.total(), bandwidth, calibration) + gathers) * p.time_factor;
   p.build = predict_build(calibration, unit.name(), profile, cost, options);
   return p;
 }
