@@ -26,13 +26,16 @@ and the picks that measured slower than the suite's best cuSPARSE (below 1.0x).
 cuSPARSE's CSR SpMV is one more candidate (the planner's Engine::cusparse; scripts/model/
 planner_data.py's cusparse_observation) unless --no-cusparse: the refit and leave-one-out modes
 fit its factor like a format's, and a pick of it counts at cuSPARSE ALG1's measured time.
+--gathering names the formats whose gathered x sectors those modes price (csr_stream, as the
+planner does; "csr_stream,cusparse" prices cuSPARSE's too).
 
 It also says where the build's best parameters for a format differ from the measured ones, and
 where the build's overall best candidate is a format or parameter set the suite did not time
 (the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
 
 Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,loo,...]
-       [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
+       [--cost-model compulsory|traffic] [--regime bandwidth|small] [--gathering FORMATS]
+       [--verbose] SUITE.json
 """
 import argparse
 import os
@@ -66,9 +69,13 @@ def main():
     ap.add_argument("--no-cusparse", action="store_true",
                     help="leave cuSPARSE's CSR SpMV out of the candidates (the planner's "
                     "cusparse \"never\")")
+    ap.add_argument("--gathering", default=",".join(pd.GATHERING),
+                    help="formats whose gathered x sectors the refit and leave-one-out modes "
+                    "price (default: planner_data.GATHERING, what the planner charges)")
     ap.add_argument("suite")
     a = ap.parse_args()
     model = a.cost_model
+    pd.GATHERING = tuple(f for f in a.gathering.split(",") if f)
 
     doc, results = pd.bandwidth_results(a.suite, a.regime)
     gpu = a.gpu or next((m for m in ("H100", "H200") if m in doc["gpu"]), None)
