@@ -109,6 +109,16 @@ double time_factor(const GpuCalibration* calibration, std::string_view format, P
   return 1.0;
 }
 
+double sector_bytes(const GpuCalibration* calibration, std::string_view format,
+                    Precision precision) {
+  if (calibration == nullptr) return 0.0;
+  const std::string_view prec = precision == Precision::f64 ? "f64" : "f32";
+  for (const TimeFactor& f : calibration->factors) {
+    if (f.format == format && f.precision == prec) return f.sector_bytes;
+  }
+  return 0.0;
+}
+
 const BuildFactor* build_factor(const GpuCalibration* calibration, std::string_view stage,
                                 std::string_view format) {
   if (calibration == nullptr) return nullptr;

@@ -17,6 +17,10 @@ struct TimeFactor {
   double factor;  ///< measured / predicted (balanced warps): the median, moved to minimise the
                   ///< picks' measured time (scripts/model/calibrate.py)
   double imbalance_exponent;  ///< time grows as warp_imbalance^exponent beyond the factor
+  /// Bytes of reading (at the GPU's read bandwidth, before the factor) that one x sector the
+  /// format's rows gather costs (formats::Cost::gathered_sectors; for cuSPARSE, Profile's):
+  /// fitted with the factor where the format reports them, 0 elsewhere.
+  double sector_bytes;
   int matrices;
   double log_spread;
 };
@@ -60,6 +64,11 @@ const GpuCalibration* find_calibration(std::string_view arch, std::string_view g
 /// wait for its longest row that shows in time. 1 with no calibration or no row for the format.
 double time_factor(const GpuCalibration* calibration, std::string_view format, Precision precision,
                    double warp_imbalance = 1.0);
+
+/// Bytes of reading one gathered x sector costs `format` under `calibration` (its row's
+/// sector_bytes); 0 with no calibration or no row for the format.
+double sector_bytes(const GpuCalibration* calibration, std::string_view format,
+                    Precision precision);
 
 /// The build stage's row for `format` under `calibration` (stages every format shares: format
 /// ""), else its pooled row ("*"), else nullptr (no calibration, or the stage not fitted).

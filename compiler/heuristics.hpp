@@ -35,6 +35,13 @@ inline constexpr double kL2CacheBytes = 25.0 * 1024 * 1024;
 /// step (a BRO decode, a block).
 inline constexpr double kCsrStepSeconds = 0.2e-6;
 
+/// x sectors per nonzero assumed where the Profile counts none (formats::gathered_x_sectors: a
+/// matrix planned from device arrays): the median of Profile::x_sectors / nnz over suite v13's 33
+/// bandwidth-regime matrices (0.29 on a band, 0.5 on the 27-point stencil, 1.0 on random rows),
+/// so the calibration's price per gathered sector charges such a matrix what it charges the
+/// suite's typical one.
+inline constexpr double kUnknownSectorsPerNonzero = 0.83;
+
 /// The build-cost model's stages where no calibration applies (an architecture with no
 /// calibrated GPU: calibration/<gpu>_build.inc has the fitted ones): the H100's medians over
 /// suite v13 (bench/results/2026-11-24-h100-suite-v13/pass1.json), rounded. Host row scan and

@@ -6,6 +6,7 @@
 #include "formats/model_shortcuts.hpp"
 
 #include "codegen/codegen.hpp"
+#include "heuristics.hpp"
 
 namespace spmvc::formats {
 
@@ -61,6 +62,11 @@ KernelSource FormatUnit::kernel_source(const std::string& kernel_name,
   k.options = codegen::base_options();
   k.source = banner;
   return k;
+}
+
+double gathered_x_sectors(const Profile& profile) {
+  if (profile.x_sectors > 0 || profile.nnz == 0) return static_cast<double>(profile.x_sectors);
+  return static_cast<double>(profile.nnz) * heuristics::kUnknownSectorsPerNonzero;
 }
 
 }  // namespace spmvc::formats

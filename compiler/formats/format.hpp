@@ -38,7 +38,18 @@ struct Cost {
   /// padding counted in bytes). Not in lane_efficiency: how much of it shows in time on a GPU is
   /// measured, and the calibration applies it (time_factor, calibration.hpp).
   double warp_imbalance = 1.0;
+  /// 32-byte sectors of x the rows gather one at a time (Profile::x_sectors), for formats whose
+  /// time shows them beyond x_bytes' single read (csr_stream: one dependent gather per sector,
+  /// served mostly from L2). Not in the bytes: what a sector costs on a GPU is measured, and the
+  /// calibration charges each as its format's sector_bytes of reading (calibration.hpp); 0 for
+  /// formats it does not price.
+  double gathered_sectors = 0;
 };
+
+/// Profile::x_sectors, or where the Profile has none (a matrix planned from device arrays:
+/// InspectDepth::row_lengths counts no sectors) its nonzeros times
+/// heuristics::kUnknownSectorsPerNonzero.
+double gathered_x_sectors(const Profile& profile);
 
 class FormatUnit {
  public:

@@ -114,12 +114,16 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   const formats::Cost cost = unit.cost(profile, params, options.precision);
   Prediction p;
   p.time_factor = time_factor(calibration, unit.name(), options.precision, cost.warp_imbalance);
+  // The x sectors the rows gather one at a time, at the calibration's price per sector: in both
+  // cost models, as the traffic model's x bytes count what misses L2, not the gathers' own cost.
+  const double gathers =
+      cost.gathered_sectors * sector_bytes(calibration, unit.name(), options.precision) / bandwidth;
   p.compulsory_bytes = cost.total();
   p.compulsory_seconds =
-      predict_seconds(cost, p.compulsory_bytes, bandwidth, calibration) * p.time_factor;
+      (predict_seconds(cost, p.compulsory_bytes, bandwidth, calibration) + gathers) * p.time_factor;
   p.traffic = traffic_bytes(cost, profile, options.precision, traffic_traits(profile, params));
   p.traffic_seconds =
-      predict_seconds(cost, p.traffic.total(), bandwidth, calibration) * p.time_factor;
+      (predict_seconds(cost, p.traffic.total(), bandwidth, calibration) + gathers) * p.time_factor;
   p.build = predict_build(calibration, unit.name(), profile, cost, options);
   return p;
 }

@@ -13,7 +13,12 @@ measurement of that format. Per (format, precision):
     time_factor = factor * warp_imbalance ^ exponent
 
 warp_imbalance is formats::Cost::warp_imbalance (a warp's longest row over its average; 1 for
-formats whose rows are balanced). Two fits (--fit):
+formats whose rows are balanced). A format whose prediction charges the x sectors its rows
+gather (planner_data.GATHERING: csr_stream's formats::Cost::gathered_sectors, and cuSPARSE's
+prediction; the count is the inspector's Profile::x_sectors) adds them to its raw time at
+sector_bytes of reading each, fitted with the median fit below: of 0 to 64 bytes in steps of
+0.25, the price that leaves the smallest spread of the log ratio; the pick fit keeps it. Two
+fits (--fit):
 
 median  with ratio = measured / raw predicted time, the exponent is the Theil-Sen slope of log
         ratio on log imbalance (median of pairwise slopes, kept in 0..1; 0 where the imbalance
@@ -116,7 +121,8 @@ def main():
         sources.append(f"{os.path.relpath(path, pd.ROOT)} ({doc['suite']}, cuSPARSE "
                        f"{doc['cusparse']}): {len(results)} bandwidth-regime results")
         for r in results:
-            entries.append((r, pd.observations(r, runner.plan(r), runner.profile(r))))
+            entries.append((r, pd.observations(r, runner.plan(r), runner.profile(r),
+                                               build_rows=prior_rows)))
     model = "compulsory"
     kw = {"strength": a.strength, "margin": a.margin}
     own = pd.fit(entries, model, a.min_matrices)
@@ -154,7 +160,11 @@ def main():
     lines += [f"// from: {s}" for s in sources]
     lines += [
         "// predicted: `spmvc plan` of this source tree, compulsory cost model, each format with the",
-        "// parameters it was measured with, divided by the time factor the build applied",
+        "// parameters it was measured with, divided by the time factor the build applied, less",
+        "// what the build charged for gathered x sectors (--prior's sector_bytes)",
+        "// sector_bytes: of 0 to 64 in steps of 0.25, the price per gathered x sector (bytes of",
+        "// reading; formats::Cost::gathered_sectors, Profile::x_sectors) that leaves the median",
+        "// fit the smallest log-spread; 0 for formats that do not charge gathered sectors",
         "// median fit: factor = median of measured / predicted; exponent = Theil-Sen slope of the",
         "// log ratio on log warp_imbalance, in 0..1 (0 where a format's imbalance does not vary)",
     ]
@@ -181,8 +191,8 @@ def main():
                          f"{prior_name} before this fit: its {p} rows are kept as they were, "
                          "fitted on")
             lines += [f"//   {s}" for s in kept_sources(prior_text, p)]
-    lines.append("// {format, precision, factor, exponent, matrices, log-spread (sd of log "
-                 "residual)}")
+    lines.append("// {format, precision, factor, exponent, sector_bytes, matrices, log-spread (sd "
+                 "of log residual)}")
     kept = sorted(k for k in set(prior_lines) - set(own) if k[1] not in kept_precisions)
     if kept:
         lines.append(f"// kept from the prior file (timed on fewer than {a.min_matrices} "
@@ -190,8 +200,9 @@ def main():
         lines.append("// over prior factors:")
         lines.append("//   " + ", ".join(f"{f} {p}" for f, p in kept))
     for key in sorted(rows):
-        f, b, n, sd = rows[key]
-        lines.append(f'{{"{key[0]}", "{key[1]}", {f:.4f}, {b:.3f}, {n}, {sd:.3f}}},')
+        f, b, n, sd = rows[key][:4]
+        sb = pd.sector_bytes(rows[key])
+        lines.append(f'{{"{key[0]}", "{key[1]}", {f:.4f}, {b:.3f}, {sb:.2f}, {n}, {sd:.3f}}},')
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("wrote", out)

@@ -21,17 +21,21 @@ suite did not time otherwise (amb in v13) is one more measured format. Ways to p
 
 Formats without a fitted row take the committed file's, scaled as calibrate.py does. The summary
 gives, per precision and way, the picks within the tolerance and the geometric mean of pick /
-oracle, and the picks that measured slower than the suite's best cuSPARSE (below 1.0x).
+oracle, the geometric mean of the best cuSPARSE over the pick (overall and per suite class),
+and the picks that measured slower than the suite's best cuSPARSE (below 1.0x).
 cuSPARSE's CSR SpMV is one more candidate (the planner's Engine::cusparse; scripts/model/
 planner_data.py's cusparse_observation) unless --no-cusparse: the refit and leave-one-out modes
 fit its factor like a format's, and a pick of it counts at cuSPARSE ALG1's measured time.
+--gathering names the formats whose gathered x sectors those modes price (csr_stream, as the
+planner does; "csr_stream,cusparse" prices cuSPARSE's too).
 
 It also says where the build's best parameters for a format differ from the measured ones, and
 where the build's overall best candidate is a format or parameter set the suite did not time
 (the build's pick is then the best timed candidate, not what `spmvc plan` would choose).
 
 Usage: scripts/model/planner-eval.py [--spmvc BIN] [--matrices DIR] [--mode build,loo,...]
-       [--cost-model compulsory|traffic] [--regime bandwidth|small] [--verbose] SUITE.json
+       [--cost-model compulsory|traffic] [--regime bandwidth|small] [--gathering FORMATS]
+       [--verbose] SUITE.json
 """
 import argparse
 import os
@@ -65,9 +69,13 @@ def main():
     ap.add_argument("--no-cusparse", action="store_true",
                     help="leave cuSPARSE's CSR SpMV out of the candidates (the planner's "
                     "cusparse \"never\")")
+    ap.add_argument("--gathering", default=",".join(pd.GATHERING),
+                    help="formats whose gathered x sectors the refit and leave-one-out modes "
+                    "price (default: planner_data.GATHERING, what the planner charges)")
     ap.add_argument("suite")
     a = ap.parse_args()
     model = a.cost_model
+    pd.GATHERING = tuple(f for f in a.gathering.split(",") if f)
 
     doc, results = pd.bandwidth_results(a.suite, a.regime)
     gpu = a.gpu or next((m for m in ("H100", "H200") if m in doc["gpu"]), None)
@@ -83,7 +91,7 @@ def main():
     entries, notes, unmeasured = [], [], set()
     for r in results:
         plan, profile = runner.plan(r), runner.profile(r)
-        obs = pd.observations(r, plan, profile, cusparse=not a.no_cusparse)
+        obs = pd.observations(r, plan, profile, cusparse=not a.no_cusparse, build_rows=committed)
         entries.append((r, obs))
         name = f"{r['matrix']} {r['precision']}"
         for fmt, o in obs.items():
@@ -171,6 +179,13 @@ def main():
             gm = pd.speedup(entries, picks[m], prec)
             gains.append(f"{m} {gm:.3f}x")
         print(f"{prec}: geomean pick over the best cuSPARSE: " + ", ".join(gains))
+    classes = sorted({r["class"] for r, _ in entries if r.get("class")})
+    if classes:
+        for prec in ("f64", "f32"):
+            for m in modes:
+                gains = ", ".join(f"{c} {pd.speedup(entries, picks[m], prec, c):.3f}x"
+                                  for c in classes)
+                print(f"{prec} {m}: geomean pick over the best cuSPARSE by class: {gains}")
     for prec in ("f64", "f32"):
         for m in modes:
             slow = pd.below_cusparse(entries, picks[m], prec)

@@ -145,11 +145,32 @@ def warp_imbalance(fmt, params, profile):
     return max(1.0, longest / mean)
 
 
-def observations(result, plan, profile, cusparse=True):
+# The formats whose predicted time charges the x sectors their rows gather (formats::Cost::
+# gathered_sectors), each sector at its calibration row's sector_bytes of reading: the count is
+# the inspector's Profile::x_sectors. cuSPARSE's prediction (compiler::predict_cusparse) charges
+# none: its ALG1 times on suite v13 fit better with such a term (log-spread 0.18 to 0.15 fp64,
+# 0.30 to 0.25 fp32, H100 and H200), but with it priced the replayed picks were worse on both
+# GPUs (bench/results/README.md, "csr_stream's gathered x sectors"); "cusparse" added here (its
+# observation has the same "gather") prices it in a fit.
+GATHERING = ("csr_stream",)
+
+
+def sector_bytes(row):
+    """A calibration row's bytes of reading per gathered x sector (0 for rows without one)."""
+    return row[4] if row is not None and len(row) > 4 else 0.0
+
+
+def observations(result, plan, profile, cusparse=True, build_rows=None):
     """Per measured format of one suite result: the build's candidate with the measured
     parameters (label), its raw (uncalibrated) predicted seconds under both cost models, its warp
     imbalance, the measured seconds, and whether the build's best candidate of that format now
-    has other parameters."""
+    has other parameters. A format of GATHERING also has "gather": seconds per byte charged per
+    gathered sector (x sectors / read bandwidth); its raw seconds leave out what the build
+    charged for them (build_rows: the calibration rows the build was made from, its sector_bytes
+    times gather), so that a fit can price them anew."""
+    sectors = float(profile.get("x_sectors", 0) or 0)
+    bandwidth = plan["calibration"]["read_bandwidth"]
+    build_rows = build_rows or {}
     cands = [c for c in plan["candidates"] if c["applicable"]]
     by_label = {(c["format"], c["label"]): c for c in cands}
     top = {}
@@ -173,17 +194,21 @@ def observations(result, plan, profile, cusparse=True):
             out[m["format"]] = {"ms": m["ms"] * 1e-3, "missing": m["params"]}
             continue
         tf = c["time_factor"]
+        gather = sectors / bandwidth if m["format"] in GATHERING else 0.0
+        charged = sector_bytes(build_rows.get((m["format"], result["precision"]))) * gather
         out[m["format"]] = {
             "ms": m["ms"] * 1e-3,
             "label": m["params"],
-            "raw": {k: v / tf for k, v in c["seconds_by_model"].items()},
+            "raw": {k: v / tf - charged for k, v in c["seconds_by_model"].items()},
+            "gather": gather,
             "predicted": c["seconds_by_model"],
             "time_factor": tf,
             "imbalance": warp_imbalance(m["format"], c["params"], profile),
             "top_label": top[m["format"]]["label"],
         }
     if cusparse:
-        cusp = cusparse_observation(result, plan)
+        cusp = cusparse_observation(result, plan, sectors if "cusparse" in GATHERING else 0.0,
+                                    sector_bytes(build_rows.get(("cusparse", result["precision"]))))
         if cusp is not None:
             out["cusparse"] = cusp
     return out
@@ -193,22 +218,32 @@ def observations(result, plan, profile, cusparse=True):
 LAUNCH_SECONDS = 4.0e-6
 
 
-def cusparse_observation(result, plan):
+def cusparse_observation(result, plan, sectors=0.0, build_sector_bytes=0.0):
     """cuSPARSE's CSR SpMV (ALG1 with preprocessing, the faster of its CSR algorithms on every
     suite v13 matrix, and what a plan with engine cusparse runs) as one more measured "format":
     its raw prediction is compiler::predict_cusparse's without the factor, the plain CSR bytes
     (the suite's csr_bytes: offsets, columns, values, x and y) at the plan's read bandwidth plus
-    the launch; its prediction the build's (the plan's cusparse_seconds), where the build made
-    one. None where the suite did not time it."""
+    the launch; "gather" its x sectors (0: not charged) over that bandwidth; its prediction the
+    build's (the plan's cusparse_seconds, which charged build_sector_bytes per sector), where the
+    build made one. None where the suite did not time it."""
     alg1 = result.get("cusparse", {}).get("csr_alg1", {})
     if "ms" not in alg1 or not alg1.get("correct", True) or not result.get("csr_bytes"):
         return None
-    raw = LAUNCH_SECONDS + result["csr_bytes"] / plan["calibration"]["read_bandwidth"]
-    predicted = plan.get("cusparse_seconds", raw)
+    bandwidth = plan["calibration"]["read_bandwidth"]
+    raw = LAUNCH_SECONDS + result["csr_bytes"] / bandwidth
+    gather = sectors / bandwidth
+    charged = raw + build_sector_bytes * gather
+    predicted = plan.get("cusparse_seconds", charged)
     return {"ms": alg1["ms"] * 1e-3, "label": "alg1", "raw": {"compulsory": raw, "traffic": raw},
-            "predicted": {"compulsory": predicted, "traffic": predicted},
-            "time_factor": predicted / raw, "imbalance": 1.0, "top_label": "alg1",
+            "gather": gather, "predicted": {"compulsory": predicted, "traffic": predicted},
+            "time_factor": predicted / charged, "imbalance": 1.0, "top_label": "alg1",
             "build_predicted": "cusparse_seconds" in plan}
+
+
+def charged(o, model, row):
+    """An observation's raw seconds under `model` with its gathered sectors charged at the
+    calibration row's sector_bytes: what the time factor multiplies."""
+    return o["raw"][model] + sector_bytes(row) * o.get("gather", 0.0)
 
 
 def median(v):
@@ -238,20 +273,49 @@ def fit_rows(points, min_spread=0.05, max_exponent=1.0):
     return math.exp(a), b, spread
 
 
+# The bytes of reading per gathered sector a fit tries (SECTOR_STEP apart, up to SECTOR_MAX): a
+# 32-byte sector costs between nothing and a few sectors' worth of streaming.
+SECTOR_STEP = 0.25
+SECTOR_MAX = 64.0
+
+
 def fit(entries, model="compulsory", min_matrices=4):
-    """Calibration rows {(format, precision): (factor, exponent, matrices, log-spread)} from
-    entries [(result, observations)], fitted against the raw `model` predictions."""
+    """Calibration rows {(format, precision): (factor, exponent, matrices, log-spread,
+    sector_bytes)} from entries [(result, observations)], fitted against the raw `model`
+    predictions. A format whose observations gather x sectors (GATHERING) also gets its
+    sector_bytes, one price for both precisions (what a gathered sector costs is the GPU's):
+    of 0 to SECTOR_MAX bytes in SECTOR_STEP, the price whose fit_rows() per precision leave the
+    smallest log-spread over both together (each row's factor and exponent are that fit's); 0
+    for the other formats."""
     points = {}
     for r, obs in entries:
         for fmt, o in obs.items():
             if "raw" in o and o["raw"][model] > 0:
                 points.setdefault((fmt, r["precision"]), []).append(
-                    (o["imbalance"], o["ms"] / o["raw"][model]))
+                    (o["imbalance"], o["ms"], o["raw"][model], o.get("gather", 0.0)))
+    points = {k: v for k, v in points.items() if len(v) >= min_matrices}
+
+    def rows_at(keys, sb):
+        out = {}
+        for key in keys:
+            pts = points[key]
+            f, b, sd = fit_rows([(i, ms / (raw + sb * g)) for i, ms, raw, g in pts])
+            out[key] = (f, b, len(pts), sd, sb)
+        return out
+
     rows = {}
-    for key, pts in points.items():
-        if len(pts) >= min_matrices:
-            f, b, sd = fit_rows(pts)
-            rows[key] = (f, b, len(pts), sd)
+    for fmt in sorted({k[0] for k in points}):
+        keys = sorted(k for k in points if k[0] == fmt)
+        prices = [0.0]
+        if any(g > 0 for k in keys for _, _, _, g in points[k]):
+            prices = [SECTOR_STEP * i for i in range(int(SECTOR_MAX / SECTOR_STEP) + 1)]
+        best, best_var = None, None
+        for sb in prices:
+            trial = rows_at(keys, sb)
+            var = sum(v[2] * v[3] ** 2 for v in trial.values())
+            if best is None or var < best_var - 1e-12:
+                best, best_var = trial, var
+        rows.update(best)
     return rows
 
 
@@ -262,9 +326,9 @@ def with_prior(rows, prior):
     ratios = [rows[k][0] / prior[k][0] for k in rows if k in prior]
     scale = statistics.median(ratios) if ratios else 1.0
     out = dict(rows)
-    for k, (f, b, n, sd) in prior.items():
+    for k, row in prior.items():
         if k not in out:
-            out[k] = (f * scale, b, n, sd)
+            out[k] = (row[0] * scale,) + tuple(row[1:])
     return out, scale
 
 
@@ -274,15 +338,16 @@ PICK_MARGIN = 0.02   # log distance kept from a pick's turning point where the p
 PICK_SPAN = math.log(3.0)  # a factor moves at most this far (log) from its median fit
 
 
-def _pick_cases(entries, model, precision):
-    """Per result of `precision`: [(format, log raw seconds, log imbalance, log(ms / oracle))]."""
+def _pick_cases(entries, model, precision, rows):
+    """Per result of `precision`: [(format, log raw seconds, log imbalance, log(ms / oracle))],
+    the raw seconds with gathered sectors charged at rows' sector_bytes (fixed in the pick fit)."""
     cases = []
     for r, obs in entries:
         if r["precision"] != precision:
             continue
         oracle = r["oracle"]["ms"] * 1e-3
-        c = [(fmt, math.log(o["raw"][model]), math.log(max(1.0, o["imbalance"])),
-              math.log(o["ms"] / oracle))
+        c = [(fmt, math.log(charged(o, model, rows.get((fmt, precision)))),
+              math.log(max(1.0, o["imbalance"])), math.log(o["ms"] / oracle))
              for fmt, o in obs.items() if "raw" in o and o["raw"][model] > 0]
         if len(c) > 1:
             cases.append(c)
@@ -320,12 +385,13 @@ def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STREN
     fastest prediction, so each coordinate's exact minimum is found by trying one point per
     interval between turning points: the median's value clamped into the interval, kept margin
     (in log time) inside it so a pick does not rest on a tie. fixed: rows that take part in the
-    picks but are not moved (formats timed too seldom to fit). Returns rows in fit()'s form, the
-    log-spread recomputed against the moved factors."""
+    picks but are not moved (formats timed too seldom to fit). Each row's sector_bytes stays
+    the median fit's. Returns rows in fit()'s form, the log-spread recomputed against the moved
+    factors."""
     fixed = fixed or {}
     out = dict(rows)
     for prec in sorted({k[1] for k in rows}):
-        cases = _pick_cases(entries, model, prec)
+        cases = _pick_cases(entries, model, prec, {**fixed, **rows})
         start = {k[0]: (math.log(v[0]), v[1]) for k, v in rows.items() if k[1] == prec}
         params = {k[0]: (math.log(v[0]), v[1]) for k, v in fixed.items()
                   if k[1] == prec and k[0] not in start}
@@ -380,13 +446,13 @@ def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STREN
         for f in start:
             key = (f, prec)
             n = rows[key][2]
-            res = [math.log(o["ms"] / o["raw"][model]) - params[f][0] -
+            res = [math.log(o["ms"] / charged(o, model, rows[key])) - params[f][0] -
                    params[f][1] * math.log(max(1.0, o["imbalance"]))
                    for r, obs in entries if r["precision"] == prec
                    for g, o in obs.items() if g == f and "raw" in o and o["raw"][model] > 0]
             mean = sum(res) / len(res)
             sd = math.sqrt(sum((v - mean) ** 2 for v in res) / len(res)) if len(res) > 1 else 0.0
-            out[key] = (math.exp(params[f][0]), params[f][1], n, sd)
+            out[key] = (math.exp(params[f][0]), params[f][1], n, sd, sector_bytes(rows[key]))
     return out
 
 
@@ -417,10 +483,11 @@ def pick(result, obs, predict):
 
 
 def predictor(rows, model, precision):
-    """predict() for pick(): the raw `model` prediction times the rows' time factor."""
+    """predict() for pick(): the raw `model` prediction, gathered sectors charged at the rows'
+    sector_bytes, times the rows' time factor."""
     def predict(fmt, o):
         f = calibrated(rows, fmt, precision, o["imbalance"])
-        return None if f is None else o["raw"][model] * f
+        return None if f is None else charged(o, model, rows.get((fmt, precision))) * f
     return predict
 
 
@@ -466,13 +533,14 @@ def score(entries, picks, precision, tolerance=0.05):
     return gm, sum(1 for x in ratios if x <= 1 + tolerance), len(ratios)
 
 
-def speedup(entries, picks, precision):
-    """Geometric mean over the results of `precision` of the suite's best cuSPARSE time over
-    the pick's measured time (the suite's speedup of the planner's pick)."""
+def speedup(entries, picks, precision, cls=None):
+    """Geometric mean over the results of `precision` (and of suite class `cls`, R, P or G,
+    where given) of the suite's best cuSPARSE time over the pick's measured time (the suite's
+    speedup of the planner's pick)."""
     logs = [math.log(r["best_cusparse_ms"] * 1e-3 / obs[picks[id(r)][0]]["ms"])
             for r, obs in entries
             if r["precision"] == precision and picks[id(r)][0] is not None
-            and r.get("best_cusparse_ms")]
+            and r.get("best_cusparse_ms") and (cls is None or r.get("class") == cls)]
     return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 
@@ -499,16 +567,18 @@ def beats(entries, picks, other, precision, tolerance=0.05):
 
 
 def read_inc(path):
-    """Rows of a calibration .inc: {(format, precision): (factor, exponent, matrices, spread)}
-    and each row's line as written."""
+    """Rows of a calibration .inc: {(format, precision): (factor, exponent, matrices, spread,
+    sector_bytes)} and each row's line as written (a file from before the sector_bytes column
+    reads 0 for it)."""
     rows, lines = {}, {}
     with open(path) as f:
         for line in f:
-            m = re.match(r'\{"(\w+)", "(\w+)", ([0-9.eE+-]+), ([0-9.eE+-]+), (\d+), ([0-9.]+)\}',
-                         line)
+            m = re.match(r'\{"(\w+)", "(\w+)", ([0-9.eE+-]+), ([0-9.eE+-]+), '
+                         r'(?:([0-9.eE+-]+), )?(\d+), ([0-9.]+)\}', line)
             if m:
                 key = (m[1], m[2])
-                rows[key] = (float(m[3]), float(m[4]), int(m[5]), float(m[6]))
+                rows[key] = (float(m[3]), float(m[4]), int(m[6]), float(m[7]),
+                             float(m[5]) if m[5] is not None else 0.0)
                 lines[key] = line.rstrip("\n")
     return rows, lines
 

@@ -83,9 +83,10 @@ TEST_CASE("calibration: csr_stream's time grows with the reduction's wait on eve
       CAPTURE(static_cast<int>(prec));
       // The suite's Kronecker graphs (wait ~30) measured csr_stream at 1.8-3.0x its balanced
       // prediction, its regular matrices (wait 1) at 0.6-1.3x; the fit gives part of that to
-      // the wait (exponents 0.15-0.20: 1.6-2.0x at 30).
+      // the wait (exponents 0.09-0.11: 1.35-1.45x at 30) and part to the x sectors their rows
+      // gather, one per nonzero (Cost::gathered_sectors; 0.15-0.20 before that term).
       CHECK(compiler::time_factor(c, "csr_stream", prec, 30.0) >
-            1.4 * compiler::time_factor(c, "csr_stream", prec, 1.0));
+            1.3 * compiler::time_factor(c, "csr_stream", prec, 1.0));
     }
   }
 }
@@ -108,8 +109,10 @@ TEST_CASE("planner: power-law graphs no longer go to csr_stream") {
       REQUIRE(std::isfinite(hyb));
       // The reduction's wait and hyb's COO count narrow the gap: csr_stream over hyb predicted
       // 0.45-0.50 by the old model, 0.62-0.72 with the wait alone, 0.78-0.95 with hyb's COO
-      // count fixed too (measured 1.00-1.08).
-      CHECK(stream > 0.72 * hyb);
+      // count fixed too (measured 1.00-1.08). The refit with csr_stream's gathered x sectors
+      // put it at 0.62-0.74: the pick fit lowered csr_stream's factors (and raised hyb's in
+      // fp32) where cuSPARSE, not hyb, takes these graphs.
+      CHECK(stream > 0.6 * hyb);
       // With cuSPARSE weighed, as compile() does by default, the plan is not csr_stream's.
       o.cusparse = "auto";
       const Plan plan = compiler::make_plan(kronecker_profile(), o);

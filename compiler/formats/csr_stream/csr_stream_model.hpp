@@ -14,7 +14,9 @@ inline constexpr double kStreamBlockBytes = 256.0;
 /// the kernel's efficiency is bytes / (bytes + rows * kStreamRowBytes + nnz *
 /// kStreamNonzeroBytes). Fitted to csr_stream's H100 times on the suite v11 matrices whose x
 /// gathers stay local (both precisions). Without them the model ranked csr_stream with 16-bit
-/// columns and 8-bit values ahead of csr on short rows, where it measured slower.
+/// columns and 8-bit values ahead of csr on short rows, where it measured slower. What the
+/// gathers of scattered rows cost beyond that is each GPU's price per gathered x sector
+/// (Cost::gathered_sectors, calibration/<gpu>.inc's sector_bytes).
 inline constexpr double kStreamRowBytes = 23.0;
 inline constexpr double kStreamNonzeroBytes = 6.6;
 

@@ -1,6 +1,6 @@
 // matrix:  216 x 216, 4096 nonzeros; rows 8..27 (mean 18.96, sd 5.90), 0 empty
 // plan:    csr [T=32 V=1 b=256 u=1], f64, reorder none
-// model:   53476 bytes per multiply, 5.10 us predicted
+// model:   53476 bytes per multiply, 6.34 us predicted
 // why:     lowest predicted time of 6 applicable candidates (59% of lanes busy, 0.6 nonzeros per lane, model efficiency 59%; 19.0 nonzeros per row on average)
 //
 // Flattened by `spmvc emit --flatten`: each function the entry points reach, printed

@@ -1,6 +1,6 @@
 // matrix:  144 x 144, 672 nonzeros; rows 3..5 (mean 4.67, sd 0.53), 0 empty
 // plan:    csr [T=2 V=4 b=256 u=2], f32, reorder none
-// model:   7876 bytes per multiply, 5.62 us predicted
+// model:   7876 bytes per multiply, 6.33 us predicted
 // why:     parameters forced by the caller
 //
 // Flattened by `spmvc emit --flatten`: each function the entry points reach, printed

@@ -1,6 +1,6 @@
 // matrix:  125 x 125, 2197 nonzeros; rows 8..27 (mean 17.58, sd 5.84), 0 empty
 // plan:    csr [T=8 V=1 b=256 u=2 o64], f64, reorder none
-// model:   30656 bytes per multiply, 6.19 us predicted
+// model:   30656 bytes per multiply, 7.70 us predicted
 // why:     parameters forced by the caller
 //
 // Flattened by `spmvc emit --flatten`: each function the entry points reach, printed
