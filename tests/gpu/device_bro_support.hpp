@@ -1,7 +1,7 @@
 // What the GPU tests of the BRO device build share (test_device_bro_gpu.cpp on edge cases,
-// test_device_bro_public_gpu.cpp on the public matrices): the units loaded once, the edge-case
-// matrices and shapes, and the comparison of a GPU encoding with the host codec's, array by
-// array and entry by entry.
+// test_device_bro_public_gpu.cpp on the public matrices, test_device_bro16_gpu.cpp with 16-bit
+// value codes): the units loaded once, the edge-case matrices and shapes, and the comparison of
+// a GPU encoding with the host codec's, array by array and entry by entry.
 #pragma once
 
 #include <doctest/doctest.h>
