@@ -111,7 +111,7 @@ void check_operator(const CsrMatrix& a, const FormatParams& params, Precision pr
 
 }  // namespace
 
-TEST_CASE("gpu: bro_ell with 16-bit codes built on the GPU equals the host codec's, edge cases") {
+TEST_CASE("gpu: bro_ell with 16-bit codes built on the GPU equals the host codec's on edge cases") {
   if (!have_device()) return;
   const Units u;
   for (const CsrMatrix& a : many_valued()) {
@@ -188,7 +188,7 @@ int for_public_many_valued(Each&& each, int most = std::numeric_limits<int>::max
   return covered;
 }
 
-TEST_CASE("gpu: BRO with 16-bit codes on the public matrices of 257 to 65,535 values: arrays") {
+TEST_CASE("gpu: BRO with 16-bit codes on the public matrices of 257 to 65535 values: arrays") {
   if (!have_device()) return;
   if (test::public_matrices(10000, 2000000).empty()) {
     MESSAGE("public matrices not present: skipped");
@@ -217,7 +217,7 @@ TEST_CASE("gpu: BRO with 16-bit codes on the public matrices of 257 to 65,535 va
   CHECK(covered > 0);
 }
 
-TEST_CASE("gpu: BRO with 16-bit codes on public matrices of 257 to 65,535 values: products") {
+TEST_CASE("gpu: BRO with 16-bit codes on the public matrices of 257 to 65535 values: products") {
   if (!have_device()) return;
   if (test::public_matrices(10000, 2000000).empty()) {
     MESSAGE("public matrices not present: skipped");
