@@ -96,14 +96,17 @@ void check_operator(const CsrMatrix& a, const FormatParams& params, Precision pr
   CAPTURE(describe(params));
   CAPTURE(to_string(precision));
   const runtime::ResidentCsr r = runtime::upload_csr(a, precision);
-  const Operator op = compile(r.view, test::forced(precision, params));
+  // The specialised kernel from the first multiply: the generic tier's sums differ in rounding.
+  Options o = test::forced(precision, params);
+  o.tiered = false;
+  const Operator op = compile(r.view, o);
   CHECK(op.plan().format == format_of(params));
   CHECK(formats::value_coding_of(op.plan().params) == formats::kValuesTable16);
   CHECK(op.timings().build == "device");
   CHECK(check(a, op) <= tolerance(precision));
   CHECK(check(a, op, -0.5, 1.25) <= tolerance(precision));
   if (std::holds_alternative<BroEllParams>(params)) {
-    const Operator host = compile(a, test::forced(precision, params));
+    const Operator host = compile(a, o);
     CHECK(host.timings().build == "host");
     CHECK(product(a, op) == product(a, host));
   }
