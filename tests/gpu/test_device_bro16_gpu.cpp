@@ -239,3 +239,37 @@ TEST_CASE("gpu: BRO with 16-bit codes on the public matrices of 257 to 65535 val
       6);
   CHECK(covered > 0);
 }
+
+TEST_CASE("gpu: format auto from device arrays plans as the host build on a grid of 723 values") {
+  if (!have_device()) return;
+  // G3_circuit's count at x16M: past an 8-bit table; the host planner's pick there is bro_ell
+  // with a 16-bit table, which the device-array build now makes too.
+  CsrMatrix a = gen::stencil_2d_5pt(500, 500);
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = 1.0 + static_cast<double>(static_cast<std::int64_t>(k) % 723) / 7.0;
+  for (Precision precision : {Precision::f64, Precision::f32}) {
+    CAPTURE(to_string(precision));
+    Options o;
+    o.precision = precision;
+    o.disk_cache = false;
+    o.tiered = false;
+    o.cusparse = "never";
+    const runtime::ResidentCsr r = runtime::upload_csr(a, precision);
+    const Operator device = compile(r.view, o);
+    Options h = o;
+    h.build = BuildMode::host;
+    const Operator host = compile(a, h);
+    MESSAGE(to_string(precision) << ": device-array build " << device.plan().format << " ["
+                                 << describe(device.plan().params) << "], host build "
+                                 << host.plan().format << " [" << describe(host.plan().params)
+                                 << "]");
+    CHECK(device.timings().build == "device");
+    CHECK(host.timings().build == "host");
+    CHECK(device.profile().distinct_values == 723);
+    CHECK(device.plan().format == host.plan().format);
+    CHECK(describe(device.plan().params) == describe(host.plan().params));
+    CHECK(check(a, device) <= tolerance(precision));
+    if (device.plan().format == "bro_ell" && host.plan().format == "bro_ell")
+      CHECK(product(a, device) == product(a, host));
+  }
+}
