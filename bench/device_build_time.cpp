@@ -151,18 +151,25 @@ int main(int argc, char** argv) try {
                median_us(runs, [&] {
                  (void)rt::code_values_device(view, precision, inspection.value_patterns, kernels);
                }));
+  // A 16-bit table's patterns and unit, for the steps below that code values in 16 bits.
+  const rt::DeviceValueKernels value_kernels = rt::load_device_value_kernels(cache, device);
+  rt::DeviceValues16 values16;
+  values16.kernels = &value_kernels;
+  values16.patterns = inspection.value_patterns;
   if (inspection.value_patterns.empty() && a.nnz() > 0) {
     // More than 256 distinct values: the 16-bit count the build runs (format auto, csr,
-    // csr_stream, ell, hyb), then the code pass where the values fit a 16-bit table.
-    const rt::DeviceValueKernels values = rt::load_device_value_kernels(cache, device);
-    const auto found = rt::value_patterns16_device(view, precision, values);
-    fmt::print(
-        ", 16-bit value count ({}) {:.0f}",
-        found ? fmt::format("{} values", found->size()) : "more than 65536",
-        median_us(runs, [&] { (void)rt::value_patterns16_device(view, precision, values); }));
+    // csr_stream, ell, hyb, the BRO formats), then the code pass where the values fit a 16-bit
+    // table.
+    const auto found = rt::value_patterns16_device(view, precision, value_kernels);
+    if (found) values16.patterns = *found;
+    fmt::print(", 16-bit value count ({}) {:.0f}",
+               found ? fmt::format("{} values", found->size()) : "more than 65536",
+               median_us(runs, [&] {
+                 (void)rt::value_patterns16_device(view, precision, value_kernels);
+               }));
     if (found && !found->empty())
       fmt::print(", 16-bit value codes {:.0f}", median_us(runs, [&] {
-                   (void)rt::code_values16_device(view, precision, *found, values);
+                   (void)rt::code_values16_device(view, precision, *found, value_kernels);
                  }));
   }
   fmt::print(", empty alloc+free {:.0f}", median_us(runs, [] { rt::DeviceBuffer b(64); }));
@@ -173,7 +180,7 @@ int main(int argc, char** argv) try {
     std::vector<double> values, layout, fill;
     for (int i = 0; i < runs; ++i) {
       const rt::DeviceEllBuild built = rt::build_ell_family_device(
-          view, warm.plan(), warm.profile(), inspection.value_patterns, kernels, ell);
+          view, warm.plan(), warm.profile(), inspection.value_patterns, kernels, ell, &values16);
       values.push_back(1e6 * built.timings.values);
       layout.push_back(1e6 * built.timings.layout);
       fill.push_back(1e6 * built.timings.fill);
@@ -205,7 +212,7 @@ int main(int argc, char** argv) try {
                median_us(runs, [&] { (void)rt::inspect_bro_device(view, bro_kernels, profile); }));
     fmt::print(", encode {} {:.0f}\n", spmvc::describe(*bro), median_us(runs, [&] {
                  (void)rt::encode_bro_ell_device(view, *bro, precision, inspection.value_patterns,
-                                                 profile.row_max, bro_kernels);
+                                                 profile.row_max, bro_kernels, &values16);
                }));
   }
   if (spmvc::codegen::device_block_family(warm.plan().format)) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "device.hpp"
+#include "device_values.hpp"
 #include "kernel_cache.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/plan.hpp"
@@ -61,16 +62,23 @@ struct DeviceEllShape {
 DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& shape, std::int64_t width,
                              const std::string& prefix, Precision precision,
                              const std::vector<std::uint64_t>& value_patterns, std::int64_t row_max,
-                             const DeviceBroKernels& kernels);
+                             const DeviceBroKernels& kernels,
+                             const DeviceValues16* values16 = nullptr);
 
 /// Encodes `a` (values of `precision`'s type) as bro_ell with `params` on the GPU.
-/// `value_patterns`: inspect_device's distinct value patterns (8-bit codes); `row_max`: the
-/// longest row (Profile::row_max). InputError when a value does not fit the coding (the values
-/// changed since they were inspected).
+/// `value_patterns`: inspect_device's distinct value patterns (8-bit codes); `values16`: the
+/// sorted patterns and the unit of a 16-bit table (code_values16_device codes every nonzero,
+/// the fill copies the codes into the value slots; InternalError when the coding is a 16-bit
+/// table and it is null); `row_max`: the longest row (Profile::row_max). InputError when a
+/// value does not fit the coding (the values changed since they were inspected). A table lists
+/// the patterns ascending (the host codec's in order of first occurrence): the codes differ from
+/// the host codec's, the values they name do not; a padding slot names 0.0 where the table has
+/// it (codegen::bro_padding_code).
 DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& params,
                                    Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
-                                   std::int64_t row_max, const DeviceBroKernels& kernels);
+                                   std::int64_t row_max, const DeviceBroKernels& kernels,
+                                   const DeviceValues16* values16 = nullptr);
 
 /// A BRO-COO encoding on the device: the arrays named and ordered as the host codec's (count,
 /// row_base, widths, sym_ptr, symbols, col_idx, then the values as the plan's coding stores
@@ -86,16 +94,19 @@ struct DeviceBroCoo {
 DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& params,
                                    Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
-                                   const DeviceBroKernels& kernels);
+                                   const DeviceBroKernels& kernels,
+                                   const DeviceValues16* values16 = nullptr);
 
 /// Encodes every row's nonzeros from position `width` on in BRO-COO on the GPU, the arrays named
 /// with `prefix` (as formats::bro::encode_coo).
 DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, int coding,
                              std::int64_t width, const std::string& prefix, Precision precision,
                              const std::vector<std::uint64_t>& value_patterns,
-                             const DeviceBroKernels& kernels);
+                             const DeviceBroKernels& kernels,
+                             const DeviceValues16* values16 = nullptr);
 
-/// bro_hyb on the GPU: the ELL part's arrays ("ell_" ...), then the COO part's ("coo_" ...).
+/// bro_hyb on the GPU: the ELL part's arrays ("ell_" ...), then the COO part's ("coo_" ...);
+/// a 16-bit table's codes are made once for both parts.
 struct DeviceBroHyb {
   DeviceBroEll ell;
   DeviceBroCoo coo;
@@ -103,7 +114,8 @@ struct DeviceBroHyb {
 DeviceBroHyb encode_bro_hyb_device(const DeviceCsr& a, const BroHybParams& params,
                                    Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
-                                   std::int64_t row_max, const DeviceBroKernels& kernels);
+                                   std::int64_t row_max, const DeviceBroKernels& kernels,
+                                   const DeviceValues16* values16 = nullptr);
 
 /// What a BRO plan's GPU build hands its code generator: the width table or pattern the ELL part
 /// bakes (bro_ell, bro_hyb) and the COO part's entry count (bro_coo, bro_hyb).
@@ -114,10 +126,12 @@ struct BroBuilt {
 
 /// compile(DeviceCsr)'s encode step for a BRO plan (bro_ell, bro_coo, bro_hyb): the whole
 /// encoding built on the GPU from `a` into `im.arrays` (their bytes counted in im.device_bytes),
-/// with `kernels` (InternalError when null). nullopt, nothing done, for other formats.
+/// with `kernels` (InternalError when null) and, for a 16-bit table, `values16`. nullopt,
+/// nothing done, for other formats.
 std::optional<BroBuilt> encode_bro_plan(Operator::Impl& im, const DeviceCsr& a,
                                         const std::vector<std::uint64_t>& value_patterns,
-                                        const DeviceBroKernels* kernels);
+                                        const DeviceBroKernels* kernels,
+                                        const DeviceValues16* values16 = nullptr);
 /// The unit of a BRO plan encode_bro_plan built.
 KernelSource generate_bro_plan(const Operator::Impl& im, const DeviceCsr& a, const BroBuilt& built);
 

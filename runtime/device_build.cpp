@@ -119,15 +119,15 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
   // and kept for its codes, where the plan may use a 16-bit table (format auto, csr,
-  // csr_stream, ell, hyb). The pass stops as soon as the set holds more than 65,536 patterns and
-  // filters repeated values in shared memory (templates/device_values.cuh); its cost is the
-  // bench's "16-bit value count" step (spmvc_bench_device_build).
+  // csr_stream, ell, hyb and the BRO formats). The pass stops as soon as the set holds more than
+  // 65,536 patterns and filters repeated values in shared memory (templates/device_values.cuh); its
+  // cost is the bench's "16-bit value count" step (spmvc_bench_device_build).
   runtime::DeviceValueKernels value_kernels;
   runtime::DeviceValues16 values16;
   values16.patterns = inspection.value_patterns;
   const bool table16_wanted = wanted_format == "auto" || wanted_format == "csr" ||
                               wanted_format == "csr_stream" || wanted_format == "ell" ||
-                              wanted_format == "hyb";
+                              wanted_format == "hyb" || wanted_format.starts_with("bro_");
   const bool values_uncounted = a.nnz > 0 && inspection.value_patterns.empty() && !table16_wanted;
   const bool many_values = a.nnz > 0 && inspection.value_patterns.empty() && table16_wanted;
   if (many_values) {
@@ -169,7 +169,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   target.arch = device.arch();
   target.gpu = device.name;
   if (values_uncounted) {
-    // A named format without 16-bit tables (sell, the BRO and block formats) and more than 256
+    // A named format without 16-bit tables (sell and the block formats) and more than 256
     // distinct values, not counted further: the planner sees more than a 16-bit table holds;
     // the Profile keeps the row pass's "more than 256".
     const std::int64_t counted = im->profile.distinct_values;
@@ -215,7 +215,8 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
     }
   } else {
     bro = runtime::encode_bro_plan(*im, a, inspection.value_patterns,
-                                   bro_kernels ? &*bro_kernels : nullptr);
+                                   bro_kernels ? &*bro_kernels : nullptr,
+                                   values16.kernels != nullptr ? &values16 : nullptr);
   }
   // The ell family's and the BRO encodings hold the values as the plan codes them; the others
   // code them here.

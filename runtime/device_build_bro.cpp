@@ -1,7 +1,8 @@
 // BRO-ELL and BRO-COO on the GPU (device_bro.hpp): the column inspection and the encoders'
 // passes, launched on the default stream. The host waits three times: for the width-table size
 // (BRO-COO: the entry count), for the symbol count (and a baked pattern), and for the count of
-// values the coding could not hold.
+// values the coding could not hold. A 16-bit table's codes are written per nonzero first
+// (device_values.hpp), once for a plan, and the fill passes copy them into the value slots.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -12,6 +13,7 @@
 
 #include "build_units.hpp"
 #include "device_bro.hpp"
+#include "device_values.hpp"
 #include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/compiler/device_build.hpp"
 #include "spmvc/error.hpp"
@@ -43,26 +45,62 @@ void launch(const LoadedKernel& kernel, const char* entry, std::int64_t grid, in
   check_last_launch(entry);
 }
 
-// Where a fill pass stores the values (formats/values' coding of `coding`): the slot array, and
-// for 8-bit codes the sorted patterns it searches, the kernel's table and the padding's code.
-struct ValueSlots {
-  int store = codegen::kBroStorePlain;
-  DeviceBuffer values;
-  DeviceBuffer lookup;  // the 8-bit table's patterns, sorted, for the fill's binary search
-  DeviceBuffer table;   // the same as values of the precision's type: the kernel's values_table
-  int ntable = 0;
+// The 16-bit codes of a plan's values (code_values16_device: one per nonzero, in CSR order),
+// made once for both parts of bro_hyb, with the entries of their table and the padding's code.
+struct Codes16 {
+  DeviceValueCodes coded;
+  std::int64_t entries = 0;
   int pad_code = 0;
 };
 
-ValueSlots value_slots(int coding, Precision precision,
-                       const std::vector<std::uint64_t>& found_patterns, std::int64_t slots) {
+std::optional<Codes16> codes16_for(const DeviceCsr& a, int coding, Precision precision,
+                                   const DeviceValues16* values16) {
+  if (coding != formats::kValuesTable16) return std::nullopt;
+  if (values16 == nullptr || values16->kernels == nullptr)
+    throw InternalError("BRO on the GPU: a 16-bit value table without its patterns");
+  Codes16 c;
+  c.coded = code_values16_device(a, precision, values16->patterns, *values16->kernels);
+  // No stored value (no nonzeros): code_values16_device's table holds one entry, 0.
+  c.entries = std::max<std::int64_t>(1, static_cast<std::int64_t>(values16->patterns.size()));
+  c.pad_code = codegen::bro_padding_code(values16->patterns);
+  return c;
+}
+
+// Where a fill pass stores the values (formats/values' coding of `coding`): the slot array, what
+// the fill reads (the caller's values, or the 16-bit codes), for 8-bit codes the sorted patterns
+// it searches, the kernel's table and the padding's code.
+struct ValueSlots {
+  int store = codegen::kBroStorePlain;
+  const void* source = nullptr;  // value k of the fill's input: the caller's, or its 16-bit code
+  DeviceBuffer values;
+  DeviceBuffer lookup;  // the 8-bit table's patterns, sorted, for the fill's binary search
+  DeviceBuffer table;   // the patterns as values of the precision's type: the kernel's values_table
+  int ntable = 0;       // entries of `lookup` (the fill copies them to shared memory: <= 256)
+  std::int64_t table_entries = 0;
+  int pad_code = 0;
+};
+
+ValueSlots value_slots(const DeviceCsr& a, int coding, Precision precision,
+                       const std::vector<std::uint64_t>& found_patterns, std::int64_t slots,
+                       const Codes16* codes16) {
   ValueSlots vs;
+  vs.source = a.values;
   std::size_t slot_bytes = static_cast<std::size_t>(value_bytes(precision));
   if (coding == formats::kValuesUnit) {
     vs.store = codegen::kBroStoreNone;
   } else if (coding == formats::kValuesTable8) {
     vs.store = codegen::kBroStoreCode8;
     slot_bytes = 1;
+  } else if (coding == formats::kValuesTable16) {
+    if (codes16 == nullptr) throw InternalError("BRO on the GPU: a 16-bit table without codes");
+    vs.store = codegen::kBroStoreCode16;
+    slot_bytes = 2;
+    vs.source = codes16->coded.codes.get();
+    // A copy: bro_hyb's two parts each name a table of their own.
+    vs.table = DeviceBuffer(codes16->coded.table.bytes());
+    vs.table.copy_from(codes16->coded.table.get(), codes16->coded.table.bytes());
+    vs.table_entries = codes16->entries;
+    vs.pad_code = codes16->pad_code;
   } else if (coding == formats::kValuesF32) {
     if (precision != Precision::f64)
       throw InternalError("BRO on the GPU: fp32 value storage of values already fp32");
@@ -81,6 +119,7 @@ ValueSlots value_slots(int coding, Precision precision,
       throw InternalError(
           fmt::format("BRO on the GPU: {} value patterns for an 8-bit table", patterns.size()));
     vs.ntable = static_cast<int>(patterns.size());
+    vs.table_entries = vs.ntable;
     vs.lookup = elements(vs.ntable, 8);
     vs.lookup.upload(patterns.data(), patterns.size() * 8);
     const int vb = value_bytes(precision);
@@ -91,10 +130,7 @@ ValueSlots value_slots(int coding, Precision precision,
       const std::vector<std::uint32_t> narrow(patterns.begin(), patterns.end());
       vs.table.upload(narrow.data(), narrow.size() * 4);
     }
-    // Padding slots hold 0.0, as the host encoders write them, where the table has it (a
-    // padding code may name any entry: the kernels never accumulate padding).
-    const auto zero = std::find(patterns.begin(), patterns.end(), 0u);
-    if (zero != patterns.end()) vs.pad_code = static_cast<int>(zero - patterns.begin());
+    vs.pad_code = codegen::bro_padding_code(patterns);
   }
   if (vs.store != codegen::kBroStoreNone) vs.values = elements(slots, slot_bytes);
   return vs;
@@ -108,9 +144,9 @@ void append_values(ValueSlots& vs, std::int64_t slots, const std::string& prefix
     arrays.emplace_back(prefix + "values", std::move(vs.values));
     counts.push_back(slots);
   }
-  if (vs.store == codegen::kBroStoreCode8) {
+  if (vs.store == codegen::kBroStoreCode8 || vs.store == codegen::kBroStoreCode16) {
     arrays.emplace_back(prefix + "values_table", std::move(vs.table));
-    counts.push_back(vs.ntable);
+    counts.push_back(vs.table_entries);
   }
 }
 
@@ -174,18 +210,12 @@ std::string inspect_bro_device(const DeviceCsr& a, const DeviceBroKernels& kerne
   return problem;
 }
 
-DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Precision precision,
-                                   const std::vector<std::uint64_t>& value_patterns,
-                                   std::int64_t row_max, const DeviceBroKernels& kernels) {
-  return encode_ell_part(a, {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values},
-                         std::numeric_limits<long long>::max(), "", precision, value_patterns,
-                         row_max, kernels);
-}
+namespace {
 
-DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t width,
-                             const std::string& prefix, Precision precision,
-                             const std::vector<std::uint64_t>& value_patterns, std::int64_t row_max,
-                             const DeviceBroKernels& kernels) {
+DeviceBroEll ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t width,
+                      const std::string& prefix, Precision precision,
+                      const std::vector<std::uint64_t>& value_patterns, std::int64_t row_max,
+                      const DeviceBroKernels& kernels, const Codes16* codes16) {
   const int h = p.slice_height, T = p.threads_per_row, L = p.symbol_bits;
   const std::int64_t S = static_cast<std::int64_t>(h) * T;
   DeviceBroEll out;
@@ -253,10 +283,10 @@ DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::i
   symbols.fill_bytes(0, static_cast<std::size_t>(out.symbols * S) * word,
                      static_cast<std::size_t>(out.pad_rows * S) * word);
   const std::int64_t slots = out.columns * S;
-  ValueSlots vs = value_slots(p.values, precision, value_patterns, slots);
+  ValueSlots vs = value_slots(a, p.values, precision, value_patterns, slots, codes16);
   DeviceBuffer bad(8);
   bad.fill_bytes(0);
-  const void* values_in = a.values;
+  const void* values_in = vs.source;
   int value_bytes_arg = value_bytes(precision);
   void* symbols_arg = symbols.get();
   void* slots_arg = vs.values.get();
@@ -286,17 +316,10 @@ DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::i
   return out;
 }
 
-DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& p, Precision precision,
-                                   const std::vector<std::uint64_t>& value_patterns,
-                                   const DeviceBroKernels& kernels) {
-  return encode_coo_part(a, p.interval, p.symbol_bits, p.values, 0, "", precision, value_patterns,
-                         kernels);
-}
-
-DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, int coding,
-                             std::int64_t width, const std::string& prefix, Precision precision,
-                             const std::vector<std::uint64_t>& value_patterns,
-                             const DeviceBroKernels& kernels) {
+DeviceBroCoo coo_part(const DeviceCsr& a, int interval, int symbol_bits, int coding,
+                      std::int64_t width, const std::string& prefix, Precision precision,
+                      const std::vector<std::uint64_t>& value_patterns,
+                      const DeviceBroKernels& kernels, const Codes16* codes16) {
   const int I = interval, L = symbol_bits;
   const int block = codegen::kBroEncodeBlock;
   DeviceBroCoo out;
@@ -341,10 +364,10 @@ DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, 
   symbols.fill_bytes(0, static_cast<std::size_t>(out.symbols * 32) * word, 32 * word);
   const std::int64_t slots = out.intervals * I;
   DeviceBuffer cols = elements(slots, 4);
-  ValueSlots vs = value_slots(coding, precision, value_patterns, slots);
+  ValueSlots vs = value_slots(a, coding, precision, value_patterns, slots, codes16);
   DeviceBuffer bad(8);
   bad.fill_bytes(0);
-  const void* values_in = a.values;
+  const void* values_in = vs.source;
   int value_bytes_arg = value_bytes(precision);
   void* symbols_arg = symbols.get();
   void* cols_arg = cols.get();
@@ -377,21 +400,62 @@ DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, 
   return out;
 }
 
+}  // namespace
+
+DeviceBroEll encode_ell_part(const DeviceCsr& a, const DeviceEllShape& shape, std::int64_t width,
+                             const std::string& prefix, Precision precision,
+                             const std::vector<std::uint64_t>& value_patterns, std::int64_t row_max,
+                             const DeviceBroKernels& kernels, const DeviceValues16* values16) {
+  const std::optional<Codes16> codes16 = codes16_for(a, shape.values, precision, values16);
+  return ell_part(a, shape, width, prefix, precision, value_patterns, row_max, kernels,
+                  codes16 ? &*codes16 : nullptr);
+}
+
+DeviceBroEll encode_bro_ell_device(const DeviceCsr& a, const BroEllParams& p, Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   std::int64_t row_max, const DeviceBroKernels& kernels,
+                                   const DeviceValues16* values16) {
+  return encode_ell_part(a, {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values},
+                         std::numeric_limits<long long>::max(), "", precision, value_patterns,
+                         row_max, kernels, values16);
+}
+
+DeviceBroCoo encode_coo_part(const DeviceCsr& a, int interval, int symbol_bits, int coding,
+                             std::int64_t width, const std::string& prefix, Precision precision,
+                             const std::vector<std::uint64_t>& value_patterns,
+                             const DeviceBroKernels& kernels, const DeviceValues16* values16) {
+  const std::optional<Codes16> codes16 = codes16_for(a, coding, precision, values16);
+  return coo_part(a, interval, symbol_bits, coding, width, prefix, precision, value_patterns,
+                  kernels, codes16 ? &*codes16 : nullptr);
+}
+
+DeviceBroCoo encode_bro_coo_device(const DeviceCsr& a, const BroCooParams& p, Precision precision,
+                                   const std::vector<std::uint64_t>& value_patterns,
+                                   const DeviceBroKernels& kernels,
+                                   const DeviceValues16* values16) {
+  return encode_coo_part(a, p.interval, p.symbol_bits, p.values, 0, "", precision, value_patterns,
+                         kernels, values16);
+}
+
 DeviceBroHyb encode_bro_hyb_device(const DeviceCsr& a, const BroHybParams& p, Precision precision,
                                    const std::vector<std::uint64_t>& value_patterns,
-                                   std::int64_t row_max, const DeviceBroKernels& kernels) {
+                                   std::int64_t row_max, const DeviceBroKernels& kernels,
+                                   const DeviceValues16* values16) {
+  // One code pass serves both parts.
+  const std::optional<Codes16> codes16 = codes16_for(a, p.values, precision, values16);
+  const Codes16* c = codes16 ? &*codes16 : nullptr;
   DeviceBroHyb out;
-  out.ell =
-      encode_ell_part(a, {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values},
-                      p.width, "ell_", precision, value_patterns, row_max, kernels);
-  out.coo = encode_coo_part(a, p.interval, p.symbol_bits, p.values, p.width, "coo_", precision,
-                            value_patterns, kernels);
+  out.ell = ell_part(a, {p.slice_height, p.symbol_bits, p.threads_per_row, p.tables, p.values},
+                     p.width, "ell_", precision, value_patterns, row_max, kernels, c);
+  out.coo = coo_part(a, p.interval, p.symbol_bits, p.values, p.width, "coo_", precision,
+                     value_patterns, kernels, c);
   return out;
 }
 
 std::optional<BroBuilt> encode_bro_plan(Operator::Impl& im, const DeviceCsr& a,
                                         const std::vector<std::uint64_t>& value_patterns,
-                                        const DeviceBroKernels* kernels) {
+                                        const DeviceBroKernels* kernels,
+                                        const DeviceValues16* values16) {
   const auto* ell = std::get_if<BroEllParams>(&im.plan.params);
   const auto* coo = std::get_if<BroCooParams>(&im.plan.params);
   const auto* hyb = std::get_if<BroHybParams>(&im.plan.params);
@@ -402,17 +466,17 @@ std::optional<BroBuilt> encode_bro_plan(Operator::Impl& im, const DeviceCsr& a,
   BroBuilt built;
   std::vector<std::pair<std::string, DeviceBuffer>> arrays;
   if (ell != nullptr) {
-    DeviceBroEll e =
-        encode_bro_ell_device(a, *ell, precision, value_patterns, im.profile.row_max, *kernels);
+    DeviceBroEll e = encode_bro_ell_device(a, *ell, precision, value_patterns, im.profile.row_max,
+                                           *kernels, values16);
     built.baked = std::move(e.baked);
     arrays = std::move(e.arrays);
   } else if (coo != nullptr) {
-    DeviceBroCoo c = encode_bro_coo_device(a, *coo, precision, value_patterns, *kernels);
+    DeviceBroCoo c = encode_bro_coo_device(a, *coo, precision, value_patterns, *kernels, values16);
     built.entries = c.entries;
     arrays = std::move(c.arrays);
   } else {
-    DeviceBroHyb h =
-        encode_bro_hyb_device(a, *hyb, precision, value_patterns, im.profile.row_max, *kernels);
+    DeviceBroHyb h = encode_bro_hyb_device(a, *hyb, precision, value_patterns, im.profile.row_max,
+                                           *kernels, values16);
     built.baked = std::move(h.ell.baked);
     built.entries = h.coo.entries;
     arrays = std::move(h.ell.arrays);

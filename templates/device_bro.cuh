@@ -17,7 +17,9 @@
 //   ell_slice     thread per slice: widths[col_ptr[s] + j] (the slice's own, or the pattern's),
 //                 and sym_ptr[s + 1] = ceil(sum of them / L)
 //   ell_fill      thread per lane: the lane's stream, symbol by symbol (a lane owns its symbols:
-//                 no atomics), and its value slots
+//                 no atomics), and its value slots (plain, fp32, an 8-bit code found by a binary
+//                 search of the table in shared memory, or a 16-bit code copied from the codes
+//                 the value unit wrote per nonzero: templates/device_values.cuh)
 // BRO-COO (formats/bro_coo/bro_coo_codec.hpp): coo_counts (thread per row) and the scan give each
 // row's first entry, coo_select each entry's row and nonzero (a warp per row), coo_widths each
 // interval's first row, two widths and symbols per lane (a warp per interval), the scan sym_ptr,
@@ -48,11 +50,13 @@ constexpr int kInspectRows = 256;  // rows (and threads) of a bro_inspect block
 constexpr int kEncodeBlock = 256;  // threads per block of the encoder's passes
 constexpr int kScanBlock = 1024;
 
-// Value storage of ell_fill's value slots (formats/values: plain, unit, 8-bit table, fp32 of fp64).
+// Value storage of the fill passes' value slots (formats/values: plain, unit, 8-bit table, fp32
+// of fp64, 16-bit table).
 constexpr int kStorePlain = 0;
 constexpr int kStoreNone = 1;
 constexpr int kStoreCode8 = 2;
 constexpr int kStoreF32 = 3;
+constexpr int kStoreCode16 = 4;
 
 /// Bits needed for v (0 for 0).
 SPMVC_BRO_HD int bit_width(unsigned v) {
@@ -181,6 +185,13 @@ SPMVC_BRO_HD long long slice_symbols(const unsigned char* widths, long long c0, 
   long long bits = 0;
   for (long long i = c0; i < c1; ++i) bits += widths[i];
   return (bits + L - 1) / L;
+}
+
+/// A 16-bit value slot: the code of nonzero k (codes: one per nonzero, in CSR order, as
+/// code_values16_device writes them, each already found in the table), or the padding's code.
+SPMVC_BRO_HD unsigned short code16_slot(const unsigned short* codes, bool own, long long k,
+                                        int pad_code) {
+  return own ? codes[k] : static_cast<unsigned short>(pad_code);
 }
 
 /// The entries BRO-COO encodes (formats/bro_coo/bro_coo_codec.hpp), in row order: entry i lies in
@@ -393,8 +404,9 @@ __device__ __forceinline__ int table_code(const unsigned long long* table, int n
   return lo < ntable && table[lo] == bits ? lo : -1;
 }
 
-/// Stores value k of the caller's array (or, when !own, the padding: 0, or pad_code) in slot
-/// `slot` as `store` says; 1 when the value does not fit (not in the table, not exact in fp32).
+/// Stores value k of `values` (or, when !own, the padding: 0, or pad_code) in slot `slot` as
+/// `store` says; 1 when the value does not fit (not in the table, not exact in fp32). `values`
+/// is the caller's array, or with kStoreCode16 the per-nonzero 16-bit codes.
 __device__ __forceinline__ int store_value(const void* __restrict__ values, int value_bytes,
                                            bool own, long long k, int store,
                                            void* __restrict__ slots, long long slot,
@@ -423,14 +435,18 @@ __device__ __forceinline__ int store_value(const void* __restrict__ values, int 
     }
     static_cast<unsigned char*>(slots)[slot] = static_cast<unsigned char>(code < 0 ? 0 : code);
     return code < 0 ? 1 : 0;
+  } else if (store == kStoreCode16) {
+    static_cast<unsigned short*>(slots)[slot] =
+        code16_slot(static_cast<const unsigned short*>(values), own, k, pad_code);
   }
   return 0;
 }
 
 /// Every lane's symbols (then its slice's zero symbols up to sym_ptr's count) and value slots.
-/// values: the caller's (value_bytes each); store: kStore*; table: ntable sorted bit patterns
-/// (kStoreCode8; pad_code for padding slots); `bad` counts values the table lacks or, with
-/// kStoreF32, that fp32 does not hold exactly.
+/// values: the caller's (value_bytes each), or the 16-bit codes (kStoreCode16); store: kStore*;
+/// table: ntable (<= 256) sorted bit patterns (kStoreCode8; ntable 0 otherwise); pad_code: the
+/// padding slots' code (kStoreCode8, kStoreCode16); `bad` counts values the table lacks or,
+/// with kStoreF32, that fp32 does not hold exactly.
 template <typename Word>
 __device__ __forceinline__ void ell_fill(
     const int* __restrict__ row_ptr, const int* __restrict__ col_idx,

@@ -23,7 +23,8 @@ static_assert(db::kDeltaBits == {} && db::kFirstColBits == {} && db::kXSectors =
 static_assert(db::kInspectRows == {} && db::kEncodeBlock == {} && db::kScanBlock == {},
               "block sizes differ from the host's");
 static_assert(db::kStorePlain == {} && db::kStoreNone == {} && db::kStoreCode8 == {} &&
-              db::kStoreF32 == {}, "value storage codes differ from the host's");
+              db::kStoreF32 == {} && db::kStoreCode16 == {},
+              "value storage codes differ from the host's");
 
 extern "C" __global__ void __launch_bounds__(db::kInspectRows)
 {}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, long long nrows,
@@ -59,8 +60,8 @@ extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
 )",
       S::delta_bits, S::first_col_bits, S::x_sectors, S::unsorted, S::first_unsorted,
       S::slice_longest, S::count, kBroInspectBlock, kBroEncodeBlock, kBroScanBlock, kBroStorePlain,
-      kBroStoreNone, kBroStoreCode8, kBroStoreF32, kBroInspectEntry, kBroEllColumnsEntry,
-      kBroScanEntry, kBroEllWidthsEntry, kBroEllSliceEntry);
+      kBroStoreNone, kBroStoreCode8, kBroStoreF32, kBroStoreCode16, kBroInspectEntry,
+      kBroEllColumnsEntry, kBroScanEntry, kBroEllWidthsEntry, kBroEllSliceEntry);
   for (const auto& [entry, word] : {std::pair{kBroEllFill32Entry, "unsigned"},
                                     std::pair{kBroEllFill64Entry, "unsigned long long"}}) {
     k.source += fmt::format(
@@ -136,6 +137,11 @@ std::string bro_columns_problem(const BroInspection& s) {
       s[S::unsorted], s[S::first_unsorted]);
 }
 
+int bro_padding_code(const std::vector<std::uint64_t>& patterns) {
+  const auto zero = std::lower_bound(patterns.begin(), patterns.end(), std::uint64_t{0});
+  return zero != patterns.end() && *zero == 0 ? static_cast<int>(zero - patterns.begin()) : 0;
+}
+
 void apply_bro_inspection(const BroInspection& s, Profile& p) {
   using S = BroInspectSlots;
   if (!bro_columns_problem(s).empty()) return;
@@ -179,7 +185,7 @@ Encoded sizes_of(const Plan& plan, const DeviceCsr& a) {
 void value_arrays(Encoded& e, const std::string& prefix, int coding, Precision precision) {
   if (coding != formats::kValuesUnit)
     e.arrays.push_back({prefix + "values", formats::value_code_type(coding, precision), {}});
-  if (coding == formats::kValuesTable8)
+  if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16)
     e.arrays.push_back({prefix + "values_table", formats::value_elem_type(precision), {}});
 }
 

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "formats/values/values.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
 
@@ -36,11 +35,6 @@ std::optional<OptionRefusal> params_refusal(const FormatParams& params, std::int
                                                  "most {})",
                                                  c->sigma, codegen::kDeviceSortWindow)};
   }
-  if (formats::value_coding_of(params) == formats::kValuesTable16 &&
-      format_of(params).starts_with("bro_"))
-    return OptionRefusal{"params",
-                         "16-bit value tables for BRO (the GPU's BRO encoders code "
-                         "values in 8 bits)"};
   return std::nullopt;
 }
 

@@ -41,7 +41,8 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   auto misaligned = [](const void* p, std::size_t bytes) {
     return reinterpret_cast<std::uintptr_t>(p) % bytes != 0;
   };
-  int values = formats::kValuesPlain;
+  // Every value coding these formats have is built on the GPU (the rounded ones of mixed
+  // precision are refused with the option: device_options_refusal).
   if (const auto* p = std::get_if<CsrParams>(&params)) {
     if (p->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
     const auto v = static_cast<std::size_t>(p->vector_width);
@@ -54,14 +55,11 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
                   (!own_values &&
                    misaligned(a.values, static_cast<std::size_t>(value_bytes(precision)) * v))))
       return fmt::format("{}-wide loads need col_idx and values aligned to {} elements", v, v);
-    values = p->values;
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
-    values = q->values;
-  } else if (const auto* e = std::get_if<EllParams>(&params)) {
-    values = e->values;
-  } else if (const auto* h = std::get_if<HybParams>(&params)) {
-    values = h->values;
+  } else if (std::holds_alternative<EllParams>(params) ||
+             std::holds_alternative<HybParams>(params)) {
+    // Built from any CSR.
   } else if (const auto* c = std::get_if<SellParams>(&params)) {
     if (c->sigma > codegen::kDeviceSortWindow)
       return fmt::format("sorting windows of {} rows: the GPU sorts windows of at most {}",
@@ -71,9 +69,8 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     if (!has_bro_columns(profile))
       return "the columns are not strictly increasing within every row (BRO-ELL delta-codes "
              "sorted columns)";
-    values = formats::value_coding_of(params);
-  } else if (const auto* bc = std::get_if<BroCooParams>(&params)) {
-    values = bc->values;  // rows are delta-coded, columns kept: any column order encodes
+  } else if (std::holds_alternative<BroCooParams>(params)) {
+    // Rows are delta-coded, columns kept: any column order encodes.
   } else if (std::holds_alternative<BcsrParams>(params) ||
              std::holds_alternative<BellpackParams>(params)) {
     // The GPU's block inspection keeps its shapes only when every row's columns strictly
@@ -84,9 +81,6 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
   } else {
     return fmt::format("{} needs its own encoding of the matrix", format_of(params));
   }
-  if (values == formats::kValuesTable16 && format_of(params).starts_with("bro_"))
-    return "16-bit value tables: the GPU's BRO encoders write 8-bit codes (16-bit ones from "
-           "device arrays: csr, csr_stream, ell and hyb)";
   return std::nullopt;
 }
 

@@ -1,7 +1,7 @@
 // What the GPU tests of the BRO device build share (test_device_bro_gpu.cpp on edge cases,
-// test_device_bro_public_gpu.cpp on the public matrices): the units loaded once, the edge-case
-// matrices and shapes, and the comparison of a GPU encoding with the host codec's, array by
-// array and entry by entry.
+// test_device_bro_public_gpu.cpp on the public matrices, test_device_bro16_gpu.cpp with 16-bit
+// value codes): the units loaded once, the edge-case matrices and shapes, and the comparison of
+// a GPU encoding with the host codec's, array by array and entry by entry.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -15,6 +15,7 @@
 #include "device.hpp"
 #include "device_bro.hpp"
 #include "device_csr.hpp"
+#include "device_values.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
 #include "formats/format.hpp"
@@ -33,6 +34,7 @@ struct Units {
   runtime::KernelCache cache{{}};
   runtime::DeviceCsrKernels csr = runtime::load_device_csr_kernels(cache, device);
   runtime::DeviceBroKernels bro = runtime::load_device_bro_kernels(cache, device);
+  runtime::DeviceValueKernels values = runtime::load_device_value_kernels(cache, device);
 };
 
 inline CsrMatrix one_long_row() {
@@ -113,21 +115,43 @@ inline std::uint64_t bits_at(const std::byte* table, std::size_t size, std::size
   return bits;
 }
 
-// Every array of a GPU encoding against the host codec's, entry by entry.
+// The code at element k of a u8 or u16 code array.
+inline std::size_t code_at(const std::byte* codes, std::size_t size, std::size_t k) {
+  if (size == 1) return static_cast<std::size_t>(codes[k]);
+  std::uint16_t c;
+  std::memcpy(&c, codes + 2 * k, 2);
+  return c;
+}
+
+// Every array of a GPU encoding against the host codec's, entry by entry. `patterns`: the GPU
+// table's (8- and 16-bit codes), ascending.
 inline void compare(const Encoded& host,
                     const std::vector<std::pair<std::string, runtime::DeviceBuffer>>& arrays,
-                    const std::vector<std::int64_t>& counts, const runtime::DeviceInspection& seen,
-                    int coding) {
+                    const std::vector<std::int64_t>& counts,
+                    const std::vector<std::uint64_t>& patterns, int coding) {
   REQUIRE(arrays.size() == host.arrays.size());
   REQUIRE(counts.size() == host.arrays.size());
-  const bool table = coding == formats::kValuesTable8;
+  const bool table = coding == formats::kValuesTable8 || coding == formats::kValuesTable16;
   const auto& device = arrays;
+  // No stored value: the table holds one entry, 0.
+  const std::vector<std::uint64_t> entries =
+      patterns.empty() ? std::vector<std::uint64_t>{0} : patterns;
   for (std::size_t i = 0; i < host.arrays.size(); ++i) {
     const EncodedArray& want = host.arrays[i];
     const auto& [name, buffer] = device[i];
     CAPTURE(name);
     REQUIRE(name == want.name);
-    if (name.ends_with("values_table")) continue;  // compared through the codes below
+    if (name.ends_with("values_table")) {
+      // The patterns as values, ascending; compared with the host's through the codes below.
+      const std::size_t vsize = static_cast<std::size_t>(size_of(want.type));
+      CHECK(counts[i] == static_cast<std::int64_t>(entries.size()));
+      const std::vector<std::byte> got = download(buffer, entries.size() * vsize);
+      std::int64_t differ = 0;
+      for (std::size_t k = 0; k < entries.size(); ++k)
+        differ += bits_at(got.data(), vsize, k) != entries[k] ? 1 : 0;
+      CHECK(differ == 0);
+      continue;
+    }
     CHECK(counts[i] == want.count());
     const auto size = static_cast<std::size_t>(size_of(want.type));
     const std::vector<std::byte> got = download(buffer, want.bytes.size());
@@ -139,21 +163,18 @@ inline void compare(const Encoded& host,
       const std::size_t vsize = static_cast<std::size_t>(size_of(host_table.type));
       REQUIRE(i + 1 < device.size());
       REQUIRE(device[i + 1].first == name + "_table");
-      const std::vector<std::byte> device_table =
-          download(device[i + 1].second, seen.value_patterns.size() * vsize);
-      const bool zero = std::find(seen.value_patterns.begin(), seen.value_patterns.end(), 0u) !=
-                        seen.value_patterns.end();
+      const bool zero = std::find(entries.begin(), entries.end(), 0u) != entries.end();
       std::int64_t wrong = 0, outside = 0;
-      for (std::size_t k = 0; k < got.size(); ++k) {
-        const auto code = static_cast<std::size_t>(got[k]);
-        if (code >= seen.value_patterns.size()) {
+      for (std::size_t k = 0; k < got.size() / size; ++k) {
+        const std::size_t code = code_at(got.data(), size, k);
+        if (code >= entries.size()) {
           ++outside;
           continue;
         }
         const std::uint64_t want_bits =
-            bits_at(host_table.bytes.data(), vsize, static_cast<std::size_t>(want.bytes[k]));
+            bits_at(host_table.bytes.data(), vsize, code_at(want.bytes.data(), size, k));
         if (want_bits == 0 && !zero) continue;
-        wrong += bits_at(device_table.data(), vsize, code) != want_bits ? 1 : 0;
+        wrong += entries[code] != want_bits ? 1 : 0;
       }
       CHECK(outside == 0);
       CHECK(wrong == 0);
@@ -175,23 +196,35 @@ inline bool same_as_host(const Units& u, const CsrMatrix& a, const Params& p, Pr
   }
   const runtime::ResidentCsr r = runtime::upload_csr(a, precision);
   const runtime::DeviceInspection seen = runtime::inspect_device(r.view, precision, u.csr);
+  // A 16-bit table's patterns as compile(DeviceCsr) gathers them: the row pass's up to 256,
+  // past that the value set's.
+  runtime::DeviceValues16 values16;
+  values16.kernels = &u.values;
+  values16.patterns = seen.value_patterns;
+  if (p.values == formats::kValuesTable16 && seen.value_patterns.empty() && a.nnz() > 0) {
+    const auto found = runtime::value_patterns16_device(r.view, precision, u.values);
+    REQUIRE(found.has_value());
+    values16.patterns = *found;
+  }
+  const std::vector<std::uint64_t>& patterns =
+      p.values == formats::kValuesTable16 ? values16.patterns : seen.value_patterns;
   if constexpr (std::is_same_v<Params, BroEllParams>) {
     const runtime::DeviceBroEll device = runtime::encode_bro_ell_device(
-        r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro);
-    compare(host, device.arrays, device.counts, seen, p.values);
+        r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro, &values16);
+    compare(host, device.arrays, device.counts, patterns, p.values);
   } else if constexpr (std::is_same_v<Params, BroHybParams>) {
     runtime::DeviceBroHyb device = runtime::encode_bro_hyb_device(
-        r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro);
+        r.view, p, precision, seen.value_patterns, seen.profile.row_max, u.bro, &values16);
     std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays =
         std::move(device.ell.arrays);
     std::vector<std::int64_t> counts = device.ell.counts;
     for (auto& array : device.coo.arrays) arrays.push_back(std::move(array));
     counts.insert(counts.end(), device.coo.counts.begin(), device.coo.counts.end());
-    compare(host, arrays, counts, seen, p.values);
+    compare(host, arrays, counts, patterns, p.values);
   } else {
     const runtime::DeviceBroCoo device =
-        runtime::encode_bro_coo_device(r.view, p, precision, seen.value_patterns, u.bro);
-    compare(host, device.arrays, device.counts, seen, p.values);
+        runtime::encode_bro_coo_device(r.view, p, precision, seen.value_patterns, u.bro, &values16);
+    compare(host, device.arrays, device.counts, patterns, p.values);
   }
   return true;
 }

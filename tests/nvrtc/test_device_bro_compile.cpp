@@ -2,7 +2,7 @@
 // and the kernels of bro_ell, bro_coo and bro_hyb generated from what the GPU build hands the
 // host (sizes, the width table or pattern an ELL part bakes, a COO part's entry count) are the
 // ones the host pipeline generates from the encoded matrix, in every width-table mode and value
-// coding.
+// coding (8- and 16-bit tables included).
 #include <doctest/doctest.h>
 
 #include "codegen/codegen.hpp"
@@ -37,7 +37,8 @@ TEST_CASE("device bro: bro_ell's kernel from the GPU build is the host pipeline'
   const DeviceCsr& view = arrays.view;
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (int tables : {0, 1, 2}) {
-      for (int coding : {formats::kValuesPlain, formats::kValuesTable8, formats::kValuesF32}) {
+      for (int coding : {formats::kValuesPlain, formats::kValuesTable8, formats::kValuesF32,
+                         formats::kValuesTable16}) {
         if (coding == formats::kValuesF32 && p != Precision::f64) continue;
         BroEllParams params;
         params.tables = tables;
@@ -79,7 +80,7 @@ TEST_CASE("device bro: bro_coo's kernel from the GPU build is the host pipeline'
   const test::HostDeviceCsr arrays(a);
   const DeviceCsr& view = arrays.view;
   for (Precision p : {Precision::f64, Precision::f32}) {
-    for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
+    for (int coding : {formats::kValuesPlain, formats::kValuesTable8, formats::kValuesTable16}) {
       for (int symbol_bits : {32, 64}) {
         BroCooParams params;
         params.values = coding;
@@ -110,7 +111,7 @@ TEST_CASE("device bro: bro_hyb's kernel from the GPU build is the host pipeline'
   const test::HostDeviceCsr arrays(a);
   const DeviceCsr& view = arrays.view;
   for (int tables : {0, 1, 2}) {
-    for (int coding : {formats::kValuesPlain, formats::kValuesTable8}) {
+    for (int coding : {formats::kValuesPlain, formats::kValuesTable8, formats::kValuesTable16}) {
       BroHybParams params;
       params.width = 3;
       params.tables = tables;

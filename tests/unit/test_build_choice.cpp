@@ -111,17 +111,18 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
   CsrParams wide;
   wide.offsets64 = true;
   offsets64.csr = wide;
-  Options table16 = auto_options();
-  BroEllParams t16;
-  t16.values = formats::kValuesTable16;
-  table16.params = t16;
   {
-    // csr_stream's 16-bit codes are built on the GPU.
+    // csr_stream's and BRO's 16-bit codes are built on the GPU.
     Options stream16 = auto_options();
     CsrStreamParams s16;
     s16.values = formats::kValuesTable16;
     stream16.params = s16;
     CHECK(choose_build(stream16, kSmall).path == compiler::BuildPath::device);
+    Options bro16 = auto_options();
+    BroEllParams b16;
+    b16.values = formats::kValuesTable16;
+    bro16.params = b16;
+    CHECK(choose_build(bro16, kSmall).path == compiler::BuildPath::device);
   }
   Options window = auto_options();
   SellParams sell;
@@ -138,8 +139,7 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
         Case{"mixed precision", mixed, "mixed_precision"}, Case{"cci", cci, "format"},
         Case{"amb", amb, "format"}, Case{"blocked params", blocked, "params"},
         Case{"cusparse always", cusparse, "cusparse"}, Case{"64-bit offsets", offsets64, "params"},
-        Case{"16-bit table", table16, "params"}, Case{"sell window", window, "params"},
-        Case{"vector loads", vector, "params"}}) {
+        Case{"sell window", window, "params"}, Case{"vector loads", vector, "params"}}) {
     CAPTURE(c.name);
     const BuildSubject odd{1000, 1000, 27001};
     const BuildChoice choice = choose_build(c.options, odd);

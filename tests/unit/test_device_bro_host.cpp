@@ -10,12 +10,15 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <tuple>
 
 #include "../../templates/device_bro.cuh"
 #include "formats/bro_coo/bro_coo_format.hpp"
 #include "formats/bro_ell/bro_ell_codec.hpp"
 #include "formats/bro_ell/bro_ell_format.hpp"
 #include "formats/bro_hyb/bro_hyb_format.hpp"
+#include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/error.hpp"
@@ -75,17 +78,55 @@ std::vector<BroEllParams> shapes() {
   return out;
 }
 
-// The GPU encoder's passes on the host, through device_bro.cuh's functions: the arrays it writes.
+// A matrix's values as the GPU codes them in 16 bits (runtime's code_values16_device): the
+// distinct bit patterns of the precision's type (a float's zero-extended), ascending, and each
+// nonzero's index among them.
+struct Codes16 {
+  std::vector<std::uint64_t> patterns;
+  std::vector<unsigned short> codes;
+  int pad_code = 0;
+};
+
+std::uint64_t pattern_of(double v, Precision precision) {
+  if (precision == Precision::f64) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    return bits;
+  }
+  const auto f = static_cast<float>(v);
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
+Codes16 codes16_of(const CsrMatrix& a, Precision precision) {
+  Codes16 c;
+  for (const double v : a.values) c.patterns.push_back(pattern_of(v, precision));
+  std::sort(c.patterns.begin(), c.patterns.end());
+  c.patterns.erase(std::unique(c.patterns.begin(), c.patterns.end()), c.patterns.end());
+  for (const double v : a.values) {
+    const auto at =
+        std::lower_bound(c.patterns.begin(), c.patterns.end(), pattern_of(v, precision));
+    c.codes.push_back(static_cast<unsigned short>(at - c.patterns.begin()));
+  }
+  c.pad_code = codegen::bro_padding_code(c.patterns);
+  return c;
+}
+
+// The GPU encoder's passes on the host, through device_bro.cuh's functions: the arrays it writes
+// (the value slots plain, or with `c16` as 16-bit codes).
 struct Emulated {
   std::vector<std::int64_t> col_ptr, sym_ptr;
   std::vector<std::uint8_t> widths;
   std::vector<std::byte> symbols;
   std::vector<double> values;
+  std::vector<unsigned short> codes16;
 };
 
 template <typename Word>
 Emulated emulate(const CsrMatrix& a, const BroEllParams& p,
-                 long long limit = std::numeric_limits<long long>::max()) {
+                 long long limit = std::numeric_limits<long long>::max(),
+                 const Codes16* c16 = nullptr) {
   const std::vector<int> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
   const db::Shape sh{a.nrows, p.slice_height, p.threads_per_row, limit};
   const std::int64_t nslices = sh.nslices(), S = sh.lanes();
@@ -137,6 +178,7 @@ Emulated emulate(const CsrMatrix& a, const BroEllParams& p,
   // ell_fill: every lane's stream and value slots.
   std::vector<Word> symbols(static_cast<std::size_t>((e.sym_ptr.back() + pad_rows) * S), 0);
   e.values.assign(static_cast<std::size_t>(columns * S), -1.0);  // every slot is written
+  if (c16 != nullptr) e.codes16.assign(e.values.size(), 0xffff);
   for (std::int64_t s = 0; s < nslices; ++s) {
     const std::int64_t c0 = e.col_ptr[static_cast<std::size_t>(s)];
     const std::int64_t ncol = e.col_ptr[static_cast<std::size_t>(s) + 1] - c0;
@@ -151,6 +193,9 @@ Emulated emulate(const CsrMatrix& a, const BroEllParams& p,
         out.put(cursor.next(), e.widths[static_cast<std::size_t>(c0 + j)]);
         e.values[static_cast<std::size_t>((c0 + j) * S + v)] =
             own ? a.values[static_cast<std::size_t>(k)] : 0.0;
+        if (c16 != nullptr)
+          e.codes16[static_cast<std::size_t>((c0 + j) * S + v)] =
+              db::code16_slot(c16->codes.data(), own, k, c16->pad_code);
       }
       out.finish(e.sym_ptr[static_cast<std::size_t>(s) + 1] -
                  e.sym_ptr[static_cast<std::size_t>(s)]);
@@ -191,10 +236,12 @@ TEST_CASE("device bro: the kernels' steps, run on the host, give the host codec'
   }
 }
 
-// The GPU's bro_coo passes on the host: the arrays they write (values plain).
+// The GPU's bro_coo passes on the host: the arrays they write (values plain, or with `c16` as
+// 16-bit codes).
 template <typename Word>
 std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval, std::int64_t skip = 0,
-                                      const std::string& prefix = "") {
+                                      const std::string& prefix = "",
+                                      const Codes16* c16 = nullptr) {
   // coo_counts, the scan and coo_select: each entry's row and nonzero.
   std::vector<int> rows;
   std::vector<std::int64_t> at;
@@ -228,6 +275,7 @@ std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval, std::int
   std::vector<Word> symbols(static_cast<std::size_t>((sym_ptr.back() + 1) * 32), 0);
   std::vector<std::int32_t> cols(static_cast<std::size_t>(intervals * interval), -1);
   std::vector<double> values(cols.size(), -1.0);
+  std::vector<unsigned short> codes(c16 != nullptr ? cols.size() : 0, 0xffff);
   const int per_lane = interval / 32;
   for (std::int64_t k = 0; k < intervals; ++k) {
     const auto kk = static_cast<std::size_t>(k);
@@ -241,6 +289,9 @@ std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval, std::int
         const auto nz = static_cast<std::size_t>(i < n ? at[static_cast<std::size_t>(i)] : 0);
         cols[slot] = i < n ? a.col_idx[nz] : 0;
         values[slot] = i < n ? a.values[nz] : 0.0;
+        if (c16 != nullptr)
+          codes[slot] =
+              db::code16_slot(c16->codes.data(), i < n, static_cast<long long>(nz), c16->pad_code);
       }
     }
   }
@@ -250,13 +301,16 @@ std::vector<EncodedArray> emulate_coo(const CsrMatrix& a, int interval, std::int
     if (!v.empty()) std::memcpy(out.bytes.data(), v.data(), out.bytes.size());
     return out;
   };
-  return {array("count", ElemType::i64, std::vector<std::int64_t>{n}),
-          array("row_base", ElemType::i32, row_base),
-          array("widths", ElemType::u8, widths),
-          array("sym_ptr", ElemType::i64, sym_ptr),
-          array("symbols", L == 64 ? ElemType::u64 : ElemType::u32, symbols),
-          array("col_idx", ElemType::i32, cols),
-          array("values", ElemType::f64, values)};
+  std::vector<EncodedArray> out = {
+      array("count", ElemType::i64, std::vector<std::int64_t>{n}),
+      array("row_base", ElemType::i32, row_base),
+      array("widths", ElemType::u8, widths),
+      array("sym_ptr", ElemType::i64, sym_ptr),
+      array("symbols", L == 64 ? ElemType::u64 : ElemType::u32, symbols),
+      array("col_idx", ElemType::i32, cols),
+      array("values", ElemType::f64, values)};
+  if (c16 != nullptr) out.back() = array("values", ElemType::u16, codes);
+  return out;
 }
 
 TEST_CASE("device bro: the bro_coo kernels' steps, run on the host, give the host codec's") {
@@ -318,6 +372,201 @@ TEST_CASE("device bro: bro_hyb's two parts, by the same steps, give the host cod
           REQUIRE(coo.bytes.size() == want.bytes.size());
           CHECK((coo.bytes.empty() ||
                  std::memcmp(coo.bytes.data(), want.bytes.data(), coo.bytes.size()) == 0));
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// `a` with `distinct` distinct values, 1 + (k % distinct) / 7 (distinct in fp32 too), and with
+// `zeros` every 11th nonzero 0.0.
+CsrMatrix with_distinct(CsrMatrix a, std::int64_t distinct, bool zeros) {
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = zeros && k % 11 == 0
+                      ? 0.0
+                      : 1.0 + static_cast<double>(static_cast<std::int64_t>(k) % distinct) / 7.0;
+  return a;
+}
+
+// Matrices past an 8-bit table's 256 values, with and without 0.0 among them.
+std::vector<CsrMatrix> many_valued() {
+  return {with_distinct(test::short_and_long_rows(4000, true), 3000, false),
+          with_distinct(test::short_and_long_rows(4000, true), 3000, true),
+          with_distinct(gen::random_uniform(777, 3000, 6), 3000, false),
+          with_distinct(gen::rmat(10, 8), 1000, true), with_distinct(one_long_row(), 700, false)};
+}
+
+// The bit pattern of entry i of a value table (f64 or f32).
+std::uint64_t table_bits(const EncodedArray& table, std::size_t i) {
+  const std::size_t size = table.type == ElemType::f64 ? 8 : 4;
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, table.bytes.data() + i * size, size);
+  return bits;
+}
+
+// 16-bit codes as the GPU writes them (`got`, against c's table) and the host codec's array
+// `name` and its table: as many, each naming the same value, a padding slot 0.0 where the GPU's
+// table has it and else the padding code. The GPU's table holds the whole matrix's values
+// ascending: the host's entries (less the padding's 0.0 where no nonzero holds it), those of the
+// part's values (bro_hyb's), or all of them (`whole`).
+void check_codes16(const Encoded& host, const std::string& name,
+                   const std::vector<unsigned short>& got, const Codes16& c, bool whole) {
+  CAPTURE(name);
+  const EncodedArray& codes = host.array(name);
+  const EncodedArray& table = host.array(name + "_table");
+  REQUIRE(codes.type == ElemType::u16);
+  REQUIRE(static_cast<std::int64_t>(got.size()) == codes.count());
+  const bool zero = std::binary_search(c.patterns.begin(), c.patterns.end(), std::uint64_t{0});
+  std::int64_t wrong = 0, outside = 0, padding = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    std::uint16_t hc;
+    std::memcpy(&hc, codes.bytes.data() + 2 * i, 2);
+    const std::uint64_t want = table_bits(table, hc);
+    if (got[i] >= c.patterns.size()) {
+      ++outside;
+      continue;
+    }
+    if (c.patterns[got[i]] == want) continue;
+    if (want == 0 && !zero && got[i] == c.pad_code) {
+      ++padding;  // the host's 0.0 in a padding slot; the GPU's table has no 0.0
+      continue;
+    }
+    ++wrong;
+  }
+  CHECK(outside == 0);
+  CHECK(wrong == 0);
+  std::vector<std::uint64_t> entries;
+  for (std::int64_t i = 0; i < table.count(); ++i)
+    entries.push_back(table_bits(table, static_cast<std::size_t>(i)));
+  std::sort(entries.begin(), entries.end());
+  if (!zero && !entries.empty() && entries.front() == 0) entries.erase(entries.begin());
+  if (whole) {
+    CHECK(entries == c.patterns);
+  } else {
+    CHECK(std::includes(c.patterns.begin(), c.patterns.end(), entries.begin(), entries.end()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("device bro: the padding code names 0.0 where the table has it, else entry 0") {
+  // 0.0's pattern is the least: in an ascending table it is entry 0 when present.
+  CHECK(codegen::bro_padding_code({}) == 0);
+  CHECK(codegen::bro_padding_code({0}) == 0);
+  CHECK(codegen::bro_padding_code({0, 0x3f800000u, 0x40000000u}) == 0);
+  // No 0.0 (-0.0 is the sign bit alone, not the host padding's +0.0): entry 0 all the same.
+  CHECK(codegen::bro_padding_code({3, 7, 9}) == 0);
+  CHECK(codegen::bro_padding_code({0x3ff0000000000000ull, 0x8000000000000000ull}) == 0);
+  // The fill's padding slot holds the code, a nonzero's slot its own code.
+  const unsigned short codes[3] = {5, 6, 7};
+  CHECK(db::code16_slot(codes, true, 1, 2) == 6);
+  CHECK(db::code16_slot(codes, false, 1, 2) == 2);
+  CHECK(db::code16_slot(codes, false, 0, 65535) == 65535);
+}
+
+TEST_CASE("device bro: 16-bit codes by the fill's steps name the host codec's values, bro_ell") {
+  const formats::BroEllFormat unit;
+  for (const CsrMatrix& a : many_valued()) {
+    for (Precision precision : {Precision::f64, Precision::f32}) {
+      const Codes16 c = codes16_of(a, precision);
+      REQUIRE(c.patterns.size() > 256);
+      for (const BroEllParams& shape : shapes()) {
+        BroEllParams p = shape;
+        p.values = formats::kValuesTable16;
+        CAPTURE(a.nrows);
+        CAPTURE(describe(p));
+        CAPTURE(to_string(precision));
+        const Encoded host = unit.encode(a, p, precision);
+        const Emulated gpu =
+            p.symbol_bits == 64
+                ? emulate<std::uint64_t>(a, p, std::numeric_limits<long long>::max(), &c)
+                : emulate<std::uint32_t>(a, p, std::numeric_limits<long long>::max(), &c);
+        CHECK(gpu.col_ptr == contents<std::int64_t>(host.array("col_ptr")));
+        CHECK(gpu.widths == contents<std::uint8_t>(host.array("widths")));
+        const EncodedArray& symbols = host.array("symbols");
+        REQUIRE(gpu.symbols.size() == symbols.bytes.size());
+        CHECK(std::memcmp(gpu.symbols.data(), symbols.bytes.data(), gpu.symbols.size()) == 0);
+        check_codes16(host, "values", gpu.codes16, c, true);
+      }
+    }
+  }
+}
+
+TEST_CASE("device bro: 16-bit codes by the fill's steps name the host codec's values, bro_coo") {
+  const formats::BroCooFormat unit;
+  for (const CsrMatrix& a : many_valued()) {
+    for (Precision precision : {Precision::f64, Precision::f32}) {
+      const Codes16 c = codes16_of(a, precision);
+      for (int interval : {32, 1024}) {
+        for (int L : {32, 64}) {
+          BroCooParams p;
+          p.interval = interval;
+          p.symbol_bits = L;
+          p.values = formats::kValuesTable16;
+          CAPTURE(a.nrows);
+          CAPTURE(describe(p));
+          CAPTURE(to_string(precision));
+          const Encoded host = unit.encode(a, p, precision);
+          const std::vector<EncodedArray> gpu =
+              L == 64 ? emulate_coo<std::uint64_t>(a, interval, 0, "", &c)
+                      : emulate_coo<std::uint32_t>(a, interval, 0, "", &c);
+          // The host's arrays: the emulated ones, then the table.
+          REQUIRE(gpu.size() + 1 == host.arrays.size());
+          for (std::size_t i = 0; i + 1 < gpu.size(); ++i) {
+            CAPTURE(gpu[i].name);
+            CHECK(gpu[i].name == host.arrays[i].name);
+            CHECK(gpu[i].bytes == host.arrays[i].bytes);
+          }
+          CHECK(host.arrays.back().name == "values_table");
+          std::vector<unsigned short> codes(gpu.back().bytes.size() / 2);
+          std::memcpy(codes.data(), gpu.back().bytes.data(), gpu.back().bytes.size());
+          check_codes16(host, "values", codes, c, true);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("device bro: 16-bit codes by the fill's steps name the host codec's values, bro_hyb") {
+  const formats::BroHybFormat unit;
+  for (const CsrMatrix& a : many_valued()) {
+    for (Precision precision : {Precision::f64, Precision::f32}) {
+      const Codes16 c = codes16_of(a, precision);
+      for (int width : {1, 3}) {
+        for (const auto& [h, T, tables] : {std::tuple{32, 1, 0}, {8, 4, 1}, {16, 2, 2}}) {
+          BroHybParams p;
+          p.width = width;
+          p.slice_height = h;
+          p.threads_per_row = T;
+          p.tables = tables;
+          p.interval = 256;
+          p.values = formats::kValuesTable16;
+          CAPTURE(a.nrows);
+          CAPTURE(describe(p));
+          CAPTURE(to_string(precision));
+          const Encoded host = unit.encode(a, p, precision);
+          BroEllParams shape;
+          shape.slice_height = h;
+          shape.threads_per_row = T;
+          shape.tables = tables;
+          const Emulated ell = emulate<std::uint32_t>(a, shape, width, &c);
+          CHECK(ell.col_ptr == contents<std::int64_t>(host.array("ell_col_ptr")));
+          CHECK(ell.widths == contents<std::uint8_t>(host.array("ell_widths")));
+          check_codes16(host, "ell_values", ell.codes16, c, false);
+          const std::vector<EncodedArray> coo =
+              emulate_coo<std::uint32_t>(a, p.interval, width, "coo_", &c);
+          for (const EncodedArray& arr : coo) {
+            CAPTURE(arr.name);
+            if (arr.name == "coo_values") {
+              std::vector<unsigned short> codes(arr.bytes.size() / 2);
+              std::memcpy(codes.data(), arr.bytes.data(), arr.bytes.size());
+              check_codes16(host, "coo_values", codes, c, false);
+            } else {
+              CHECK(arr.bytes == host.array(arr.name).bytes);
+            }
+          }
         }
       }
     }
@@ -439,5 +688,50 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("only csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, "
                                      "bro_hyb, bcsr and bellpack run") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "device bro: from device arrays the planner picks BRO with a 16-bit table as on the host") {
+  // A 2D grid with 723 distinct values (G3_circuit's count at x16M): past an 8-bit table, and a
+  // bro_ell pick with a 16-bit one on the host.
+  CsrMatrix a = gen::stencil_2d_5pt(500, 500);
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = 1.0 + static_cast<double>(static_cast<std::int64_t>(k) % 723) / 7.0;
+  const Profile profile = inspect(a, InspectDepth::rows);
+  REQUIRE(profile.distinct_values == 723);
+  const test::HostDeviceCsr arrays(a);
+  for (Precision precision : {Precision::f64, Precision::f32}) {
+    for (const std::string format : {"auto", "bro_ell", "bro_coo", "bro_hyb"}) {
+      CAPTURE(to_string(precision));
+      CAPTURE(format);
+      Options o;
+      o.precision = precision;
+      o.format = format;
+      o.cusparse = "never";
+      const Plan device = compiler::plan_device_csr(arrays.view, profile, o, BuildTarget{});
+      const Plan host = compiler::make_plan(profile, compiler::plan_options(o, BuildTarget{}));
+      CHECK(device.format == host.format);
+      CHECK(describe(device.params) == describe(host.params));
+      CHECK(device.format.starts_with("bro_"));
+      if (format == "auto") {
+        CHECK(device.format == "bro_ell");
+        CHECK(formats::value_coding_of(device.params) == formats::kValuesTable16);
+      }
+      // Each of the host's 16-bit BRO candidates is offered from device arrays, equally scored.
+      int seen = 0;
+      for (const Candidate& h : host.candidates) {
+        if (!h.applicable || !h.format.starts_with("bro_") ||
+            formats::value_coding_of(h.params) != formats::kValuesTable16)
+          continue;
+        for (const Candidate& d : device.candidates) {
+          if (d.format != h.format || d.label != h.label) continue;
+          ++seen;
+          CHECK(d.applicable);
+          CHECK(d.predicted_seconds == h.predicted_seconds);
+        }
+      }
+      CHECK(seen > 0);
+    }
   }
 }

@@ -355,11 +355,6 @@ TEST_CASE("device ell: what the GPU build cannot do is refused with the reason")
                        doctest::Contains("sorting windows of 8192 rows: the GPU sorts windows of "
                                          "at most 4096"),
                        InputError);
-  BroCooParams e;
-  e.values = formats::kValuesTable16;
-  o.params = e;
-  CHECK_THROWS_WITH_AS(compiler::plan_device_csr(d.view, profile, o, target),
-                       doctest::Contains("16-bit value tables"), InputError);
   Options cci = device_options(Precision::f64);
   cci.format = "cci";
   CHECK_THROWS_WITH_AS(compiler::check_device_options(cci),

@@ -1,8 +1,8 @@
 // The host half of 16-bit value codes from device arrays: the table made from the GPU set's
 // slots is the sorted distinct patterns (the all-ones pattern, a NaN, kept by its flag), and
-// the planner offers 16-bit tables for csr, csr_stream, ell and hyb from device arrays and
-// refuses them for the BRO formats, naming why. The kernels run in
-// tests/gpu/test_device_values_gpu.cpp.
+// the planner offers 16-bit tables for csr, csr_stream, ell, hyb and the BRO formats from
+// device arrays. The kernels run in tests/gpu/test_device_values_gpu.cpp (the BRO encoders' in
+// tests/gpu/test_device_bro16_gpu.cpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -54,7 +54,7 @@ TEST_CASE("device values: the table from the set's slots is the sorted distinct 
   CHECK(codegen::patterns_from_slots(big, true) == want);
 }
 
-TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, ell and hyb") {
+TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, ell, hyb, BRO") {
   // 3000 distinct values: past an 8-bit table, inside a 16-bit one.
   CsrMatrix a = gen::banded(20000, 4);
   for (std::size_t k = 0; k < a.values.size(); ++k)
@@ -67,7 +67,7 @@ TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, 
   Options o;
   o.disk_cache = false;
   const Plan plan = compiler::plan_device_csr(d.view, profile, o, target);
-  for (const char* format : {"csr", "csr_stream", "ell", "hyb"}) {
+  for (const char* format : {"csr", "csr_stream", "ell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
     CAPTURE(format);
     CHECK(std::any_of(plan.candidates.begin(), plan.candidates.end(), [&](const Candidate& c) {
       return c.format == format && c.applicable &&
@@ -80,10 +80,11 @@ TEST_CASE("device values: 16-bit tables from device arrays for csr, csr_stream, 
   o.params = s;
   CHECK(formats::value_coding_of(compiler::plan_device_csr(d.view, profile, o, target).params) ==
         formats::kValuesTable16);
-  // BRO's GPU encoders write 8-bit codes only.
+  // So are the BRO formats', whose GPU encoders write 16-bit codes too.
   BroCooParams b;
   b.values = formats::kValuesTable16;
   o.params = b;
-  CHECK_THROWS_WITH_AS(compiler::plan_device_csr(d.view, profile, o, target),
-                       doctest::Contains("the GPU's BRO encoders write 8-bit codes"), InputError);
+  const Plan bro = compiler::plan_device_csr(d.view, profile, o, target);
+  CHECK(bro.format == "bro_coo");
+  CHECK(formats::value_coding_of(bro.params) == formats::kValuesTable16);
 }

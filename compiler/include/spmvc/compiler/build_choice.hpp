@@ -27,8 +27,8 @@ struct BuildSubject {
 /// host pipeline; `automatic` builds on the GPU unless one does, and says which. cusparse
 /// "always" stays on the host (the GPU build weighs cuSPARSE under "auto" only); an ordering,
 /// measure mode, full inspection, mixed precision, a format (or forced parameters) with only a
-/// host encoder, 64-bit row offsets, BRO's 16-bit value tables, sell windows past the GPU's
-/// sort, matrices past 32-bit offsets and matrices with no rows or no columns do too.
+/// host encoder, 64-bit row offsets, sell windows past the GPU's sort, matrices past 32-bit
+/// offsets and matrices with no rows or no columns do too.
 BuildChoice choose_build(const Options& options, const BuildSubject& subject);
 
 /// "auto", "host" or "device" (the CLI's --build), and back; InputError naming the text.

@@ -222,11 +222,11 @@ std::optional<OptionRefusal> device_options_refusal(const Options& options);
 /// never its arrays): the planner's csr and csr_stream candidates that run on the caller's arrays
 /// as they are (a csr candidate whose vector loads cannot is tried with single loads), and its
 /// ell, sell and hyb candidates, whose arrays the GPU builds (sell's sorting windows up to
-/// codegen::kDeviceSortWindow rows; no 16-bit value tables), and BRO candidates, encoded on the
-/// GPU (bro_ell and bro_hyb refused when `profile` lacks the column inspection:
-/// compiler::has_bro_columns), the fastest predicted. `profile` is the GPU inspection's.
-/// `uploads_csr`: `a` is compile(CsrMatrix)'s upload, whose cost the candidates' one-time cost
-/// includes (PlanOptions::uploads_csr).
+/// codegen::kDeviceSortWindow rows), and BRO candidates, encoded on the GPU (bro_ell and
+/// bro_hyb refused when `profile` lacks the column inspection: compiler::has_bro_columns), each
+/// with any exact value coding (8- and 16-bit tables, fp32 storage), the fastest predicted.
+/// `profile` is the GPU inspection's. `uploads_csr`: `a` is compile(CsrMatrix)'s upload, whose cost
+/// the candidates' one-time cost includes (PlanOptions::uploads_csr).
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target, bool uploads_csr = false);
 

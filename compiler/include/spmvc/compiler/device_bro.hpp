@@ -29,8 +29,11 @@ using BroInspection = std::array<std::uint64_t, BroInspectSlots::count>;
 inline constexpr int kBroInspectBlock = 256;
 inline constexpr int kBroEncodeBlock = 256;
 inline constexpr int kBroScanBlock = 1024;
-/// ell_fill's value storage (templates/device_bro.cuh kStore*).
-inline constexpr int kBroStorePlain = 0, kBroStoreNone = 1, kBroStoreCode8 = 2, kBroStoreF32 = 3;
+/// The fill passes' value storage (templates/device_bro.cuh kStore*): plain, none (all ones),
+/// 8-bit codes (the fill searches the sorted patterns), fp32 of fp64, 16-bit codes (the fill
+/// copies each nonzero's code from runtime's code_values16_device).
+inline constexpr int kBroStorePlain = 0, kBroStoreNone = 1, kBroStoreCode8 = 2, kBroStoreF32 = 3,
+                     kBroStoreCode16 = 4;
 
 /// Entry points of the unit.
 inline constexpr const char* kBroInspectEntry = "spmvc_bro_inspect";
@@ -51,6 +54,12 @@ KernelSource device_bro_source();
 
 /// The counters bro_inspect starts from: zero, the first unsorted nonzero at all ones.
 BroInspection initial_bro_inspection();
+
+/// The code the fill passes write in a padding slot for a value table that lists `patterns`
+/// (ascending bit patterns, as the GPU's 8- and 16-bit tables do): the entry of 0.0 (the value
+/// the host encoders store in padding) where the table has it, else 0. Kernels never accumulate
+/// a padding slot, so any entry would do (formats/values/values.hpp).
+int bro_padding_code(const std::vector<std::uint64_t>& patterns);
 
 /// "" when every row's columns strictly increase, else what is wrong (how many nonzeros do not
 /// exceed their predecessor in the row, and the first of them): BRO delta-codes sorted columns.
