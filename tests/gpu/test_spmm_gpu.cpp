@@ -125,7 +125,11 @@ TEST_CASE("gpu: apply_many over csr, csr_stream, ell, sell and a format without 
         CAPTURE(to_string(p));
         std::optional<Operator> op;
         try {
-          op.emplace(compile(c.a, options_for(p, f)));
+          // The generated units are under test: cusparseSpMM, which the model takes for some
+          // of these rows at k >= 16, is not offered.
+          Options o = options_for(p, f);
+          o.spmm_cusparse = "never";
+          op.emplace(compile(c.a, o));
         } catch (const InputError& e) {
           MESSAGE("format does not apply: " << e.what());
           continue;
@@ -318,7 +322,8 @@ TEST_CASE("gpu: the model sends a graph at k = 32 row-major fp64 to cusparseSpMM
   const CsrMatrix graph = gen::rmat(12, 8, 5);
   const Operator op = compile(graph, options_for(Precision::f64, "csr_stream"));
   CHECK(check_many(graph, op, 32, DenseLayout::row_major) <= tolerance(Precision::f64));
-  CHECK(op.timings().spmm_note.rfind("cuSPARSE: cusparseSpMM_CSR_ALG2: graph-like", 0) == 0);
+  CHECK(op.timings().spmm_note.rfind(
+            "cuSPARSE: cusparseSpMM_CSR_ALG2: short spread rows read scattered", 0) == 0);
   CHECK(check_many(graph, op, 8, DenseLayout::col_major) <= tolerance(Precision::f64));
   CHECK(op.timings().spmm_note.rfind("own encoding: spmm_", 0) == 0);
 }

@@ -713,8 +713,10 @@ TEST_CASE(
       const Plan host = compiler::make_plan(profile, compiler::plan_options(o, BuildTarget{}));
       CHECK(device.format == host.format);
       CHECK(describe(device.params) == describe(host.params));
-      CHECK(device.format.starts_with("bro_"));
-      if (format == "auto") {
+      if (format != "auto") CHECK(device.format.starts_with("bro_"));
+      // In fp32 the H100's calibration prefers csr_stream on this grid (G3_circuit itself keeps
+      // bro_ell with a 16-bit table): the pick is then only required to be the host's.
+      if (format == "auto" && precision == Precision::f64) {
         CHECK(device.format == "bro_ell");
         CHECK(formats::value_coding_of(device.params) == formats::kValuesTable16);
       }
