@@ -159,19 +159,18 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right with BRO and 16-bit codes") 
   const CsrMatrix a = with_distinct(test::short_and_long_rows(6000, true), 3000, true);
   const Profile profile = inspect(a, InspectDepth::rows);
   for (Precision precision : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
-    // Per-slice width tables (tables = 1) take constant memory per slice and column: not for
-    // this matrix's 5000-nonzero rows (the planner refuses them), so on a stencil below.
-    for (int tables : {0, 2}) {
+    // Width tables per slice (tables = 1) and baked patterns (2) are refused for this matrix's
+    // 5000-nonzero rows (constant memory, the baked pattern's 64 columns): on a stencil below.
+    BroEllParams shared;
+    shared.values = formats::kValuesTable16;
+    check_operator(a, shared, precision);
+    const CsrMatrix stencil = with_distinct(gen::stencil_3d_27pt(16, 16, 16), 3000, true);
+    for (int tables : {0, 1, 2}) {
       BroEllParams p;
       p.tables = tables;
       p.values = formats::kValuesTable16;
-      check_operator(a, p, precision);
+      check_operator(stencil, p, precision);
     }
-    BroEllParams per_slice;
-    per_slice.tables = 1;
-    per_slice.values = formats::kValuesTable16;
-    check_operator(with_distinct(gen::stencil_3d_27pt(16, 16, 16), 3000, true), per_slice,
-                   precision);
     check_operator(a, coo16(1024, 32), precision);
     check_operator(a, hyb16(profile, precision).back(), precision);
   }
