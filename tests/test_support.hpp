@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -106,6 +107,29 @@ class EnvVar {
 /// Records that a GPU test found no device; test_main then exits 77 (skipped).
 void mark_device_missing();
 bool device_was_missing();
+
+// `a` with `distinct` distinct values, 1 + (k % distinct) / 7 (distinct in fp32 too), and with
+// `zeros` every 11th nonzero 0.0.
+inline CsrMatrix with_distinct(CsrMatrix a, std::int64_t distinct, bool zeros) {
+  for (std::size_t k = 0; k < a.values.size(); ++k)
+    a.values[k] = zeros && k % 11 == 0
+                      ? 0.0
+                      : 1.0 + static_cast<double>(static_cast<std::int64_t>(k) % distinct) / 7.0;
+  return a;
+}
+
+// The bit pattern of `v` stored in `single` (fp32, zero-extended) or fp64 precision.
+inline std::uint64_t stored_pattern(double v, bool single) {
+  if (!single) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    return bits;
+  }
+  const auto f = static_cast<float>(v);
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
 
 /// n x n, rows of length 0..3 with runs of 300 empty rows and every 997th row 5000 long (longer
 /// than any csr_stream tile); with `long_last_row` the last row is 1030 long, just over a 1024

@@ -21,18 +21,9 @@ using namespace spmvc::test::bro_gpu;
 using test::check;
 using test::have_device;
 using test::tolerance;
+using test::with_distinct;
 
 namespace {
-
-// `a` with `distinct` distinct values, 1 + (k % distinct) / 7 (distinct in fp32 too), every 11th
-// 0.0 with `zeros`.
-CsrMatrix with_distinct(CsrMatrix a, std::int64_t distinct, bool zeros) {
-  for (std::size_t k = 0; k < a.values.size(); ++k)
-    a.values[k] = zeros && k % 11 == 0
-                      ? 0.0
-                      : 1.0 + static_cast<double>(static_cast<std::int64_t>(k) % distinct) / 7.0;
-  return a;
-}
 
 // Edge cases past an 8-bit table: empty rows among long ones, with and without 0.0 among the
 // values; one long row; many rows and a table of 20,000 values; no nonzeros at all.

@@ -41,17 +41,8 @@ CsrMatrix with_distinct(CsrMatrix a, std::int64_t distinct) {
   return a;
 }
 
-// The bit pattern of value k in `p`'s type (a float's zero-extended).
 std::uint64_t pattern(double v, Precision p) {
-  if (p == Precision::f64) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    return bits;
-  }
-  const auto f = static_cast<float>(v);
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return bits;
+  return test::stored_pattern(v, p != Precision::f64);
 }
 
 std::vector<std::byte> download(const runtime::DeviceBuffer& b) {

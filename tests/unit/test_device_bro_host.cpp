@@ -26,6 +26,7 @@
 #include "test_support.hpp"
 
 using namespace spmvc;
+using test::with_distinct;
 namespace db = spmvc::device_bro;
 
 namespace {
@@ -88,15 +89,7 @@ struct Codes16 {
 };
 
 std::uint64_t pattern_of(double v, Precision precision) {
-  if (precision == Precision::f64) {
-    std::uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    return bits;
-  }
-  const auto f = static_cast<float>(v);
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return bits;
+  return test::stored_pattern(v, precision != Precision::f64);
 }
 
 Codes16 codes16_of(const CsrMatrix& a, Precision precision) {
@@ -379,16 +372,6 @@ TEST_CASE("device bro: bro_hyb's two parts, by the same steps, give the host cod
 }
 
 namespace {
-
-// `a` with `distinct` distinct values, 1 + (k % distinct) / 7 (distinct in fp32 too), and with
-// `zeros` every 11th nonzero 0.0.
-CsrMatrix with_distinct(CsrMatrix a, std::int64_t distinct, bool zeros) {
-  for (std::size_t k = 0; k < a.values.size(); ++k)
-    a.values[k] = zeros && k % 11 == 0
-                      ? 0.0
-                      : 1.0 + static_cast<double>(static_cast<std::int64_t>(k) % distinct) / 7.0;
-  return a;
-}
 
 // Matrices past an 8-bit table's 256 values, with and without 0.0 among them.
 std::vector<CsrMatrix> many_valued() {
