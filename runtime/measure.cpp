@@ -138,9 +138,7 @@ Operator compile_measured(const CsrMatrix& a, Build build, const Options& option
   if (remembered && remembered->engine == Engine::cusparse && no_cusparse) remembered.reset();
   // Mixed precision asked for with the planner free to choose: the full-precision best is
   // timed beside the mixed-precision candidates and kept where it is faster.
-  const bool weigh_full = options.mixed_precision != MixedPrecision::off &&
-                          options.mixed_fallback && options.format == "auto" && !popts.params &&
-                          !popts.csr;
+  const bool weigh_full = compiler::weighs_full_precision(popts);
   if (remembered) {
     compiler::PlanOptions forced = popts;
     forced.params = remembered->params;

@@ -128,9 +128,14 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   return p;
 }
 
+// What the ranking compares: the time per multiply, or with a multiply count the one-time cost
+// plus that many multiplies.
+double ranking_seconds(double per_multiply, double once, std::optional<std::int64_t> multiplies) {
+  return multiplies ? once + static_cast<double>(*multiplies) * per_multiply : per_multiply;
+}
+
 double ranking_seconds(const Candidate& c, std::optional<std::int64_t> multiplies) {
-  return multiplies ? c.build_seconds + static_cast<double>(*multiplies) * c.predicted_seconds
-                    : c.predicted_seconds;
+  return ranking_seconds(c.predicted_seconds, c.build_seconds, multiplies);
 }
 
 std::string ranking_name(std::optional<std::int64_t> multiplies) {
@@ -152,14 +157,10 @@ bool weigh_cusparse(Plan& plan, const Profile& profile, const PlanOptions& optio
   std::optional<Plan> handed = cusparse_plan(plan, profile, options);
   plan.cusparse_seconds = predict_cusparse(profile, options);
   if (!handed) return false;
-  const auto total = [&](double per_multiply, double once) {
-    return plan.multiplies ? once + static_cast<double>(*plan.multiplies) * per_multiply
-                           : per_multiply;
-  };
   const Candidate& best = plan.candidates.front();
   if (options.cusparse != "always" &&
-      total(handed->predicted_seconds, handed->predicted_build_seconds) >=
-          total(best.predicted_seconds, best.build_seconds))
+      ranking_seconds(handed->predicted_seconds, handed->predicted_build_seconds,
+                      plan.multiplies) >= ranking_seconds(best, plan.multiplies))
     return false;
   const std::string beaten =
       fmt::format("{} [{}] at {:.2f} us", best.format, best.label, best.predicted_seconds * 1e6);
@@ -183,15 +184,20 @@ std::string ranking_text(double seconds, std::optional<std::int64_t> multiplies)
                     : fmt::format("{:.2f} us", seconds * 1e6);
 }
 
+// The best applicable mixed-precision candidate of ranked `candidates`, or end().
+std::vector<Candidate>::iterator best_mixed(std::vector<Candidate>& candidates) {
+  return std::find_if(candidates.begin(), candidates.end(), [](const Candidate& c) {
+    return c.applicable && is_mixed_candidate(c.params);
+  });
+}
+
 // With full-precision candidates ranked beside mixed-precision ones, a full-precision one is
 // kept only when predicted faster: a tie (a launch floor, where bytes broke it) goes to the
 // best mixed-precision candidate, which the caller asked for.
 void prefer_mixed_on_tie(Plan& plan) {
   auto& cs = plan.candidates;
   if (cs.empty() || is_mixed_candidate(cs.front().params)) return;
-  const auto mixed = std::find_if(cs.begin(), cs.end(), [](const Candidate& c) {
-    return c.applicable && is_mixed_candidate(c.params);
-  });
+  const auto mixed = best_mixed(cs);
   if (mixed == cs.end() ||
       ranking_seconds(*mixed, plan.multiplies) > ranking_seconds(cs.front(), plan.multiplies))
     return;
@@ -209,13 +215,9 @@ void prefer_mixed_on_tie(Plan& plan) {
 void note_mixed_fallback(Plan& plan, MixedPrecision mode) {
   MixedFallback f;
   f.asked = mode;
-  f.full_seconds = plan.multiplies
-                       ? plan.predicted_build_seconds +
-                             static_cast<double>(*plan.multiplies) * plan.predicted_seconds
-                       : plan.predicted_seconds;
-  const auto mixed =
-      std::find_if(plan.candidates.begin(), plan.candidates.end(),
-                   [](const Candidate& c) { return c.applicable && is_mixed_candidate(c.params); });
+  f.full_seconds =
+      ranking_seconds(plan.predicted_seconds, plan.predicted_build_seconds, plan.multiplies);
+  const auto mixed = best_mixed(plan.candidates);
   std::string note;
   if (mixed != plan.candidates.end()) {
     f.mixed_best = fmt::format("{} [{}]", mixed->format, mixed->label);
@@ -353,8 +355,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   // Mixed precision asked for with the planner free to choose: the full-precision candidates
   // (plain values, formats without a value coding) are ranked beside the mixed-precision ones,
   // cuSPARSE too, and the fastest is kept (Options::mixed_fallback).
-  const bool fallback =
-      mixed != MixedPrecision::off && options.mixed_fallback && !forced && options.format == "auto";
+  const bool fallback = weighs_full_precision(options);
   if (mixed != MixedPrecision::off) {
     if (auto why = formats::mixed_precision_problem(mixed, options.precision))
       throw InputError("mixed_precision", 0, *why);
@@ -494,6 +495,11 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
 
 bool is_mixed_candidate(const FormatParams& params) {
   return formats::value_coding_of(params) != formats::kValuesPlain;
+}
+
+bool weighs_full_precision(const PlanOptions& options) {
+  return options.mixed_precision != MixedPrecision::off && options.mixed_fallback &&
+         options.format == "auto" && !options.params && !options.csr;
 }
 
 std::optional<ValueRounding> plan_rounding(const Profile& profile, const PlanOptions& options,

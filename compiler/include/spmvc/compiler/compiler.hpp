@@ -193,6 +193,11 @@ Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,
 /// full-precision values.
 bool is_mixed_candidate(const FormatParams& params);
 
+/// Whether full-precision plans are weighed beside the mixed-precision ones: mixed precision
+/// asked for, not insisted on (PlanOptions::mixed_fallback), and the format and parameters left
+/// to the planner.
+bool weighs_full_precision(const PlanOptions& options);
+
 /// The rounding a plan of `params` run by `engine` brings under `options.mixed_precision`
 /// (formats::value_rounding for its coding), or nullopt for a full-precision plan: mixed
 /// precision off, plain values, or the cuSPARSE engine.
