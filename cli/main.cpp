@@ -115,9 +115,10 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_option("--format", args.format,
                   "force a format instead of the planner's choice (`spmvc plan` lists them)")
       ->capture_default_str();
-  cmd->add_option("--reorder", args.reorder,
-                  "reorder before encoding (rcm, amd, metis, d, dset, bar, sort, or auto: the "
-                  "planner decides and says why); x and y keep their order")
+  cmd->add_option(
+         "--reorder", args.reorder,
+         "reorder before encoding (rcm, amd, metis, d, dset, bar, sort, degree, dbg, or auto: the "
+         "planner decides and says why); x and y keep their order")
       ->check(kNonEmpty);
   cmd->add_flag("--renumber-columns", args.renumber_columns,
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
@@ -222,9 +223,10 @@ int main(int argc, char** argv) {
                     "skip the table of every format's encoded size (it encodes the matrix once "
                     "per format)");
   inspect
-      ->add_option("--reorder", margs.reorder,
-                   "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort) and "
-                   "compare bandwidth, profile, BRO index saving and x lines per warp")
+      ->add_option(
+          "--reorder", margs.reorder,
+          "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort, degree, dbg) and "
+          "compare bandwidth, profile, BRO index saving and x lines per warp")
       ->check(kNonEmpty);
   inspect->add_flag("--blocks", margs.blocks,
                     "also report every dense-block shape (fill, blocks, aligned and unaligned)");

@@ -22,8 +22,8 @@ using reorder_detail::parallel_chunks;
 using reorder_detail::worker_count;
 
 // The orderings in the order ordering_names() lists them.
-constexpr std::array<std::string_view, 8> kOrderingNames = {"none", "rcm",  "amd", "metis",
-                                                            "d",    "dset", "bar", "sort"};
+constexpr std::array<std::string_view, 10> kOrderingNames = {
+    "none", "rcm", "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"};
 
 void require_square(const CsrMatrix& a, std::string_view name) {
   if (a.nrows != a.ncols) {
@@ -134,6 +134,11 @@ Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
       o.note = fmt::format("BRO-ELL index {} -> {} bits (slices of {} rows, {}-bit symbols)",
                            before, after, h, alpha);
     }
+  } else if (name == "degree" || name == "dbg") {
+    require_square(a, name);
+    o.kind = PermutationKind::symmetric;
+    o.perm =
+        name == "degree" ? reorder_detail::degree_ordering(a) : reorder_detail::dbg_ordering(a);
   } else if (name == "sort") {
     const int window = options.window > 0 ? options.window : kDefaultSortWindow;
     o.perm = sort_ordering(a, window);

@@ -45,6 +45,11 @@ std::vector<std::int32_t> distance_set_ordering(const CsrMatrix& a, int set_rows
 /// BRO-aware reordering (Algorithm 2 of the BRO paper), see bar_ordering.cpp.
 std::vector<std::int32_t> bar_ordering(const CsrMatrix& a, const ReorderOptions& options);
 
+/// The degree orderings (degree_orderings.cpp): vertices by decreasing column count, and in
+/// groups of column count against the mean with the input order kept inside each group.
+std::vector<std::int32_t> degree_ordering(const CsrMatrix& a);
+std::vector<std::int32_t> dbg_ordering(const CsrMatrix& a);
+
 /// spmvc::bro_ell_index_bits of the matrix whose row i is row order[i] of `a` (`a` itself when
 /// `order` is empty), without building it.
 std::int64_t bro_ell_index_bits(const CsrMatrix& a, std::span<const std::int32_t> order,

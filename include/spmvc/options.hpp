@@ -89,12 +89,12 @@ struct Options {
   /// candidates under the same rules ("always": cuSPARSE alone) and keeps it where none is faster.
   std::string cusparse = "auto";
   /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
-  /// "amd", "metis", "d", "dset", "bar", "sort"). The operator hides it: x and y stay in the
-  /// caller's order, y written through the row map inside the kernels.
+  /// "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"). The operator hides it: x and y
+  /// stay in the caller's order, y written through the row map inside the kernels.
   std::string reorder = "none";
-  /// With a symmetric ordering (rcm, amd, metis): also renumber the columns, which makes the
-  /// stored indices the reordered ones (what BRO's delta coding sees) at the price of one gather
-  /// of x per multiply. Off: columns keep the caller's numbers and x is read in place.
+  /// With a symmetric ordering (rcm, amd, metis, degree, dbg): also renumber the columns, which
+  /// makes the stored indices the reordered ones (what BRO's delta coding sees) at the price of one
+  /// gather of x per multiply. Off: columns keep the caller's numbers and x is read in place.
   bool renumber_columns = false;
   ReorderOptions reorder_options;
   /// A precomputed ordering (e.g. from compute_ordering on a matrix this one replicates); used

@@ -24,6 +24,10 @@
 //          rows_only.
 //   sort   rows sorted by decreasing length inside windows of `window` rows (stable), as
 //          SELL-C-sigma does. rows_only.
+//   degree vertices by decreasing column count (how often x reads them), ties in input order:
+//          packs a power-law graph's hub columns together in x. Square only; symmetric.
+//   dbg    degree-based grouping: vertices in groups of column count against the mean (hottest
+//          first), the input order kept inside each group. Square only; symmetric.
 #pragma once
 
 #include <cstdint>

@@ -23,7 +23,7 @@ using spmvc::Ordering;
 using spmvc::PermutationKind;
 
 bool needs_square(const std::string& name) {
-  return name == "rcm" || name == "amd" || name == "metis";
+  return name == "rcm" || name == "amd" || name == "metis" || name == "degree" || name == "dbg";
 }
 
 // y = A x by the plain CSR loop, and the row sums of |a_ij x_j| that bound its rounding error.
@@ -353,6 +353,64 @@ TEST_CASE("sort puts longer rows first within each window, stably") {
   // The default window is kDefaultSortWindow.
   const Ordering d = spmvc::compute_ordering(a, "sort");
   CHECK(d.note.find(std::to_string(spmvc::kDefaultSortWindow)) != std::string::npos);
+}
+
+TEST_CASE("degree puts the most-read columns first, stably; dbg groups them against the mean") {
+  const CsrMatrix a = spmvc::gen::from_spec("rmat:scale=12");
+  std::vector<std::int64_t> reads(static_cast<std::size_t>(a.ncols), 0);
+  for (const std::int32_t c : a.col_idx) ++reads[static_cast<std::size_t>(c)];
+  const double mean = static_cast<double>(a.nnz()) / static_cast<double>(a.ncols);
+
+  const Ordering d = spmvc::compute_ordering(a, "degree");
+  CHECK(d.kind == PermutationKind::symmetric);
+  bool sorted = true, stable = true;
+  for (std::int64_t i = 1; i < a.nrows; ++i) {
+    const std::int64_t prev = reads[d.perm[i - 1]], cur = reads[d.perm[i]];
+    sorted &= prev >= cur;
+    stable &= prev != cur || d.perm[i - 1] < d.perm[i];
+  }
+  CHECK(sorted);
+  CHECK(stable);
+
+  // dbg: the hottest vertex leads, every vertex read at least 32x the mean comes before every one
+  // read less than the mean, and the input order holds among vertices of one group (here: those
+  // read less than half the mean).
+  const Ordering g = spmvc::compute_ordering(a, "dbg");
+  CHECK(g.kind == PermutationKind::symmetric);
+  CHECK(reads[g.perm[0]] >= 32 * mean);
+  std::int64_t last_hot = -1, first_cool = a.nrows, previous_cold = -1;
+  bool cold_in_order = true;
+  for (std::int64_t i = 0; i < a.nrows; ++i) {
+    const auto r = static_cast<double>(reads[g.perm[i]]);
+    if (r >= 32 * mean) last_hot = i;
+    if (r < mean) first_cool = std::min(first_cool, i);
+    if (r < mean / 2) {
+      cold_in_order &= g.perm[i] > previous_cold;
+      previous_cold = g.perm[i];
+    }
+  }
+  CHECK(last_hot < first_cool);
+  CHECK(cold_in_order);
+  // Not the full sort: dbg keeps input order inside a group where degree would reorder it.
+  CHECK(g.perm != d.perm);
+
+  // Two diagonal copies of one graph: inside every dbg group the first copy's vertices all come
+  // before the second's, so no group interleaves them (degree, a full sort, puts each vertex
+  // beside its twin).
+  const CsrMatrix base = spmvc::gen::from_spec("rmat:scale=8");
+  const CsrMatrix two = spmvc::gen::replicate(base, 2);
+  const Ordering pair = spmvc::compute_ordering(two, "dbg");
+  std::int64_t switches = 0;
+  for (std::int64_t i = 1; i < two.nrows; ++i) {
+    switches += (pair.perm[i - 1] < base.nrows) != (pair.perm[i] < base.nrows);
+  }
+  CHECK(switches <= 2 * 8 - 1);  // one switch inside each of the 8 groups, one between groups
+  const Ordering twin = spmvc::compute_ordering(two, "degree");
+  std::int64_t twin_switches = 0;
+  for (std::int64_t i = 1; i < two.nrows; ++i) {
+    twin_switches += (twin.perm[i - 1] < base.nrows) != (twin.perm[i] < base.nrows);
+  }
+  CHECK(twin_switches > 3 * (2 * 8 - 1));
 }
 
 TEST_CASE("orderings do not depend on the thread count") {
