@@ -87,6 +87,10 @@ Ordering graph_ordering(const CsrMatrix& a, std::string_view name, int threads) 
 
 }  // namespace
 
+bool ordering_needs_square(std::string_view name) {
+  return name == "rcm" || name == "amd" || name == "metis" || name == "degree" || name == "dbg";
+}
+
 std::vector<std::string> ordering_names() { return {kOrderingNames.begin(), kOrderingNames.end()}; }
 
 Ordering compute_ordering(const CsrMatrix& a, std::string_view name,

@@ -95,6 +95,10 @@ std::vector<std::string> ordering_names();
 Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
                           const ReorderOptions& options = {});
 
+/// True for the orderings that rename rows and columns alike and so take square matrices only
+/// (rcm, amd, metis, degree, dbg); compute_ordering refuses a rectangular matrix for them.
+bool ordering_needs_square(std::string_view name);
+
 /// True when `perm` holds every index 0..n-1 exactly once.
 bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n);
 

@@ -22,10 +22,6 @@ using spmvc::CsrMatrix;
 using spmvc::Ordering;
 using spmvc::PermutationKind;
 
-bool needs_square(const std::string& name) {
-  return name == "rcm" || name == "amd" || name == "metis" || name == "degree" || name == "dbg";
-}
-
 // y = A x by the plain CSR loop, and the row sums of |a_ij x_j| that bound its rounding error.
 std::vector<double> spmv(const CsrMatrix& a, const std::vector<double>& x,
                          std::vector<double>* magnitude = nullptr) {
@@ -70,7 +66,7 @@ void check_every_ordering(const CsrMatrix& a, const std::string& label) {
   for (const std::string& name : spmvc::ordering_names()) {
     CAPTURE(label);
     CAPTURE(name);
-    if (a.nrows != a.ncols && needs_square(name)) {
+    if (a.nrows != a.ncols && spmvc::ordering_needs_square(name)) {
       CHECK_THROWS_AS(spmvc::compute_ordering(a, name), spmvc::InputError);
       continue;
     }
