@@ -1,7 +1,7 @@
 // Host cost of the planner alone: make_plan on one inspected Profile, repeated, and each
 // format's share (make_plan with that format forced by name).
 //
-//   spmvc_bench_plan_time SPEC [REPEATS]
+//   spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it (e.g.
 // stencil27:nx=126,ny=126,nz=126). The Profile is inspected once at the pipeline's depth
@@ -9,9 +9,15 @@
 // the caches that later calls find (cci's code tables); then the median and the best of REPEATS
 // (default 50) further calls (0: the first call only, e.g. under callgrind).
 // Under callgrind, `--toggle-collect='spmvc::compiler::make_plan*'` counts the planner only.
+// --device plans as compile(DeviceCsr) does (compiler::plan_device_csr over the device build's
+// formats, the matrix's host arrays standing in for device ones: the planner reads only their
+// sizes and alignment), for the GPU named (default H100: its calibration), with the Profile the
+// GPU inspection fills (row lengths, the BRO column pass's fields, no block shapes); under
+// callgrind, toggle on 'spmvc::compiler::plan_device_csr*'.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -20,10 +26,12 @@
 #include <vector>
 
 #include "formats/format.hpp"
+#include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/options.hpp"
 #include "spmvc/profile.hpp"
 
 namespace {
@@ -48,6 +56,31 @@ std::pair<double, double> timed(int repeats, const std::function<void()>& fn) {
   return {s[s.size() / 2], s.front()};
 }
 
+// compile(DeviceCsr)'s planning, timed: the first call apart, then the median and best of
+// `repeats` more.
+int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats) {
+  spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
+  profile.block_shapes.clear();  // format auto from device arrays runs no block pass
+  const std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
+  const spmvc::DeviceCsr d{a.nrows,        a.ncols,          a.nnz(),
+                           row_ptr.data(), a.col_idx.data(), a.values.data()};
+  spmvc::BuildTarget target;
+  target.gpu = gpu;
+  const spmvc::Options options;
+  spmvc::Plan plan;
+  const auto [first, unused] =
+      timed(1, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, options, target); });
+  fmt::print("plan_device_csr ({}): first call {:.1f} us, {} candidates; plan {} [{}]{}\n", gpu,
+             first * 1e6, plan.candidates.size(), plan.format, spmvc::describe(plan.params),
+             plan.engine == spmvc::Engine::cusparse ? " on cuSPARSE" : "");
+  if (repeats == 0) return 0;
+  const auto [median, best] =
+      timed(repeats, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, options, target); });
+  fmt::print("plan_device_csr ({}): median {:.1f} us, best {:.1f} us\n", gpu, median * 1e6,
+             best * 1e6);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -56,10 +89,22 @@ int main(int argc, char** argv) try {
     return 2;
   }
   const std::string spec = argv[1];
-  const int repeats = argc > 2 ? std::max(0, std::stoi(argv[2])) : 50;
+  int repeats = 50;
+  std::string device_gpu;  // empty: the host planner
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--device") {
+      device_gpu = i + 1 < argc && argv[i + 1][0] != '-' && !std::isdigit(argv[i + 1][0])
+                       ? argv[++i]
+                       : "H100";
+    } else {
+      repeats = std::max(0, std::stoi(arg));
+    }
+  }
   const spmvc::CsrMatrix a = load(spec);
-  const spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
   fmt::print("{}: {} x {}, {} nonzeros\n", spec, a.nrows, a.ncols, a.nnz());
+  if (!device_gpu.empty()) return plan_device(a, device_gpu, repeats);
+  const spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
 
   spmvc::compiler::PlanOptions options;
   spmvc::Plan plan;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <unordered_map>
 
 #include "formats/csr/csr_format.hpp"
@@ -17,36 +16,57 @@ double Lengths::mean() const {
   return rows > 0 ? sum / rows : 0.0;
 }
 
-Lengths lengths(const Profile& profile) {
-  std::map<double, double> bins;
-  for (const HistogramBin& bin : profile.row_histogram) {
-    const auto count = static_cast<double>(bin.count);
-    const std::int64_t hi = std::min(bin.hi, profile.row_max);
-    if (bin.lo == hi) {
-      bins[static_cast<double>(hi)] += count;
-    } else if (hi == profile.row_max && bin.count > 0) {
-      // The top range bin holds the longest row: keep it at its true length, so a single long
-      // row pads as much as it really does; the others stand at the range's midpoint.
-      bins[static_cast<double>(hi)] += 1;
-      if (bin.count > 1) bins[0.5 * static_cast<double>(bin.lo + hi)] += count - 1;
+namespace {
+
+// (length, rows) pairs sorted by length with equal lengths merged, their counts summed in the
+// order given (the pairs come from a few dozen histogram bins: a sorted vector, no tree).
+std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, double>> pairs) {
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<double, double>> out;
+  out.reserve(pairs.size());
+  for (const auto& [len, count] : pairs) {
+    if (!out.empty() && out.back().first == len) {
+      out.back().second += count;
     } else {
-      bins[0.5 * static_cast<double>(bin.lo + hi)] += count;
+      out.emplace_back(len, count);
     }
-  }
-  Lengths out;
-  for (const auto& [len, count] : bins) {
-    out.bins.emplace_back(len, count);
-    out.rows += count;
   }
   return out;
 }
 
+}  // namespace
+
+Lengths lengths(const Profile& profile) {
+  std::vector<std::pair<double, double>> pairs;
+  pairs.reserve(profile.row_histogram.size() + 1);
+  for (const HistogramBin& bin : profile.row_histogram) {
+    const auto count = static_cast<double>(bin.count);
+    const std::int64_t hi = std::min(bin.hi, profile.row_max);
+    if (bin.lo == hi) {
+      pairs.emplace_back(static_cast<double>(hi), count);
+    } else if (hi == profile.row_max && bin.count > 0) {
+      // The top range bin holds the longest row: keep it at its true length, so a single long
+      // row pads as much as it really does; the others stand at the range's midpoint.
+      pairs.emplace_back(static_cast<double>(hi), 1.0);
+      if (bin.count > 1) pairs.emplace_back(0.5 * static_cast<double>(bin.lo + hi), count - 1);
+    } else {
+      pairs.emplace_back(0.5 * static_cast<double>(bin.lo + hi), count);
+    }
+  }
+  Lengths out;
+  out.bins = merged(std::move(pairs));
+  for (const auto& [len, count] : out.bins) out.rows += count;
+  return out;
+}
+
 Lengths map(const Lengths& lengths, const std::function<double(double)>& f) {
-  std::map<double, double> bins;
-  for (const auto& [len, count] : lengths.bins) bins[f(len)] += count;
+  std::vector<std::pair<double, double>> pairs;
+  pairs.reserve(lengths.bins.size());
+  for (const auto& [len, count] : lengths.bins) pairs.emplace_back(f(len), count);
   Lengths out;
   out.rows = lengths.rows;
-  for (const auto& [len, count] : bins) out.bins.emplace_back(len, count);
+  out.bins = merged(std::move(pairs));
   return out;
 }
 
@@ -114,16 +134,18 @@ double expected_groups_uncached(std::int64_t window, double p, std::int64_t pack
   return expected_groups_summed(window, p, pack);
 }
 
-double padded_per_row(const Lengths& lengths, std::int64_t window, std::int64_t pack, int round,
-                      double floor) {
+namespace {
+
+double padded_per_row_summed(const Lengths& lengths, std::int64_t window, std::int64_t pack,
+                             int round, double floor) {
   if (lengths.rows <= 0 || pack <= 0) return 0.0;
   const std::int64_t w = std::max(window, pack);
   // Levels: each row's length rounded up to `round` and raised to `floor`, increasing.
-  std::map<double, double> levels;
-  for (const auto& [len, count] : lengths.bins) {
-    const double r = std::max(floor, std::ceil(len / round - 1e-9) * round);
-    levels[r] += count;
-  }
+  std::vector<std::pair<double, double>> levels;
+  levels.reserve(lengths.bins.size());
+  for (const auto& [len, count] : lengths.bins)
+    levels.emplace_back(std::max(floor, std::ceil(len / round - 1e-9) * round), count);
+  levels = merged(std::move(levels));
   double above = lengths.rows;  // rows whose level is at least the current one
   double previous = 0, slots = 0;
   for (const auto& [level, count] : levels) {
@@ -135,6 +157,49 @@ double padded_per_row(const Lengths& lengths, std::int64_t window, std::int64_t 
     above -= count;
   }
   return slots * static_cast<double>(pack) / static_cast<double>(w);
+}
+
+// A padded_per_row question: its arguments, the lengths by value.
+struct PaddedKey {
+  std::vector<std::pair<double, double>> bins;
+  double rows;
+  std::int64_t window, pack;
+  int round;
+  double floor;
+  bool operator==(const PaddedKey&) const = default;
+};
+
+struct PaddedKeyHash {
+  std::size_t operator()(const PaddedKey& k) const {
+    std::size_t h = std::hash<double>{}(k.rows);
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    for (const auto& [len, count] : k.bins) {
+      mix(std::hash<double>{}(len));
+      mix(std::hash<double>{}(count));
+    }
+    mix(std::hash<std::int64_t>{}(k.window));
+    mix(std::hash<std::int64_t>{}(k.pack));
+    mix(std::hash<int>{}(k.round));
+    mix(std::hash<double>{}(k.floor));
+    return h;
+  }
+};
+
+}  // namespace
+
+double padded_per_row(const Lengths& lengths, std::int64_t window, std::int64_t pack, int round,
+                      double floor) {
+  // sell's, ell's and hyb's costs, their refusals and their reasons ask the same question several
+  // times per candidate (each candidate's cost is also asked again when it is ranked): the
+  // answers are kept per thread, by the lengths' contents.
+  if (!model_shortcuts()) return padded_per_row_summed(lengths, window, pack, round, floor);
+  thread_local std::unordered_map<PaddedKey, double, PaddedKeyHash> known;
+  PaddedKey key{lengths.bins, lengths.rows, window, pack, round, floor};
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  const double slots = padded_per_row_summed(lengths, window, pack, round, floor);
+  if (known.size() > 4096) known.clear();
+  known.emplace(std::move(key), slots);
+  return slots;
 }
 
 double fetched_per_row(const Lengths& lengths, int elem_bytes, int threads_per_row,
