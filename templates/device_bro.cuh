@@ -2,11 +2,12 @@
 // bro_coo/bro_coo_codec.hpp define the layouts) on the GPU from a CSR matrix already in device
 // memory, and the column inspection the BRO cost models read.
 //
-// bro_inspect: one block per kNarrowRows-row slice (grid-stride), thread per row for the slices'
-// longest rows (Profile::slice_longest, heights 2^0..2^8), then a warp per row for the column
-// deltas: out[kDeltaBits + b] and out[kFirstColBits + b] (Profile::delta_bits, first_col_bits),
-// out[kXSectors] (Profile::x_sectors), out[kUnsorted] (deltas <= 0: columns not strictly
-// increasing) and out[kFirstUnsorted] (the first such nonzero, all ones when none).
+// bro_inspect: one block per 256-row tile (grid-stride), thread per row for the slices' longest
+// rows (Profile::slice_longest, heights 2^0..2^8, by shuffles), then a thread per nonzero of the
+// tile for the column deltas: out[kDeltaBits + b] and out[kFirstColBits + b]
+// (Profile::delta_bits, first_col_bits), out[kXSectors] (Profile::x_sectors), out[kUnsorted]
+// (deltas <= 0: columns not strictly increasing) and out[kFirstUnsorted] (the first such
+// nonzero, all ones when none).
 //
 // The encoder, in passes over slices and lanes (a slice is h rows, h*T lanes):
 //   ell_columns   thread per slice: col_ptr[s + 1] = l_s (its longest lane)
@@ -249,57 +250,94 @@ __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
                                             const int* __restrict__ col_idx, long long nrows,
                                             unsigned long long* __restrict__ out) {
   __shared__ unsigned long long counts[kInspectSlots];
-  __shared__ long long lens[kInspectRows];
+  __shared__ int starts[kInspectRows + 1];  // the tile's row offsets, clamped at nrows
+  __shared__ unsigned warp_longest[kInspectRows / 32];
   for (int i = threadIdx.x; i < kInspectSlots; i += blockDim.x) counts[i] = 0;
   if (threadIdx.x == 0) counts[kFirstUnsorted] = ~0ull;
   __syncthreads();
+  constexpr unsigned kFull = 0xffffffffu;
+  constexpr int kWarps = kInspectRows / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-  unsigned long long sectors = 0, unsorted = 0;  // this lane's, over every row it reads
+  // This thread's share of every count, over every tile it reads: added once at the end.
+  unsigned long long sectors = 0, unsorted = 0;
+  unsigned long long longest[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (long long base = static_cast<long long>(blockIdx.x) * kInspectRows; base < nrows;
        base += static_cast<long long>(gridDim.x) * kInspectRows) {
     const long long r = base + threadIdx.x;
-    lens[threadIdx.x] = r < nrows ? static_cast<long long>(row_ptr[r + 1]) - row_ptr[r] : 0;
+    starts[threadIdx.x] = row_ptr[r < nrows ? r : nrows];
+    if (threadIdx.x == 0) {
+      const long long last = base + kInspectRows;
+      starts[kInspectRows] = row_ptr[last < nrows ? last : nrows];
+    }
     __syncthreads();
-    // Slices of 2^k rows aligned at row 0: the thread at a slice's first row takes its longest.
-    for (int k = 0; k < 9; ++k) {
-      const int g = 1 << k;
-      if (r < nrows && (threadIdx.x & (g - 1)) == 0) {
-        long long longest = 0;
-        for (int i = 0; i < g; ++i)
-          longest = lens[threadIdx.x + i] > longest ? lens[threadIdx.x + i] : longest;
-        atomicAdd(&counts[kSliceLongest + k], static_cast<unsigned long long>(longest));
+    // Slices of 2^k rows aligned at row 0 (a tile holds whole slices of every height up to 2^8):
+    // the longest row of each, by shuffles within the warp (2^0..2^5), then over the warps'
+    // longest (2^6..2^8); a slice counts where its first row exists.
+    unsigned m =
+        r < nrows ? static_cast<unsigned>(starts[threadIdx.x + 1] - starts[threadIdx.x]) : 0u;
+    for (int k = 0; k <= 5; ++k) {
+      if (k > 0) {
+        const unsigned other = __shfl_xor_sync(kFull, m, 1 << (k - 1));
+        m = other > m ? other : m;
+      }
+      if (r < nrows && (lane & ((1 << k) - 1)) == 0) longest[k] += m;
+    }
+    if (lane == 0) warp_longest[warp] = m;
+    __syncthreads();
+    if (threadIdx.x < kWarps) {
+      const int w = threadIdx.x;
+      unsigned wm = warp_longest[w];
+      for (int k = 6; k <= 8; ++k) {
+        const int g = 1 << (k - 5);  // warps per slice
+        if (w % g == 0) {
+          for (int i = 1; i < g; ++i) wm = warp_longest[w + i] > wm ? warp_longest[w + i] : wm;
+          if (base + static_cast<long long>(w) * 32 < nrows) longest[k] += wm;
+        }
       }
     }
-    // The columns, a warp per row.
-    constexpr int kRowsPerWarp = 32;  // kInspectRows rows over kInspectRows / 32 warps
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      const int local = warp * kRowsPerWarp + i;
-      const long long row = base + local;
-      if (row >= nrows) break;
-      const long long begin = row_ptr[row], end = begin + lens[local];
-      for (long long k = begin + lane; k < end; k += 32) {
-        const int c = __ldg(col_idx + k);
-        const bool first = k == begin;
-        const int prev = first ? c : __ldg(col_idx + k - 1);
-        // A row's first column has a histogram of its own; lanes with the same slot add once,
-        // through their leader (stencil rows put most deltas in one slot).
-        const int slot =
-            first ? kFirstColBits + bit_width(static_cast<unsigned>(c))
-                  : kDeltaBits + bit_width(static_cast<unsigned>(c) - static_cast<unsigned>(prev));
-        const unsigned same = __match_any_sync(__activemask(), slot);
-        if (lane == __ffs(same) - 1)
-          atomicAdd(&counts[slot], static_cast<unsigned long long>(__popc(same)));
-        sectors += first || (c >> 2) != (prev >> 2) ? 1 : 0;
-        if (!first && c <= prev) {
-          ++unsorted;
-          atomicMin(&counts[kFirstUnsorted], static_cast<unsigned long long>(k));
-        }
+    // The columns, a thread per nonzero over the tile's nonzeros (contiguous: rows base..base+255):
+    // each finds its row among the tile's offsets, so short rows keep every lane busy.
+    const long long k_begin = starts[0], k_end = starts[kInspectRows];
+    for (long long k = k_begin + threadIdx.x; k < k_end; k += blockDim.x) {
+      int lo = 0, hi = kInspectRows;  // starts[lo] <= k < starts[hi]
+      while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (starts[mid] <= k)
+          lo = mid;
+        else
+          hi = mid;
+      }
+      const bool first = starts[lo] == k;
+      const int c = __ldg(col_idx + k);
+      const int prev = first ? c : __ldg(col_idx + k - 1);
+      // A row's first column has a histogram of its own; lanes with the same slot add once,
+      // through their leader (stencil rows put most deltas in one slot).
+      const int slot =
+          first ? kFirstColBits + bit_width(static_cast<unsigned>(c))
+                : kDeltaBits + bit_width(static_cast<unsigned>(c) - static_cast<unsigned>(prev));
+      const unsigned same = __match_any_sync(__activemask(), slot);
+      if (lane == __ffs(same) - 1)
+        atomicAdd(&counts[slot], static_cast<unsigned long long>(__popc(same)));
+      sectors += first || (c >> 2) != (prev >> 2) ? 1 : 0;
+      if (!first && c <= prev) {
+        ++unsorted;
+        atomicMin(&counts[kFirstUnsorted], static_cast<unsigned long long>(k));
       }
     }
     __syncthreads();
   }
-  if (sectors > 0) atomicAdd(&counts[kXSectors], sectors);
-  if (unsorted > 0) atomicAdd(&counts[kUnsorted], unsorted);
+  // Each warp's sums, then the block's, then the grid's.
+  for (int off = 16; off > 0; off /= 2) {
+    sectors += __shfl_down_sync(kFull, sectors, off);
+    unsorted += __shfl_down_sync(kFull, unsorted, off);
+    for (int k = 0; k < 9; ++k) longest[k] += __shfl_down_sync(kFull, longest[k], off);
+  }
+  if (lane == 0) {
+    if (sectors > 0) atomicAdd(&counts[kXSectors], sectors);
+    if (unsorted > 0) atomicAdd(&counts[kUnsorted], unsorted);
+    for (int k = 0; k < 9; ++k)
+      if (longest[k] > 0) atomicAdd(&counts[kSliceLongest + k], longest[k]);
+  }
   __syncthreads();
   for (int i = threadIdx.x; i < kInspectSlots; i += blockDim.x) {
     if (i == kFirstUnsorted) {
