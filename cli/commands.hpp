@@ -193,6 +193,9 @@ struct SuiteArgs {
   /// cuSPARSE, measure mode, device-array build, horizons or formats), so that the bandwidth
   /// suite fits one short GPU session.
   bool mixed_only = false;
+  /// Leave measure mode's pick out (planner_measure): its compiles and timings of several
+  /// candidates are most of an entry's time, for runs that need the model and device picks only.
+  bool skip_measure = false;
   /// Time this operation of the planner's pick instead of SpMV (time_operation): bench --k K
   /// or --transpose with --suite.
   std::optional<OperationArgs> operation;

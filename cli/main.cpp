@@ -307,6 +307,8 @@ int main(int argc, char** argv) {
   bench->add_flag("--mixed-only", sargs.mixed_only,
                   "suite with --mixed-precision (f32, bf16, or on for both): time only the "
                   "planner's pick and its mixed-precision pick (scripts/report/mixed-table.py)");
+  bench->add_flag("--skip-measure", sargs.skip_measure,
+                  "suite: leave measure mode's pick out (planner_measure)");
   bench->add_option("--plain-twins", sargs.plain_twins,
                     "suite: time these formats (comma list) again with plain values where the "
                     "planner coded them, as formats_plain");

@@ -444,7 +444,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         // Measure mode: the model's best candidate of each of its top formats (csr's always)
         // timed on the GPU. The decision is remembered by matrix fingerprint, so this is the
         // mode's first, measuring compile.
-        if (!s.mixed_only) {
+        if (!s.mixed_only && !s.skip_measure) {
           Options om = o;
           om.planner = PlannerMode::measure;
           r["planner_measure"] = measure(om);
@@ -599,7 +599,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       }
       if (r["planner"].contains("ms"))
         r["planner_gap_pct"] = 100 * (r["planner"]["ms"].get<double>() / oracle - 1);
-      if (r["planner_measure"].contains("ms"))
+      if (r.contains("planner_measure") && r["planner_measure"].contains("ms"))
         r["planner_measure_gap_pct"] =
             100 * (r["planner_measure"]["ms"].get<double>() / oracle - 1);
       fmt::print(stderr, "  {} planner {} {:.3f}x vs cuSPARSE (oracle {} {:.3f}x)\n", to_string(p),

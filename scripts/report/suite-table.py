@@ -4,7 +4,10 @@ planner's pick and each format's speed relative to the best cuSPARSE, then geome
 A pick the planner reordered is marked with a trailing +. Suites with classes (v13: R real
 values, P pattern or few values, G power-law rows) end with the figures per class and
 precision: geomean of each pick over the best cuSPARSE with the count below 1.0x, and the share
-of matrices where the model pick is within 5% of the measured oracle."""
+of matrices where the model pick is within 5% of the measured oracle. Break-even medians are the
+suite's own (our one-time cost over the saving per multiply against the best cuSPARSE) and,
+for the pick from device arrays, the count from which it is ahead of every cuSPARSE algorithm
+with that algorithm's setup (descriptor, buffer, preprocessing) counted on its side."""
 import json
 import math
 import sys
@@ -15,6 +18,22 @@ def best_cusparse_alg(r):
     timed = [(v["ms"], k) for k, v in r.get("cusparse", {}).items()
              if "ms" in v and v.get("correct", True)]
     return min(timed)[1].replace("csr_", "").replace("_alg1", "") if timed else "-"
+
+
+def device_break_even(r, m):
+    """Multiplies from which the pick built from device arrays, its one-time cost included, is
+    ahead of every cuSPARSE algorithm with that algorithm's own setup (descriptor, buffer and
+    preprocessing, `prepare_s`; the arrays are on the GPU for both): the largest break-even
+    against any one of them; inf where one multiplies faster."""
+    worst = 0.0
+    for v in r.get("cusparse", {}).values():
+        if "ms" not in v or not v.get("correct", True):
+            continue
+        saving = (v["ms"] - m["ms"]) * 1e-3
+        if saving <= 0:
+            return math.inf
+        worst = max(worst, max(0.0, m["one_time_cached_s"] - v.get("prepare_s", 0.0)) / saving)
+    return worst
 
 
 def name(m):
@@ -50,13 +69,13 @@ def main(path):
                 f"{r['best_cusparse_ms'] * 1e3:>8.1f} "
                 f"{best_cusparse_alg(r):<5} {name(p):<9} {x if x else 0:>6.2f} "
                 f"{r.get('planner_gap_pct', float('nan')):>5.1f}")
-        pm = r.get("planner_measure", {})
+        pm = r.get("planner_measure") or {}
         xm = pm.get("speedup_vs_best_cusparse")
         line += (f" {name(pm) if pm else '-':<9} {xm if xm else 0:>6.2f} "
                  f"{r.get('planner_measure_gap_pct', float('nan')):>5.1f}")
         if xm and pm.get("correct"):
             logs.setdefault((r["regime"], r["precision"] + " measure"), []).append(math.log(xm))
-        pd = r.get("planner_device", {})
+        pd = r.get("planner_device") or {}
         xd = pd.get("speedup_vs_best_cusparse")
         bed = pd.get("break_even_multiplies")
         line += f" {xd if xd else 0:>8.2f} {(f'{bed:.0f}' if bed is not None else 'never'):>7}"
@@ -67,6 +86,9 @@ def main(path):
                 be = m.get("break_even_multiplies")
                 even.setdefault((r["regime"], r["precision"], mode), []).append(
                     math.inf if be is None else be)
+        if "ms" in pd and pd.get("correct"):
+            even.setdefault((r["regime"], r["precision"], "device, each cuSPARSE algorithm's setup on its side"),
+                            []).append(device_break_even(r, pd))
         by = {m["format"]: m for m in r.get("formats", [])}
         for f in formats:
             m = by.get(f, {})

@@ -1,0 +1,53 @@
+"""scripts/report/suite-table.py's break-even of the pick from device arrays against every
+cuSPARSE algorithm with that algorithm's own setup, on hand-made entries worked out by hand; and
+a suite run without measure mode (--skip-measure) printed without error."""
+import json
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+script = os.path.join(root, "scripts", "report", "suite-table.py")
+table = runpy.run_path(script)
+device_break_even = table["device_break_even"]
+
+# Ours: 0.080 ms a multiply after 2 ms once. ALG1 0.100 ms after 0.5 ms of preprocessing:
+# (2 - 0.5) ms / 0.020 ms = 75 multiplies. ALG2 0.120 ms after 0.1 ms: 1.9 / 0.040 = 47.5. The
+# later of the two is the break-even.
+entry = {"cusparse": {"csr_alg1": {"ms": 0.100, "prepare_s": 0.5e-3, "correct": True},
+                      "csr_alg2": {"ms": 0.120, "prepare_s": 0.1e-3, "correct": True},
+                      "sell_alg1": {"applicable": False, "reason": "n/a"}}}
+pick = {"ms": 0.080, "one_time_cached_s": 2e-3, "correct": True}
+assert abs(device_break_even(entry, pick) - 75.0) < 1e-9, device_break_even(entry, pick)
+# A setup longer than ours repays at once.
+slow_setup = {"cusparse": {"sell_alg1": {"ms": 0.100, "prepare_s": 0.4, "correct": True}}}
+assert device_break_even(slow_setup, pick) == 0.0
+# An algorithm faster per multiply is never caught up with; a wrong one does not count.
+faster = {"cusparse": {"csr_alg1": {"ms": 0.070, "prepare_s": 0.0, "correct": True}}}
+assert device_break_even(faster, pick) == float("inf")
+wrong = {"cusparse": {"csr_alg1": {"ms": 0.070, "prepare_s": 0.0, "correct": False},
+                      "csr_alg2": {"ms": 0.120, "prepare_s": 0.1e-3, "correct": True}}}
+assert abs(device_break_even(wrong, pick) - 47.5) < 1e-9
+
+# A whole document without planner_measure (bench --suite --skip-measure) prints both medians.
+result = {"matrix": "m", "regime": "bandwidth", "class": "P", "precision": "f64",
+          "best_cusparse_ms": 0.100, "cusparse": entry["cusparse"],
+          "planner": {"format": "bro_ell", "ms": 0.080, "correct": True,
+                      "speedup_vs_best_cusparse": 1.25, "break_even_multiplies": 100.0},
+          "planner_device": dict(pick, format="bro_ell", speedup_vs_best_cusparse=1.25,
+                                 break_even_multiplies=100.0),
+          "formats": []}
+doc = {"suite": "t", "gpu": "test GPU", "arch": "sm_90", "cusparse": "12", "read_bandwidth": 1e12,
+       "results": [result]}
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "suite.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    out = subprocess.run([sys.executable, script, path], capture_output=True, text=True,
+                         check=True).stdout
+lines = [l for l in out.splitlines() if l.startswith("median break-even (device")]
+assert any("(device), bandwidth f64: 100 multiplies" in l for l in lines), out
+assert any("setup on its side), bandwidth f64: 75 multiplies" in l for l in lines), out
+print("suite-table break-even: ok")
