@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "device.hpp"
+#include "device_ell.hpp"
 #include "device_values.hpp"
 #include "kernel_cache.hpp"
 #include "operator_impl.hpp"
@@ -23,10 +24,13 @@
 
 namespace spmvc::runtime {
 
-/// The unit's entry points, loaded on the current device (shared, see shared_kernel).
+/// The unit's entry points, loaded on the current device (shared, see shared_kernel), and the ell
+/// unit's, whose multi-block scan makes the encoders' offsets (a slice's columns and symbols, a
+/// row's COO entries).
 struct DeviceBroKernels {
-  std::shared_ptr<const LoadedKernel> inspect, columns, scan, widths, slice, fill32, fill64,
-      coo_counts, coo_select, coo_widths, coo_fill32, coo_fill64;
+  std::shared_ptr<const LoadedKernel> inspect, columns, widths, slice, fill32, fill64, coo_counts,
+      coo_select, coo_widths, coo_fill32, coo_fill64;
+  DeviceEllKernels scans;
   int ordinal = 0;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
   std::string disk_note;  ///< CachedKernel::disk_note of the CUBIN

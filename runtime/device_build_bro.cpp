@@ -34,6 +34,12 @@ std::int64_t download_i64(const DeviceBuffer& buffer, std::int64_t index) {
   return v;
 }
 
+// counts[1..n] of a buffer of n + 1 counts (counts[0] = 0) turned into their prefix sums in
+// place: the exclusive offsets of n items and, at n, their total.
+void offsets_from_counts(DeviceBuffer& counts, std::int64_t n, const DeviceBroKernels& kernels) {
+  scan_device(static_cast<std::int64_t*>(counts.get()) + 1, n, kernels.scans);
+}
+
 // A buffer of n elements of `size` bytes (at least one, so every pointer is valid).
 DeviceBuffer elements(std::int64_t n, std::size_t size) {
   return DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)) * size);
@@ -172,7 +178,6 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
   DeviceBroKernels k;
   k.inspect = shared_kernel(cached, codegen::kBroInspectEntry, device.ordinal);
   k.columns = shared_kernel(cached, codegen::kBroEllColumnsEntry, device.ordinal);
-  k.scan = shared_kernel(cached, codegen::kBroScanEntry, device.ordinal);
   k.widths = shared_kernel(cached, codegen::kBroEllWidthsEntry, device.ordinal);
   k.slice = shared_kernel(cached, codegen::kBroEllSliceEntry, device.ordinal);
   k.fill32 = shared_kernel(cached, codegen::kBroEllFill32Entry, device.ordinal);
@@ -182,7 +187,8 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
   k.coo_widths = shared_kernel(cached, codegen::kBroCooWidthsEntry, device.ordinal);
   k.coo_fill32 = shared_kernel(cached, codegen::kBroCooFill32Entry, device.ordinal);
   k.coo_fill64 = shared_kernel(cached, codegen::kBroCooFill64Entry, device.ordinal);
-  k.nvcc = unit.nvcc;
+  k.scans = load_device_ell_kernels(cache, device);
+  k.nvcc = unit.nvcc && k.scans.nvcc;
   k.ordinal = device.ordinal;
   k.disk_note = cached.disk_note;
   k.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -222,7 +228,7 @@ DeviceBroEll ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t 
   out.nslices = (a.nrows + h - 1) / h;
   const void* row_ptr = a.row_ptr;
   const void* col_idx = a.col_idx;
-  long long nrows = a.nrows, nslices = out.nslices;
+  long long nrows = a.nrows;
   long long limit = width;
   int h_arg = h, T_arg = T, L_arg = L;
   const int block = codegen::kBroEncodeBlock;
@@ -232,8 +238,7 @@ DeviceBroEll ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t 
   void* col_ptr_arg = col_ptr.get();
   launch(*kernels.columns, codegen::kBroEllColumnsEntry, stride_grid(out.nslices, block), block,
          {&row_ptr, &nrows, &h_arg, &T_arg, &limit, &col_ptr_arg});
-  launch(*kernels.scan, codegen::kBroScanEntry, 1, codegen::kBroScanBlock,
-         {&col_ptr_arg, &nslices});
+  offsets_from_counts(col_ptr, out.nslices, kernels);
   out.columns = download_i64(col_ptr, out.nslices);
 
   // The widest field of every slice column (and of every column position, baked).
@@ -260,8 +265,7 @@ DeviceBroEll ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t 
   launch(*kernels.slice, codegen::kBroEllSliceEntry, stride_grid(out.nslices, block), block,
          {&nrows, &h_arg, &T_arg, &L_arg, &col_ptr_arg, &widths32_arg, &pattern_arg, &widths_arg,
           &sym_ptr_arg});
-  launch(*kernels.scan, codegen::kBroScanEntry, 1, codegen::kBroScanBlock,
-         {&sym_ptr_arg, &nslices});
+  offsets_from_counts(sym_ptr, out.nslices, kernels);
   out.symbols = download_i64(sym_ptr, out.nslices);
   out.pad_rows = 1;
   if (p.tables == 2) {
@@ -332,7 +336,7 @@ DeviceBroCoo coo_part(const DeviceCsr& a, int interval, int symbol_bits, int cod
   void* offsets_arg = offsets.get();
   launch(*kernels.coo_counts, codegen::kBroCooCountsEntry, stride_grid(a.nrows, block), block,
          {&row_ptr, &nrows, &skip, &offsets_arg});
-  launch(*kernels.scan, codegen::kBroScanEntry, 1, codegen::kBroScanBlock, {&offsets_arg, &nrows});
+  offsets_from_counts(offsets, a.nrows, kernels);
   out.entries = download_i64(offsets, a.nrows);
   DeviceBuffer rows = elements(out.entries, 4);
   DeviceBuffer at = elements(out.entries, 8);
@@ -343,7 +347,7 @@ DeviceBroCoo coo_part(const DeviceCsr& a, int interval, int symbol_bits, int cod
 
   // Each interval's first row, widths and symbols per lane, and their prefix sums.
   out.intervals = (out.entries + I - 1) / I;
-  long long n = out.entries, intervals = out.intervals;
+  long long n = out.entries;
   int I_arg = I, L_arg = L;
   DeviceBuffer row_base = elements(out.intervals, 4);
   DeviceBuffer widths = elements(2 * out.intervals, 1);
@@ -353,8 +357,7 @@ DeviceBroCoo coo_part(const DeviceCsr& a, int interval, int symbol_bits, int cod
   void* sym_ptr_arg = sym_ptr.get();
   launch(*kernels.coo_widths, codegen::kBroCooWidthsEntry, stride_grid(32 * out.intervals, block),
          block, {&rows_arg, &n, &I_arg, &L_arg, &row_base_arg, &widths_arg, &sym_ptr_arg});
-  launch(*kernels.scan, codegen::kBroScanEntry, 1, codegen::kBroScanBlock,
-         {&sym_ptr_arg, &intervals});
+  offsets_from_counts(sym_ptr, out.intervals, kernels);
   out.symbols = download_i64(sym_ptr, out.intervals);
 
   // The streams (one row of zero symbols after the last, as the host writes), columns and values.

@@ -11,7 +11,8 @@
 //
 // The encoder, in passes over slices and lanes (a slice is h rows, h*T lanes):
 //   ell_columns   thread per slice: col_ptr[s + 1] = l_s (its longest lane)
-//   scan          one block: col_ptr (and later sym_ptr) turned into prefix sums in place
+//   (scan)        col_ptr (and later sym_ptr) turned into prefix sums in place, by the ell
+//                 unit's multi-block scan (templates/device_ell.cuh scan_*; runtime scan_device)
 //   ell_widths    warp per 32 lanes of a slice, column by column: the widest field of the warp,
 //                 atomicMax'ed into widths32[col_ptr[s] + j] (zeroed first) and, baked, into
 //                 pattern32[j]
@@ -49,7 +50,6 @@ constexpr int kSliceLongest = kFirstUnsorted + 1;  // 9 slots: heights 2^0..2^8
 constexpr int kInspectSlots = kSliceLongest + 9;
 constexpr int kInspectRows = 256;  // rows (and threads) of a bro_inspect block
 constexpr int kEncodeBlock = 256;  // threads per block of the encoder's passes
-constexpr int kScanBlock = 1024;
 
 // Value storage of the fill passes' value slots (formats/values: plain, unit, 8-bit table, fp32
 // of fp64, 16-bit table).
@@ -355,31 +355,6 @@ __device__ __forceinline__ void ell_columns(const int* __restrict__ row_ptr, Sha
   for (long long s = grid_thread(); s < nslices; s += grid_threads())
     counts[s + 1] = slice_columns(row_ptr, sh, s);
   if (grid_thread() == 0) counts[0] = 0;
-}
-
-/// data[1..n] replaced by its inclusive prefix sums (data[0] is 0: data becomes the exclusive
-/// offsets of n items and their total); one block of kScanBlock threads, each a chunk.
-__device__ __forceinline__ void scan(long long* __restrict__ data, long long n) {
-  __shared__ long long partial[kScanBlock];
-  const int t = threadIdx.x;
-  const long long chunk = (n + kScanBlock - 1) / kScanBlock;
-  const long long lo = t * chunk < n ? t * chunk : n;
-  const long long hi = lo + chunk < n ? lo + chunk : n;
-  long long sum = 0;
-  for (long long i = lo; i < hi; ++i) sum += data[i + 1];
-  partial[t] = sum;
-  __syncthreads();
-  for (int d = 1; d < kScanBlock; d *= 2) {
-    const long long add = t >= d ? partial[t - d] : 0;
-    __syncthreads();
-    partial[t] += add;
-    __syncthreads();
-  }
-  long long at = partial[t] - sum;
-  for (long long i = lo; i < hi; ++i) {
-    at += data[i + 1];
-    data[i + 1] = at;
-  }
 }
 
 /// widths32[col_ptr[s] + j] = the widest field at position j of slice s, and pattern32[j] the

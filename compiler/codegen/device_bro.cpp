@@ -20,7 +20,7 @@ KernelSource device_bro_source() {
 static_assert(db::kDeltaBits == {} && db::kFirstColBits == {} && db::kXSectors == {} &&
               db::kUnsorted == {} && db::kFirstUnsorted == {} && db::kSliceLongest == {} &&
               db::kInspectSlots == {}, "bro_inspect slots differ from the host's BroInspectSlots");
-static_assert(db::kInspectRows == {} && db::kEncodeBlock == {} && db::kScanBlock == {},
+static_assert(db::kInspectRows == {} && db::kEncodeBlock == {},
               "block sizes differ from the host's");
 static_assert(db::kStorePlain == {} && db::kStoreNone == {} && db::kStoreCode8 == {} &&
               db::kStoreF32 == {} && db::kStoreCode16 == {},
@@ -36,11 +36,6 @@ extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
 {}(const int* __restrict__ row_ptr, long long nrows, int h, int T, long long limit,
     long long* __restrict__ col_ptr) {{
   db::ell_columns(row_ptr, db::Shape{{nrows, h, T, limit}}, col_ptr);
-}}
-
-extern "C" __global__ void __launch_bounds__(db::kScanBlock)
-{}(long long* __restrict__ data, long long n) {{
-  db::scan(data, n);
 }}
 
 extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
@@ -59,9 +54,9 @@ extern "C" __global__ void __launch_bounds__(db::kEncodeBlock)
 }}
 )",
       S::delta_bits, S::first_col_bits, S::x_sectors, S::unsorted, S::first_unsorted,
-      S::slice_longest, S::count, kBroInspectBlock, kBroEncodeBlock, kBroScanBlock, kBroStorePlain,
-      kBroStoreNone, kBroStoreCode8, kBroStoreF32, kBroStoreCode16, kBroInspectEntry,
-      kBroEllColumnsEntry, kBroScanEntry, kBroEllWidthsEntry, kBroEllSliceEntry);
+      S::slice_longest, S::count, kBroInspectBlock, kBroEncodeBlock, kBroStorePlain, kBroStoreNone,
+      kBroStoreCode8, kBroStoreF32, kBroStoreCode16, kBroInspectEntry, kBroEllColumnsEntry,
+      kBroEllWidthsEntry, kBroEllSliceEntry);
   for (const auto& [entry, word] : {std::pair{kBroEllFill32Entry, "unsigned"},
                                     std::pair{kBroEllFill64Entry, "unsigned long long"}}) {
     k.source += fmt::format(

@@ -46,6 +46,9 @@ TEST_CASE("gpu: the column inspection on the GPU equals inspect()'s") {
   const Units u;
   std::vector<CsrMatrix> all = edge_matrices();
   all.push_back(gen::stencil_2d_5pt(700, 500));
+  // More rows than the pass's 4096 blocks of 256 cover at once: blocks take several tiles.
+  all.push_back(gen::stencil_2d_5pt(1500, 1000));
+  all.push_back(gen::rmat(17, 16));
   for (const CsrMatrix& a : all) {
     CAPTURE(a.nrows);
     const Profile host = inspect(a, InspectDepth::rows);

@@ -21,10 +21,10 @@ TEST_CASE("device bro: the build unit compiles, every entry point in the image")
   test::check_compiles(k);
   const runtime::Cubin cubin = runtime::compile_cubin(k, "sm_90");
   for (const char* entry :
-       {codegen::kBroInspectEntry, codegen::kBroEllColumnsEntry, codegen::kBroScanEntry,
-        codegen::kBroEllWidthsEntry, codegen::kBroEllSliceEntry, codegen::kBroEllFill32Entry,
-        codegen::kBroEllFill64Entry, codegen::kBroCooCountsEntry, codegen::kBroCooSelectEntry,
-        codegen::kBroCooWidthsEntry, codegen::kBroCooFill32Entry, codegen::kBroCooFill64Entry}) {
+       {codegen::kBroInspectEntry, codegen::kBroEllColumnsEntry, codegen::kBroEllWidthsEntry,
+        codegen::kBroEllSliceEntry, codegen::kBroEllFill32Entry, codegen::kBroEllFill64Entry,
+        codegen::kBroCooCountsEntry, codegen::kBroCooSelectEntry, codegen::kBroCooWidthsEntry,
+        codegen::kBroCooFill32Entry, codegen::kBroCooFill64Entry}) {
     CAPTURE(entry);
     CHECK(cubin.log.find(entry) != std::string::npos);
   }

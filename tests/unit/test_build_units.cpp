@@ -64,7 +64,7 @@ std::vector<Unit> units() {
         kHybTailsEntry, kHybCooFillEntry, kScanPartialsEntry, kScanTopEntry, kScanApplyEntry}},
       {BuildUnit::device_bro,
        device_bro_source(),
-       {kBroInspectEntry, kBroEllColumnsEntry, kBroScanEntry, kBroEllWidthsEntry, kBroEllSliceEntry,
+       {kBroInspectEntry, kBroEllColumnsEntry, kBroEllWidthsEntry, kBroEllSliceEntry,
         kBroEllFill32Entry, kBroEllFill64Entry, kBroCooCountsEntry, kBroCooSelectEntry,
         kBroCooWidthsEntry, kBroCooFill32Entry, kBroCooFill64Entry}},
   };

@@ -25,10 +25,10 @@ struct BroInspectSlots {
 };
 using BroInspection = std::array<std::uint64_t, BroInspectSlots::count>;
 
-/// Threads per block of the passes (bro_inspect: a block per 256 rows; the scan: one block).
+/// Threads per block of the passes (bro_inspect: a block per 256 rows). The prefix sums between
+/// the passes are the ell unit's multi-block scan (runtime's scan_device).
 inline constexpr int kBroInspectBlock = 256;
 inline constexpr int kBroEncodeBlock = 256;
-inline constexpr int kBroScanBlock = 1024;
 /// The fill passes' value storage (templates/device_bro.cuh kStore*): plain, none (all ones),
 /// 8-bit codes (the fill searches the sorted patterns), fp32 of fp64, 16-bit codes (the fill
 /// copies each nonzero's code from runtime's code_values16_device).
@@ -38,7 +38,6 @@ inline constexpr int kBroStorePlain = 0, kBroStoreNone = 1, kBroStoreCode8 = 2, 
 /// Entry points of the unit.
 inline constexpr const char* kBroInspectEntry = "spmvc_bro_inspect";
 inline constexpr const char* kBroEllColumnsEntry = "spmvc_bro_ell_columns";
-inline constexpr const char* kBroScanEntry = "spmvc_bro_scan";
 inline constexpr const char* kBroEllWidthsEntry = "spmvc_bro_ell_widths";
 inline constexpr const char* kBroEllSliceEntry = "spmvc_bro_ell_slice";
 inline constexpr const char* kBroEllFill32Entry = "spmvc_bro_ell_fill_s32";
