@@ -19,7 +19,6 @@
 #include "spmvc/compiler/device_bro.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
-#include "spmvc/parallel.hpp"
 
 namespace spmvc::compiler {
 
@@ -129,39 +128,25 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
   const std::string cusparse = po.cusparse;
   po.cusparse = "never";
   const bool forced = options.csr || options.params;
-  std::vector<std::string> formats;
+  std::vector<Candidate> all;
   for (const std::string_view format_name : kDeviceFormats) {
     const std::string format(format_name);
     const bool wanted = forced
                             ? (options.csr ? format == "csr" : format_of(*options.params) == format)
                             : options.format == "auto" || options.format == format;
-    if (wanted) formats.push_back(format);
+    if (!wanted) continue;
+    po.format = format;
+    std::vector<Candidate> proposed;
+    try {
+      proposed = make_plan(profile, po).candidates;
+    } catch (const InputError&) {
+      if (forced || options.format != "auto") throw;  // the format the caller asked for
+      // None of this format's candidates can implement the matrix (ell past its padding limit
+      // on power-law rows): they are listed, rejected with their reasons.
+      proposed = formats::find_format(format).propose(profile, options.precision);
+    }
+    for (Candidate& c : proposed) all.push_back(std::move(c));
   }
-  // Each format planned on its own host thread (the formats' models read the Profile only; the
-  // ELL family's padding sums and BRO's shape estimates are most of the time), their candidates
-  // then listed in the table's order: the same list as one thread makes.
-  std::vector<std::vector<Candidate>> proposed(formats.size());
-  run_ranges(split_range(static_cast<std::int64_t>(formats.size()), 1),
-             [&](std::size_t, std::int64_t begin, std::int64_t end) {
-               for (std::int64_t i = begin; i < end; ++i) {
-                 const auto f = static_cast<std::size_t>(i);
-                 PlanOptions one = po;
-                 one.format = formats[f];
-                 try {
-                   proposed[f] = make_plan(profile, one).candidates;
-                 } catch (const InputError&) {
-                   if (forced || options.format != "auto") throw;  // the format asked for
-                   // None of this format's candidates can implement the matrix (ell past its
-                   // padding limit on power-law rows): they are listed, rejected with their
-                   // reasons.
-                   proposed[f] =
-                       formats::find_format(formats[f]).propose(profile, options.precision);
-                 }
-               }
-             });
-  std::vector<Candidate> all;
-  for (std::vector<Candidate>& list : proposed)
-    for (Candidate& c : list) all.push_back(std::move(c));
   std::vector<Candidate> twins;
   for (Candidate& c : all) {
     if (!c.applicable) continue;
