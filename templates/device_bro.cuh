@@ -249,16 +249,20 @@ __device__ __forceinline__ long long grid_threads() {
 __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
                                             const int* __restrict__ col_idx, long long nrows,
                                             unsigned long long* __restrict__ out) {
-  __shared__ unsigned long long counts[kInspectSlots];
+  constexpr int kHistogram = kFirstColBits + 33;  // the two delta-bit histograms
+  constexpr int kFirstWords = 256;                // a tile's row starts, one bit per nonzero
+  __shared__ unsigned histogram[kHistogram];      // this block's (fewer than 2^31 nonzeros)
+  __shared__ unsigned first_unsorted;
   __shared__ int starts[kInspectRows + 1];  // the tile's row offsets, clamped at nrows
+  __shared__ unsigned first_bits[kFirstWords];
   __shared__ unsigned warp_longest[kInspectRows / 32];
-  for (int i = threadIdx.x; i < kInspectSlots; i += blockDim.x) counts[i] = 0;
-  if (threadIdx.x == 0) counts[kFirstUnsorted] = ~0ull;
+  for (int i = threadIdx.x; i < kHistogram; i += blockDim.x) histogram[i] = 0;
+  if (threadIdx.x == 0) first_unsorted = ~0u;
   __syncthreads();
   constexpr unsigned kFull = 0xffffffffu;
   constexpr int kWarps = kInspectRows / 32;
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-  // This thread's share of every count, over every tile it reads: added once at the end.
+  // This thread's share of the other counts, over every tile it reads: added once at the end.
   unsigned long long sectors = 0, unsorted = 0;
   unsigned long long longest[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (long long base = static_cast<long long>(blockIdx.x) * kInspectRows; base < nrows;
@@ -283,6 +287,14 @@ __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
       if (r < nrows && (lane & ((1 << k) - 1)) == 0) longest[k] += m;
     }
     if (lane == 0) warp_longest[warp] = m;
+    // The tile's nonzeros are contiguous (rows base..base+255). Where they fit the bitmap, each
+    // row marks its first nonzero there; otherwise (long rows) each nonzero finds its row among
+    // the tile's offsets.
+    const long long k_begin = starts[0], k_end = starts[kInspectRows];
+    const bool mapped = k_end - k_begin <= 32 * kFirstWords;  // the same for the whole block
+    if (mapped) {
+      for (int i = threadIdx.x; i < kFirstWords; i += blockDim.x) first_bits[i] = 0;
+    }
     __syncthreads();
     if (threadIdx.x < kWarps) {
       const int w = threadIdx.x;
@@ -295,19 +307,30 @@ __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
         }
       }
     }
-    // The columns, a thread per nonzero over the tile's nonzeros (contiguous: rows base..base+255):
-    // each finds its row among the tile's offsets, so short rows keep every lane busy.
-    const long long k_begin = starts[0], k_end = starts[kInspectRows];
-    for (long long k = k_begin + threadIdx.x; k < k_end; k += blockDim.x) {
-      int lo = 0, hi = kInspectRows;  // starts[lo] <= k < starts[hi]
-      while (hi - lo > 1) {
-        const int mid = (lo + hi) / 2;
-        if (starts[mid] <= k)
-          lo = mid;
-        else
-          hi = mid;
+    if (mapped) {
+      if (r < nrows && starts[threadIdx.x] < k_end) {
+        const int at = static_cast<int>(starts[threadIdx.x] - k_begin);
+        atomicOr(&first_bits[at >> 5], 1u << (at & 31));
       }
-      const bool first = starts[lo] == k;
+      __syncthreads();
+    }
+    // The columns, a thread per nonzero of the tile, so short rows keep every lane busy.
+    for (long long k = k_begin + threadIdx.x; k < k_end; k += blockDim.x) {
+      bool first;
+      if (mapped) {
+        const int at = static_cast<int>(k - k_begin);
+        first = ((first_bits[at >> 5] >> (at & 31)) & 1u) != 0;
+      } else {
+        int lo = 0, hi = kInspectRows;  // starts[lo] <= k < starts[hi]
+        while (hi - lo > 1) {
+          const int mid = (lo + hi) / 2;
+          if (starts[mid] <= k)
+            lo = mid;
+          else
+            hi = mid;
+        }
+        first = starts[lo] == k;
+      }
       const int c = __ldg(col_idx + k);
       const int prev = first ? c : __ldg(col_idx + k - 1);
       // A row's first column has a histogram of its own; lanes with the same slot add once,
@@ -316,36 +339,31 @@ __device__ __forceinline__ void bro_inspect(const int* __restrict__ row_ptr,
           first ? kFirstColBits + bit_width(static_cast<unsigned>(c))
                 : kDeltaBits + bit_width(static_cast<unsigned>(c) - static_cast<unsigned>(prev));
       const unsigned same = __match_any_sync(__activemask(), slot);
-      if (lane == __ffs(same) - 1)
-        atomicAdd(&counts[slot], static_cast<unsigned long long>(__popc(same)));
+      if (lane == __ffs(same) - 1) atomicAdd(&histogram[slot], static_cast<unsigned>(__popc(same)));
       sectors += first || (c >> 2) != (prev >> 2) ? 1 : 0;
       if (!first && c <= prev) {
         ++unsorted;
-        atomicMin(&counts[kFirstUnsorted], static_cast<unsigned long long>(k));
+        atomicMin(&first_unsorted, static_cast<unsigned>(k));
       }
     }
     __syncthreads();
   }
-  // Each warp's sums, then the block's, then the grid's.
+  // Each warp's sums, then the grid's.
   for (int off = 16; off > 0; off /= 2) {
     sectors += __shfl_down_sync(kFull, sectors, off);
     unsorted += __shfl_down_sync(kFull, unsorted, off);
     for (int k = 0; k < 9; ++k) longest[k] += __shfl_down_sync(kFull, longest[k], off);
   }
   if (lane == 0) {
-    if (sectors > 0) atomicAdd(&counts[kXSectors], sectors);
-    if (unsorted > 0) atomicAdd(&counts[kUnsorted], unsorted);
+    if (sectors > 0) atomicAdd(out + kXSectors, sectors);
+    if (unsorted > 0) atomicAdd(out + kUnsorted, unsorted);
     for (int k = 0; k < 9; ++k)
-      if (longest[k] > 0) atomicAdd(&counts[kSliceLongest + k], longest[k]);
+      if (longest[k] > 0) atomicAdd(out + kSliceLongest + k, longest[k]);
   }
-  __syncthreads();
-  for (int i = threadIdx.x; i < kInspectSlots; i += blockDim.x) {
-    if (i == kFirstUnsorted) {
-      if (counts[i] != ~0ull) atomicMin(out + i, counts[i]);
-    } else if (counts[i] != 0) {
-      atomicAdd(out + i, counts[i]);
-    }
-  }
+  for (int i = threadIdx.x; i < kHistogram; i += blockDim.x)
+    if (histogram[i] != 0) atomicAdd(out + i, static_cast<unsigned long long>(histogram[i]));
+  if (threadIdx.x == 0 && first_unsorted != ~0u)
+    atomicMin(out + kFirstUnsorted, static_cast<unsigned long long>(first_unsorted));
 }
 
 /// counts[s + 1] = l_s for every slice (counts[0] = 0).

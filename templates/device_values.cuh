@@ -7,7 +7,8 @@
 //              into an open-addressed set of kSlots patterns in global memory (empty slots all
 //              ones; the all-ones pattern itself, a NaN, is flagged in out[2] instead), after
 //              a block-local filter in shared memory. out[0] counts the patterns added; past
-//              kCap, out[1] is set and every thread stops (between nonzeros and between probes).
+//              kCap, out[1] is set and every thread stops (at its next probe, or within 16
+//              nonzeros).
 // value_code16 a thread per nonzero: codes[k] = the index of value k's pattern in the sorted
 //              `table` of n patterns (a binary search); a value the table lacks is counted in
 //              out[0] and coded 0.
@@ -56,9 +57,12 @@ __device__ __forceinline__ void value_set(const void* __restrict__ values, int v
   __syncthreads();
   volatile unsigned long long* seen = filter;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  int step = 0;
   for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
-       k += stride) {
-    if (past_cap(out)) return;
+       k += stride, ++step) {
+    // The flag is one word every warp reads: polled every 16th nonzero between nonzeros (each
+    // poll an L2 round trip on a hot line), and on every probe below, where the set grows.
+    if ((step & 15) == 0 && past_cap(out)) return;
     const unsigned long long bits = pattern_of(values, value_bytes, k);
     if (bits == kEmpty) {
       if (*static_cast<volatile unsigned long long*>(out + 2) == 0) atomicExch(out + 2, 1ull);
