@@ -12,10 +12,33 @@ namespace spmvc::formats {
 
 namespace {
 std::atomic<bool> shortcuts{true};
+// The planning under way on this thread: its Profile and its number (0: none).
+thread_local const Profile* planned = nullptr;
+thread_local std::uint64_t planning_number = 0;
+thread_local std::uint64_t plannings = 0;
 }  // namespace
 
 bool model_shortcuts() { return shortcuts.load(std::memory_order_relaxed); }
 void set_model_shortcuts(bool on) { shortcuts.store(on, std::memory_order_relaxed); }
+
+PlanningScope::PlanningScope(const Profile& profile) {
+  if (planned == &profile) return;  // inside a planning of the same Profile
+  owner_ = true;
+  outer_ = planned;
+  outer_number_ = planning_number;
+  planned = &profile;
+  planning_number = ++plannings;
+}
+
+PlanningScope::~PlanningScope() {
+  if (!owner_) return;
+  planned = outer_;
+  planning_number = outer_number_;
+}
+
+std::uint64_t planning(const Profile& profile) {
+  return planned == &profile && model_shortcuts() ? planning_number : 0;
+}
 
 Candidate FormatUnit::candidate(const Profile& profile, const FormatParams& params,
                                 Precision precision) const {

@@ -1,10 +1,15 @@
 // The cost models' shortcuts: results kept per histogram or per thread (amb's blocking
-// estimate, the ELL family's binomial padding sums, cci's code tables), cci's bounded
+// estimate, the ELL family's binomial padding sums, cci's code tables), per planning of one
+// Profile (BRO-ELL's slice estimates: PlanningScope), cci's bounded
 // code-table search, amb's synthetic rows laid out a run at a time. Each gives the answer of
 // the long way round, which stays in the library as its reference; the tests turn the
 // shortcuts off to plan the long way and check that every candidate's prediction and the
 // chosen plan come out the same.
 #pragma once
+
+#include <cstdint>
+
+#include "spmvc/profile.hpp"
 
 namespace spmvc::formats {
 
@@ -12,5 +17,26 @@ namespace spmvc::formats {
 bool model_shortcuts();
 /// Turns the shortcuts on or off for the whole process (tests only).
 void set_model_shortcuts(bool on);
+
+/// One planning of one Profile on this thread (make_plan, plan_device_csr): while it lives, the
+/// Profile cannot change, so a model may keep answers it computed from that Profile alone,
+/// under planning(): a number that names this planning. A planning of the same Profile inside
+/// another (make_plan per format within plan_device_csr) is the outer one.
+class PlanningScope {
+ public:
+  explicit PlanningScope(const Profile& profile);
+  ~PlanningScope();
+  PlanningScope(const PlanningScope&) = delete;
+  PlanningScope& operator=(const PlanningScope&) = delete;
+
+ private:
+  bool owner_ = false;
+  const Profile* outer_ = nullptr;  // the planning this one interrupts, resumed at its end
+  std::uint64_t outer_number_ = 0;
+};
+
+/// The number of the planning of `profile` under way on this thread; 0 when none is (or it
+/// plans another Profile), or the shortcuts are off: then nothing may be kept.
+std::uint64_t planning(const Profile& profile);
 
 }  // namespace spmvc::formats

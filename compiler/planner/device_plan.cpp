@@ -14,6 +14,7 @@
 #include "codegen/codegen.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "formats/format.hpp"
+#include "formats/model_shortcuts.hpp"
 #include "formats/values/values.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_bro.hpp"
@@ -121,6 +122,7 @@ void check_device_options(const Options& options) {
 
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target, bool uploads_csr) {
+  const formats::PlanningScope planning(profile);  // one for every format's make_plan below
   PlanOptions po = plan_options(options, target);
   po.build_path = BuildPath::device;
   po.uploads_csr = uploads_csr;

@@ -7,6 +7,7 @@
 
 #include "calibration.hpp"
 #include "formats/format.hpp"
+#include "formats/model_shortcuts.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -338,6 +339,7 @@ std::string BuildEstimate::describe() const {
 }
 
 Plan make_plan(const Profile& profile, const PlanOptions& options) {
+  const formats::PlanningScope planning(profile);
   std::vector<const formats::FormatUnit*> units;
   if (options.format == "auto") {
     units = formats::registry();

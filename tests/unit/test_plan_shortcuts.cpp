@@ -1,7 +1,8 @@
 // The planner's shortcuts (formats/model_shortcuts.hpp) change its cost, not its answers: every
 // plan made with them equals the plan made the long way (cci's unbounded code-table search,
-// amb's column-at-a-time synthetic rows, the ELL family's binomial sums evaluated afresh),
-// candidate for candidate, on generated matrices and on the public ones.
+// amb's column-at-a-time synthetic rows, the ELL family's binomial sums and padding evaluated
+// afresh, BRO-ELL's estimates and the row lengths recomputed at every question), candidate for
+// candidate, on generated matrices and on the public ones, from host and from device arrays.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -17,9 +18,11 @@
 #include "formats/cci/cci_format.hpp"
 #include "formats/ell/ell_model.hpp"
 #include "formats/model_shortcuts.hpp"
+#include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/options.hpp"
 #include "spmvc/profile.hpp"
 #include "test_support.hpp"
 
@@ -233,4 +236,79 @@ TEST_CASE("plans with the model shortcuts equal the plans made the long way: pub
     for (const compiler::PlanOptions& options : option_sets())
       check_profile(profile, other, options);
   }
+}
+
+TEST_CASE("a planning keeps answers for its own Profile, while it lasts") {
+  const Profile a = inspect(gen::from_spec("stencil2d:n=40"), InspectDepth::rows);
+  const Profile b = inspect(gen::from_spec("rmat:scale=10,ef=8"), InspectDepth::rows);
+  CHECK(formats::planning(a) == 0);  // no planning under way
+  std::uint64_t first = 0;
+  {
+    const formats::PlanningScope outer(a);
+    first = formats::planning(a);
+    CHECK(first != 0);
+    CHECK(formats::planning(b) == 0);  // another Profile keeps nothing
+    {
+      const formats::PlanningScope same(a);  // make_plan inside plan_device_csr
+      CHECK(formats::planning(a) == first);
+    }
+    CHECK(formats::planning(a) == first);
+    {
+      const formats::PlanningScope other(b);  // another planning interrupts this one
+      CHECK(formats::planning(b) != 0);
+      CHECK(formats::planning(b) != first);
+      CHECK(formats::planning(a) == 0);
+    }
+    CHECK(formats::planning(a) == first);  // and gives it back
+    {
+      const Shortcuts off(false);
+      CHECK(formats::planning(a) == 0);
+    }
+  }
+  CHECK(formats::planning(a) == 0);
+  {
+    const formats::PlanningScope again(a);  // a later planning of the same object: a new number
+    CHECK(formats::planning(a) != first);
+    CHECK(formats::planning(a) != 0);
+  }
+}
+
+TEST_CASE("plans from device arrays with the model shortcuts equal the plans made the long way") {
+  // compile(DeviceCsr)'s planner: every device format planned under one planning; the host
+  // arrays stand in for device ones (the planner reads their sizes and alignment only).
+  for (const char* spec : {"stencil27:n=20", "rmat:scale=14,ef=16", "random:n=20000,per_row=16",
+                           "banded:n=30000,hbw=8"}) {
+    CAPTURE(spec);
+    const CsrMatrix a = gen::from_spec(spec);
+    const test::HostDeviceCsr arrays(a);
+    Profile profile = inspect(a, InspectDepth::rows);
+    profile.block_shapes.clear();  // format auto from device arrays runs no block pass
+    BuildTarget target;
+    target.gpu = "H100";
+    for (const Precision precision : {Precision::f64, Precision::f32}) {
+      Options o;
+      o.precision = precision;
+      const Plan fast = compiler::plan_device_csr(arrays.view, profile, o, target);
+      const Plan again = compiler::plan_device_csr(arrays.view, profile, o, target);
+      Plan slow;
+      {
+        const Shortcuts off(false);
+        slow = compiler::plan_device_csr(arrays.view, profile, o, target);
+      }
+      check_same_plan(fast, slow);
+      check_same_plan(again, slow);  // the answers kept by a planning end with it
+    }
+  }
+  // Another matrix's Profile in the same object: nothing kept from the plannings before.
+  const CsrMatrix first = gen::from_spec("stencil27:n=20");
+  const CsrMatrix second = gen::from_spec("rmat:scale=13,ef=8");
+  const test::HostDeviceCsr first_arrays(first), second_arrays(second);
+  BuildTarget target;
+  target.gpu = "H100";
+  Profile profile = inspect(first, InspectDepth::rows);
+  (void)compiler::plan_device_csr(first_arrays.view, profile, Options{}, target);
+  profile = inspect(second, InspectDepth::rows);
+  const Plan fast = compiler::plan_device_csr(second_arrays.view, profile, Options{}, target);
+  const Shortcuts off(false);
+  check_same_plan(fast, compiler::plan_device_csr(second_arrays.view, profile, Options{}, target));
 }

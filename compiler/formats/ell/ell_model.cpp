@@ -1,7 +1,9 @@
 #include "formats/ell/ell_model.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <unordered_map>
 
@@ -37,7 +39,9 @@ std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, doub
 
 }  // namespace
 
-Lengths lengths(const Profile& profile) {
+namespace {
+
+Lengths lengths_afresh(const Profile& profile) {
   std::vector<std::pair<double, double>> pairs;
   pairs.reserve(profile.row_histogram.size() + 1);
   for (const HistogramBin& bin : profile.row_histogram) {
@@ -58,6 +62,21 @@ Lengths lengths(const Profile& profile) {
   out.bins = merged(std::move(pairs));
   for (const auto& [len, count] : out.bins) out.rows += count;
   return out;
+}
+
+}  // namespace
+
+Lengths lengths(const Profile& profile) {
+  // Every ELL-family cost, refusal and reason starts here: within one planning, once.
+  const std::uint64_t number = planning(profile);
+  if (number == 0) return lengths_afresh(profile);
+  thread_local std::uint64_t kept_for = 0;
+  thread_local Lengths kept;
+  if (kept_for != number) {
+    kept = lengths_afresh(profile);
+    kept_for = number;
+  }
+  return kept;
 }
 
 Lengths map(const Lengths& lengths, const std::function<double(double)>& f) {
@@ -170,18 +189,24 @@ struct PaddedKey {
 };
 
 struct PaddedKeyHash {
+  // The doubles' bit patterns mixed (std::hash<double> hashes their bytes one by one).
   std::size_t operator()(const PaddedKey& k) const {
-    std::size_t h = std::hash<double>{}(k.rows);
-    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    std::uint64_t h = 0;
+    auto mix = [&h](std::uint64_t v) {
+      h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h *= 0xff51afd7ed558ccdULL;
+    };
+    auto bits = [](double d) { return std::bit_cast<std::uint64_t>(d); };
+    mix(bits(k.rows));
     for (const auto& [len, count] : k.bins) {
-      mix(std::hash<double>{}(len));
-      mix(std::hash<double>{}(count));
+      mix(bits(len));
+      mix(bits(count));
     }
-    mix(std::hash<std::int64_t>{}(k.window));
-    mix(std::hash<std::int64_t>{}(k.pack));
-    mix(std::hash<int>{}(k.round));
-    mix(std::hash<double>{}(k.floor));
-    return h;
+    mix(static_cast<std::uint64_t>(k.window));
+    mix(static_cast<std::uint64_t>(k.pack));
+    mix(static_cast<std::uint64_t>(k.round));
+    mix(bits(k.floor));
+    return static_cast<std::size_t>(h);
   }
 };
 
