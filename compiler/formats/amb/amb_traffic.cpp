@@ -155,10 +155,12 @@ double unsorted_padding(const Profile& profile, int c_rows) {
   if (rows == 0 || mean == 0) return 1.0;
   mean /= rows;
   // E[max] = sum over bins of len * (F(len)^C - F(len-)^C); bins are in increasing order.
-  double below = 0, emax = 0;
+  // F(len-)^C is the previous bin's F^C (the same double: below / rows again).
+  double below = 0, emax = 0, f0_pow = std::pow(0.0, c_rows);
   for (const auto& [len, count] : bins) {
-    const double f0 = below / rows, f1 = (below + count) / rows;
-    emax += len * (std::pow(f1, c_rows) - std::pow(f0, c_rows));
+    const double f1_pow = std::pow((below + count) / rows, c_rows);
+    emax += len * (f1_pow - f0_pow);
+    f0_pow = f1_pow;
     below += count;
   }
   return std::max(1.0, emax / mean);

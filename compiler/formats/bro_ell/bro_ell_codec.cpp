@@ -353,10 +353,13 @@ std::vector<std::pair<double, double>> length_distribution(const Profile& p, std
 
 // E[max of k independent draws] of a discrete distribution given as sorted (value, p) pairs.
 double expected_max(const std::vector<std::pair<double, double>>& dist, double k) {
-  double cdf_prev = 0, e = 0;
+  // cdf_prev^k is the previous step's cdf^k.
+  double cdf_prev = 0, e = 0, prev_pow = std::pow(0.0, k);
   for (const auto& [value, prob] : dist) {
     const double cdf = std::min(1.0, cdf_prev + prob);
-    e += value * (std::pow(cdf, k) - std::pow(cdf_prev, k));
+    const double cdf_pow = std::pow(cdf, k);
+    e += value * (cdf_pow - prev_pow);
+    prev_pow = cdf_pow;
     cdf_prev = cdf;
   }
   return e;

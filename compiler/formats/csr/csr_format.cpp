@@ -76,12 +76,14 @@ double CsrFormat::warp_imbalance(const Profile& profile, int threads_per_row) {
     steps_sum += std::max(1.0, std::ceil(len / threads_per_row)) * static_cast<double>(bin.count);
   }
   if (rows <= 0 || rows_per_warp == 1) return 1.0;
-  double below = 0, longest = 0;
+  // F(bin-)^n is the previous bin's F^n (the same double: below / rows again).
+  double below = 0, longest = 0, f0_pow = std::pow(0.0, rows_per_warp);
   for (const HistogramBin& bin : profile.row_histogram) {
     const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
     const double steps = std::max(1.0, std::ceil(len / threads_per_row));
-    const double f0 = below / rows, f1 = (below + static_cast<double>(bin.count)) / rows;
-    longest += steps * (std::pow(f1, rows_per_warp) - std::pow(f0, rows_per_warp));
+    const double f1_pow = std::pow((below + static_cast<double>(bin.count)) / rows, rows_per_warp);
+    longest += steps * (f1_pow - f0_pow);
+    f0_pow = f1_pow;
     below += static_cast<double>(bin.count);
   }
   return std::max(1.0, longest / (steps_sum / rows));

@@ -242,12 +242,14 @@ double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamPa
   };
   // E[max of per_block rows] = sum over bins of steps * (F(bin)^n - F(bin-)^n), bins in
   // increasing order (CsrFormat::warp_imbalance's estimate, with the block's rows as the group).
-  double below = 0, longest = 0, mean_steps = 0;
+  // F(bin-)^n is the previous counted bin's F^n (the same double: below / rows again).
+  double below = 0, longest = 0, mean_steps = 0, f0_pow = std::pow(0.0, per_block);
   for (const HistogramBin& bin : profile.row_histogram) {
     if (bin.lo > p.tile) continue;
     const double count = static_cast<double>(bin.count);
-    const double f0 = below / rows, f1 = (below + count) / rows;
-    longest += steps(bin) * (std::pow(f1, per_block) - std::pow(f0, per_block));
+    const double f1_pow = std::pow((below + count) / rows, per_block);
+    longest += steps(bin) * (f1_pow - f0_pow);
+    f0_pow = f1_pow;
     mean_steps += steps(bin) * count / rows;
     below += count;
   }
