@@ -1,10 +1,10 @@
 // The cost models' shortcuts: results kept per histogram or per thread (amb's blocking
-// estimate, the ELL family's binomial padding sums, cci's code tables), per planning of one
-// Profile (BRO-ELL's slice estimates: PlanningScope), cci's bounded
-// code-table search, amb's synthetic rows laid out a run at a time. Each gives the answer of
-// the long way round, which stays in the library as its reference; the tests turn the
-// shortcuts off to plan the long way and check that every candidate's prediction and the
-// chosen plan come out the same.
+// estimate, the ELL family's binomial padding sums and padded slots, cci's code tables), per
+// planning of one Profile (BRO-ELL's slice estimates, the ELL family's row lengths:
+// PlanningScope), cci's bounded code-table search, amb's synthetic rows laid out a run at a
+// time. Each gives the answer of the long way round, which stays in the library as its
+// reference; the tests turn the shortcuts off to plan the long way and check that every
+// candidate's prediction and the chosen plan come out the same.
 #pragma once
 
 #include <cstdint>

@@ -37,10 +37,6 @@ std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, doub
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 Lengths lengths_afresh(const Profile& profile) {
   std::vector<std::pair<double, double>> pairs;
   pairs.reserve(profile.row_histogram.size() + 1);
