@@ -381,51 +381,6 @@ std::vector<std::pair<double, double>> bits_distribution(const std::array<std::i
 
 int log2_ceil(int t) { return t <= 1 ? 0 : bit_width(static_cast<std::uint64_t>(t - 1)); }
 
-}  // namespace
-
-namespace {
-
-EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllShape& shape);
-
-// An estimate_ell question within one planning (the encoding's value coding does not enter).
-struct EllQuestion {
-  std::int64_t limit;
-  int slice_height, symbol_bits, threads_per_row, tables;
-  bool operator==(const EllQuestion&) const = default;
-};
-
-struct EllQuestionHash {
-  std::size_t operator()(const EllQuestion& q) const {
-    std::size_t h = std::hash<std::int64_t>{}(q.limit);
-    for (const int v : {q.slice_height, q.symbol_bits, q.threads_per_row, q.tables})
-      h = h * 1000003u + std::hash<int>{}(v);
-    return h;
-  }
-};
-
-}  // namespace
-
-EllEstimate estimate_ell(const Profile& p, std::int64_t limit, const EllShape& shape) {
-  // bro_ell's and bro_hyb's shape searches, refusals, costs and reasons ask for the same
-  // estimates thousands of times in one planning: kept for the planning's length.
-  const std::uint64_t number = planning(p);
-  if (number == 0) return estimate_ell_afresh(p, limit, shape);
-  thread_local std::uint64_t kept_for = 0;
-  thread_local std::unordered_map<EllQuestion, EllEstimate, EllQuestionHash> kept;
-  if (kept_for != number) {
-    kept.clear();
-    kept_for = number;
-  }
-  const EllQuestion q{limit, shape.slice_height, shape.symbol_bits, shape.threads_per_row,
-                      shape.tables};
-  if (auto it = kept.find(q); it != kept.end()) return it->second;
-  const EllEstimate est = estimate_ell_afresh(p, limit, shape);
-  kept.emplace(q, est);
-  return est;
-}
-
-namespace {
-
 EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllShape& shape) {
   EllEstimate est;
   const int h = shape.slice_height, T = shape.threads_per_row, S = shape.lanes();
@@ -486,7 +441,42 @@ EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllS
   return est;
 }
 
+// An estimate_ell question within one planning (the encoding's value coding does not enter).
+struct EllQuestion {
+  std::int64_t limit;
+  int slice_height, symbol_bits, threads_per_row, tables;
+  bool operator==(const EllQuestion&) const = default;
+};
+
+struct EllQuestionHash {
+  std::size_t operator()(const EllQuestion& q) const {
+    std::size_t h = std::hash<std::int64_t>{}(q.limit);
+    for (const int v : {q.slice_height, q.symbol_bits, q.threads_per_row, q.tables})
+      h = h * 1000003u + std::hash<int>{}(v);
+    return h;
+  }
+};
+
 }  // namespace
+
+EllEstimate estimate_ell(const Profile& p, std::int64_t limit, const EllShape& shape) {
+  // bro_ell's and bro_hyb's shape searches, refusals, costs and reasons ask for the same
+  // estimates thousands of times in one planning: kept for the planning's length.
+  const std::uint64_t number = planning(p);
+  if (number == 0) return estimate_ell_afresh(p, limit, shape);
+  thread_local std::uint64_t kept_for = 0;
+  thread_local std::unordered_map<EllQuestion, EllEstimate, EllQuestionHash> kept;
+  if (kept_for != number) {
+    kept.clear();
+    kept_for = number;
+  }
+  const EllQuestion q{limit, shape.slice_height, shape.symbol_bits, shape.threads_per_row,
+                      shape.tables};
+  if (auto it = kept.find(q); it != kept.end()) return it->second;
+  const EllEstimate est = estimate_ell_afresh(p, limit, shape);
+  kept.emplace(q, est);
+  return est;
+}
 
 std::string check_ell_shape(const Profile& p, std::int64_t limit, const EllShape& shape,
                             int block_size, int unroll, bool prefetch) {
