@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
@@ -56,6 +57,14 @@ void launch_spmm(const Operator::Impl& im, const Operations::SpmmUnit& unit, con
 
 const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations& ops, int k,
                                            DenseLayout layout);
+Operations::SpmmUnit load_spmm_unit(const Operator::Impl& im, const Operations& ops, int k,
+                                    DenseLayout layout, bool packs);
+
+// Whether X and Y both start on a multiple of `bytes`.
+bool aligned_to(const void* x, const void* y, int bytes) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(x) | reinterpret_cast<std::uintptr_t>(y);
+  return bits % static_cast<std::uintptr_t>(bytes) == 0;
+}
 
 // The cusparseSpMM unit for (k, layout) on the kept CSR, set up and recorded. Called with
 // ops.mutex held.
@@ -177,8 +186,29 @@ const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations&
                                     describe(ops.spmm_fallback->plan().params));
     return nullptr;
   }
+  Operations::SpmmUnit unit = load_spmm_unit(im, ops, k, layout, true);
+  timings.spmm_note = "own encoding: " + unit.source.kernel_name;
+  return &ops.spmm.emplace(std::pair{k, layout}, std::move(unit)).first->second;
+}
+
+// The generated unit for (k, layout) that moves one element per load and store, for X or Y off
+// the packed unit's alignment, built on the first such call. Called with ops.mutex held.
+const Operations::SpmmUnit* unpacked_unit(const Operator::Impl& im, Operations& ops, int k,
+                                          DenseLayout layout) {
+  if (auto found = ops.spmm_unpacked.find({k, layout}); found != ops.spmm_unpacked.end())
+    return &found->second;
+  return &ops.spmm_unpacked.emplace(std::pair{k, layout}, load_spmm_unit(im, ops, k, layout, false))
+              .first->second;
+}
+
+// The generated SpMM unit for (k, layout) compiled (through the kernel cache), loaded and bound to
+// the operator's arrays.
+Operations::SpmmUnit load_spmm_unit(const Operator::Impl& im, const Operations& ops, int k,
+                                    DenseLayout layout, bool packs) {
   Operations::SpmmUnit unit;
-  unit.source = compiler::generate_spmm(*ops.subject, k, layout);
+  unit.source = compiler::generate_spmm(*ops.subject, k, layout, packs);
+  unit.pack_bytes = compiler::spmm_pack_bytes(compiler::spmm_shape(*ops.subject, k, layout, packs),
+                                              ops.subject->precision);
   const DeviceInfo device = probe_device(ops.options.device);
   const CachedKernel cached = cache_for(cache_dir_of(ops.options)).get(unit.source, device.arch());
   // A reordered unit's row map is set per operator, so it loads its own image.
@@ -194,8 +224,7 @@ const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations&
     throw InternalError("SpMM unit " + unit.source.kernel_name + " has too many parameters");
   for (const KernelParam& p : unit.source.params)
     unit.array_args.push_back(p.kind == KernelParam::Kind::array ? im.array(p.name) : nullptr);
-  timings.spmm_note = "own encoding: " + unit.source.kernel_name;
-  return &ops.spmm.emplace(std::pair{k, layout}, std::move(unit)).first->second;
+  return unit;
 }
 
 // A^T built on the GPU and compiled, on first use. Called with ops.mutex held.
@@ -338,6 +367,8 @@ void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, dou
   {
     std::lock_guard lock(ops.mutex);
     unit = runtime::spmm_unit(*impl_, ops, k, layout);
+    if (unit != nullptr && unit->pack_bytes > 0 && !runtime::aligned_to(x, y, unit->pack_bytes))
+      unit = runtime::unpacked_unit(*impl_, ops, k, layout);
   }
   if (unit == nullptr) {
     ops.spmm_fallback->apply_many(x, y, k, layout, alpha, beta, stream);

@@ -44,8 +44,13 @@ struct Operations {
     KernelSource source;
     std::shared_ptr<const LoadedKernel> kernel;
     std::vector<const void*> array_args;
+    /// The alignment the unit needs of X and Y (spmm_pack_bytes; 0 for cuSPARSE).
+    int pack_bytes = 0;
   };
   std::map<std::pair<int, DenseLayout>, SpmmUnit> spmm;
+  /// The one-element copies of units whose packs a caller's X or Y was not aligned to, made on
+  /// the first such call.
+  std::map<std::pair<int, DenseLayout>, SpmmUnit> spmm_unpacked;
   /// The operator apply_many runs on when the plan's encoding has none (built from `csr`).
   std::unique_ptr<Operator> spmm_fallback;
   /// The (k, layout)s decided for the fallback operator (no unit in `spmm`), so that a measured

@@ -10,10 +10,14 @@
 //
 // Thread mapping: a group of kGroup = kColumnLanes * kRowLanes consecutive lanes shares one row.
 // Lane g of the group is column lane c = g % kColumnLanes and nonzero lane p = g / kColumnLanes:
-// nonzero lane p walks every kRowLanes-th nonzero of the row, and column lane c accumulates the
-// columns c, c + kColumnLanes, ... (kPerLane of them, in registers). Row-major X is then read by
-// the column lanes of one nonzero as contiguous runs of kColumnLanes elements (coalesced);
-// column-major X is gathered per column as an SpMV gathers x. The nonzero lanes' partial sums
+// nonzero lane p walks every kRowLanes-th nonzero of the row, and column lane c accumulates
+// chunks of kVec consecutive columns: c*kVec.., (c + kColumnLanes)*kVec.., ... (kPerLane columns
+// in all, in registers). Row-major X is then read by the column lanes of one nonzero as
+// contiguous runs of kColumnLanes * kVec elements, kVec per lane in one 8- or 16-byte load
+// (kVec > 1, row-major only: a lane's four fp32 columns are one load instead of four, a
+// quarter of the L1 requests per nonzero); column-major X is gathered per column as
+// an SpMV gathers x (kVec = 1). A unit with kVec > 1 runs its kVec = 1 copy when X or Y is not
+// aligned to the pack (packs_fit, decided once per launch). The nonzero lanes' partial sums
 // meet in a warp-shuffle reduction and nonzero lane 0 writes its columns of the row once: no
 // atomics, the same result run to run. Every y write goes through y_row() (the row map of a
 // reordered matrix).
@@ -26,17 +30,80 @@
 namespace spmvc {
 namespace spmm {
 
+/// kVec consecutive elements of row-major X or Y, moved by one load or store of
+/// kVec * sizeof(Value) bytes (8 or 16): the vector access of a row-major unit.
+template <typename Value, int kVec>
+struct alignas(sizeof(Value) * kVec) Pack {
+  Value e[kVec];
+};
+
+__device__ __forceinline__ void load_into(const float* __restrict__ p, Pack<float, 4>& out) {
+  const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+  out.e[0] = v.x;
+  out.e[1] = v.y;
+  out.e[2] = v.z;
+  out.e[3] = v.w;
+}
+__device__ __forceinline__ void load_into(const float* __restrict__ p, Pack<float, 2>& out) {
+  const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+  out.e[0] = v.x;
+  out.e[1] = v.y;
+}
+__device__ __forceinline__ void load_into(const double* __restrict__ p, Pack<double, 2>& out) {
+  const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+  out.e[0] = v.x;
+  out.e[1] = v.y;
+}
+template <typename Value>
+__device__ __forceinline__ void load_into(const Value* __restrict__ p, Pack<Value, 1>& out) {
+  out.e[0] = __ldg(p);
+}
+
+template <typename Value, int kVec>
+__device__ __forceinline__ Pack<Value, kVec> load_pack(const Value* __restrict__ p) {
+  Pack<Value, kVec> out;
+  load_into(p, out);
+  return out;
+}
+
+/// Whether X and Y start on a kVec-element boundary, as the packs need (every device allocation
+/// does; a caller's offset pointer may not, and then the unit runs its one-element copy).
+template <int kVec, typename Value>
+__device__ __forceinline__ bool packs_fit(const Value* x, const Value* y) {
+  constexpr unsigned long long kAlign = sizeof(Value) * kVec;
+  return ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) %
+          kAlign) == 0;
+}
+
 /// One lane's columns of one row: accumulation, reduction over the nonzero lanes, store.
-template <int kK, int kColumnLanes, int kRowLanes, bool kRowMajor, typename Value, typename Acc>
+/// Column lane c holds chunks of kVec consecutive columns: chunk i is columns
+/// (i * kColumnLanes + c) * kVec ... + kVec - 1, so a nonzero's column lanes read one contiguous
+/// run of kColumnLanes * kVec elements of X, kVec per lane (kVec > 1: row-major only, k a
+/// multiple of kVec).
+template <int kK, int kColumnLanes, int kRowLanes, bool kRowMajor, int kVec, typename Value,
+          typename Acc>
 struct RowTile {
   static constexpr int kGroup = kColumnLanes * kRowLanes;
-  static constexpr int kPerLane = (kK + kColumnLanes - 1) / kColumnLanes;
+  static constexpr int kChunkColumns = kColumnLanes * kVec;
+  static constexpr int kChunks = (kK + kChunkColumns - 1) / kChunkColumns;
+  static constexpr int kPerLane = kChunks * kVec;
   static_assert(kK >= 1 && kK <= 64, "k is 1..64");
   static_assert(kGroup >= 1 && kGroup <= 32 && (kGroup & (kGroup - 1)) == 0,
                 "a row's lanes are a power of two no larger than a warp");
   static_assert((kColumnLanes & (kColumnLanes - 1)) == 0, "column lanes are a power of two");
+  static_assert(kVec == 1 || (kRowMajor && kK % kVec == 0),
+                "packs of columns need row-major X and Y and k a multiple of the pack");
 
   Acc acc[kPerLane];
+
+  /// The column that acc[i] of column lane `lane_column` holds.
+  static __device__ __forceinline__ int column_of(int i, int lane_column) {
+    return ((i / kVec) * kColumnLanes + lane_column) * kVec + i % kVec;
+  }
+  /// Whether chunk `chunk` of column lane `lane_column` lies inside the k columns.
+  static __device__ __forceinline__ bool chunk_in(int chunk, int lane_column) {
+    return kK % kChunkColumns == 0 || (chunk * kColumnLanes + lane_column) * kVec < kK;
+  }
 
   __device__ __forceinline__ void zero() {
 #pragma unroll
@@ -47,13 +114,14 @@ struct RowTile {
   __device__ __forceinline__ void add(Acc a, int col, const Value* __restrict__ x, long long ncols,
                                       int lane_column) {
 #pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      const int j = lane_column + i * kColumnLanes;
-      if (kK % kColumnLanes == 0 || j < kK) {
-        const long long at = kRowMajor ? static_cast<long long>(col) * kK + j
-                                       : static_cast<long long>(j) * ncols + col;
-        acc[i] += a * static_cast<Acc>(load_ro(x + at));
-      }
+    for (int i = 0; i < kChunks; ++i) {
+      if (!chunk_in(i, lane_column)) continue;
+      const int j = column_of(i * kVec, lane_column);
+      const long long at = kRowMajor ? static_cast<long long>(col) * kK + j
+                                     : static_cast<long long>(j) * ncols + col;
+      const Pack<Value, kVec> v = load_pack<Value, kVec>(x + at);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) acc[i * kVec + e] += a * static_cast<Acc>(v.e[e]);
     }
   }
 
@@ -71,10 +139,32 @@ struct RowTile {
   /// Y[row, j] = alpha*acc + beta*Y[row, j] for this lane's columns (beta 0: Y is not read).
   __device__ __forceinline__ void store(Value* __restrict__ y, long long row, long long nrows,
                                         int lane_column, Acc alpha, Acc beta) const {
+    if constexpr (kVec == 1) {
 #pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      const int j = lane_column + i * kColumnLanes;
-      if (kK % kColumnLanes == 0 || j < kK) store_element(y, row, nrows, j, acc[i], alpha, beta);
+      for (int i = 0; i < kPerLane; ++i) {
+        if (chunk_in(i, lane_column))
+          store_element(y, row, nrows, column_of(i, lane_column), acc[i], alpha, beta);
+      }
+    } else {
+      const long long r = y_row(row);
+#pragma unroll
+      for (int i = 0; i < kChunks; ++i) {
+        if (!chunk_in(i, lane_column)) continue;
+        auto* at =
+            reinterpret_cast<Pack<Value, kVec>*>(y + r * kK + column_of(i * kVec, lane_column));
+        Pack<Value, kVec> out;
+        if (beta != Acc(0)) {
+          const Pack<Value, kVec> old = *at;
+#pragma unroll
+          for (int e = 0; e < kVec; ++e)
+            out.e[e] =
+                static_cast<Value>(alpha * acc[i * kVec + e] + beta * static_cast<Acc>(old.e[e]));
+        } else {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) out.e[e] = static_cast<Value>(alpha * acc[i * kVec + e]);
+        }
+        *at = out;
+      }
     }
   }
 
@@ -90,14 +180,14 @@ struct RowTile {
 };
 
 /// csr (csr.cuh's arrays; its padding is never read): consecutive groups take consecutive rows.
-template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
-          typename Value, typename Acc, typename Values>
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, int kVec,
+          typename Offset, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void csr(long long nrows, long long ncols,
                                     const Offset* __restrict__ row_ptr,
                                     const int* __restrict__ col_idx, Values values,
                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
                                     Acc beta) {
-  using Tile = RowTile<kK, kColumnLanes, kRowLanes, kRowMajor, Value, Acc>;
+  using Tile = RowTile<kK, kColumnLanes, kRowLanes, kRowMajor, kVec, Value, Acc>;
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   const long long tid = static_cast<long long>(blockIdx.x) * kBlockSize + threadIdx.x;
   const long long row = tid / Tile::kGroup;
@@ -121,14 +211,14 @@ __device__ __forceinline__ void csr(long long nrows, long long ncols,
 /// csr_stream's row block `b` with the block's column accessor `col`: its groups take its rows
 /// in turn; a block of one row (longer than the tile) is shared by all its groups, whose totals
 /// meet in shared memory.
-template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
-          typename Value, typename Acc, typename Column, typename Values>
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, int kVec,
+          typename Offset, typename Value, typename Acc, typename Column, typename Values>
 __device__ __forceinline__ void csr_stream_block(long long nrows, long long ncols, long long first,
                                                  long long last, const Offset* __restrict__ row_ptr,
                                                  const Column& col, Values values,
                                                  const Value* __restrict__ x, Value* __restrict__ y,
                                                  Acc alpha, Acc beta) {
-  using Tile = RowTile<kK, kColumnLanes, kRowLanes, kRowMajor, Value, Acc>;
+  using Tile = RowTile<kK, kColumnLanes, kRowLanes, kRowMajor, kVec, Value, Acc>;
   constexpr int kGroups = kBlockSize / Tile::kGroup;
   static_assert(kGroups * kK * sizeof(Acc) <= 16384, "a long row's partials fit 16 KiB");
   static_assert(kBlockSize >= kK, "a thread per column sums a long row's partials");
@@ -150,7 +240,7 @@ __device__ __forceinline__ void csr_stream_block(long long nrows, long long ncol
     if (lane == 0) {
 #pragma unroll
       for (int i = 0; i < Tile::kPerLane; ++i) {
-        const int j = column + i * kColumnLanes;
+        const int j = Tile::column_of(i, column);
         if (j < kK) partial[group][j] = tile.acc[i];
       }
     }
@@ -183,8 +273,8 @@ __device__ __forceinline__ void csr_stream_block(long long nrows, long long ncol
 /// csr_stream (csr_stream.cuh's arrays, 16-bit columns included): thread block b computes row
 /// block b. The column accessor is chosen once per block, each choice with its own copy of the
 /// loops, as csr_stream.cuh's NarrowColumns does.
-template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
-          typename Value, typename Acc, typename Values>
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, int kVec,
+          typename Offset, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
                                            const int* __restrict__ row_blocks,
                                            const Offset* __restrict__ row_ptr,
@@ -193,13 +283,13 @@ __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
                                            Acc alpha, Acc beta) {
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   const int b = blockIdx.x;
-  csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, Acc>(
+  csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, kVec, Offset, Value, Acc>(
       nrows, ncols, row_blocks[b], row_blocks[b + 1], row_ptr,
       csr_stream::IntColumn{columns.col_idx}, values, x, y, alpha, beta);
 }
 
-template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, typename Offset,
-          typename Value, typename Acc, typename Values>
+template <int kK, int kColumnLanes, int kRowLanes, int kBlockSize, bool kRowMajor, int kVec,
+          typename Offset, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
                                            const int* __restrict__ row_blocks,
                                            const Offset* __restrict__ row_ptr,
@@ -211,13 +301,13 @@ __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
   const long long first = row_blocks[b], last = row_blocks[b + 1];
   const int at = __ldg(columns.base + b);
   if (at >= 0) {
-    csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, Acc>(
+    csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, kVec, Offset, Value, Acc>(
         nrows, ncols, first, last, row_ptr, csr_stream::ShortColumn{columns.narrow, at}, values, x,
         y, alpha, beta);
   } else {
     // A wide block's columns sit in wide[-1 - at ...] from the block's first nonzero.
     const long long start = row_ptr[first];
-    csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, Acc>(
+    csr_stream_block<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, kVec, Offset, Value, Acc>(
         nrows, ncols, first, last, row_ptr, csr_stream::IntColumn{columns.wide + (-1 - at) - start},
         values, x, y, alpha, beta);
   }
@@ -226,13 +316,13 @@ __device__ __forceinline__ void csr_stream(long long nrows, long long ncols,
 /// ell (ell.cuh's layout): the row's kThreadsPerRow slot lanes are the nonzero lanes, so each
 /// step's loads stay one contiguous run per warp as in the SpMV.
 template <int kK, int kColumnLanes, int kWidth, int kThreadsPerRow, int kBlockSize,
-          bool kRowLengths, bool kRowMajor, typename Value, typename Acc, typename Values>
+          bool kRowLengths, bool kRowMajor, int kVec, typename Value, typename Acc, typename Values>
 __device__ __forceinline__ void ell(long long nrows, long long ncols,
                                     const int* __restrict__ row_lengths,
                                     const int* __restrict__ col, Values values,
                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
                                     Acc beta) {
-  using Tile = RowTile<kK, kColumnLanes, kThreadsPerRow, kRowMajor, Value, Acc>;
+  using Tile = RowTile<kK, kColumnLanes, kThreadsPerRow, kRowMajor, kVec, Value, Acc>;
   constexpr int kSteps = kWidth / kThreadsPerRow;
   static_assert(kWidth % kThreadsPerRow == 0, "the width is a multiple of the lanes per row");
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
@@ -249,11 +339,24 @@ __device__ __forceinline__ void ell(long long nrows, long long ncols,
     const long long p0 = row * kThreadsPerRow + lane;
     const int steps =
         kRowLengths ? (row_lengths[row] - lane + kThreadsPerRow - 1) / kThreadsPerRow : kSteps;
-    for (int s = 0; s < steps; ++s) {
+    // Slot s of the lane; false past its last nonzero.
+    const auto step = [&](int s) {
       const long long p = p0 + s * stride;
       const int c = load_ro(col + p);
-      if (!kRowLengths && c < 0) break;  // packed left: the rest of the lane's slots are padding
+      if (!kRowLengths && c < 0) return false;  // packed left: the rest of the lane's slots pad
       tile.add(static_cast<Acc>(load_ro(values + p)), c, x, ncols, column);
+      return true;
+    };
+    if constexpr (kVec > 1) {
+      // ptxas unrolls four packed steps into 32 registers and a spill; two fit without one.
+#pragma unroll 2
+      for (int s = 0; s < steps; ++s) {
+        if (!step(s)) break;
+      }
+    } else {
+      for (int s = 0; s < steps; ++s) {
+        if (!step(s)) break;
+      }
     }
   }
   tile.reduce();
@@ -262,13 +365,13 @@ __device__ __forceinline__ void ell(long long nrows, long long ncols,
 
 /// sell (sell.cuh's layout): as ell within each slice; y rows through perm when sorted.
 template <int kK, int kColumnLanes, int kSliceHeight, int kThreadsPerRow, int kBlockSize,
-          bool kPermuted, bool kRowMajor, typename Value, typename Acc>
+          bool kPermuted, bool kRowMajor, int kVec, typename Value, typename Acc>
 __device__ __forceinline__ void sell(long long nrows, long long ncols,
                                      const long long* __restrict__ slice_ptr,
                                      const int* __restrict__ perm, const int* __restrict__ col,
                                      const Value* __restrict__ values, const Value* __restrict__ x,
                                      Value* __restrict__ y, Acc alpha, Acc beta) {
-  using Tile = RowTile<kK, kColumnLanes, kThreadsPerRow, kRowMajor, Value, Acc>;
+  using Tile = RowTile<kK, kColumnLanes, kThreadsPerRow, kRowMajor, kVec, Value, Acc>;
   constexpr int kStep = kSliceHeight * kThreadsPerRow;
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   const long long tid = static_cast<long long>(blockIdx.x) * kBlockSize + threadIdx.x;

@@ -73,8 +73,9 @@ void check_k(int k) {
 }
 
 std::string shape_tag(int k, DenseLayout layout, const SpmmShape& s) {
-  return fmt::format("k{}_{}_c{}_p{}_b{}", k, layout == DenseLayout::row_major ? "rm" : "cm",
-                     s.column_lanes, s.row_lanes, s.block_size);
+  return fmt::format("k{}_{}_c{}_p{}_b{}{}", k, layout == DenseLayout::row_major ? "rm" : "cm",
+                     s.column_lanes, s.row_lanes, s.block_size,
+                     s.vector > 1 ? fmt::format("_v{}", s.vector) : "");
 }
 
 // The inspector's view of the rows that choose_spmm_engine weighs.
@@ -213,7 +214,7 @@ std::optional<std::string> spmm_unsupported(const SpmmSubject& s) {
   return std::nullopt;
 }
 
-SpmmShape spmm_shape(const SpmmSubject& s, int k, DenseLayout layout) {
+SpmmShape spmm_shape(const SpmmSubject& s, int k, DenseLayout layout, bool packs) {
   check_k(k);
   const int per_lane = layout == DenseLayout::row_major ? kRowMajorPerLane : kColMajorPerLane;
   int columns = std::min(32, pow2_at_least((k + per_lane - 1) / per_lane));
@@ -229,6 +230,13 @@ SpmmShape spmm_shape(const SpmmSubject& s, int k, DenseLayout layout) {
     shape.column_lanes = columns;
     shape.row_lanes =
         std::min(pow2_at_most(s.row_mean / kSpmmNonzerosPerLane), 32 / shape.column_lanes);
+  }
+  if (packs && layout == DenseLayout::row_major) {
+    // Packs of up to 16 bytes, no wider than a lane's share of the columns, dividing k.
+    const int per = (k + shape.column_lanes - 1) / shape.column_lanes;
+    const int widest = 16 / static_cast<int>(value_bytes(s.precision));
+    while (shape.vector * 2 <= std::min(widest, per) && k % (shape.vector * 2) == 0)
+      shape.vector *= 2;
   }
   if (const auto* p = std::get_if<CsrStreamParams>(&s.params)) {
     shape.block_size = p->block_size;
@@ -247,10 +255,10 @@ SpmmShape spmm_shape(const SpmmSubject& s, int k, DenseLayout layout) {
   return shape;
 }
 
-KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
+KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout, bool packs) {
   check_k(k);
   if (auto why = spmm_unsupported(s)) throw InternalError("no SpMM unit: " + *why);
-  const SpmmShape shape = spmm_shape(s, k, layout);
+  const SpmmShape shape = spmm_shape(s, k, layout, packs);
   const int coding = formats::value_coding_of(s.params);
   const std::string prec = codegen::precision_tag(s.precision);
   const std::string vtag = formats::value_coding_tag(coding);
@@ -269,6 +277,9 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
       {fmt::format("constexpr int kRowLanes = {};", shape.row_lanes),
        "lanes that split a row's nonzeros"},
       {fmt::format("constexpr int kBlockSize = {};", shape.block_size), "threads per block"},
+      {fmt::format("constexpr int kVec = {};", shape.vector),
+       shape.vector > 1 ? "X and Y columns a lane moves in one load or store"
+                        : "one element per load or store"},
   };
   const auto values = formats::value_args(coding, "values");
   const std::int64_t group = shape.column_lanes * shape.row_lanes;
@@ -286,8 +297,8 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
     format_params.insert(format_params.end(), values.params.begin(), values.params.end());
     constants.push_back({fmt::format("using Offset = {};", offset_type), "row_ptr element"});
     call = fmt::format(
-        "spmvc::spmm::csr<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, Value, "
-        "Acc>(\n      nrows, ncols, row_ptr, col_idx, {}, x, y, alpha, beta);",
+        "spmvc::spmm::csr<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, VEC, Offset, "
+        "Value, Acc>(\n      nrows, ncols, row_ptr, col_idx, {}, x, y, alpha, beta);",
         values.pass);
   } else if (s.format == "csr_stream") {
     const bool narrow = has_array(s, "col16");
@@ -307,8 +318,9 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
     format_params.insert(format_params.end(), values.params.begin(), values.params.end());
     constants.push_back({fmt::format("using Offset = {};", offset_type), "row_ptr element"});
     call = fmt::format(
-        "spmvc::spmm::csr_stream<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, Offset, "
-        "Value, Acc>(\n      nrows, ncols, row_blocks, row_ptr, {}, {}, x, y, alpha, beta);",
+        "spmvc::spmm::csr_stream<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, VEC, "
+        "Offset, Value, Acc>(\n      nrows, ncols, row_blocks, row_ptr, {}, {}, x, y, alpha, "
+        "beta);",
         narrow ? "spmvc::csr_stream::NarrowColumns{col_base, col16, col_wide}"
                : "spmvc::csr_stream::WideColumns{col_idx}",
         values.pass);
@@ -328,7 +340,7 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
          p.row_lengths ? "ELL-R: loop to the stored row length" : "plain ELL: stop at column -1"});
     call = fmt::format(
         "spmvc::spmm::ell<kK, kColumnLanes, kWidth, kRowLanes, kBlockSize, kRowLengths, "
-        "kRowMajor, Value, Acc>(\n      nrows, ncols, {}, col_idx, {}, x, y, alpha, beta);",
+        "kRowMajor, VEC, Value, Acc>(\n      nrows, ncols, {}, col_idx, {}, x, y, alpha, beta);",
         p.row_lengths ? "row_lengths" : "nullptr", values.pass);
   } else {  // sell
     const auto& p = std::get<SellParams>(s.params);
@@ -347,11 +359,12 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout) {
                          "rows sorted within windows: y written through perm"});
     call = fmt::format(
         "spmvc::spmm::sell<kK, kColumnLanes, kSliceHeight, kRowLanes, kBlockSize, kPermuted, "
-        "kRowMajor, Value, Acc>(\n      nrows, ncols, slice_ptr, {}, col_idx, values, x, y, "
+        "kRowMajor, VEC, Value, Acc>(\n      nrows, ncols, slice_ptr, {}, col_idx, values, x, y, "
         "alpha, beta);",
         permuted ? "perm" : "nullptr");
   }
 
+  call.replace(call.find("VEC"), 3, "kVec");
   constants.push_back(
       {fmt::format("using Value = {};", codegen::value_type(s.precision)), "values, X and Y"});
   constants.push_back(

@@ -142,6 +142,9 @@ class Operator {
   /// builds a csr or csr_stream operator (compile(DeviceCsr)) from the plain CSR the operator
   /// keeps (compile(DeviceCsr) always; compile(CsrMatrix) with Options::keep_csr), and
   /// timings().spmm_note says so; without that CSR it is an InputError naming the format.
+  /// Row-major units move each lane's columns of X and Y in packs of up to 16 bytes; where X or
+  /// Y does not start on a multiple of the pack (an offset into an allocation), the call runs a
+  /// one-element copy of the unit, compiled at the first such call.
   void apply_many(const void* x, void* y, int k, DenseLayout layout = DenseLayout::col_major,
                   double alpha = 1.0, double beta = 0.0, void* stream = nullptr) const;
   /// Convenience on host arrays (fp64 whatever the precision): copies in, multiplies, copies

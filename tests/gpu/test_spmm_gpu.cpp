@@ -157,6 +157,56 @@ TEST_CASE("gpu: apply_many over csr, csr_stream, ell, sell and a format without 
   CHECK(checked >= 3 * 5 * 2 * 2 * 5);
 }
 
+TEST_CASE("gpu: apply_many with X and Y one element off the packs' alignment") {
+  if (!have_device()) return;
+  // Row-major units read and write a lane's columns in packs of up to 16 bytes. X and Y that
+  // start one element into an allocation run the unit's one-element copy, with the same result
+  // (a packed load there would fault).
+  const CsrMatrix a = gen::random_uniform(4000, 1500, 12, 3);
+  for (const std::string& f : {std::string("csr_stream"), std::string("csr"),
+                               std::string("ell:threads_per_row=2,row_lengths=1")}) {
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(f);
+      CAPTURE(to_string(p));
+      Options o = options_for(p, f);
+      o.spmm_cusparse = "never";
+      const Operator op = compile(a, o);
+      const int k = 32;
+      const auto ku = static_cast<std::size_t>(k);
+      REQUIRE(op.spmm_source(k, DenseLayout::row_major).kernel_name.find("_v") !=
+              std::string::npos);
+      const std::vector<double> x = codegen::test_vector(a.ncols * k, p);
+      const std::vector<double> y0 = initial_y(static_cast<std::size_t>(a.nrows) * ku);
+      std::vector<double> ref = y0;
+      compiler::reference_spmm(a, k, DenseLayout::row_major, x, ref, 1.5, 0.5);
+      const std::size_t vb = value_bytes(p);
+      runtime::DeviceBuffer dx((x.size() + 1) * vb), dy((y0.size() + 1) * vb);
+      std::vector<double> y(y0.size());
+      if (p == Precision::f64) {
+        dx.upload(x.data(), x.size() * vb, vb);
+        dy.upload(y0.data(), y0.size() * vb, vb);
+      } else {
+        const std::vector<float> xf(x.begin(), x.end()), yf(y0.begin(), y0.end());
+        dx.upload(xf.data(), xf.size() * vb, vb);
+        dy.upload(yf.data(), yf.size() * vb, vb);
+      }
+      op.apply_many(static_cast<const char*>(dx.get()) + vb, static_cast<char*>(dy.get()) + vb, k,
+                    DenseLayout::row_major, 1.5, 0.5);
+      runtime::synchronize();
+      if (p == Precision::f64) {
+        dy.download(y.data(), y.size() * vb, vb);
+      } else {
+        std::vector<float> yf(y.size());
+        dy.download(yf.data(), yf.size() * vb, vb);
+        std::copy(yf.begin(), yf.end(), y.begin());
+      }
+      CHECK(compiler::relative_error(y, ref) <= tolerance(p));
+      // The aligned call after it still gives the reference.
+      CHECK(check_many(a, op, k, DenseLayout::row_major, 1.5, 0.5) <= tolerance(p));
+    }
+  }
+}
+
 TEST_CASE("gpu: apply_many with reordered rows writes Y in the caller's order") {
   if (!have_device()) return;
   const CsrMatrix a = gen::stencil_3d_7pt(12, 12, 12);

@@ -60,13 +60,22 @@ std::optional<std::string> spmm_unsupported(const SpmmSubject& subject);
 
 /// How the SpMM kernel splits a row's group of lanes: column lanes (each accumulates every
 /// column_lanes-th column) times nonzero lanes (each walks every row_lanes-th nonzero).
+/// Row-major units move each lane's columns in packs of `vector` consecutive elements (one 8- or
+/// 16-byte load or store; 1 for column-major, and where k has no such divisor).
 struct SpmmShape {
   int column_lanes = 1;
   int row_lanes = 1;
   int block_size = 256;
+  int vector = 1;
 };
-/// The shape for `k` columns in `layout` (k in 1..kMaxDenseColumns).
-SpmmShape spmm_shape(const SpmmSubject& subject, int k, DenseLayout layout);
+/// The shape for `k` columns in `layout` (k in 1..kMaxDenseColumns); `packs` false keeps one
+/// element per load (for X or Y not aligned to the packs: spmm_pack_bytes).
+SpmmShape spmm_shape(const SpmmSubject& subject, int k, DenseLayout layout, bool packs = true);
+/// The alignment in bytes a unit of `shape` needs of X and Y (one element's size where it moves
+/// single elements).
+inline int spmm_pack_bytes(const SpmmShape& shape, Precision precision) {
+  return shape.vector * value_bytes(precision);
+}
 
 /// What runs apply_many for one (k, layout): the generated unit, or cusparseSpMM on the
 /// operator's plain CSR.
@@ -113,9 +122,11 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
 const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision);
 
 /// The SpMM unit for `k` columns in `layout`: entry point kernel_name, parameters in binding
-/// order (rows, cols, the format's arrays, x, y, alpha, beta). InputError for k outside
-/// 1..kMaxDenseColumns; InternalError when spmm_unsupported.
-KernelSource generate_spmm(const SpmmSubject& subject, int k, DenseLayout layout);
+/// order (rows, cols, the format's arrays, x, y, alpha, beta); with `packs` false, one element
+/// per load and store whatever the shape allows. InputError for k outside 1..kMaxDenseColumns;
+/// InternalError when spmm_unsupported.
+KernelSource generate_spmm(const SpmmSubject& subject, int k, DenseLayout layout,
+                           bool packs = true);
 
 /// Y = alpha*A*X + beta*Y on the host in fp64 (X and Y dense in `layout`, k columns): the
 /// reference the GPU tests compare against. InputError when the sizes disagree.
