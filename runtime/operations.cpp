@@ -147,8 +147,10 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
     ops.cusparse_spmm->apply(k, layout, x, y, 1.0, 0.0, nullptr);
   });
   timings.spmm += seconds_since(t0);
+  // The model's pick and the rows it read stay in the note, to check the model against.
   const std::string times =
-      fmt::format("measured {:.4f} ms generated, {:.4f} ms {}", own_ms, cusparse_ms, alg);
+      fmt::format("measured {:.4f} ms generated, {:.4f} ms {}; the model's pick: {}", own_ms,
+                  cusparse_ms, alg, choice->why);
   if (cusparse_ms < own_ms) {
     ops.spmm_on_fallback.erase({k, layout});
     const Operations::SpmmUnit* unit = cusparse_unit(im, ops, k, layout);

@@ -16,11 +16,11 @@
 // contiguous runs of kColumnLanes * kVec elements, kVec per lane in one 8- or 16-byte load
 // (kVec > 1, row-major only: a lane's four fp32 columns are one load instead of four, a
 // quarter of the L1 requests per nonzero); column-major X is gathered per column as
-// an SpMV gathers x (kVec = 1). A unit with kVec > 1 runs its kVec = 1 copy when X or Y is not
-// aligned to the pack (packs_fit, decided once per launch). The nonzero lanes' partial sums
-// meet in a warp-shuffle reduction and nonzero lane 0 writes its columns of the row once: no
-// atomics, the same result run to run. Every y write goes through y_row() (the row map of a
-// reordered matrix).
+// an SpMV gathers x (kVec = 1). X and Y must start on a multiple of the pack: where a
+// caller's do not, the runtime launches the unit generated with kVec = 1 instead. The nonzero
+// lanes' partial sums meet in a warp-shuffle reduction and nonzero lane 0 writes its columns of the
+// row once: no atomics, the same result run to run. Every y write goes through y_row() (the row map
+// of a reordered matrix).
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -64,15 +64,6 @@ __device__ __forceinline__ Pack<Value, kVec> load_pack(const Value* __restrict__
   Pack<Value, kVec> out;
   load_into(p, out);
   return out;
-}
-
-/// Whether X and Y start on a kVec-element boundary, as the packs need (every device allocation
-/// does; a caller's offset pointer may not, and then the unit runs its one-element copy).
-template <int kVec, typename Value>
-__device__ __forceinline__ bool packs_fit(const Value* x, const Value* y) {
-  constexpr unsigned long long kAlign = sizeof(Value) * kVec;
-  return ((reinterpret_cast<unsigned long long>(x) | reinterpret_cast<unsigned long long>(y)) %
-          kAlign) == 0;
 }
 
 /// One lane's columns of one row: accumulation, reduction over the nonzero lanes, store.

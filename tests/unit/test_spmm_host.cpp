@@ -2,6 +2,8 @@
 // SpMVs in both layouts), the SpMM units' shapes, parameters and refusals.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -32,8 +34,10 @@ CsrMatrix small() {
 }
 
 compiler::SpmmSubject subject_of(const CsrMatrix& a, const std::string& format,
-                                 const std::string& assignments = "") {
+                                 const std::string& assignments = "",
+                                 Precision precision = Precision::f64) {
   Options o;
+  o.precision = precision;
   FormatParams p = default_params(format);
   if (!assignments.empty()) set_params(p, assignments);
   o.format = format;
@@ -132,6 +136,44 @@ TEST_CASE("spmm units: shapes stay within a warp and keep few columns per lane")
       }
     }
   }
+}
+
+TEST_CASE("spmm units: row-major packs of up to 16 bytes that divide k, none column-major") {
+  const CsrMatrix a = gen::random_uniform(2000, 1500, 24, 3);
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    const compiler::SpmmSubject s = subject_of(a, "csr_stream", "", p);
+    const int widest = p == Precision::f64 ? 2 : 4;
+    for (int k : {1, 2, 3, 6, 8, 12, 32, 64}) {
+      CAPTURE(to_string(p));
+      CAPTURE(k);
+      const compiler::SpmmShape row = compiler::spmm_shape(s, k, DenseLayout::row_major);
+      const int per_lane = (k + row.column_lanes - 1) / row.column_lanes;
+      CHECK(k % row.vector == 0);
+      CHECK(row.vector <= widest);
+      CHECK(row.vector <= per_lane);
+      // The widest pack that the rules allow is taken.
+      if (row.vector < widest) {
+        CHECK((k % (row.vector * 2) != 0 || row.vector * 2 > per_lane));
+      }
+      CHECK(compiler::spmm_pack_bytes(row, p) == row.vector * value_bytes(p));
+      CHECK(compiler::spmm_shape(s, k, DenseLayout::col_major).vector == 1);
+      CHECK(compiler::spmm_shape(s, k, DenseLayout::row_major, false).vector == 1);
+      const KernelSource packed = compiler::generate_spmm(s, k, DenseLayout::row_major);
+      const KernelSource single = compiler::generate_spmm(s, k, DenseLayout::row_major, false);
+      CHECK(packed.source.find(fmt::format("constexpr int kVec = {};", row.vector)) !=
+            std::string::npos);
+      CHECK(single.source.find("constexpr int kVec = 1;") != std::string::npos);
+      // Packed and one-element units are different kernels in the cache.
+      CHECK((row.vector == 1) == (packed.kernel_name == single.kernel_name));
+    }
+  }
+  // k = 32: four fp32 columns or two fp64 columns a load.
+  CHECK(compiler::spmm_shape(subject_of(a, "csr_stream", "", Precision::f32), 32,
+                             DenseLayout::row_major)
+            .vector == 4);
+  CHECK(compiler::spmm_shape(subject_of(a, "csr_stream", "", Precision::f64), 32,
+                             DenseLayout::row_major)
+            .vector == 2);
 }
 
 TEST_CASE("spmm units: parameters in binding order, name and layout constants") {
