@@ -181,8 +181,8 @@ void add_operation_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
                 "multiply by the transpose, y = A^T x (Operator::apply_transpose)")
       ->excludes(k);
   cmd->add_option("--spmm-cusparse", args.spmm_cusparse,
-                  "--k: cusparseSpMM as apply_many's engine: auto (row-major X, k >= 16: hub rows, "
-                  "short scattered rows of spread lengths in fp64, long or skewed rows in fp32; "
+                  "--k: cusparseSpMM as apply_many's engine: auto (row-major X, k >= 16: rows with "
+                  "hubs, and skewed rows in fp32; "
                   "timed against the generated unit with --planner measure), "
                   "never, always, measure (time both, keep the faster)")
       ->check(CLI::IsMember({"auto", "never", "always", "measure"}))

@@ -118,12 +118,8 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
   if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK) {
     if (subject.row_skew >= kSpmmHubRowRatio) {
       cusparse_why = "hub rows";
-    } else if (subject.precision == Precision::f64 && subject.row_mean <= kSpmmShortRows &&
-               subject.row_spread >= kSpmmGraphRowSpread && subject.x_scatter >= kSpmmScatteredX) {
-      cusparse_why = "short spread rows read scattered";
-    } else if (subject.precision == Precision::f32 &&
-               (subject.row_mean >= kSpmmF32LongRows || subject.row_skew >= kSpmmF32SkewRatio)) {
-      cusparse_why = "fp32 rows long or skewed";
+    } else if (subject.precision == Precision::f32 && subject.row_skew >= kSpmmF32SkewRatio) {
+      cusparse_why = "fp32 rows skewed";
     }
   }
   SpmmChoice c;

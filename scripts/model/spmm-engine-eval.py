@@ -6,12 +6,13 @@ measured times and the rows the model reads. Prints, per precision and class, th
 cuSPARSE's best of the model's picks, of the faster engine (the most a rule could reach) and of
 each engine alone, and the entries where the model picks the slower one.
 
-With --fit, searches the rule's thresholds for the best geomean over both precisions and prints
-the best set in-sample and, leaving each matrix out in turn, what its pick would have been with
-the thresholds fitted on the others.
+The rule as compiler::choose_spmm_engine has it: cuSPARSE for hub rows (the longest row at
+least --hub times the mean) in either precision, and in fp32 for a longest row at least
+--f32-skew times the mean; the generated unit elsewhere. With --fit, searches both thresholds
+for the best geomean over both precisions and prints the best pair in-sample and, leaving each
+matrix out in turn, what its pick would have been with the thresholds fitted on the others.
 
-Usage: scripts/model/spmm-engine-eval.py SUITE.json [--fit] [--hub R] [--short-rows N]
-       [--graph-spread S] [--scattered-x X] [--f32-long-rows N] [--f32-skew R]
+Usage: scripts/model/spmm-engine-eval.py SUITE.json [--fit] [--hub R] [--f32-skew R]
 """
 import argparse
 import itertools
@@ -26,8 +27,7 @@ ROWS = re.compile(r"([\d.]+) nonzeros a row, longest ([\d.]+)x the mean, spread 
 INF = float("inf")
 
 # compiler/include/spmvc/compiler/spmm.hpp's constants.
-DEFAULTS = {"hub": 1000.0, "short_rows": 16.0, "graph_spread": 0.5, "scattered_x": 0.8,
-            "f32_long_rows": 16.0, "f32_skew": 100.0}
+DEFAULTS = {"hub": 1000.0, "f32_skew": 100.0}
 
 
 def records(path):
@@ -55,13 +55,7 @@ def records(path):
 def picks_cusparse(r, t):
     if r["k"] < 16:
         return False
-    if r["skew"] >= t["hub"]:
-        return True
-    if (r["precision"] == "f64" and r["mean"] <= t["short_rows"] and
-            r["spread"] >= t["graph_spread"] and r["scatter"] >= t["scattered_x"]):
-        return True
-    return r["precision"] == "f32" and (r["mean"] >= t["f32_long_rows"] or
-                                        r["skew"] >= t["f32_skew"])
+    return r["skew"] >= t["hub"] or (r["precision"] == "f32" and r["skew"] >= t["f32_skew"])
 
 
 def geomean(values):
@@ -93,12 +87,8 @@ def report(recs, t):
               f"{r['skew']:.0f}, spread {r['spread']:.2f}, x sectors {r['scatter']:.2f})")
 
 
-GRID = {"hub": [100.0, 300.0, 1000.0, 3000.0, INF],
-        "short_rows": [8.0, 16.0, 32.0],
-        "graph_spread": [0.3, 0.5, 1.0, INF],
-        "scattered_x": [0.5, 0.8, 1.0],
-        "f32_long_rows": [16.0, 24.0, 32.0, 64.0, INF],
-        "f32_skew": [30.0, 100.0, 300.0, INF]}
+GRID = {"hub": [30.0, 100.0, 300.0, 1000.0, 3000.0, INF],
+        "f32_skew": [10.0, 30.0, 100.0, 300.0, 1000.0, INF]}
 
 
 def fit(recs):

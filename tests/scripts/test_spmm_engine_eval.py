@@ -28,13 +28,14 @@ def record(name, prec, gen_ms, cus_ms, mean, skew, spread, scatter, engine="spmv
 
 
 recs = [
-    # fp32 long rows where cuSPARSE is faster, short rows where the generated unit is.
-    record("long", "f32", 1.2, 1.0, 27.0, 1, 0.1, 0.3, engine="cusparse"),
+    # fp32 skewed rows where cuSPARSE is faster, even rows where the generated unit is.
+    record("skewed", "f32", 1.2, 1.0, 25.0, 235, 8.0, 0.5, engine="cusparse"),
     record("short", "f32", 0.5, 1.0, 5.0, 2, 0.2, 0.4),
     # fp64 hub rows: cuSPARSE.
     record("hub", "f64", 6.0, 2.0, 16.0, 5000, 3.0, 0.9, engine="cusparse"),
-    # fp64 regular rows: generated.
+    # fp64 regular rows, and the skewed ones: generated.
     record("regular", "f64", 1.0, 1.5, 27.0, 1, 0.0, 0.3),
+    record("skewed", "f64", 0.5, 0.9, 25.0, 235, 8.0, 0.5),
 ]
 doc = {"suite": "t", "results": recs}
 with tempfile.TemporaryDirectory() as d:
@@ -42,24 +43,25 @@ with tempfile.TemporaryDirectory() as d:
     with open(path, "w") as f:
         json.dump(doc, f)
     parsed = ev["records"](path)
-    assert [r["matrix"] for r in parsed] == ["long", "short", "hub", "regular"], parsed
+    assert [r["matrix"] for r in parsed] == ["skewed", "short", "hub", "regular", "skewed"], parsed
     long = parsed[0]
     # cuSPARSE's time from the bench's record (1.0), not the note's (10.0); the generated unit's
     # from the note where cuSPARSE ran.
-    assert long["gen"] == 1.2 and long["cus"] == 1.0 and long["mean"] == 27.0, long
+    assert long["gen"] == 1.2 and long["cus"] == 1.0 and long["skew"] == 235.0, long
     t = dict(ev["DEFAULTS"])
-    # The defaults: fp32 rows of 16 or more go to cuSPARSE, hub rows too, regular fp64 not.
-    assert [ev["picks_cusparse"](r, t) for r in parsed] == [True, False, True, False]
+    # The defaults: fp32 rows skewed 100x or more go to cuSPARSE, hub rows too, fp64 below the
+    # hub ratio not.
+    assert [ev["picks_cusparse"](r, t) for r in parsed] == [True, False, True, False, False]
     # Every pick the faster one: each speed-up is best / min.
     s = ev["speedups"](parsed, t)
     assert all(abs(x - r["best"] / min(r["gen"], r["cus"])) < 1e-12 for x, r in zip(s, parsed))
-    # With fp32's long-row threshold switched off, "long" runs the slower generated unit.
-    off = dict(t, f32_long_rows=float("inf"))
+    # With fp32's skew threshold switched off, "skewed" fp32 runs the slower generated unit.
+    off = dict(t, f32_skew=float("inf"))
     assert ev["speedups"](parsed, off)[0] < s[0]
     # The fit recovers thresholds that pick the faster engine everywhere.
     fitted = ev["fit"](parsed)
     assert all(ev["picks_cusparse"](r, fitted) == (r["cus"] < r["gen"]) for r in parsed), fitted
     out = subprocess.run([sys.executable, script, path], capture_output=True, text=True,
                          check=True).stdout
-    assert "the model picks the slower engine on 0 of 4" in out, out
+    assert "the model picks the slower engine on 0 of 5" in out, out
 print("spmm-engine-eval: ok")

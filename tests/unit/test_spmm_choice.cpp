@@ -49,52 +49,46 @@ SpmmSubject subject_of(const CsrMatrix& a, Precision precision) {
 }  // namespace
 
 TEST_CASE("spmm choice: rows where cusparseSpMM was measured faster take it at k >= 16 row-major") {
-  using compiler::kSpmmGraphRowSpread, compiler::kSpmmHubRowRatio, compiler::kSpmmScatteredX,
-      compiler::kSpmmShortRows, compiler::kSpmmF32LongRows, compiler::kSpmmF32SkewRatio;
-  // fp64 road-network-like rows: short, spread, scattered; and at each threshold.
-  CHECK(pick(graph_subject(4.8, 0.65, 0.95, 12)) == SpmmEngine::cusparse);
-  CHECK(pick(graph_subject(kSpmmShortRows, kSpmmGraphRowSpread, kSpmmScatteredX)) ==
-        SpmmEngine::cusparse);
-  // Hub rows in either precision and over a csr unit as well.
+  using compiler::kSpmmHubRowRatio, compiler::kSpmmF32SkewRatio;
+  // Hub rows in either precision and over a csr unit as well, at the threshold.
   SpmmSubject hubs = graph_subject(15.5, 10.5, 1.0, kSpmmHubRowRatio);
+  CHECK(pick(hubs) == SpmmEngine::cusparse);
   hubs.format = "csr";
   CHECK(pick(hubs) == SpmmEngine::cusparse);
   hubs.precision = Precision::f32;
   CHECK(pick(hubs) == SpmmEngine::cusparse);
-  // fp32: long rows, or a skewed longest row.
-  CHECK(pick(graph_subject(kSpmmF32LongRows, 0.0, 0.3, 1.0, Precision::f32)) ==
-        SpmmEngine::cusparse);
+  // fp32: a skewed longest row, at the threshold.
   CHECK(pick(graph_subject(10, 3.6, 0.8, kSpmmF32SkewRatio, Precision::f32)) ==
         SpmmEngine::cusparse);
-  CHECK(pick(graph_subject(8, 0.2, 0.9, 3.0, Precision::f32), compiler::kSpmmCusparseMinK) ==
-        SpmmEngine::kernel);
-  const compiler::SpmmChoice c = choose_spmm_engine(graph_subject(4.8, 0.65, 0.95), 32,
+  CHECK(pick(graph_subject(10, 3.6, 0.8, kSpmmF32SkewRatio, Precision::f32),
+             compiler::kSpmmCusparseMinK) == SpmmEngine::cusparse);
+  const compiler::SpmmChoice c = choose_spmm_engine(graph_subject(15.5, 10.5, 1.0, 4000), 32,
                                                     DenseLayout::row_major, "auto", false, true);
+  CHECK(c.engine == SpmmEngine::cusparse);
   CHECK(c.why.find("cusparseSpMM_CSR_ALG2") != std::string::npos);
-  CHECK(c.why.find("short spread rows read scattered") != std::string::npos);
+  CHECK(c.why.find("hub rows") != std::string::npos);
+  CHECK(c.why.find("longest 4000x the mean") != std::string::npos);
   CHECK_FALSE(c.time_both);
   const compiler::SpmmChoice f =
-      choose_spmm_engine(graph_subject(27, 0.07, 0.5, 1.0, Precision::f32), 32,
+      choose_spmm_engine(graph_subject(25, 8.0, 0.53, 235, Precision::f32), 32,
                          DenseLayout::row_major, "auto", false, true);
   CHECK(f.engine == SpmmEngine::cusparse);
-  CHECK(f.why.find("cusparseSpMM_CSR_ALG3") != std::string::npos);
+  CHECK(f.why.find("cusparseSpMM_CSR_ALG3: fp32 rows skewed") == 0);
 }
 
 TEST_CASE("spmm choice: the rows the generated unit won on, column-major and small k keep it") {
-  using compiler::kSpmmGraphRowSpread, compiler::kSpmmHubRowRatio, compiler::kSpmmScatteredX,
-      compiler::kSpmmShortRows, compiler::kSpmmF32LongRows, compiler::kSpmmF32SkewRatio;
-  // fp64: just past each threshold of the short-row rule.
-  CHECK(pick(graph_subject(5, 0.65, kSpmmScatteredX - 0.01)) == SpmmEngine::kernel);
-  CHECK(pick(graph_subject(5, kSpmmGraphRowSpread - 0.01, 0.95)) == SpmmEngine::kernel);
-  CHECK(pick(graph_subject(kSpmmShortRows + 1, 1.5, 0.95)) == SpmmEngine::kernel);
-  // fp64 long regular rows (stencils) and a dense-rowed skewed graph below the hub ratio.
+  using compiler::kSpmmHubRowRatio, compiler::kSpmmF32SkewRatio;
+  // fp64: road networks (short, spread, scattered rows), stencils, and a skewed graph below the
+  // hub ratio.
+  CHECK(pick(graph_subject(4.8, 0.65, 0.95, 12)) == SpmmEngine::kernel);
   CHECK(pick(graph_subject(27, 0.07, 0.5, 1.0)) == SpmmEngine::kernel);
   CHECK(pick(graph_subject(25, 8.0, 0.53, 235)) == SpmmEngine::kernel);
   CHECK(pick(graph_subject(15.5, 10.5, 0.5, kSpmmHubRowRatio - 1)) == SpmmEngine::kernel);
-  // fp32: short rows, skew below the ratio (the same road network rows as above).
+  // fp32: short rows, long regular rows (stencils, FEM), skew just below the ratio.
   CHECK(pick(graph_subject(4.8, 0.65, 0.95, 12, Precision::f32)) == SpmmEngine::kernel);
-  CHECK(pick(graph_subject(kSpmmF32LongRows - 0.1, 3.2, 0.94, kSpmmF32SkewRatio - 1,
-                           Precision::f32)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(78, 0.1, 0.33, 1.0, Precision::f32)) == SpmmEngine::kernel);
+  CHECK(pick(graph_subject(12.5, 3.2, 0.94, kSpmmF32SkewRatio - 1, Precision::f32)) ==
+        SpmmEngine::kernel);
   // Below the k threshold and column-major, every rule is off.
   const SpmmSubject graph = graph_subject(15.5, 10.5, 1.0, 4000);
   CHECK(pick(graph, compiler::kSpmmCusparseMinK - 1) == SpmmEngine::kernel);
@@ -158,11 +152,16 @@ TEST_CASE("spmm choice: the subject's row view comes from the inspector's profil
   // A power-law graph spreads its row lengths; a stencil's rows are nearly equal and read x in
   // runs of three.
   CHECK(g.row_skew == doctest::Approx(static_cast<double>(pg.row_max) / pg.row_mean));
-  CHECK(g.row_spread >= compiler::kSpmmGraphRowSpread);
-  CHECK(g.x_scatter >= compiler::kSpmmScatteredX);
-  CHECK(pick(g) == SpmmEngine::cusparse);
+  CHECK(g.row_spread >= 0.5);
+  CHECK(g.x_scatter >= 0.8);
   CHECK(s.row_spread < 0.5);
-  CHECK(s.x_scatter < compiler::kSpmmScatteredX);
+  CHECK(s.x_scatter < 0.8);
+  CHECK(s.row_skew < 2.0);
+  // 4,096 rows of 8 on average: no row reaches the hub ratio, so fp64 keeps the generated unit;
+  // fp32 takes cuSPARSE where the longest row reaches its skew ratio.
+  CHECK(g.row_skew < compiler::kSpmmHubRowRatio);
+  CHECK(pick(g) == SpmmEngine::kernel);
   CHECK(pick(s) == SpmmEngine::kernel);
-  CHECK(pick(subject_of(graph, Precision::f32)) == SpmmEngine::kernel);
+  CHECK((pick(subject_of(graph, Precision::f32)) == SpmmEngine::cusparse) ==
+        (g.row_skew >= compiler::kSpmmF32SkewRatio));
 }

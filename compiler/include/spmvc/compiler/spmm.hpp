@@ -87,24 +87,18 @@ struct SpmmChoice {
   std::string why;
 };
 /// Where the model takes cusparseSpMM: row-major X and Y with k at least kSpmmCusparseMinK, over
-/// any generated unit, where the rows are like these (fitted on the H100 at k = 32 over suite v13,
-/// bench/results/2026-11-25-h100-after-merge/spmm-k32-row-measure.json, which timed both engines
-/// on every entry):
+/// any generated unit, where the rows are like these (fitted on the H200 at k = 32 over suite
+/// v13 with the packed units, bench/results/2026-11-28-h200-spmm-packs/spmm-k32-row-measure.json,
+/// which timed both engines on every entry; scripts/model/spmm-engine-eval.py):
 /// - hub rows: the longest row at least kSpmmHubRowRatio times the mean (Kronecker graphs: one
-///   row group walks thousands of nonzeros while the others idle; 6-14x slower than cuSPARSE);
-/// - fp64, short rows (mean at most kSpmmShortRows) of spread lengths (standard deviation over
-///   mean kSpmmGraphRowSpread or more) read scattered (x_scatter kSpmmScatteredX or more): road
-///   networks and collaboration graphs, where CSR_ALG2 was 1.2-1.6x faster;
-/// - fp32, rows of kSpmmF32LongRows nonzeros or more on average, or a longest row at least
-///   kSpmmF32SkewRatio times the mean: CSR_ALG3 was 1.1-1.4x faster there (stencils, FEM,
-///   dense-rowed graphs), while the generated unit is 1.1-2.2x faster on shorter rows.
-/// Elsewhere the generated unit runs.
+///   row group walks thousands of nonzeros while the others idle; 3-9x slower than cuSPARSE);
+/// - fp32, a longest row at least kSpmmF32SkewRatio times the mean (Maragal_6, email-Enron:
+///   CSR_ALG3 1.06-1.35x faster there, where in fp64 the generated unit is 1.4-1.9x faster).
+/// Elsewhere the generated unit runs: with its packed loads it was faster on every other entry,
+/// by 1.2-3.5x. (The rules fitted to the one-element units, fp64 short scattered rows and fp32
+/// long rows to cuSPARSE, picked the slower engine on 13 of 58 entries with the packed units.)
 inline constexpr int kSpmmCusparseMinK = 16;
 inline constexpr double kSpmmHubRowRatio = 1000.0;
-inline constexpr double kSpmmGraphRowSpread = 0.5;
-inline constexpr double kSpmmShortRows = 16.0;
-inline constexpr double kSpmmScatteredX = 0.8;
-inline constexpr double kSpmmF32LongRows = 16.0;
 inline constexpr double kSpmmF32SkewRatio = 100.0;
 /// The engine for `k` columns in `layout` under Options::spmm_cusparse `mode`: "never" (the
 /// generated unit), "always" (cusparseSpMM), "auto" (the model above; with `measure_planner`,
