@@ -180,11 +180,12 @@ void add_operation_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args) {
   cmd->add_flag("--transpose", args.transpose,
                 "multiply by the transpose, y = A^T x (Operator::apply_transpose)")
       ->excludes(k);
-  cmd->add_option("--spmm-cusparse", args.spmm_cusparse,
-                  "--k: cusparseSpMM as apply_many's engine: auto (row-major X, k >= 16: rows with "
-                  "hubs, and skewed rows in fp32; "
-                  "timed against the generated unit with --planner measure), "
-                  "never, always, measure (time both, keep the faster)")
+  cmd->add_option(
+         "--spmm-cusparse", args.spmm_cusparse,
+         "--k: cusparseSpMM as apply_many's engine: auto (rows with hubs; skewed fp32 rows "
+         "with row-major X and k >= 16; "
+         "timed against the generated unit with --planner measure), "
+         "never, always, measure (time both, keep the faster)")
       ->check(CLI::IsMember({"auto", "never", "always", "measure"}))
       ->capture_default_str();
 }

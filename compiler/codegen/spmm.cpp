@@ -115,12 +115,11 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
       "{:.2f}",
       subject.row_mean, subject.row_skew, subject.row_spread, subject.x_scatter);
   const char* cusparse_why = nullptr;
-  if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK) {
-    if (subject.row_skew >= kSpmmHubRowRatio) {
-      cusparse_why = "hub rows";
-    } else if (subject.precision == Precision::f32 && subject.row_skew >= kSpmmF32SkewRatio) {
-      cusparse_why = "fp32 rows skewed";
-    }
+  if (subject.row_skew >= kSpmmHubRowRatio) {
+    cusparse_why = "hub rows";
+  } else if (layout == DenseLayout::row_major && k >= kSpmmCusparseMinK &&
+             subject.precision == Precision::f32 && subject.row_skew >= kSpmmF32SkewRatio) {
+    cusparse_why = "fp32 rows skewed";
   }
   SpmmChoice c;
   if (cusparse_why != nullptr) {

@@ -152,9 +152,9 @@ struct Options {
   /// caller's arrays) and ignores this.
   bool keep_csr = false;
   /// apply_many's engine per (k, layout): "auto" runs cusparseSpMM on the plain CSR the
-  /// operator keeps where compiler::choose_spmm_engine's model says (row-major X, k >= 16,
-  /// rows with hubs, and skewed rows in fp32), the generated SpMM unit elsewhere; "measure" times
-  /// both at the first call for a (k, layout) and keeps the faster, as "auto" does under
+  /// operator keeps where compiler::choose_spmm_engine's model says (rows with hubs at any k;
+  /// skewed fp32 rows with row-major X and k >= 16), the generated SpMM unit elsewhere; "measure"
+  /// times both at the first call for a (k, layout) and keeps the faster, as "auto" does under
   /// PlannerMode::measure; "never" runs the generated unit only; "always" runs cusparseSpMM for
   /// every k and layout (an InputError at apply_many where the operator keeps no plain CSR, or
   /// with f32acc64). The algorithm is compiler::spmm_cusparse_algorithm's. CompileTimings::

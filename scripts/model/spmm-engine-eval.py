@@ -7,8 +7,8 @@ cuSPARSE's best of the model's picks, of the faster engine (the most a rule coul
 each engine alone, and the entries where the model picks the slower one.
 
 The rule as compiler::choose_spmm_engine has it: cuSPARSE for hub rows (the longest row at
-least --hub times the mean) in either precision, and in fp32 for a longest row at least
---f32-skew times the mean; the generated unit elsewhere. With --fit, searches both thresholds
+least --hub times the mean) in either precision at any k, and in fp32 at k >= 16 for a longest
+row at least --f32-skew times the mean; the generated unit elsewhere. With --fit, searches both thresholds
 for the best geomean over both precisions and prints the best pair in-sample and, leaving each
 matrix out in turn, what its pick would have been with the thresholds fitted on the others.
 
@@ -53,9 +53,9 @@ def records(path):
 
 
 def picks_cusparse(r, t):
-    if r["k"] < 16:
-        return False
-    return r["skew"] >= t["hub"] or (r["precision"] == "f32" and r["skew"] >= t["f32_skew"])
+    if r["skew"] >= t["hub"]:
+        return True
+    return r["k"] >= 16 and r["precision"] == "f32" and r["skew"] >= t["f32_skew"]
 
 
 def geomean(values):

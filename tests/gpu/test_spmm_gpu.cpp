@@ -369,7 +369,7 @@ TEST_CASE("gpu: a measured SpMM decision is made once, for the fallback operator
   }
 }
 
-TEST_CASE("gpu: the model sends hub rows at k = 32 row-major to cusparseSpMM") {
+TEST_CASE("gpu: the model sends hub rows to cusparseSpMM at any k and layout") {
   if (!have_device()) return;
   // 20,000 rows of 4 nonzeros and one of 12,000: the longest row ~2,600 times the mean.
   CsrMatrix hub = gen::random_uniform(20000, 20000, 4, 5);
@@ -398,8 +398,15 @@ TEST_CASE("gpu: the model sends hub rows at k = 32 row-major to cusparseSpMM") {
     CHECK(op.timings().spmm_note.rfind(fmt::format("cuSPARSE: cusparseSpMM_CSR_ALG{}: hub rows",
                                                    p == Precision::f64 ? 2 : 3),
                                        0) == 0);
+    // At any k and in either layout.
     CHECK(check_many(hub, op, 8, DenseLayout::col_major) <= tolerance(p));
-    CHECK(op.timings().spmm_note.rfind("own encoding: spmm_", 0) == 0);
+    CHECK(op.timings().spmm_note.rfind("cuSPARSE: cusparseSpMM_CSR_ALG1: hub rows", 0) == 0);
+    // Told never, the generated unit runs.
+    Options never = options_for(p, "csr_stream");
+    never.spmm_cusparse = "never";
+    const Operator own = compile(hub, never);
+    CHECK(check_many(hub, own, 8, DenseLayout::row_major) <= tolerance(p));
+    CHECK(own.timings().spmm_note.rfind("own encoding: spmm_", 0) == 0);
   }
   // A graph without hubs keeps the generated unit in fp64 (the packed unit was faster there).
   const CsrMatrix graph = gen::rmat(12, 8, 5);

@@ -89,10 +89,15 @@ TEST_CASE("spmm choice: the rows the generated unit won on, column-major and sma
   CHECK(pick(graph_subject(78, 0.1, 0.33, 1.0, Precision::f32)) == SpmmEngine::kernel);
   CHECK(pick(graph_subject(12.5, 3.2, 0.94, kSpmmF32SkewRatio - 1, Precision::f32)) ==
         SpmmEngine::kernel);
-  // Below the k threshold and column-major, every rule is off.
+  // Below the k threshold and column-major, the fp32 skew rule is off; hub rows still go to
+  // cuSPARSE at every k and in either layout.
+  const SpmmSubject skewed = graph_subject(25, 8.0, 0.53, 235, Precision::f32);
+  CHECK(pick(skewed, compiler::kSpmmCusparseMinK - 1) == SpmmEngine::kernel);
+  CHECK(pick(skewed, 32, DenseLayout::col_major) == SpmmEngine::kernel);
   const SpmmSubject graph = graph_subject(15.5, 10.5, 1.0, 4000);
-  CHECK(pick(graph, compiler::kSpmmCusparseMinK - 1) == SpmmEngine::kernel);
-  CHECK(pick(graph, 32, DenseLayout::col_major) == SpmmEngine::kernel);
+  CHECK(pick(graph, 1) == SpmmEngine::cusparse);
+  CHECK(pick(graph, 8, DenseLayout::col_major) == SpmmEngine::cusparse);
+  CHECK(pick(graph, 8, DenseLayout::row_major) == SpmmEngine::cusparse);
 }
 
 TEST_CASE("spmm choice: modes never, always and measure, and the measure planner") {

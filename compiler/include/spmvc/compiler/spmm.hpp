@@ -86,14 +86,17 @@ struct SpmmChoice {
   bool time_both = false;
   std::string why;
 };
-/// Where the model takes cusparseSpMM: row-major X and Y with k at least kSpmmCusparseMinK, over
-/// any generated unit, where the rows are like these (fitted on the H200 at k = 32 over suite
-/// v13 with the packed units, bench/results/2026-11-28-h200-spmm-packs/spmm-k32-row-measure.json,
-/// which timed both engines on every entry; scripts/model/spmm-engine-eval.py):
-/// - hub rows: the longest row at least kSpmmHubRowRatio times the mean (Kronecker graphs: one
-///   row group walks thousands of nonzeros while the others idle; 3-9x slower than cuSPARSE);
-/// - fp32, a longest row at least kSpmmF32SkewRatio times the mean (Maragal_6, email-Enron:
-///   CSR_ALG3 1.06-1.35x faster there, where in fp64 the generated unit is 1.4-1.9x faster).
+/// Where the model takes cusparseSpMM over any generated unit (fitted on the H200 over suite v13
+/// with the packed units, bench/results/2026-11-28-h200-spmm-packs: k = 32 row-major with both
+/// engines timed on every entry, spmm-k32-row-measure.json, scripts/model/spmm-engine-eval.py;
+/// and k = 8 row-major, spmm-k8-row-auto.json):
+/// - hub rows, at any k and in either layout: the longest row at least kSpmmHubRowRatio times the
+///   mean (Kronecker graphs: one row group walks thousands of nonzeros while the others idle;
+///   3-9x slower than cuSPARSE at k = 32, 5-10x at k = 8, and 1.1-1.4x column-major at k = 8 on
+///   the H100);
+/// - fp32, row-major, k at least kSpmmCusparseMinK: a longest row at least kSpmmF32SkewRatio
+///   times the mean (Maragal_6, email-Enron: CSR_ALG3 1.06-1.35x faster at k = 32, where in fp64
+///   the generated unit is 1.4-1.9x faster).
 /// Elsewhere the generated unit runs: with its packed loads it was faster on every other entry,
 /// by 1.2-3.5x. (The rules fitted to the one-element units, fp64 short scattered rows and fp32
 /// long rows to cuSPARSE, picked the slower engine on 13 of 58 entries with the packed units.)
