@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,13 +21,10 @@ namespace {
 
 void check(cusparseStatus_t s, const char* call) { check_cusparse(s, call); }
 
-// The algorithms a (k, layout) may run, in the order tried: column-major CSR_ALG1; row-major all
-// three, the one most often fastest on an H100 at k = 32 first (CSR_ALG2 fp64, CSR_ALG3 fp32).
-std::vector<cusparseSpMMAlg_t> algorithms(DenseLayout layout, cudaDataType type) {
-  if (layout == DenseLayout::col_major) return {CUSPARSE_SPMM_CSR_ALG1};
-  if (type == CUDA_R_64F)
-    return {CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG3, CUSPARSE_SPMM_CSR_ALG1};
-  return {CUSPARSE_SPMM_CSR_ALG3, CUSPARSE_SPMM_CSR_ALG2, CUSPARSE_SPMM_CSR_ALG1};
+// compiler::spmm_cusparse_algorithm's choice, and its name.
+cusparseSpMMAlg_t algorithm(DenseLayout layout, cudaDataType type) {
+  if (layout == DenseLayout::col_major) return CUSPARSE_SPMM_CSR_ALG1;
+  return type == CUDA_R_64F ? CUSPARSE_SPMM_CSR_ALG2 : CUSPARSE_SPMM_CSR_ALG3;
 }
 
 const char* name_of(cusparseSpMMAlg_t alg) {
@@ -66,7 +62,7 @@ struct CusparseSpmmEngine::State {
   cusparseHandle_t handle = nullptr;
   DeviceCsr a;
   cudaDataType type = CUDA_R_64F;
-  std::map<std::pair<int, DenseLayout>, std::unique_ptr<Setup>> setups;
+  std::map<std::pair<int, DenseLayout>, Setup> setups;
   std::mutex mutex;
 
   ~State() {
@@ -80,90 +76,53 @@ struct CusparseSpmmEngine::State {
     with_cusparse_scalars(type, alpha, beta, std::forward<F>(f));
   }
 
-  // The setup of (k, layout), made on first use: where several algorithms apply (row-major),
-  // each that cuSPARSE accepts is set up and timed on scratch X and Y, and the fastest kept.
-  // Called with `mutex` held.
+  // The setup of (k, layout), made on first use. Called with `mutex` held.
   Setup& setup(int k, DenseLayout layout) {
-    if (auto found = setups.find({k, layout}); found != setups.end()) return *found->second;
-    const bool rm = layout == DenseLayout::row_major;
-    const std::int64_t rows_x = std::max<std::int64_t>(a.ncols, 1);
-    const std::int64_t rows_y = std::max<std::int64_t>(a.nrows, 1);
-    // Scratch X and Y to describe the operands by and time on (zeros); apply() points the
-    // descriptors at the caller's arrays.
-    const std::size_t vb = type == CUDA_R_64F ? 8 : 4;
-    DeviceBuffer vx(static_cast<std::size_t>(rows_x * k) * vb);
-    DeviceBuffer vy(static_cast<std::size_t>(rows_y * k) * vb);
-    vx.fill_bytes(0);
-    vy.fill_bytes(0);
-    const std::vector<cusparseSpMMAlg_t> algs = algorithms(layout, type);
-    std::unique_ptr<Setup> best;
-    float best_ms = std::numeric_limits<float>::infinity();
-    for (const cusparseSpMMAlg_t alg : algs) {
-      auto s = std::make_unique<Setup>();
-      check(
-          cusparseCreateCsr(&s->mat, a.nrows, a.ncols, a.nnz, const_cast<std::int32_t*>(a.row_ptr),
+    if (auto found = setups.find({k, layout}); found != setups.end()) return found->second;
+    Setup& s = setups[{k, layout}];
+    check(cusparseCreateCsr(&s.mat, a.nrows, a.ncols, a.nnz, const_cast<std::int32_t*>(a.row_ptr),
                             const_cast<std::int32_t*>(a.col_idx), const_cast<void*>(a.values),
                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type),
           "cusparseCreateCsr");
-      const cusparseOrder_t order = rm ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
-      check(cusparseCreateDnMat(&s->x, a.ncols, k, rm ? k : rows_x, vx.get(), type, order),
-            "cusparseCreateDnMat(X)");
-      check(cusparseCreateDnMat(&s->y, a.nrows, k, rm ? k : rows_y, vy.get(), type, order),
-            "cusparseCreateDnMat(Y)");
-      s->alg = alg;
-      std::size_t bytes = 0;
-      cusparseStatus_t st = CUSPARSE_STATUS_SUCCESS;
-      with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
-        st = cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                     CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s->mat, s->x, beta,
-                                     s->y, type, alg, &bytes);
-      });
-      // An algorithm may decline the layout or shape; CSR_ALG1 takes every one.
-      if (st == CUSPARSE_STATUS_NOT_SUPPORTED && alg != CUSPARSE_SPMM_CSR_ALG1) continue;
+    const bool rm = layout == DenseLayout::row_major;
+    const cusparseOrder_t order = rm ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+    const std::int64_t rows_x = std::max<std::int64_t>(a.ncols, 1);
+    const std::int64_t rows_y = std::max<std::int64_t>(a.nrows, 1);
+    // Placeholder arrays to describe X and Y by: the preprocessing reads the matrix only, and
+    // apply() points the descriptors at the caller's arrays.
+    const std::size_t vb = type == CUDA_R_64F ? 8 : 4;
+    DeviceBuffer vx(static_cast<std::size_t>(rows_x * k) * vb);
+    DeviceBuffer vy(static_cast<std::size_t>(rows_y * k) * vb);
+    check(cusparseCreateDnMat(&s.x, a.ncols, k, rm ? k : rows_x, vx.get(), type, order),
+          "cusparseCreateDnMat(X)");
+    check(cusparseCreateDnMat(&s.y, a.nrows, k, rm ? k : rows_y, vy.get(), type, order),
+          "cusparseCreateDnMat(Y)");
+    std::size_t bytes = 0;
+    s.alg = algorithm(layout, type);
+    with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
+      auto size = [&] {
+        return cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                       CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat, s.x, beta,
+                                       s.y, type, s.alg, &bytes);
+      };
+      cusparseStatus_t st = size();
+      // CSR_ALG1 takes every layout and shape: the one to fall back on.
+      if (st == CUSPARSE_STATUS_NOT_SUPPORTED && s.alg != CUSPARSE_SPMM_CSR_ALG1) {
+        s.alg = CUSPARSE_SPMM_CSR_ALG1;
+        st = size();
+      }
       check(st, "cusparseSpMM_bufferSize");
-      s->work = DeviceBuffer(std::max<std::size_t>(bytes, 1));
-      with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
-        const cusparseStatus_t pre = cusparseSpMM_preprocess(
-            handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha,
-            s->mat, s->x, beta, s->y, type, alg, s->work.get());
-        // Preprocessing is an optional speed-up that an algorithm may decline.
-        if (pre != CUSPARSE_STATUS_NOT_SUPPORTED) check(pre, "cusparseSpMM_preprocess");
-      });
-      if (algs.size() == 1) {
-        best = std::move(s);
-        break;
-      }
-      const float ms = time(*s);
-      if (ms < best_ms) {
-        best_ms = ms;
-        best = std::move(s);
-      }
-    }
+    });
+    s.work = DeviceBuffer(std::max<std::size_t>(bytes, 1));
+    with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
+      const cusparseStatus_t st = cusparseSpMM_preprocess(
+          handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, s.mat,
+          s.x, beta, s.y, type, s.alg, s.work.get());
+      // Preprocessing is an optional speed-up that an algorithm may decline.
+      if (st != CUSPARSE_STATUS_NOT_SUPPORTED) check(st, "cusparseSpMM_preprocess");
+    });
     synchronize();
-    if (!best) throw InternalError("cusparseSpMM: no CSR algorithm accepted the operands");
-    return *setups.emplace(std::pair{k, layout}, std::move(best)).first->second;
-  }
-
-  // The fastest of three multiplies with `s` on its scratch operands, after a warm-up.
-  float time(Setup& s) {
-    const auto run = [&] {
-      with_scalars(1.0, 0.0, [&](const void* alpha, const void* beta) {
-        check(
-            cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                         alpha, s.mat, s.x, beta, s.y, type, s.alg, s.work.get()),
-            "cusparseSpMM");
-      });
-    };
-    check(cusparseSetStream(handle, nullptr), "cusparseSetStream");
-    run();
-    EventTimer timer;
-    float best = std::numeric_limits<float>::infinity();
-    for (int i = 0; i < 3; ++i) {
-      timer.start();
-      run();
-      best = std::min(best, timer.stop_ms());
-    }
-    return best;
+    return s;
   }
 };
 

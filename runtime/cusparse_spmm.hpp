@@ -1,9 +1,8 @@
 // cusparseSpMM as apply_many's engine (compiler::choose_spmm_engine): Y = alpha*A*X + beta*Y on
-// the operator's plain CSR (32-bit offsets and columns, already on the device). Each (k, layout)
-// gets its descriptors, work buffer and cusparseSpMM_preprocess on first use: column-major with
-// CSR_ALG1; row-major with the fastest of CSR_ALG1-3, each set up and timed once on scratch X and
-// Y (compiler::spmm_cusparse_algorithm). Later calls only point the dense descriptors at the
-// caller's X and Y and call cusparseSpMM.
+// the operator's plain CSR (32-bit offsets and columns, already on the device), with
+// compiler::spmm_cusparse_algorithm's algorithm for the layout and precision. Each (k, layout) gets
+// its descriptors, work buffer and cusparseSpMM_preprocess on first use; later calls only point the
+// dense descriptors at the caller's X and Y and call cusparseSpMM.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +23,9 @@ class CusparseSpmmEngine {
   CusparseSpmmEngine(const CusparseSpmmEngine&) = delete;
   CusparseSpmmEngine& operator=(const CusparseSpmmEngine&) = delete;
 
-  /// Sets up (k, layout) ahead of its first multiply: descriptors, work buffer, preprocessing
-  /// (row-major: of each algorithm, timed, the fastest kept). Returns the name of the algorithm
-  /// that runs ("cusparseSpMM_CSR_ALG2").
+  /// Sets up (k, layout) ahead of its first multiply: descriptors, work buffer, preprocessing.
+  /// Returns the algorithm's name: compiler::spmm_cusparse_algorithm's, or CSR_ALG1's where
+  /// cuSPARSE declines that one.
   const char* prepare(int k, DenseLayout layout);
   /// Y = alpha * A * X + beta * Y, X (ncols x k) and Y (nrows x k) dense in `layout`, on
   /// `stream` (a cudaStream_t; nullptr for the default stream). Calls from several threads take

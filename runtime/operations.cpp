@@ -121,7 +121,7 @@ const Operations::SpmmUnit* spmm_unit(const Operator::Impl& im, Operations& ops,
     if (choice->engine == compiler::SpmmEngine::cusparse && !choice->time_both) {
       const Operations::SpmmUnit* unit = cusparse_unit(im, ops, k, layout);
       timings.spmm += seconds_since(t0);
-      timings.spmm_note = fmt::format("cuSPARSE: {}: {}", unit->source.kernel_name, choice->reason);
+      timings.spmm_note = "cuSPARSE: " + choice->why;
       return unit;
     }
   }

@@ -97,7 +97,7 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
     throw InputError(
         "spmm_cusparse", 0,
         fmt::format("unknown SpMM engine choice '{}' (auto, never, always, measure)", mode));
-  if (mode == "never") return {SpmmEngine::kernel, false, "cuSPARSE not offered (never)", {}};
+  if (mode == "never") return {SpmmEngine::kernel, false, "cuSPARSE not offered (never)"};
   const char* refusal = nullptr;
   if (!have_csr) refusal = "the operator keeps no plain CSR for cusparseSpMM";
   if (subject.precision == Precision::f32_acc64)
@@ -106,11 +106,10 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
     if (mode == "always")
       throw InputError("spmm_cusparse", 0,
                        fmt::format("always: {}{}{}", refusal, no_csr.empty() ? "" : ": ", no_csr));
-    return {SpmmEngine::kernel, false, refusal, {}};
+    return {SpmmEngine::kernel, false, refusal};
   }
   const std::string_view alg = spmm_cusparse_algorithm(layout, subject.precision);
-  if (mode == "always")
-    return {SpmmEngine::cusparse, false, fmt::format("{} (always)", alg), "always"};
+  if (mode == "always") return {SpmmEngine::cusparse, false, fmt::format("{} (always)", alg)};
   const std::string rows = fmt::format(
       "{:.1f} nonzeros a row, longest {:.0f}x the mean, spread {:.2f}, x sectors per nonzero "
       "{:.2f}",
@@ -125,8 +124,7 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
   SpmmChoice c;
   if (cusparse_why != nullptr) {
     c.engine = SpmmEngine::cusparse;
-    c.reason = fmt::format("{} ({})", cusparse_why, rows);
-    c.why = fmt::format("{}: {}", alg, c.reason);
+    c.why = fmt::format("{}: {} ({})", alg, cusparse_why, rows);
   } else {
     c.why = fmt::format("generated unit ({})", rows);
   }
@@ -134,8 +132,9 @@ SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout lay
   return c;
 }
 
-const char* spmm_cusparse_algorithm(DenseLayout layout, Precision) {
-  return layout == DenseLayout::col_major ? "cusparseSpMM_CSR_ALG1" : "cusparseSpMM";
+const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision) {
+  if (layout == DenseLayout::col_major) return "cusparseSpMM_CSR_ALG1";
+  return precision == Precision::f64 ? "cusparseSpMM_CSR_ALG2" : "cusparseSpMM_CSR_ALG3";
 }
 
 SpmmSubject spmm_subject(const Plan& plan, const Encoded& encoded, const Profile& profile) {

@@ -157,8 +157,7 @@ struct Options {
   /// times both at the first call for a (k, layout) and keeps the faster, as "auto" does under
   /// PlannerMode::measure; "never" runs the generated unit only; "always" runs cusparseSpMM for
   /// every k and layout (an InputError at apply_many where the operator keeps no plain CSR, or
-  /// with f32acc64). The algorithm is compiler::spmm_cusparse_algorithm's (row-major: the fastest
-  /// of CSR_ALG1-3, timed once). CompileTimings::
+  /// with f32acc64). The algorithm is compiler::spmm_cusparse_algorithm's. CompileTimings::
   /// spmm_note says which ran and why.
   std::string spmm_cusparse = "auto";
   /// Rewrites the generated translation unit before it is compiled (and cached under its new

@@ -84,11 +84,7 @@ struct SpmmChoice {
   SpmmEngine engine = SpmmEngine::kernel;
   /// Time both on the GPU at the first call and keep the faster (`engine` is the model's pick).
   bool time_both = false;
-  /// The engine and why: "cusparseSpMM: hub rows (rows...)", "generated unit (rows...)".
   std::string why;
-  /// For cuSPARSE, the reason alone ("hub rows (rows...)", "always"), for the runtime to put
-  /// after the algorithm it set up.
-  std::string reason;
 };
 /// Where the model takes cusparseSpMM over any generated unit (fitted on the H200 over suite v13
 /// with the packed units, bench/results/2026-11-28-h200-spmm-packs: k = 32 row-major with both
@@ -116,12 +112,10 @@ inline constexpr double kSpmmF32SkewRatio = 100.0;
 SpmmChoice choose_spmm_engine(const SpmmSubject& subject, int k, DenseLayout layout,
                               std::string_view mode, bool measure_planner, bool have_csr,
                               std::string_view no_csr = {});
-/// The cuSPARSE algorithm apply_many asks for, as the engine choice names it: column-major
-/// "cusparseSpMM_CSR_ALG1"; row-major "cusparseSpMM", for the runtime sets up each of CSR_ALG1-3
-/// that cuSPARSE accepts, times it once on scratch operands and keeps the fastest (at k = 8 on
-/// the H200 the fastest differed by matrix and precision; CSR_ALG2 or 3 alone ran Kronecker
-/// graphs 1.5-1.9x slower than the best). The algorithm that runs is the unit's kernel_name in
-/// Operator::spmm_source ("cusparseSpMM_CSR_ALG3").
+/// The cuSPARSE algorithm apply_many asks for: column-major CSR_ALG1; row-major CSR_ALG2 in fp64
+/// and CSR_ALG3 in fp32 (the fastest of the three most often on an H100 at k = 32). Its name is
+/// the unit's kernel_name in Operator::spmm_source ("cusparseSpMM_CSR_ALG2"), or CSR_ALG1's
+/// where cuSPARSE declines the one asked for.
 const char* spmm_cusparse_algorithm(DenseLayout layout, Precision precision);
 
 /// The SpMM unit for `k` columns in `layout`: entry point kernel_name, parameters in binding
