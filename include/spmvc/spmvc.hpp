@@ -166,7 +166,8 @@ class Operator {
   /// spmm_source, ahead of time keeps the one-time work (compiles, allocations, synchronisation)
   /// out of a later apply_transpose or apply_many, e.g. one captured in a CUDA graph.
   const Plan& transpose_plan() const;
-  /// The SpMM unit apply_many runs for (k, layout), preparing it as its first call does.
+  /// The SpMM unit apply_many runs for (k, layout) on X and Y aligned to its packs (any
+  /// cudaMalloc'd arrays), preparing it as its first call does.
   const KernelSource& spmm_source(int k, DenseLayout layout = DenseLayout::col_major) const;
 
   std::int64_t nrows() const;
