@@ -56,6 +56,9 @@ TEST_CASE("mixed precision: every coded format's rounded storage compiles withou
       if (!compiler::spmm_unsupported(s)) {
         test::check_compiles(compiler::generate_spmm(s, 8, DenseLayout::row_major));
         ++compiled;
+        // Rounded fp32 values keep the packed loads; bf16 values load one element at a time.
+        const compiler::SpmmShape shape = compiler::spmm_shape(s, 8, DenseLayout::row_major);
+        CHECK((shape.vector == 1) == (mode == MixedPrecision::bf16));
       }
     }
   }
