@@ -209,8 +209,9 @@ Operations::SpmmUnit load_spmm_unit(const Operator::Impl& im, const Operations& 
                                     DenseLayout layout, bool packs) {
   Operations::SpmmUnit unit;
   unit.source = compiler::generate_spmm(*ops.subject, k, layout, packs);
-  unit.pack_bytes = compiler::spmm_pack_bytes(compiler::spmm_shape(*ops.subject, k, layout, packs),
-                                              ops.subject->precision);
+  // Only a unit of packs needs more than its element type's alignment.
+  const compiler::SpmmShape shape = compiler::spmm_shape(*ops.subject, k, layout, packs);
+  if (shape.vector > 1) unit.pack_bytes = compiler::spmm_pack_bytes(shape, ops.subject->precision);
   const DeviceInfo device = probe_device(ops.options.device);
   const CachedKernel cached = cache_for(cache_dir_of(ops.options)).get(unit.source, device.arch());
   // A reordered unit's row map is set per operator, so it loads its own image.

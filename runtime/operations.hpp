@@ -44,7 +44,8 @@ struct Operations {
     KernelSource source;
     std::shared_ptr<const LoadedKernel> kernel;
     std::vector<const void*> array_args;
-    /// The alignment the unit needs of X and Y (spmm_pack_bytes; 0 for cuSPARSE).
+    /// The alignment a unit of packs needs of X and Y (spmm_pack_bytes); 0 for a unit of single
+    /// elements and for cuSPARSE.
     int pack_bytes = 0;
   };
   std::map<std::pair<int, DenseLayout>, SpmmUnit> spmm;

@@ -295,7 +295,7 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout, bool
     format_params.insert(format_params.end(), values.params.begin(), values.params.end());
     constants.push_back({fmt::format("using Offset = {};", offset_type), "row_ptr element"});
     call = fmt::format(
-        "spmvc::spmm::csr<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, VEC, Offset, "
+        "spmvc::spmm::csr<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, kVec, Offset, "
         "Value, Acc>(\n      nrows, ncols, row_ptr, col_idx, {}, x, y, alpha, beta);",
         values.pass);
   } else if (s.format == "csr_stream") {
@@ -316,7 +316,7 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout, bool
     format_params.insert(format_params.end(), values.params.begin(), values.params.end());
     constants.push_back({fmt::format("using Offset = {};", offset_type), "row_ptr element"});
     call = fmt::format(
-        "spmvc::spmm::csr_stream<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, VEC, "
+        "spmvc::spmm::csr_stream<kK, kColumnLanes, kRowLanes, kBlockSize, kRowMajor, kVec, "
         "Offset, Value, Acc>(\n      nrows, ncols, row_blocks, row_ptr, {}, {}, x, y, alpha, "
         "beta);",
         narrow ? "spmvc::csr_stream::NarrowColumns{col_base, col16, col_wide}"
@@ -338,7 +338,7 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout, bool
          p.row_lengths ? "ELL-R: loop to the stored row length" : "plain ELL: stop at column -1"});
     call = fmt::format(
         "spmvc::spmm::ell<kK, kColumnLanes, kWidth, kRowLanes, kBlockSize, kRowLengths, "
-        "kRowMajor, VEC, Value, Acc>(\n      nrows, ncols, {}, col_idx, {}, x, y, alpha, beta);",
+        "kRowMajor, kVec, Value, Acc>(\n      nrows, ncols, {}, col_idx, {}, x, y, alpha, beta);",
         p.row_lengths ? "row_lengths" : "nullptr", values.pass);
   } else {  // sell
     const auto& p = std::get<SellParams>(s.params);
@@ -357,12 +357,11 @@ KernelSource generate_spmm(const SpmmSubject& s, int k, DenseLayout layout, bool
                          "rows sorted within windows: y written through perm"});
     call = fmt::format(
         "spmvc::spmm::sell<kK, kColumnLanes, kSliceHeight, kRowLanes, kBlockSize, kPermuted, "
-        "kRowMajor, VEC, Value, Acc>(\n      nrows, ncols, slice_ptr, {}, col_idx, values, x, y, "
+        "kRowMajor, kVec, Value, Acc>(\n      nrows, ncols, slice_ptr, {}, col_idx, values, x, y, "
         "alpha, beta);",
         permuted ? "perm" : "nullptr");
   }
 
-  call.replace(call.find("VEC"), 3, "kVec");
   constants.push_back(
       {fmt::format("using Value = {};", codegen::value_type(s.precision)), "values, X and Y"});
   constants.push_back(

@@ -1,10 +1,8 @@
 """scripts/report/gain-breakdown.py on a hand-made suite: the byte and bandwidth factors per class
 and their product, the speed-up."""
-import json
 import os
-import subprocess
-import sys
-import tempfile
+
+from script_support import json_file, run
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 script = os.path.join(root, "scripts", "report", "gain-breakdown.py")
@@ -25,12 +23,8 @@ suite = {"gpu": "test GPU", "suite": "t", "read_bandwidth": bw, "results": [
     result("g1", "G", 1000, 12000.0, 0.012, 12000.0, 0.024),
     dict(result("s1", "R", 10, 120.0, 1.0, 60.0, 1.0), regime="small"),
 ]}
-with tempfile.TemporaryDirectory() as d:
-    path = os.path.join(d, "suite.json")
-    with open(path, "w") as f:
-        json.dump(suite, f)
-    out = subprocess.run([sys.executable, script, path], capture_output=True, text=True,
-                         check=True).stdout
+with json_file(suite) as path:
+    out = run(script, path)
 rows = {tuple(l.split()[:2]): l.split() for l in out.splitlines() if l.startswith("f64")}
 assert set(rows) == {("f64", "P"), ("f64", "G"), ("f64", "all")}, out
 p, g, a = rows[("f64", "P")], rows[("f64", "G")], rows[("f64", "all")]

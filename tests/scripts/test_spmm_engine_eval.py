@@ -1,12 +1,10 @@
 """scripts/model/spmm-engine-eval.py on hand-made measure-mode SpMM records: the rule replayed as
 choose_spmm_engine decides, the notes parsed, and a fit that finds the thresholds which pick the
 faster engine on every entry."""
-import json
 import os
 import runpy
-import subprocess
-import sys
-import tempfile
+
+from script_support import json_file, run
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 script = os.path.join(root, "scripts", "model", "spmm-engine-eval.py")
@@ -38,10 +36,7 @@ recs = [
     record("skewed", "f64", 0.5, 0.9, 25.0, 235, 8.0, 0.5),
 ]
 doc = {"suite": "t", "results": recs}
-with tempfile.TemporaryDirectory() as d:
-    path = os.path.join(d, "s.json")
-    with open(path, "w") as f:
-        json.dump(doc, f)
+with json_file(doc) as path:
     parsed = ev["records"](path)
     assert [r["matrix"] for r in parsed] == ["skewed", "short", "hub", "regular", "skewed"], parsed
     long = parsed[0]
@@ -61,7 +56,6 @@ with tempfile.TemporaryDirectory() as d:
     # The fit recovers thresholds that pick the faster engine everywhere.
     fitted = ev["fit"](parsed)
     assert all(ev["picks_cusparse"](r, fitted) == (r["cus"] < r["gen"]) for r in parsed), fitted
-    out = subprocess.run([sys.executable, script, path], capture_output=True, text=True,
-                         check=True).stdout
+    out = run(script, path)
     assert "the model picks the slower engine on 0 of 5" in out, out
 print("spmm-engine-eval: ok")

@@ -1,12 +1,10 @@
 """scripts/report/suite-table.py's break-even of the pick from device arrays against every
 cuSPARSE algorithm with that algorithm's own setup, on hand-made entries worked out by hand; and
 a suite run without measure mode (--skip-measure) printed without error."""
-import json
 import os
 import runpy
-import subprocess
-import sys
-import tempfile
+
+from script_support import json_file, run
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 script = os.path.join(root, "scripts", "report", "suite-table.py")
@@ -41,12 +39,8 @@ result = {"matrix": "m", "regime": "bandwidth", "class": "P", "precision": "f64"
           "formats": []}
 doc = {"suite": "t", "gpu": "test GPU", "arch": "sm_90", "cusparse": "12", "read_bandwidth": 1e12,
        "results": [result]}
-with tempfile.TemporaryDirectory() as d:
-    path = os.path.join(d, "suite.json")
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    out = subprocess.run([sys.executable, script, path], capture_output=True, text=True,
-                         check=True).stdout
+with json_file(doc) as path:
+    out = run(script, path)
 lines = [l for l in out.splitlines() if l.startswith("median break-even (device")]
 assert any("(device), bandwidth f64: 100 multiplies" in l for l in lines), out
 assert any("setup on its side), bandwidth f64: 75 multiplies" in l for l in lines), out
