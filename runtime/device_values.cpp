@@ -1,5 +1,6 @@
-// 16-bit value codes on the GPU (device_values.hpp): the set pass, the sorted table made on the
-// host from the set's slots (1 MiB read back), and the code pass.
+// 16-bit value codes on the GPU (device_values.hpp): the set pass, its patterns packed on the GPU
+// and read back (8 bytes a pattern, not the set's 1 MiB of slots), the sorted table made from them
+// on the host, and the code pass.
 #include "device_values.hpp"
 
 #include <algorithm>
@@ -27,6 +28,7 @@ DeviceValueKernels load_device_value_kernels(KernelCache& cache, const DeviceInf
   const CachedKernel cached = cache.get(codegen::device_values_source(), device.arch());
   DeviceValueKernels k;
   k.set = shared_kernel(cached, codegen::kValueSetEntry, device.ordinal);
+  k.gather = shared_kernel(cached, codegen::kValueGatherEntry, device.ordinal);
   k.code16 = shared_kernel(cached, codegen::kValueCode16Entry, device.ordinal);
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
@@ -55,12 +57,23 @@ std::optional<std::vector<std::uint64_t>> value_patterns16_device(
   counters.download(out.data(), sizeof out);
   const bool all_ones = out[2] != 0;
   if (out[1] != 0 || out[0] + (all_ones ? 1 : 0) > codegen::kValues16Cap) return std::nullopt;
-  std::vector<std::uint64_t> host(static_cast<std::size_t>(codegen::kValueSetSlots));
-  slots.download(host.data(), slot_bytes);
+  // The patterns packed after a count: out[0] + 1 words read back.
+  const auto found = static_cast<std::size_t>(out[0]);
+  DeviceBuffer packed((found + 1) * 8);
+  packed.fill_bytes(0, 0, 8);
+  void* packed_ptr = packed.get();
+  unsigned long long capacity = found;
+  void* gather_args[] = {&slots_ptr, &capacity, &packed_ptr};
+  kernels.gather->launch(stride_grid(codegen::kValueSetSlots), codegen::kValuesBlock, 0,
+                         gather_args, nullptr);
+  check_last_launch(codegen::kValueGatherEntry);
+  std::vector<std::uint64_t> host(found + 1);
+  packed.download(host.data(), host.size() * 8);
+  if (host[0] != found)
+    throw InternalError(
+        fmt::format("value set on the GPU: {} patterns in the slots, {} counted", host[0], found));
+  host.erase(host.begin());
   std::vector<std::uint64_t> patterns = codegen::patterns_from_slots(host, all_ones);
-  if (patterns.size() != out[0] + (all_ones ? 1 : 0))
-    throw InternalError(fmt::format("value set on the GPU: {} patterns in the slots, {} counted",
-                                    patterns.size(), out[0]));
   return patterns;
 }
 

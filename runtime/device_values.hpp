@@ -20,7 +20,7 @@
 namespace spmvc::runtime {
 
 struct DeviceValueKernels {
-  std::shared_ptr<const LoadedKernel> set, code16;
+  std::shared_ptr<const LoadedKernel> set, gather, code16;
   int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;     ///< obtaining the CUBIN and loading it

@@ -49,13 +49,20 @@ extern "C" __global__ void __launch_bounds__(dv::kBlock)
 }}
 
 extern "C" __global__ void __launch_bounds__(dv::kBlock)
+{}(const unsigned long long* __restrict__ slots, unsigned long long n,
+    unsigned long long* __restrict__ out) {{
+  dv::value_gather(slots, n, out);
+}}
+
+extern "C" __global__ void __launch_bounds__(dv::kBlock)
 {}(const void* __restrict__ values, int value_bytes, long long nnz,
     const unsigned long long* __restrict__ table, int n, unsigned short* __restrict__ codes,
     unsigned long long* __restrict__ out) {{
   dv::value_code16(values, value_bytes, nnz, table, n, codes, out);
 }}
 )",
-      kValuesBlock, kValues16Cap, kValueSetSlots, kValueSetEntry, kValueCode16Entry);
+      kValuesBlock, kValues16Cap, kValueSetSlots, kValueSetEntry, kValueGatherEntry,
+      kValueCode16Entry);
   return k;
 }
 

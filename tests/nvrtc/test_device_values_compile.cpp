@@ -11,7 +11,8 @@ TEST_CASE("device values: the 16-bit code unit compiles, both entry points in th
   const KernelSource k = codegen::device_values_source();
   test::check_compiles(k);
   const runtime::Cubin cubin = runtime::compile_cubin(k, "sm_90");
-  for (const char* entry : {codegen::kValueSetEntry, codegen::kValueCode16Entry}) {
+  for (const char* entry :
+       {codegen::kValueSetEntry, codegen::kValueGatherEntry, codegen::kValueCode16Entry}) {
     CAPTURE(entry);
     CHECK(cubin.log.find(entry) != std::string::npos);
   }
