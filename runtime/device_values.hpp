@@ -20,7 +20,7 @@
 namespace spmvc::runtime {
 
 struct DeviceValueKernels {
-  std::shared_ptr<const LoadedKernel> set, gather, code16;
+  std::shared_ptr<const LoadedKernel> sketch, set, gather, code16;
   int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
@@ -35,7 +35,9 @@ struct DeviceValues16 {
 };
 
 /// The distinct bit patterns of `a`'s values (of `precision`'s type; a float's zero-extended),
-/// ascending, when there are at most 65,536; nullopt when there are more.
+/// ascending, when there are at most 65,536; nullopt when there are more. A sketch of a sample
+/// (value_sketch) settles "more" where the sample alone holds far more (codegen::
+/// kValueSketchDecides); otherwise the exact set decides.
 std::optional<std::vector<std::uint64_t>> value_patterns16_device(
     const DeviceCsr& a, Precision precision, const DeviceValueKernels& kernels);
 

@@ -3,6 +3,11 @@
 // sorted table. The 8-bit passes of device_csr.cuh track at most 256 patterns in the row pass;
 // these run when there are more.
 //
+// value_sketch a thread per sampled nonzero (kSketchSample of them, spread evenly over the
+//              matrix): a HyperLogLog sketch of the sample's distinct patterns, kSketchRegisters
+//              registers maxed in shared memory, then into `registers`. The host estimates the
+//              count from them (codegen::estimate_distinct); a sample with far more than kCap
+//              patterns settles the answer without the exact set below.
 // value_set    a thread per nonzero (grid-stride): its bit pattern (a float's zero-extended)
 //              into an open-addressed set of kSlots patterns in global memory (empty slots all
 //              ones; the all-ones pattern itself, a NaN, is flagged in out[2] instead), after
@@ -13,9 +18,15 @@
 //              (all of them, also past n: the host checks the count and reads back n + 1 words,
 //              not the whole set).
 // value_code16 a thread per nonzero: codes[k] = the index of value k's pattern in the sorted
-//              `table` of n patterns (a binary search, in shared memory where the table fits);
-//              a value the table lacks is counted in out[0] and coded 0.
+//              `table` of n patterns (a binary search); a value the table lacks is counted in
+//              out[0] and coded 0.
 #pragma once
+
+#if defined(__CUDACC__)
+#define SPMVC_VALUES_HD __host__ __device__ __forceinline__
+#else
+#define SPMVC_VALUES_HD inline
+#endif
 
 namespace spmvc {
 namespace device_values {
@@ -25,6 +36,39 @@ constexpr int kCap = 65536;      // distinct patterns a 16-bit code can name
 constexpr int kSlots = 1 << 17;  // twice the cap: probes stay short
 constexpr int kFilter = 2048;    // a block's filter of patterns already in the set
 constexpr unsigned long long kEmpty = ~0ull;
+constexpr int kSketchBits = 12;  // value_sketch: 2^12 registers (a standard error of 1.6%)
+constexpr int kSketchRegisters = 1 << kSketchBits;
+constexpr long long kSketchSample = 1 << 20;  // nonzeros value_sketch reads
+
+// The slot and the block filter's entry of a pattern: a multiply-xorshift mix, so that patterns
+// differing only in their high bits (short mantissas) spread as well as those differing low.
+SPMVC_VALUES_HD unsigned long long mix_pattern(unsigned long long bits) {
+  bits *= 0x9E3779B97F4A7C15ull;
+  bits ^= bits >> 31;
+  bits *= 0xD6E8FEB86659FD93ull;
+  return bits ^ (bits >> 29);
+}
+
+// A pattern's sketch register (the hash's top kSketchBits bits) and rank (the leading zeros of
+// the rest, plus one). The hash is SplitMix64's finalizer, whose first step shifts high bits
+// down: the sketch needs every bit of the hash near uniform, also for patterns that differ only
+// in their high bits, where mix_pattern left the estimate off by up to 66%.
+SPMVC_VALUES_HD void sketch_slot(unsigned long long bits, int& index, unsigned& rank) {
+  unsigned long long h = bits;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  index = static_cast<int>(h >> (64 - kSketchBits));
+  const unsigned long long w = h << kSketchBits;
+#if defined(__CUDA_ARCH__)
+  rank =
+      w == 0 ? 65u - kSketchBits : static_cast<unsigned>(__clzll(static_cast<long long>(w))) + 1u;
+#else
+  rank = w == 0 ? 65u - kSketchBits : static_cast<unsigned>(__builtin_clzll(w)) + 1u;
+#endif
+}
+
+#if defined(__CUDACC__)
 
 __device__ __forceinline__ unsigned long long pattern_of(const void* __restrict__ values,
                                                          int value_bytes, long long k) {
@@ -34,13 +78,25 @@ __device__ __forceinline__ unsigned long long pattern_of(const void* __restrict_
                                 __float_as_uint(__ldg(static_cast<const float*>(values) + k)));
 }
 
-// The slot and the block filter's entry of a pattern: a multiply-xorshift mix, so that patterns
-// differing only in their high bits (short mantissas) spread as well as those differing low.
-__device__ __forceinline__ unsigned long long mix_pattern(unsigned long long bits) {
-  bits *= 0x9E3779B97F4A7C15ull;
-  bits ^= bits >> 31;
-  bits *= 0xD6E8FEB86659FD93ull;
-  return bits ^ (bits >> 29);
+// The sample's registers: sample j is nonzero j * nnz / sample (every nonzero when sample >= nnz).
+__device__ __forceinline__ void value_sketch(const void* __restrict__ values, int value_bytes,
+                                             long long nnz, long long sample,
+                                             unsigned* __restrict__ registers) {
+  __shared__ unsigned block_registers[kSketchRegisters];
+  for (int i = threadIdx.x; i < kSketchRegisters; i += blockDim.x) block_registers[i] = 0;
+  __syncthreads();
+  const long long n = sample < nnz ? sample : nnz;
+  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long k = n == nnz ? j : j * nnz / n;
+    int index;
+    unsigned rank;
+    sketch_slot(pattern_of(values, value_bytes, k), index, rank);
+    atomicMax(block_registers + index, rank);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kSketchRegisters; i += blockDim.x)
+    if (block_registers[i] > 0) atomicMax(registers + i, block_registers[i]);
 }
 
 __device__ __forceinline__ bool past_cap(unsigned long long* out) {
@@ -122,51 +178,33 @@ __device__ __forceinline__ void value_gather(const unsigned long long* __restric
   }
 }
 
-// A table of at most kSharedTable patterns is searched in shared memory (a search is about
-// log2(n) dependent loads), a longer one in global memory.
-constexpr int kSharedTable = 2048;
-
 __device__ __forceinline__ void value_code16(const void* __restrict__ values, int value_bytes,
                                              long long nnz,
                                              const unsigned long long* __restrict__ table, int n,
                                              unsigned short* __restrict__ codes,
                                              unsigned long long* __restrict__ out) {
-  __shared__ unsigned long long shared_table[kSharedTable];
-  const bool in_shared = n <= kSharedTable;  // the same for the whole grid
-  if (in_shared) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) shared_table[i] = __ldg(table + i);
-    __syncthreads();
-  }
-  const unsigned long long* search = in_shared ? shared_table : table;
-  // kBatch values a grid stride apart loaded before any is searched: more loads in flight.
-  constexpr int kBatch = 4;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   unsigned long long missed = 0;
   for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
-       k += kBatch * stride) {
-    unsigned long long bits[kBatch];
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i)
-      bits[i] = k + i * stride < nnz ? pattern_of(values, value_bytes, k + i * stride) : 0ull;
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      if (k + i * stride >= nnz) break;
-      int lo = 0, hi = n;  // first entry >= bits
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (search[mid] < bits[i]) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
+       k += stride) {
+    const unsigned long long bits = pattern_of(values, value_bytes, k);
+    int lo = 0, hi = n;  // first entry >= bits
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (__ldg(table + mid) < bits) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
       }
-      const bool found = lo < n && search[lo] == bits[i];
-      missed += found ? 0 : 1;
-      codes[k + i * stride] = static_cast<unsigned short>(found ? lo : 0);
     }
+    const bool found = lo < n && __ldg(table + lo) == bits;
+    missed += found ? 0 : 1;
+    codes[k] = static_cast<unsigned short>(found ? lo : 0);
   }
   if (missed > 0) atomicAdd(out, missed);
 }
+
+#endif  // __CUDACC__
 
 }  // namespace device_values
 }  // namespace spmvc

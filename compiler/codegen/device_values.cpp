@@ -1,6 +1,7 @@
 #include "spmvc/compiler/device_values.hpp"
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -34,6 +35,23 @@ std::vector<std::uint64_t> patterns_from_slots(const std::vector<std::uint64_t>&
   return out;
 }
 
+double estimate_distinct(const std::vector<std::uint32_t>& registers) {
+  // HyperLogLog (Flajolet, Fusy, Gandouet and Meunier, 2007): the registers' harmonic mean of
+  // 2^rank, scaled by alpha_m m^2.
+  const auto m = static_cast<double>(registers.size());
+  if (registers.empty()) return 0.0;
+  double sum = 0.0;
+  std::size_t empty = 0;
+  for (const std::uint32_t r : registers) {
+    sum += std::ldexp(1.0, -static_cast<int>(r));
+    if (r == 0) ++empty;
+  }
+  const double alpha = 0.7213 / (1.0 + 1.079 / m);
+  const double raw = alpha * m * m / sum;
+  if (raw <= 2.5 * m && empty > 0) return m * std::log(m / static_cast<double>(empty));
+  return raw;
+}
+
 KernelSource device_values_source() {
   KernelSource k = device_unit(kValueCode16Entry, "device_values", kValuesBlock,
                                "16-bit value codes on the GPU from a CSR matrix in device memory.");
@@ -41,6 +59,14 @@ KernelSource device_values_source() {
       R"(namespace dv = spmvc::device_values;
 static_assert(dv::kBlock == {} && dv::kCap == {} && dv::kSlots == {},
               "block size, cap or slots differ from the host's");
+static_assert(dv::kSketchRegisters == {} && dv::kSketchSample == {}ll,
+              "the sketch's registers or sample differ from the host's");
+
+extern "C" __global__ void __launch_bounds__(dv::kBlock)
+{}(const void* __restrict__ values, int value_bytes, long long nnz, long long sample,
+    unsigned* __restrict__ registers) {{
+  dv::value_sketch(values, value_bytes, nnz, sample, registers);
+}}
 
 extern "C" __global__ void __launch_bounds__(dv::kBlock)
 {}(const void* __restrict__ values, int value_bytes, long long nnz,
@@ -61,8 +87,8 @@ extern "C" __global__ void __launch_bounds__(dv::kBlock)
   dv::value_code16(values, value_bytes, nnz, table, n, codes, out);
 }}
 )",
-      kValuesBlock, kValues16Cap, kValueSetSlots, kValueSetEntry, kValueGatherEntry,
-      kValueCode16Entry);
+      kValuesBlock, kValues16Cap, kValueSetSlots, kValueSketchRegisters, kValueSketchSample,
+      kValueSketchEntry, kValueSetEntry, kValueGatherEntry, kValueCode16Entry);
   return k;
 }
 
