@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include <fmt/format.h>
@@ -518,17 +519,29 @@ Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,
   // Applicable first, by predicted time (one-time cost + multiplies x time when the caller said
   // how many), then by bytes (a value-coded twin that ties on a latency floor still moves less);
   // remaining ties keep the proposal order (stable).
-  for (Candidate& c : candidates)
+  // The order is found on indices with each candidate's time worked out once, and the candidates
+  // (strings and parameters) moved once into it.
+  const std::size_t n = candidates.size();
+  std::vector<double> rank(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    Candidate& c = candidates[i];
     c.total_seconds = c.applicable && multiplies ? ranking_seconds(c, multiplies) : 0.0;
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](const Candidate& a, const Candidate& b) {
-                     if (a.applicable != b.applicable) return a.applicable;
-                     if (!a.applicable) return false;
-                     const double ta = ranking_seconds(a, multiplies);
-                     const double tb = ranking_seconds(b, multiplies);
-                     if (ta != tb) return ta < tb;
-                     return a.predicted_bytes < b.predicted_bytes;
-                   });
+    if (c.applicable) rank[i] = ranking_seconds(c, multiplies);
+  }
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+    const Candidate& a = candidates[i];
+    const Candidate& b = candidates[j];
+    if (a.applicable != b.applicable) return a.applicable;
+    if (!a.applicable) return false;
+    if (rank[i] != rank[j]) return rank[i] < rank[j];
+    return a.predicted_bytes < b.predicted_bytes;
+  });
+  std::vector<Candidate> sorted;
+  sorted.reserve(n);
+  for (const std::size_t i : order) sorted.push_back(std::move(candidates[i]));
+  candidates = std::move(sorted);
   if (candidates.empty() || !candidates.front().applicable) {
     std::string reasons;
     for (const Candidate& c : candidates)

@@ -396,12 +396,13 @@ void add_value_coded(std::vector<Candidate>& candidates, const Profile& profile,
     codings.push_back(kValuesF32);
   const std::size_t n = candidates.size();
   for (const int coding : codings) {
+    const std::string summary = "; " + value_coding_summary(coding);  // the same for every twin
     for (std::size_t i = 0; i < n; ++i) {
       if (!candidates[i].applicable) continue;
       Candidate c = candidates[i];
       c.params = with_value_coding(std::move(c.params), coding);
       c.label = describe(c.params);
-      c.reason += "; " + value_coding_summary(coding);
+      c.reason += summary;
       candidates.push_back(std::move(c));
     }
   }
