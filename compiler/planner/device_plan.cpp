@@ -138,15 +138,15 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
                             : options.format == "auto" || options.format == format;
     if (!wanted) continue;
     po.format = format;
-    std::vector<Candidate> proposed;
-    try {
-      proposed = make_plan(profile, po).candidates;
-    } catch (const InputError&) {
-      if (forced || options.format != "auto") throw;  // the format the caller asked for
-      // None of this format's candidates can implement the matrix (ell past its padding limit
-      // on power-law rows): they are listed, rejected with their reasons.
-      proposed = formats::find_format(format).propose(profile, options.precision);
-    }
+    // Each format's candidates as make_plan weighs them, without its pick: the ranking below is
+    // over all of them. Where none of a format's candidates can implement the matrix (ell past
+    // its padding limit on power-law rows) they are listed, rejected with their reasons, unless
+    // the caller asked for that format: then pick_candidate refuses it, naming each reason.
+    std::vector<Candidate> proposed = plan_candidates(profile, po).candidates;
+    const bool none_applies = std::none_of(proposed.begin(), proposed.end(),
+                                           [](const Candidate& c) { return c.applicable; });
+    if (none_applies && (forced || options.format != "auto"))
+      (void)pick_candidate(std::move(proposed), options.precision, po.multiplies);  // throws
     for (Candidate& c : proposed) all.push_back(std::move(c));
   }
   std::vector<Candidate> twins;

@@ -339,7 +339,22 @@ std::string BuildEstimate::describe() const {
                      total() * 1e3, inspect * 1e3, encode * 1e3, upload * 1e3, compile * 1e3);
 }
 
-Plan make_plan(const Profile& profile, const PlanOptions& options) {
+namespace {
+
+// The parameters the caller forced (Options::params, or csr's), checked against the format named.
+std::optional<FormatParams> forced_params(const PlanOptions& options) {
+  std::optional<FormatParams> forced = options.params;
+  if (!forced && options.csr) forced = FormatParams{*options.csr};
+  if (forced && options.format != "auto" && options.format != format_of(*forced))
+    throw InputError("--format", 0,
+                     fmt::format("{} parameters were given but the format is {}",
+                                 format_of(*forced), options.format));
+  return forced;
+}
+
+}  // namespace
+
+PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& options) {
   const formats::PlanningScope planning(profile);
   std::vector<const formats::FormatUnit*> units;
   if (options.format == "auto") {
@@ -347,12 +362,7 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
   } else {
     units.push_back(&formats::find_format(options.format));
   }
-  std::optional<FormatParams> forced = options.params;
-  if (!forced && options.csr) forced = FormatParams{*options.csr};
-  if (forced && options.format != "auto" && options.format != format_of(*forced))
-    throw InputError("--format", 0,
-                     fmt::format("{} parameters were given but the format is {}",
-                                 format_of(*forced), options.format));
+  std::optional<FormatParams> forced = forced_params(options);
 
   const MixedPrecision mixed = options.mixed_precision;
   // Mixed precision asked for with the planner free to choose: the full-precision candidates
@@ -470,7 +480,17 @@ Plan make_plan(const Profile& profile, const PlanOptions& options) {
       best->reason = "forced; the planner would not choose it: " + objection;
     }
   }
-  Plan plan = pick_candidate(std::move(candidates), options.precision, options.multiplies);
+  return {std::move(candidates), std::move(objection)};
+}
+
+Plan make_plan(const Profile& profile, const PlanOptions& options) {
+  const formats::PlanningScope planning(profile);
+  const std::optional<FormatParams> forced = forced_params(options);
+  const bool fallback = weighs_full_precision(options);
+  const MixedPrecision mixed = options.mixed_precision;
+  PlanCandidates ranked = plan_candidates(profile, options);
+  const std::string& objection = ranked.objection;
+  Plan plan = pick_candidate(std::move(ranked.candidates), options.precision, options.multiplies);
   if (fallback) prefer_mixed_on_tie(plan);
   plan.rounding = plan_rounding(profile, options, plan.params, Engine::kernel);
   const bool cusparse = !forced && options.format == "auto" && objection.empty() &&

@@ -174,6 +174,17 @@ struct Prediction {
 /// `options`' precision, bandwidth and architecture.
 Prediction predict(const Profile& profile, const FormatParams& params, const PlanOptions& options);
 
+/// make_plan's candidates before it ranks them: every (or the forced) format's proposals, each
+/// applicable one predicted; for a named format none of whose candidates applies, its fastest
+/// representable one made applicable, and the planner's objection to it in `objection`.
+/// InputError for forced parameters that cannot implement the matrix; none for a format without
+/// an applicable candidate (pick_candidate refuses those).
+struct PlanCandidates {
+  std::vector<Candidate> candidates;
+  std::string objection;
+};
+PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& options);
+
 /// Ranks every applicable candidate of every (or the forced) format and picks the fastest.
 /// A forced format (options.format) whose candidates were all rejected for not paying
 /// (Candidate::representable) still gets its fastest one, the objection in Plan::why
