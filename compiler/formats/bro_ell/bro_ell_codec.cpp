@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -381,11 +383,49 @@ std::vector<std::pair<double, double>> bits_distribution(const std::array<std::i
 
 int log2_ceil(int t) { return t <= 1 ? 0 : bit_width(static_cast<std::uint64_t>(t - 1)); }
 
+using Distribution = std::vector<std::pair<double, double>>;
+
+// The distributions estimate_ell_afresh reads, and their expected maxima, kept for one planning
+// (formats::planning's number): the shape searches ask for a few hundred shapes over a handful
+// of row-length limits and delta shifts. Outside a planning every call makes its own.
+struct EllInputs {
+  std::uint64_t number = 0;
+  std::unordered_map<std::int64_t, Distribution> lengths;  // by limit
+  std::unordered_map<int, Distribution> bits;              // by shift; -1: the first columns
+  std::map<std::tuple<int, std::int64_t, double>, double> maxima;  // by (what, limit, draws)
+};
+
+EllInputs& ell_inputs(std::uint64_t number) {
+  thread_local EllInputs kept;
+  if (kept.number != number || number == 0) {
+    kept.lengths.clear();
+    kept.bits.clear();
+    kept.maxima.clear();
+    kept.number = number;
+  }
+  return kept;
+}
+
 EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllShape& shape) {
   EllEstimate est;
   const int h = shape.slice_height, T = shape.threads_per_row, S = shape.lanes();
   const double nslices = std::ceil(static_cast<double>(p.nrows) / h);
-  const auto lengths = length_distribution(p, limit);
+  EllInputs& in = ell_inputs(planning(p));
+  auto kept_dist = [](auto& map, auto key, auto make) -> const Distribution& {
+    auto it = map.find(key);
+    if (it == map.end()) it = map.emplace(key, make()).first;
+    return it->second;
+  };
+  // expected_max of distribution `what` (0: the lengths at this limit, 1: the first columns' bits,
+  // 2 + shift: the deltas' bits at that shift) over k draws.
+  auto kept_max = [&](int what, const Distribution& d, double k) {
+    const std::tuple<int, std::int64_t, double> key{what, what == 0 ? limit : 0, k};
+    auto it = in.maxima.find(key);
+    if (it == in.maxima.end()) it = in.maxima.emplace(key, expected_max(d, k)).first;
+    return it->second;
+  };
+  const Distribution& lengths =
+      kept_dist(in.lengths, limit, [&] { return length_distribution(p, limit); });
   // Columns per slice. Where the inspector measured this slice height's padding (whole rows
   // only: a split caps rows the measure does not know about), the sum of ceil(longest / T) over
   // slices, taken as longest / T plus half a step. Otherwise the longest row of a slice is the
@@ -399,7 +439,7 @@ EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllS
     const double per_slice = static_cast<double>(p.slice_longest[k]) / nslices;
     ncol = std::max(1.0, per_slice / T + 0.5 * (T - 1) / T);
   } else {
-    const double longest = std::min(expected_max(lengths, h), static_cast<double>(p.row_max));
+    const double longest = std::min(kept_max(0, lengths, h), static_cast<double>(p.row_max));
     ncol = std::ceil(longest / T);
   }
   est.max_columns = std::ceil(static_cast<double>(std::min(p.row_max, limit)) / T);
@@ -411,8 +451,11 @@ EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllS
   // Widths: the first position holds c0 + 1 (first_col_bits), the others deltas over T
   // nonzeros (delta_bits, about log2 T bits wider). Per slice the width is the widest of h*T
   // lanes (the expected maximum of independent draws); baked, the widest of all.
-  const auto first = bits_distribution(p.first_col_bits, 0);
-  const auto rest = bits_distribution(p.delta_bits, log2_ceil(T));
+  const Distribution& first =
+      kept_dist(in.bits, -1, [&] { return bits_distribution(p.first_col_bits, 0); });
+  const int shift = log2_ceil(T);
+  const Distribution& rest =
+      kept_dist(in.bits, shift, [&] { return bits_distribution(p.delta_bits, shift); });
   // Halfway between the mean width (neighbouring rows alike, as in stencils, whose wide deltas
   // sit at the same positions in every row) and the widest of h*T independent lanes (random
   // columns), or of all lanes when baked: the real encodings of both kinds fall between.
@@ -421,11 +464,11 @@ EllEstimate estimate_ell_afresh(const Profile& p, std::int64_t limit, const EllS
     for (const auto& [v, prob] : d) m += v * prob;
     return m;
   };
-  auto widest = [&](const std::vector<std::pair<double, double>>& d) {
-    return shape.tables == 2 ? (d.empty() ? 0.0 : d.back().first) : expected_max(d, S);
+  auto widest = [&](int what, const Distribution& d) {
+    return shape.tables == 2 ? (d.empty() ? 0.0 : d.back().first) : kept_max(what, d, S);
   };
-  const double w0 = 0.5 * (mean(first) + widest(first));
-  const double wr = rest.empty() ? w0 : 0.5 * (mean(rest) + widest(rest));
+  const double w0 = 0.5 * (mean(first) + widest(1, first));
+  const double wr = rest.empty() ? w0 : 0.5 * (mean(rest) + widest(2 + shift, rest));
   const double bits = ncol > 0 ? std::max(1.0, w0) + (ncol - 1) * std::max(1.0, wr) : 0;
   const double L = shape.symbol_bits;
   // Streams round up to whole symbols: at least ceil(bits/L), and half a symbol on average when
