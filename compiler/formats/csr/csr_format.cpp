@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/csr/csr_model.hpp"
+#include "formats/model_shortcuts.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -65,7 +67,9 @@ double CsrFormat::lane_efficiency(const Profile& profile, int threads_per_row) {
   return issued > 0 ? useful / issued : 1.0;
 }
 
-double CsrFormat::warp_imbalance(const Profile& profile, int threads_per_row) {
+namespace {
+
+double warp_imbalance_afresh(const Profile& profile, int threads_per_row) {
   // E[max of g rows] = sum over bins of steps * (F(bin)^g - F(bin-)^g), bins in increasing
   // order; bins above 32 are ranges and their midpoint stands for every row in them.
   const int rows_per_warp = std::max(1, 32 / std::max(1, threads_per_row));
@@ -87,6 +91,25 @@ double CsrFormat::warp_imbalance(const Profile& profile, int threads_per_row) {
     below += static_cast<double>(bin.count);
   }
   return std::max(1.0, longest / (steps_sum / rows));
+}
+
+}  // namespace
+
+double CsrFormat::warp_imbalance(const Profile& profile, int threads_per_row) {
+  // Asked for every csr candidate and its twins over a few thread counts (a power per histogram
+  // bin each time): kept for the planning, by T.
+  const std::uint64_t number = formats::planning(profile);
+  if (number == 0) return warp_imbalance_afresh(profile, threads_per_row);
+  thread_local std::uint64_t kept_for = 0;
+  thread_local std::map<int, double> kept;
+  if (kept_for != number) {
+    kept.clear();
+    kept_for = number;
+  }
+  auto it = kept.find(threads_per_row);
+  if (it == kept.end())
+    it = kept.emplace(threads_per_row, warp_imbalance_afresh(profile, threads_per_row)).first;
+  return it->second;
 }
 
 double CsrFormat::nonzeros_per_lane(Precision precision) {

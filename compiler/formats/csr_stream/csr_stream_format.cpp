@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
 #include "formats/arrays.hpp"
 #include "formats/csr_stream/csr_stream_model.hpp"
+#include "formats/model_shortcuts.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
 #include "spmvc/error.hpp"
@@ -217,7 +220,9 @@ double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStream
   return std::max(1.0, groups * per_group) + long_rows;
 }
 
-double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamParams& p) {
+namespace {
+
+double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p) {
   // The rows that share blocks: those up to the tile (bins above 32 are ranges, their midpoint
   // standing for every row in them, as in estimated_blocks).
   double rows = 0, nnz = 0;
@@ -255,6 +260,25 @@ double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamPa
   }
   const double stream = static_cast<double>(p.tile) / p.block_size;
   return std::max(1.0, (stream + longest) / (stream + mean_steps));
+}
+
+}  // namespace
+
+double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamParams& p) {
+  // The same (tile, block size) is asked for by each column width and value coding: kept for the
+  // planning.
+  const std::uint64_t number = formats::planning(profile);
+  if (number == 0) return stream_imbalance_afresh(profile, p);
+  thread_local std::uint64_t kept_for = 0;
+  thread_local std::map<std::pair<int, int>, double> kept;
+  if (kept_for != number) {
+    kept.clear();
+    kept_for = number;
+  }
+  const std::pair<int, int> key{p.tile, p.block_size};
+  auto it = kept.find(key);
+  if (it == kept.end()) it = kept.emplace(key, stream_imbalance_afresh(profile, p)).first;
+  return it->second;
 }
 
 double CsrStreamFormat::narrow_share(const Profile& profile, const CsrStreamParams& p) {
