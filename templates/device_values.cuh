@@ -40,15 +40,6 @@ constexpr int kSketchBits = 12;  // value_sketch: 2^12 registers (a standard err
 constexpr int kSketchRegisters = 1 << kSketchBits;
 constexpr long long kSketchSample = 1 << 20;  // nonzeros value_sketch reads
 
-// The slot and the block filter's entry of a pattern: a multiply-xorshift mix, so that patterns
-// differing only in their high bits (short mantissas) spread as well as those differing low.
-SPMVC_VALUES_HD unsigned long long mix_pattern(unsigned long long bits) {
-  bits *= 0x9E3779B97F4A7C15ull;
-  bits ^= bits >> 31;
-  bits *= 0xD6E8FEB86659FD93ull;
-  return bits ^ (bits >> 29);
-}
-
 // A pattern's sketch register (the hash's top kSketchBits bits) and rank (the leading zeros of
 // the rest, plus one). The hash is SplitMix64's finalizer, whose first step shifts high bits
 // down: the sketch needs every bit of the hash near uniform, also for patterns that differ only
@@ -78,6 +69,15 @@ __device__ __forceinline__ unsigned long long pattern_of(const void* __restrict_
                                 __float_as_uint(__ldg(static_cast<const float*>(values) + k)));
 }
 
+// The slot and the block filter's entry of a pattern: a multiply-xorshift mix, so that patterns
+// differing only in their high bits (short mantissas) spread as well as those differing low.
+__device__ __forceinline__ unsigned long long mix_pattern(unsigned long long bits) {
+  bits *= 0x9E3779B97F4A7C15ull;
+  bits ^= bits >> 31;
+  bits *= 0xD6E8FEB86659FD93ull;
+  return bits ^ (bits >> 29);
+}
+
 // The sample's registers: sample j is nonzero j * nnz / sample (every nonzero when sample >= nnz).
 __device__ __forceinline__ void value_sketch(const void* __restrict__ values, int value_bytes,
                                              long long nnz, long long sample,
@@ -103,45 +103,6 @@ __device__ __forceinline__ bool past_cap(unsigned long long* out) {
   return *static_cast<volatile unsigned long long*>(out + 1) != 0;
 }
 
-// One value's pattern into the set (value_set's step): false once the answer is known (past the
-// cap), and the thread stops.
-__device__ __forceinline__ bool add_pattern(unsigned long long bits,
-                                            volatile unsigned long long* seen,
-                                            unsigned long long* __restrict__ slots,
-                                            unsigned long long* __restrict__ out) {
-  if (bits == kEmpty) {
-    if (*static_cast<volatile unsigned long long*>(out + 2) == 0) atomicExch(out + 2, 1ull);
-    return true;
-  }
-  const unsigned long long h = mix_pattern(bits);
-  const unsigned f = static_cast<unsigned>(h >> 40) & (kFilter - 1);
-  if (seen[f] == bits || seen[f ^ 1] == bits) return true;  // in the set already
-  unsigned s = static_cast<unsigned>(h) & (kSlots - 1);
-  for (int probe = 0;; ++probe) {
-    // More than kCap patterns (a full set has them too): the answer is known.
-    if (probe == kSlots || past_cap(out)) {
-      atomicExch(out + 1, 1ull);
-      return false;
-    }
-    unsigned long long held = *static_cast<volatile unsigned long long*>(slots + s);
-    if (held == kEmpty) held = atomicCAS(slots + s, kEmpty, bits);
-    if (held == kEmpty) {
-      if (atomicAdd(out, 1ull) + 1 > static_cast<unsigned long long>(kCap)) {
-        atomicExch(out + 1, 1ull);
-        return false;
-      }
-      break;
-    }
-    if (held == bits) break;
-    s = (s + 1) & (kSlots - 1);
-  }
-  // The pair's empty entry, else the first. With one entry per pattern, about half of 723
-  // patterns (G3_circuit's) collide in a 1,024-entry filter (1 - e^(-723/1024)), and each value
-  // of a pattern evicted there probes the set in global memory.
-  seen[seen[f] != kEmpty && seen[f ^ 1] == kEmpty ? f ^ 1 : f] = bits;
-  return true;
-}
-
 // Each block first looks a pattern up in its own filter in shared memory (kFilter entries, each
 // pattern at one of two neighbouring entries), which holds patterns already in the set: a value
 // met before costs no global access, so a few values repeated over millions of nonzeros do not
@@ -160,9 +121,39 @@ __device__ __forceinline__ void value_set(const void* __restrict__ values, int v
   for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
        k += stride, ++step) {
     // The flag is one word every warp reads: polled every 16th nonzero between nonzeros (each
-    // poll an L2 round trip on a hot line), and on every probe, where the set grows.
+    // poll an L2 round trip on a hot line), and on every probe below, where the set grows.
     if ((step & 15) == 0 && past_cap(out)) return;
-    if (!add_pattern(pattern_of(values, value_bytes, k), seen, slots, out)) return;
+    const unsigned long long bits = pattern_of(values, value_bytes, k);
+    if (bits == kEmpty) {
+      if (*static_cast<volatile unsigned long long*>(out + 2) == 0) atomicExch(out + 2, 1ull);
+      continue;
+    }
+    const unsigned long long h = mix_pattern(bits);
+    const unsigned f = static_cast<unsigned>(h >> 40) & (kFilter - 1);
+    if (seen[f] == bits || seen[f ^ 1] == bits) continue;  // in the set already
+    unsigned s = static_cast<unsigned>(h) & (kSlots - 1);
+    for (int probe = 0;; ++probe) {
+      // More than kCap patterns (a full set has them too): the answer is known.
+      if (probe == kSlots || past_cap(out)) {
+        atomicExch(out + 1, 1ull);
+        return;
+      }
+      unsigned long long held = *static_cast<volatile unsigned long long*>(slots + s);
+      if (held == kEmpty) held = atomicCAS(slots + s, kEmpty, bits);
+      if (held == kEmpty) {
+        if (atomicAdd(out, 1ull) + 1 > static_cast<unsigned long long>(kCap)) {
+          atomicExch(out + 1, 1ull);
+          return;
+        }
+        break;
+      }
+      if (held == bits) break;
+      s = (s + 1) & (kSlots - 1);
+    }
+    // The pair's empty entry, else the first. With one entry per pattern, about half of 723
+    // patterns (G3_circuit's) collide in a 1,024-entry filter (1 - e^(-723/1024)), and each value
+    // of a pattern evicted there probes the set in global memory.
+    seen[seen[f] != kEmpty && seen[f ^ 1] == kEmpty ? f ^ 1 : f] = bits;
   }
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 
 #include "spmvc/profile.hpp"
 
@@ -38,5 +39,29 @@ class PlanningScope {
 /// The number of the planning of `profile` under way on this thread; 0 when none is (or it
 /// plans another Profile), or the shortcuts are off: then nothing may be kept.
 std::uint64_t planning(const Profile& profile);
+
+/// Answers computed from a Profile alone, kept by key for the planning under way (planning()):
+/// asked again within it, the kept answer; outside a planning, computed each time. One per call
+/// site, thread_local.
+template <typename Key, typename Value, typename Map = std::map<Key, Value>>
+class PlanningMemo {
+ public:
+  template <typename Make>
+  Value get(const Profile& profile, const Key& key, Make&& make) {
+    const std::uint64_t number = planning(profile);
+    if (number == 0) return make();
+    if (number != number_) {
+      kept_.clear();
+      number_ = number;
+    }
+    auto it = kept_.find(key);
+    if (it == kept_.end()) it = kept_.emplace(key, make()).first;
+    return it->second;
+  }
+
+ private:
+  std::uint64_t number_ = 0;
+  Map kept_;
+};
 
 }  // namespace spmvc::formats

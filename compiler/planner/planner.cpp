@@ -339,21 +339,6 @@ std::string BuildEstimate::describe() const {
                      total() * 1e3, inspect * 1e3, encode * 1e3, upload * 1e3, compile * 1e3);
 }
 
-namespace {
-
-// The parameters the caller forced (Options::params, or csr's), checked against the format named.
-std::optional<FormatParams> forced_params(const PlanOptions& options) {
-  std::optional<FormatParams> forced = options.params;
-  if (!forced && options.csr) forced = FormatParams{*options.csr};
-  if (forced && options.format != "auto" && options.format != format_of(*forced))
-    throw InputError("--format", 0,
-                     fmt::format("{} parameters were given but the format is {}",
-                                 format_of(*forced), options.format));
-  return forced;
-}
-
-}  // namespace
-
 PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& options) {
   const formats::PlanningScope planning(profile);
   std::vector<const formats::FormatUnit*> units;
@@ -362,7 +347,12 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
   } else {
     units.push_back(&formats::find_format(options.format));
   }
-  std::optional<FormatParams> forced = forced_params(options);
+  std::optional<FormatParams> forced = options.params;
+  if (!forced && options.csr) forced = FormatParams{*options.csr};
+  if (forced && options.format != "auto" && options.format != format_of(*forced))
+    throw InputError("--format", 0,
+                     fmt::format("{} parameters were given but the format is {}",
+                                 format_of(*forced), options.format));
 
   const MixedPrecision mixed = options.mixed_precision;
   // Mixed precision asked for with the planner free to choose: the full-precision candidates
@@ -485,7 +475,7 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
 
 Plan make_plan(const Profile& profile, const PlanOptions& options) {
   const formats::PlanningScope planning(profile);
-  const std::optional<FormatParams> forced = forced_params(options);
+  const bool forced = options.params || options.csr;  // checked by plan_candidates
   const bool fallback = weighs_full_precision(options);
   const MixedPrecision mixed = options.mixed_precision;
   PlanCandidates ranked = plan_candidates(profile, options);
@@ -545,8 +535,8 @@ Plan pick_candidate(std::vector<Candidate> candidates, Precision precision,
   std::vector<double> rank(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     Candidate& c = candidates[i];
-    c.total_seconds = c.applicable && multiplies ? ranking_seconds(c, multiplies) : 0.0;
     if (c.applicable) rank[i] = ranking_seconds(c, multiplies);
+    c.total_seconds = multiplies ? rank[i] : 0.0;
   }
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -505,20 +505,12 @@ struct EllQuestionHash {
 EllEstimate estimate_ell(const Profile& p, std::int64_t limit, const EllShape& shape) {
   // bro_ell's and bro_hyb's shape searches, refusals, costs and reasons ask for the same
   // estimates thousands of times in one planning: kept for the planning's length.
-  const std::uint64_t number = planning(p);
-  if (number == 0) return estimate_ell_afresh(p, limit, shape);
-  thread_local std::uint64_t kept_for = 0;
-  thread_local std::unordered_map<EllQuestion, EllEstimate, EllQuestionHash> kept;
-  if (kept_for != number) {
-    kept.clear();
-    kept_for = number;
-  }
+  thread_local PlanningMemo<EllQuestion, EllEstimate,
+                            std::unordered_map<EllQuestion, EllEstimate, EllQuestionHash>>
+      kept;
   const EllQuestion q{limit, shape.slice_height, shape.symbol_bits, shape.threads_per_row,
                       shape.tables};
-  if (auto it = kept.find(q); it != kept.end()) return it->second;
-  const EllEstimate est = estimate_ell_afresh(p, limit, shape);
-  kept.emplace(q, est);
-  return est;
+  return kept.get(p, q, [&] { return estimate_ell_afresh(p, limit, shape); });
 }
 
 std::string check_ell_shape(const Profile& p, std::int64_t limit, const EllShape& shape,

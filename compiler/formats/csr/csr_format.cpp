@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -98,18 +97,9 @@ double warp_imbalance_afresh(const Profile& profile, int threads_per_row) {
 double CsrFormat::warp_imbalance(const Profile& profile, int threads_per_row) {
   // Asked for every csr candidate and its twins over a few thread counts (a power per histogram
   // bin each time): kept for the planning, by T.
-  const std::uint64_t number = formats::planning(profile);
-  if (number == 0) return warp_imbalance_afresh(profile, threads_per_row);
-  thread_local std::uint64_t kept_for = 0;
-  thread_local std::map<int, double> kept;
-  if (kept_for != number) {
-    kept.clear();
-    kept_for = number;
-  }
-  auto it = kept.find(threads_per_row);
-  if (it == kept.end())
-    it = kept.emplace(threads_per_row, warp_imbalance_afresh(profile, threads_per_row)).first;
-  return it->second;
+  thread_local PlanningMemo<int, double> kept;
+  return kept.get(profile, threads_per_row,
+                  [&] { return warp_imbalance_afresh(profile, threads_per_row); });
 }
 
 double CsrFormat::nonzeros_per_lane(Precision precision) {

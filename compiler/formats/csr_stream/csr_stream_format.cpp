@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -267,18 +266,9 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
 double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamParams& p) {
   // The same (tile, block size) is asked for by each column width and value coding: kept for the
   // planning.
-  const std::uint64_t number = formats::planning(profile);
-  if (number == 0) return stream_imbalance_afresh(profile, p);
-  thread_local std::uint64_t kept_for = 0;
-  thread_local std::map<std::pair<int, int>, double> kept;
-  if (kept_for != number) {
-    kept.clear();
-    kept_for = number;
-  }
-  const std::pair<int, int> key{p.tile, p.block_size};
-  auto it = kept.find(key);
-  if (it == kept.end()) it = kept.emplace(key, stream_imbalance_afresh(profile, p)).first;
-  return it->second;
+  thread_local PlanningMemo<std::pair<int, int>, double> kept;
+  return kept.get(profile, {p.tile, p.block_size},
+                  [&] { return stream_imbalance_afresh(profile, p); });
 }
 
 double CsrStreamFormat::narrow_share(const Profile& profile, const CsrStreamParams& p) {
