@@ -45,6 +45,15 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
 std::string inspect_bro_device(const DeviceCsr& a, const DeviceBroKernels& kernels,
                                Profile& profile);
 
+/// inspect_bro_device in two steps, so the host can work while the GPU inspects:
+/// launch_bro_inspection queues the column pass and returns at once; finish_bro_inspection
+/// waits for it and fills `profile` as inspect_bro_device does.
+struct PendingBroInspection {
+  std::optional<DeviceBuffer> out;  ///< the pass's counters; none for a matrix without rows
+};
+PendingBroInspection launch_bro_inspection(const DeviceCsr& a, const DeviceBroKernels& kernels);
+std::string finish_bro_inspection(PendingBroInspection& pending, Profile& profile);
+
 /// A BRO-ELL encoding on the device: the arrays named and ordered as the host codec's
 /// (col_ptr, sym_ptr, widths, symbols, then the values as the plan's coding stores them), the
 /// counts each holds, and what the kernel bakes (the width table for tables 1, the pattern for

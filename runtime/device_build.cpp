@@ -94,29 +94,9 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   auto t0 = Clock::now();
   runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
   im->profile = std::move(inspection.profile);
-  // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen; that
-  // pass measures each slice height's longest rows too (Profile::slice_longest), which the ell
-  // unit's own pass measures otherwise.
   std::string wanted_format = options.format;
   if (options.csr) wanted_format = "csr";
   if (options.params) wanted_format = std::string(format_of(*options.params));
-  const bool bro_wanted = wanted_format == "auto" || wanted_format.starts_with("bro_");
-  std::optional<runtime::DeviceBroKernels> bro_kernels;
-  bool slices_measured = false;
-  if (bro_wanted) {
-    const auto t1 = Clock::now();
-    bro_kernels = runtime::load_device_bro_kernels(cache, device);
-    timings.compile += bro_kernels->seconds;
-    if (!bro_kernels->nvcc) timings.build_units = "nvrtc";
-    t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
-    const std::string problem = runtime::inspect_bro_device(a, *bro_kernels, im->profile);
-    slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
-    if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
-      throw InputError(
-          "DeviceCsr", 0,
-          fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
-  }
-  if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   // More distinct values than the row pass tracks (256): counted up to a 16-bit table's 65,536,
   // and kept for its codes, where the plan may use a 16-bit table (format auto, csr,
   // csr_stream, ell, hyb and the BRO formats). The pass stops as soon as the set holds more than
@@ -161,25 +141,56 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
                                    wanted_format));
     im->profile.block_shapes = std::move(blocks.shapes);
   }
-  timings.inspect = seconds_since(t0);
-  im->profile.inspect_seconds = timings.inspect;
 
-  t0 = Clock::now();
+  // The plan, in two parts (compiler::DevicePlanning): the formats the row pass's Profile
+  // serves are planned on the host while BRO's column pass runs on the GPU, the BRO formats once
+  // it is done. That part of the planning counts as plan time, not inspection.
   BuildTarget target;
   target.arch = device.arch();
   target.gpu = device.name;
-  if (values_uncounted) {
-    // A named format without 16-bit tables (sell and the block formats) and more than 256
-    // distinct values, not counted further: the planner sees more than a 16-bit table holds;
-    // the Profile keeps the row pass's "more than 256".
-    const std::int64_t counted = im->profile.distinct_values;
-    im->profile.distinct_values = kDistinctValuesCap + 1;
-    im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
-    im->profile.distinct_values = counted;
+  compiler::DevicePlanning planning(a, options, target, upload != nullptr);
+  // A named format without 16-bit tables (sell and the block formats) and more than 256
+  // distinct values, not counted further: the planner sees more than a 16-bit table holds;
+  // the Profile keeps the row pass's "more than 256".
+  const std::int64_t counted = im->profile.distinct_values;
+  if (values_uncounted) im->profile.distinct_values = kDistinctValuesCap + 1;
+  double plan_seconds = 0;
+  auto plan_rows = [&] {
+    const auto t1 = Clock::now();
+    planning.propose_row_formats(im->profile);
+    plan_seconds += seconds_since(t1);
+  };
+  // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen; that
+  // pass measures each slice height's longest rows too (Profile::slice_longest), which the ell
+  // unit's own pass measures otherwise.
+  const bool bro_wanted = wanted_format == "auto" || wanted_format.starts_with("bro_");
+  std::optional<runtime::DeviceBroKernels> bro_kernels;
+  bool slices_measured = false;
+  if (bro_wanted) {
+    const auto t1 = Clock::now();
+    bro_kernels = runtime::load_device_bro_kernels(cache, device);
+    timings.compile += bro_kernels->seconds;
+    if (!bro_kernels->nvcc) timings.build_units = "nvrtc";
+    t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
+    runtime::PendingBroInspection pending = runtime::launch_bro_inspection(a, *bro_kernels);
+    plan_rows();  // while the column pass runs
+    const std::string problem = runtime::finish_bro_inspection(pending, im->profile);
+    slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
+    if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
+      throw InputError(
+          "DeviceCsr", 0,
+          fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   } else {
-    im->plan = compiler::plan_device_csr(a, im->profile, options, target, upload != nullptr);
+    plan_rows();
   }
-  timings.plan = seconds_since(t0);
+  if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
+  timings.inspect = seconds_since(t0) - plan_seconds;
+  im->profile.inspect_seconds = timings.inspect;
+
+  t0 = Clock::now();
+  im->plan = planning.finish(im->profile);
+  im->profile.distinct_values = counted;
+  timings.plan = plan_seconds + seconds_since(t0);
 
   // What is encoded, on the GPU: ell, sell and hyb's arrays, the BRO formats' whole encodings,
   // or csr_stream's row blocks and 16-bit columns, 8-bit value codes or fp32 values beside the

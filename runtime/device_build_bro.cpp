@@ -195,25 +195,36 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
   return k;
 }
 
-std::string inspect_bro_device(const DeviceCsr& a, const DeviceBroKernels& kernels,
-                               Profile& profile) {
+PendingBroInspection launch_bro_inspection(const DeviceCsr& a, const DeviceBroKernels& kernels) {
+  PendingBroInspection pending;
+  if (a.nrows == 0) return pending;
+  const codegen::BroInspection stats = codegen::initial_bro_inspection();
+  pending.out.emplace(sizeof stats);
+  pending.out->upload(stats.data(), sizeof stats);
+  const void* row_ptr = a.row_ptr;
+  const void* col_idx = a.col_idx;
+  long long nrows = a.nrows;
+  void* out_ptr = pending.out->get();
+  launch(*kernels.inspect, codegen::kBroInspectEntry,
+         std::clamp<std::int64_t>(
+             (a.nrows + codegen::kBroInspectBlock - 1) / codegen::kBroInspectBlock, 1, 4096),
+         codegen::kBroInspectBlock, {&row_ptr, &col_idx, &nrows, &out_ptr});
+  return pending;
+}
+
+std::string finish_bro_inspection(PendingBroInspection& pending, Profile& profile) {
   codegen::BroInspection stats = codegen::initial_bro_inspection();
-  if (a.nrows > 0) {
-    DeviceBuffer out(sizeof stats);
-    out.upload(stats.data(), sizeof stats);
-    const void* row_ptr = a.row_ptr;
-    const void* col_idx = a.col_idx;
-    long long nrows = a.nrows;
-    void* out_ptr = out.get();
-    launch(*kernels.inspect, codegen::kBroInspectEntry,
-           std::clamp<std::int64_t>(
-               (a.nrows + codegen::kBroInspectBlock - 1) / codegen::kBroInspectBlock, 1, 4096),
-           codegen::kBroInspectBlock, {&row_ptr, &col_idx, &nrows, &out_ptr});
-    out.download(stats.data(), sizeof stats);  // synchronous: waits for the kernel
-  }
+  if (pending.out) pending.out->download(stats.data(), sizeof stats);  // waits for the pass
+  pending.out.reset();
   std::string problem = codegen::bro_columns_problem(stats);
   codegen::apply_bro_inspection(stats, profile);
   return problem;
+}
+
+std::string inspect_bro_device(const DeviceCsr& a, const DeviceBroKernels& kernels,
+                               Profile& profile) {
+  PendingBroInspection pending = launch_bro_inspection(a, kernels);
+  return finish_bro_inspection(pending, profile);
 }
 
 namespace {

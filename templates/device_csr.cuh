@@ -22,6 +22,14 @@
 //   kNarrowSliceNnz         filled by narrow_slices, run once the arrays have passed the checks:
 //                           nonzeros in aligned slices of kSliceRows rows whose columns span at
 //                           most kNarrowSpan (the host inspector's Profile::narrow_slice_nnz)
+//   kXSectors               Profile::x_sectors: nonzeros that are first in their row or read
+//                           another 32-byte sector of an fp64 x than the nonzero before them (4
+//                           columns a sector), counted as the nonzeros whose sector differs from
+//                           the one before them in col_idx (a thread per nonzero, the neighbour's
+//                           column by a shuffle), plus the first nonzero, plus the rows that start
+//                           in the sector the row before them ended in (a thread per row): so the
+//                           planner has it before BRO's column pass (templates/device_bro.cuh),
+//                           which counts the same
 // Counters are combined within a warp and a block before one global atomic per block, so rows
 // of equal length do not serialise on one address. Values are gathered the same way: each block
 // keeps its own set in shared memory and merges it into the global table at the end; a block
@@ -65,7 +73,8 @@ constexpr int kValuesInexact = kValueCount + 1;
 constexpr int kValueTable = kValuesInexact + 1;
 constexpr int kValueSlots = 1024;
 constexpr int kNarrowSliceNnz = kValueTable + kValueSlots;
-constexpr int kStatSlots = kNarrowSliceNnz + 1;
+constexpr int kXSectors = kNarrowSliceNnz + 1;
+constexpr int kStatSlots = kXSectors + 1;
 constexpr int kValueCap = 256;     // distinct values an 8-bit code can name
 constexpr int kBlockSlots = 1024;  // a block's own set, in shared memory (8 KiB)
 constexpr unsigned long long kEmptySlot = ~0ull;
@@ -165,9 +174,15 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
 
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0;
+  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0, sectors = 0;
   for (long long r = first; r < nrows; r += stride) {
-    const long long len = static_cast<long long>(__ldg(row_ptr + r + 1)) - __ldg(row_ptr + r);
+    const int start = __ldg(row_ptr + r);
+    const long long len = static_cast<long long>(__ldg(row_ptr + r + 1)) - start;
+    // A row that starts in the sector the nonzero before it read gathers that sector again
+    // (offsets not trusted yet: only nonzeros inside 0..nnz-1 are read).
+    if (len > 0 && start > 0 && start < nnz &&
+        (__ldg(col_idx + start) >> 2) == (__ldg(col_idx + start - 1) >> 2))
+      ++sectors;
     // Lanes with the same bin add once, through their leader.
     const int bin = len < 0 ? -1 : length_bin(len) - kExactBins;
     const unsigned same = __match_any_sync(__activemask(), bin);
@@ -198,6 +213,20 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
       bits[u] =
           k < nnz && (want_values || want_exact) ? value_bits(values, value_bytes, k) : kEmptySlot;
     }
+    // The lanes still in the loop are the warp's first ones (k0 grows with the lane), so a lane's
+    // left neighbour is in too and holds nonzero k - 1's column (lane 0 loads it).
+    const int lane = static_cast<int>(threadIdx.x & 31);
+    const long long in_loop = nnz - (k0 - lane);
+    const unsigned active = in_loop >= 32 ? 0xffffffffu : (1u << in_loop) - 1u;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const long long k = k0 + u * stride;
+      const int left = __shfl_up_sync(active, c[u], 1);
+      if (k < nnz) {
+        const int prev = lane > 0 ? left : (k > 0 ? __ldg(col_idx + k - 1) : ~c[u]);
+        sectors += (c[u] >> 2) != (prev >> 2) ? 1 : 0;
+      }
+    }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const long long k = k0 + u * stride;
@@ -225,10 +254,12 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   row_max = warp_reduce(row_max, 1);
   row_min = warp_reduce(row_min, 2);
   sum_sq = warp_reduce(sum_sq, 0);
+  sectors = warp_reduce(sectors, 0);
   if ((threadIdx.x & 31) == 0) {
     atomicMax(totals + 0, row_max);
     atomicMin(totals + 1, row_min);
     atomicAdd(totals + 2, sum_sq);
+    if (sectors > 0) atomicAdd(out + kXSectors, sectors);
   }
   __syncthreads();
   if (threadIdx.x == 0) {

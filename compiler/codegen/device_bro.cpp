@@ -154,8 +154,10 @@ void apply_bro_inspection(const BroInspection& s, Profile& p) {
 namespace spmvc::compiler {
 
 bool has_bro_columns(const Profile& p) {
-  // Every non-empty row reads at least one x sector: 0 with nonzeros means "not inspected".
-  return p.nnz == 0 || p.x_sectors > 0;
+  // Every non-empty row has a first column: an empty histogram with nonzeros means "not
+  // inspected" (or unsorted columns, which apply_bro_inspection leaves out).
+  return p.nnz == 0 || std::any_of(p.first_col_bits.begin(), p.first_col_bits.end(),
+                                   [](std::int64_t n) { return n > 0; });
 }
 
 namespace {

@@ -25,7 +25,7 @@ static_assert(dc::kRowMax == {} && dc::kRowMin == {} && dc::kSumSquares == {} &&
               dc::kFirstBadColumn == {} && dc::kFirstOffset == {} && dc::kLastOffset == {} &&
               dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kValuesFull == {} &&
               dc::kValueCount == {} && dc::kValuesInexact == {} && dc::kValueTable == {} &&
-              dc::kValueSlots == {} && dc::kNarrowSliceNnz == {} &&
+              dc::kValueSlots == {} && dc::kNarrowSliceNnz == {} && dc::kXSectors == {} &&
               dc::kStatSlots == {} && dc::kValueCap == {} && dc::kEmptySlot == {}ull,
               "row_stats slots differ from the host's RowStatSlots");
 static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {} && dc::kCodeBlock == {} &&
@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(dc::kNarrowBlock)
       S::row_max, S::row_min, S::sum_squares, S::bad_rows, S::first_bad_row, S::bad_columns,
       S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins,
       S::values_full, S::value_count, S::values_inexact, S::value_table, S::value_slots,
-      S::narrow_slice_nnz, S::count, kDeviceValueCap, kEmptyValueSlot, kRowStatsBlock,
+      S::narrow_slice_nnz, S::x_sectors, S::count, kDeviceValueCap, kEmptyValueSlot, kRowStatsBlock,
       kStreamScanBlock, kCodeValuesBlock, kNarrowBlock, kNarrowSliceRows, kNarrowColumnSpan,
       kRowStatsEntry, kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock,
       kStreamFillEntry, kCodeValuesEntry, kNarrowValuesEntry, kNarrowSlicesEntry,
@@ -156,6 +156,7 @@ Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t n
   p.unit_values = nnz > 0 && patterns.size() == 1 && patterns.front() == one ? nnz : 0;
   p.fp32_exact_values = precision != Precision::f64 || s[S::values_inexact] == 0 ? nnz : 0;
   p.narrow_slice_nnz = static_cast<std::int64_t>(s[S::narrow_slice_nnz]);  // ~0 reads as -1
+  p.x_sectors = static_cast<std::int64_t>(s[S::x_sectors]);
   for (int len = 0; len <= 32; ++len) {
     const auto count = static_cast<std::int64_t>(s[S::exact_bins + len]);
     if (count > 0) p.row_histogram.push_back({len, len, count});

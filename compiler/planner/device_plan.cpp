@@ -120,35 +120,80 @@ void check_device_options(const Options& options) {
     throw InputError(refusal->field, 0, refusal->why);
 }
 
+namespace {
+
+// Whether `format` is planned on the column pass's Profile fields (DevicePlanning::finish).
+bool column_format(std::string_view format) { return format.starts_with("bro_"); }
+
+}  // namespace
+
+DevicePlanning::DevicePlanning(const DeviceCsr& a, const Options& options,
+                               const BuildTarget& target, bool uploads_csr)
+    : a_(a),
+      options_(options),
+      target_(target),
+      uploads_csr_(uploads_csr),
+      proposed_(std::size(kDeviceFormats)) {}
+
+void DevicePlanning::propose_row_formats(const Profile& profile) {
+  if (rows_done_) throw InternalError("DevicePlanning::propose_row_formats called twice");
+  propose(profile, false);
+  rows_done_ = true;
+}
+
+void DevicePlanning::propose(const Profile& profile, bool column_formats) {
+  const formats::PlanningScope planning(profile);  // one for every format's make_plan below
+  PlanOptions po = plan_options(options_, target_);
+  po.build_path = BuildPath::device;
+  po.uploads_csr = uploads_csr_;
+  po.cusparse = "never";  // cuSPARSE is weighed after the generated candidates are ranked
+  const bool forced = options_.csr || options_.params;
+  for (std::size_t i = 0; i < std::size(kDeviceFormats); ++i) {
+    const std::string format(kDeviceFormats[i]);
+    if (column_format(format) != column_formats) continue;
+    const bool wanted =
+        forced ? (options_.csr ? format == "csr" : format_of(*options_.params) == format)
+               : options_.format == "auto" || options_.format == format;
+    if (!wanted) continue;
+    po.format = format;
+    // Each format's candidates as make_plan weighs them, without its pick: the ranking in
+    // finish() is over all of them. Where none of a format's candidates can implement the matrix
+    // (ell past its padding limit on power-law rows) they are listed, rejected with their
+    // reasons, unless the caller asked for that format: then pick_candidate refuses it, naming
+    // each reason.
+    std::vector<Candidate> proposed = plan_candidates(profile, po).candidates;
+    const bool none_applies = std::none_of(proposed.begin(), proposed.end(),
+                                           [](const Candidate& c) { return c.applicable; });
+    if (none_applies && (forced || options_.format != "auto"))
+      (void)pick_candidate(std::move(proposed), options_.precision, po.multiplies);  // throws
+    proposed_[i] = std::move(proposed);
+  }
+}
+
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target, bool uploads_csr) {
-  const formats::PlanningScope planning(profile);  // one for every format's make_plan below
-  PlanOptions po = plan_options(options, target);
+  DevicePlanning planning(a, options, target, uploads_csr);
+  planning.propose_row_formats(profile);
+  return planning.finish(profile);
+}
+
+Plan DevicePlanning::finish(const Profile& profile) {
+  if (proposed_.empty()) throw InternalError("DevicePlanning::finish called twice");
+  if (!rows_done_) propose_row_formats(profile);
+  propose(profile, true);
+  const DeviceCsr& a = a_;
+  const Options& options = options_;
+  const formats::PlanningScope planning(profile);
+  PlanOptions po = plan_options(options, target_);
   po.build_path = BuildPath::device;
-  po.uploads_csr = uploads_csr;
-  // cuSPARSE is weighed after the generated candidates are ranked (below).
+  po.uploads_csr = uploads_csr_;
   const std::string cusparse = po.cusparse;
   po.cusparse = "never";
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
-  for (const std::string_view format_name : kDeviceFormats) {
-    const std::string format(format_name);
-    const bool wanted = forced
-                            ? (options.csr ? format == "csr" : format_of(*options.params) == format)
-                            : options.format == "auto" || options.format == format;
-    if (!wanted) continue;
-    po.format = format;
-    // Each format's candidates as make_plan weighs them, without its pick: the ranking below is
-    // over all of them. Where none of a format's candidates can implement the matrix (ell past
-    // its padding limit on power-law rows) they are listed, rejected with their reasons, unless
-    // the caller asked for that format: then pick_candidate refuses it, naming each reason.
-    std::vector<Candidate> proposed = plan_candidates(profile, po).candidates;
-    const bool none_applies = std::none_of(proposed.begin(), proposed.end(),
-                                           [](const Candidate& c) { return c.applicable; });
-    if (none_applies && (forced || options.format != "auto"))
-      (void)pick_candidate(std::move(proposed), options.precision, po.multiplies);  // throws
+  for (std::vector<Candidate>& proposed : proposed_)
     for (Candidate& c : proposed) all.push_back(std::move(c));
-  }
+  proposed_.clear();
   std::vector<Candidate> twins;
   for (Candidate& c : all) {
     if (!c.applicable) continue;

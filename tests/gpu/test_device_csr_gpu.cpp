@@ -370,7 +370,8 @@ TEST_CASE("gpu: compile(DeviceCsr) on every public matrix") {
 }
 
 TEST_CASE(
-    "gpu: 16-bit columns from device arrays: the slices inspect() counts, the host's blocks") {
+    "gpu: 16-bit columns from device arrays: the slices and x sectors inspect() counts, the "
+    "host's blocks") {
   if (!have_device()) return;
   const runtime::DeviceInfo device = runtime::probe_device(0);
   runtime::KernelCache cache({});
@@ -392,16 +393,21 @@ TEST_CASE(
   for (const CsrMatrix& a : all) {
     CAPTURE(a.nrows);
     const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f32);
-    CHECK(runtime::inspect_device(r.view, Precision::f32, kernels).profile.narrow_slice_nnz ==
-          inspect(a, InspectDepth::rows).narrow_slice_nnz);
+    const Profile on_gpu = runtime::inspect_device(r.view, Precision::f32, kernels).profile;
+    const Profile host = inspect(a, InspectDepth::rows);
+    CHECK(on_gpu.narrow_slice_nnz == host.narrow_slice_nnz);
+    // The row pass counts x's sectors as inspect() does, sorted columns or not.
+    CHECK(on_gpu.x_sectors == host.x_sectors);
   }
   const std::int64_t want_slices = inspect(mixed, InspectDepth::rows).narrow_slice_nnz;
   CHECK(want_slices > mixed.nnz() / 2);
   CHECK(want_slices < mixed.nnz());
   {
     const runtime::ResidentCsr r = runtime::upload_csr(reversed, Precision::f32);
-    CHECK(runtime::inspect_device(r.view, Precision::f32, kernels).profile.narrow_slice_nnz ==
-          want_slices);
+    const Profile on_gpu = runtime::inspect_device(r.view, Precision::f32, kernels).profile;
+    CHECK(on_gpu.narrow_slice_nnz == want_slices);
+    // (inspect() reads a row's span from its first and last columns: sorted columns only.)
+    CHECK(on_gpu.x_sectors == inspect(reversed, InspectDepth::rows).x_sectors);
   }
 
   // The blocks' bases and offsets are the host encoding's; wide blocks point into col_idx.

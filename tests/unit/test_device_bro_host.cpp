@@ -607,6 +607,10 @@ TEST_CASE("device bro: the column inspection gives the Profile fields inspect() 
           std::string::npos);
     CHECK(unsorted.x_sectors == 0);
     CHECK(compiler::has_bro_columns(unsorted) == (a.nnz() == 0));
+    // The row pass counts x sectors too (codegen::row_length_profile): they do not stand for
+    // the column inspection.
+    unsorted.x_sectors = host.x_sectors;
+    CHECK(compiler::has_bro_columns(unsorted) == (a.nnz() == 0));
   }
 }
 
@@ -650,9 +654,12 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
   const Profile bigger = inspect(gen::stencil_2d_5pt(400, 300), InspectDepth::rows);
   CHECK(compiler::predict(bigger, bro, dpo).build.encode > small);
 
-  // Without the column inspection (unsorted columns) bro_ell is refused, with the reason.
+  // Without the column inspection (unsorted columns) bro_ell is refused, with the reason. The row
+  // pass still counts x sectors.
   Profile rows_only = profile;
-  rows_only.x_sectors = 0;
+  rows_only.delta_bits = {};
+  rows_only.first_col_bits = {};
+  rows_only.slice_longest = {};
   Options any;
   const Plan fallback = compiler::plan_device_csr(view, rows_only, any, BuildTarget{});
   CHECK(fallback.format != "bro_ell");
@@ -671,6 +678,51 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("only csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, "
                                      "bro_hyb, bcsr and bellpack run") != std::string::npos);
+  }
+}
+
+TEST_CASE("device bro: the row formats are planned before the column pass, to the same plan") {
+  // compile(DeviceCsr) plans csr, csr_stream, ell, sell and hyb while BRO's column pass runs
+  // (compiler::DevicePlanning): on the Profile without what that pass adds, they must score as
+  // on the whole Profile.
+  CsrMatrix graded = gen::stencil_2d_5pt(300, 200);
+  for (std::size_t k = 0; k < graded.values.size(); ++k)
+    graded.values[k] = 1.0 + static_cast<double>(k % 300) / 16.0;
+  for (const CsrMatrix& a : {gen::stencil_3d_27pt(24, 24, 24), gen::rmat(14, 12),
+                             gen::random_uniform(20000, 20000, 9), graded}) {
+    const Profile profile = inspect(a, InspectDepth::rows);
+    Profile rows_only = profile;
+    rows_only.delta_bits = {};
+    rows_only.first_col_bits = {};
+    rows_only.slice_longest = {};
+    REQUIRE_FALSE(compiler::has_bro_columns(rows_only));
+    const test::HostDeviceCsr arrays(a);
+    for (Precision precision : {Precision::f64, Precision::f32}) {
+      for (const std::string format : {"auto", "csr_stream", "hyb", "bro_ell"}) {
+        CAPTURE(a.nrows);
+        CAPTURE(to_string(precision));
+        CAPTURE(format);
+        Options o;
+        o.precision = precision;
+        o.format = format;
+        BuildTarget target;
+        target.gpu = "H200";
+        compiler::DevicePlanning planning(arrays.view, o, target);
+        planning.propose_row_formats(rows_only);
+        const Plan split = planning.finish(profile);
+        CHECK_THROWS_AS((void)planning.finish(profile), InternalError);
+        const Plan whole = compiler::plan_device_csr(arrays.view, profile, o, target);
+        CHECK(split.format == whole.format);
+        CHECK(split.engine == whole.engine);
+        CHECK(describe(split.params) == describe(whole.params));
+        REQUIRE(split.candidates.size() == whole.candidates.size());
+        for (std::size_t i = 0; i < split.candidates.size(); ++i) {
+          CHECK(split.candidates[i].label == whole.candidates[i].label);
+          CHECK(split.candidates[i].applicable == whole.candidates[i].applicable);
+          CHECK(split.candidates[i].predicted_seconds == whole.candidates[i].predicted_seconds);
+        }
+      }
+    }
   }
 }
 

@@ -246,6 +246,36 @@ std::optional<OptionRefusal> device_options_refusal(const Options& options);
 Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& options,
                      const BuildTarget& target, bool uploads_csr = false);
 
+/// plan_device_csr in two parts, so that the host plans while the GPU inspects:
+/// propose_row_formats() weighs the formats whose models read only what the row pass (and the
+/// value count and block pass) put in the Profile, and can run while BRO's column pass is on the
+/// GPU; finish() weighs the BRO formats on the Profile that pass completed (delta_bits,
+/// first_col_bits, slice_longest), refuses what the caller's arrays cannot run, ranks every
+/// candidate and weighs cuSPARSE. plan_device_csr is the two in turn, and the plan is the same
+/// (tests/unit/test_plan_shortcuts.cpp). `a`, `options` and `target` must outlive the object.
+class DevicePlanning {
+ public:
+  DevicePlanning(const DeviceCsr& a, const Options& options, const BuildTarget& target,
+                 bool uploads_csr = false);
+  /// csr, csr_stream, ell, sell, hyb, bcsr and bellpack (those the options ask for), on
+  /// `profile` as the row pass left it.
+  void propose_row_formats(const Profile& profile);
+  /// bro_ell, bro_coo and bro_hyb (those the options ask for) on the completed `profile`, then
+  /// the pick. Runs propose_row_formats first if it has not run. Once only.
+  Plan finish(const Profile& profile);
+
+ private:
+  void propose(const Profile& profile, bool column_formats);
+
+  const DeviceCsr& a_;
+  const Options& options_;
+  const BuildTarget& target_;
+  bool uploads_csr_;
+  bool rows_done_ = false;
+  /// Each device format's candidates, in the order plan_device_csr lists them.
+  std::vector<std::vector<Candidate>> proposed_;
+};
+
 /// The unit for a device-array plan of csr or csr_stream (over the caller's arrays): csr's kernel
 /// needs only the sizes, csr_stream's the number of row blocks the GPU cut (ell, sell and hyb:
 /// generate_device_ell, spmvc/compiler/device_ell.hpp).

@@ -74,7 +74,8 @@ void apply_bro_inspection(const BroInspection& stats, Profile& profile);
 namespace spmvc::compiler {
 
 /// Whether `profile` (from device arrays) carries the column inspection BRO needs: the columns
-/// were inspected and found sorted (apply_bro_inspection filled it).
+/// were inspected and found sorted (apply_bro_inspection filled its first-column histogram; its
+/// x_sectors the row pass counts too, so they say nothing of it).
 bool has_bro_columns(const Profile& profile);
 
 /// bro_ell's unit for `plan` built on the GPU from `a`: what the host pipeline generates from the
