@@ -175,14 +175,20 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0, sectors = 0;
+  // A row that starts in the sector the nonzero before it read gathers that sector again
+  // (offsets not trusted yet: only nonzeros inside 0..nnz-1 are read). The two columns are
+  // compared an iteration later, so their loads overlap the next row's offsets.
+  bool pending = false;
+  int at_start = 0, before_start = 0;
   for (long long r = first; r < nrows; r += stride) {
     const int start = __ldg(row_ptr + r);
     const long long len = static_cast<long long>(__ldg(row_ptr + r + 1)) - start;
-    // A row that starts in the sector the nonzero before it read gathers that sector again
-    // (offsets not trusted yet: only nonzeros inside 0..nnz-1 are read).
-    if (len > 0 && start > 0 && start < nnz &&
-        (__ldg(col_idx + start) >> 2) == (__ldg(col_idx + start - 1) >> 2))
-      ++sectors;
+    if (pending && (at_start >> 2) == (before_start >> 2)) ++sectors;
+    pending = len > 0 && start > 0 && start < nnz;
+    if (pending) {
+      at_start = __ldg(col_idx + start);
+      before_start = __ldg(col_idx + start - 1);
+    }
     // Lanes with the same bin add once, through their leader.
     const int bin = len < 0 ? -1 : length_bin(len) - kExactBins;
     const unsigned same = __match_any_sync(__activemask(), bin);
@@ -198,6 +204,7 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
     row_min = u < row_min ? u : row_min;
     sum_sq += u * u;
   }
+  if (pending && (at_start >> 2) == (before_start >> 2)) ++sectors;
   // Nonzeros kUnroll strides at a time, their loads issued together.
   constexpr int kUnroll = 4;
   unsigned long long last_bits = kEmptySlot;
