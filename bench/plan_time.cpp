@@ -1,7 +1,7 @@
 // Host cost of the planner alone: make_plan on one inspected Profile, repeated, and each
 // format's share (make_plan with that format forced by name).
 //
-//   spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]]
+//   spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]] [--cold]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it (e.g.
 // stencil27:nx=126,ny=126,nz=126). The Profile is inspected once at the pipeline's depth
@@ -13,7 +13,11 @@
 // formats, the matrix's host arrays standing in for device ones: the planner reads only their
 // sizes and alignment), for the GPU named (default H100: its calibration), with the Profile the
 // GPU inspection fills (row lengths, the BRO column pass's fields, no block shapes); under
-// callgrind, toggle on 'spmvc::compiler::plan_device_csr*'.
+// callgrind, toggle on 'spmvc::compiler::plan_device_csr*'. With --device, --cold also times
+// each planning after 512 MiB of other data has been written (the caches and TLBs hold none of
+// the planner's code and tables, as in a build, where the GPU passes and the driver ran since
+// the last planning): format auto and each device format alone, the median of 7 against the
+// median of 20 back to back.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,7 +62,7 @@ std::pair<double, double> timed(int repeats, const std::function<void()>& fn) {
 
 // compile(DeviceCsr)'s planning, timed: the first call apart, then the median and best of
 // `repeats` more.
-int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats) {
+int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats, bool cold) {
   spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
   profile.block_shapes.clear();  // format auto from device arrays runs no block pass
   const std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
@@ -78,6 +82,26 @@ int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats) 
       timed(repeats, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, options, target); });
   fmt::print("plan_device_csr ({}): median {:.1f} us, best {:.1f} us\n", gpu, median * 1e6,
              best * 1e6);
+  if (!cold) return 0;
+  std::vector<unsigned char> other(std::size_t{512} << 20);
+  unsigned char round = 0;
+  for (const char* format :
+       {"auto", "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb"}) {
+    spmvc::Options o = options;
+    o.format = format;
+    std::vector<double> after_other;
+    for (int k = 0; k < 7; ++k) {
+      ++round;
+      for (std::size_t i = 0; i < other.size(); i += 64) other[i] = round;
+      after_other.push_back(
+          timed(1, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, o, target); }).first);
+    }
+    std::sort(after_other.begin(), after_other.end());
+    const double warm =
+        timed(20, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, o, target); }).first;
+    fmt::print("  {:<11} caches cold {:7.1f} us, warm {:7.1f} us\n", format, after_other[3] * 1e6,
+               warm * 1e6);
+  }
   return 0;
 }
 
@@ -85,15 +109,18 @@ int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats) 
 
 int main(int argc, char** argv) try {
   if (argc < 2) {
-    std::fputs("usage: spmvc_bench_plan_time SPEC [REPEATS]\n", stderr);
+    std::fputs("usage: spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]] [--cold]\n", stderr);
     return 2;
   }
   const std::string spec = argv[1];
   int repeats = 50;
   std::string device_gpu;  // empty: the host planner
+  bool cold = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--device") {
+    if (arg == "--cold") {
+      cold = true;
+    } else if (arg == "--device") {
       device_gpu = i + 1 < argc && argv[i + 1][0] != '-' && !std::isdigit(argv[i + 1][0])
                        ? argv[++i]
                        : "H100";
@@ -103,7 +130,11 @@ int main(int argc, char** argv) try {
   }
   const spmvc::CsrMatrix a = load(spec);
   fmt::print("{}: {} x {}, {} nonzeros\n", spec, a.nrows, a.ncols, a.nnz());
-  if (!device_gpu.empty()) return plan_device(a, device_gpu, repeats);
+  if (cold && device_gpu.empty()) {
+    std::fputs("error: --cold times the device planner: give --device too\n", stderr);
+    return 2;
+  }
+  if (!device_gpu.empty()) return plan_device(a, device_gpu, repeats, cold);
   const spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
 
   spmvc::compiler::PlanOptions options;
