@@ -131,9 +131,13 @@ DevicePlanning::DevicePlanning(const DeviceCsr& a, const Options& options,
                                const BuildTarget& target, bool uploads_csr)
     : a_(a),
       options_(options),
-      target_(target),
-      uploads_csr_(uploads_csr),
-      proposed_(std::size(kDeviceFormats)) {}
+      po_(plan_options(options, target)),
+      proposed_(std::size(kDeviceFormats)) {
+  po_.build_path = BuildPath::device;
+  po_.uploads_csr = uploads_csr;
+  cusparse_ = po_.cusparse;
+  po_.cusparse = "never";  // cuSPARSE is weighed after the generated candidates are ranked
+}
 
 void DevicePlanning::propose_row_formats(const Profile& profile) {
   if (rows_done_) throw InternalError("DevicePlanning::propose_row_formats called twice");
@@ -143,10 +147,7 @@ void DevicePlanning::propose_row_formats(const Profile& profile) {
 
 void DevicePlanning::propose(const Profile& profile, bool column_formats) {
   const formats::PlanningScope planning(profile);  // one for every format's make_plan below
-  PlanOptions po = plan_options(options_, target_);
-  po.build_path = BuildPath::device;
-  po.uploads_csr = uploads_csr_;
-  po.cusparse = "never";  // cuSPARSE is weighed after the generated candidates are ranked
+  PlanOptions po = po_;
   const bool forced = options_.csr || options_.params;
   for (std::size_t i = 0; i < std::size(kDeviceFormats); ++i) {
     const std::string format(kDeviceFormats[i]);
@@ -184,11 +185,8 @@ Plan DevicePlanning::finish(const Profile& profile) {
   const DeviceCsr& a = a_;
   const Options& options = options_;
   const formats::PlanningScope planning(profile);
-  PlanOptions po = plan_options(options, target_);
-  po.build_path = BuildPath::device;
-  po.uploads_csr = uploads_csr_;
-  const std::string cusparse = po.cusparse;
-  po.cusparse = "never";
+  PlanOptions po = po_;
+  const std::string& cusparse = cusparse_;
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
   for (std::vector<Candidate>& proposed : proposed_)

@@ -252,7 +252,7 @@ Plan plan_device_csr(const DeviceCsr& a, const Profile& profile, const Options& 
 /// GPU; finish() weighs the BRO formats on the Profile that pass completed (delta_bits,
 /// first_col_bits, slice_longest), refuses what the caller's arrays cannot run, ranks every
 /// candidate and weighs cuSPARSE. plan_device_csr is the two in turn, and the plan is the same
-/// (tests/unit/test_plan_shortcuts.cpp). `a`, `options` and `target` must outlive the object.
+/// (tests/unit/test_device_bro_host.cpp). `a` and `options` must outlive the object.
 class DevicePlanning {
  public:
   DevicePlanning(const DeviceCsr& a, const Options& options, const BuildTarget& target,
@@ -269,8 +269,9 @@ class DevicePlanning {
 
   const DeviceCsr& a_;
   const Options& options_;
-  const BuildTarget& target_;
-  bool uploads_csr_;
+  /// The planner's options for every part: the device build path, cuSPARSE weighed last.
+  PlanOptions po_;
+  std::string cusparse_;  ///< Options::cusparse, for finish()'s weighing
   bool rows_done_ = false;
   /// Each device format's candidates, in the order plan_device_csr lists them.
   std::vector<std::vector<Candidate>> proposed_;
