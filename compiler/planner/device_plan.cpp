@@ -186,7 +186,6 @@ Plan DevicePlanning::finish(const Profile& profile) {
   const Options& options = options_;
   const formats::PlanningScope planning(profile);
   PlanOptions po = po_;
-  const std::string& cusparse = cusparse_;
   const bool forced = options.csr || options.params;
   std::vector<Candidate> all;
   for (std::vector<Candidate>& proposed : proposed_)
@@ -228,7 +227,7 @@ Plan DevicePlanning::finish(const Profile& profile) {
   }
   Plan plan = pick_candidate(std::move(all), options.precision, po.multiplies);
   // cuSPARSE multiplies the caller's CSR arrays themselves: no build beyond its preprocessing.
-  po.cusparse = cusparse;
+  po.cusparse = cusparse_;
   po.format = "auto";
   if (!forced && options.format == "auto" && offer_cusparse(plan, profile, po)) {
     plan.why += " (device arrays: cuSPARSE runs on the caller's CSR)";
