@@ -113,11 +113,12 @@ BuildUnitImage obtain_build_unit(BuildUnit unit, KernelSource (*source)(), Kerne
   BuildUnitImage out;
   if (!build_unit_fatbin(unit).empty() &&
       embedded_image_serves(build_unit_archs(), sm_number(device.arch()))) {
-    out.image = embedded_image(unit);
+    // A static's address, owned by no one.
+    out.image = std::shared_ptr<const CachedKernel>(std::shared_ptr<void>(), &embedded_image(unit));
     out.nvcc = true;
     return out;
   }
-  out.image = cache.get(source(), device.arch());
+  out.image = std::make_shared<const CachedKernel>(cache.get(source(), device.arch()));
   return out;
 }
 

@@ -6,6 +6,7 @@
 // the kernel cache as before.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -35,8 +36,10 @@ int sm_number(std::string_view arch);
 /// What a loader of the GPU build loads `unit` from: the embedded fatbin where it serves
 /// `device` (`nvcc` true), else `source` compiled through `cache` (NVRTC, or its memory or disk
 /// level). `source` is only called for the latter.
+/// The embedded image is the process's own (not copied: the three units' fatbins are 0.2-0.3 MB
+/// each, which a copy per compile() paid in allocation and page faults).
 struct BuildUnitImage {
-  CachedKernel image;
+  std::shared_ptr<const CachedKernel> image;
   bool nvcc = false;
 };
 BuildUnitImage obtain_build_unit(BuildUnit unit, KernelSource (*source)(), KernelCache& cache,

@@ -174,7 +174,7 @@ DeviceBroKernels load_device_bro_kernels(KernelCache& cache, const DeviceInfo& d
   const auto t0 = std::chrono::steady_clock::now();
   const BuildUnitImage unit =
       obtain_build_unit(BuildUnit::device_bro, codegen::device_bro_source, cache, device);
-  const CachedKernel& cached = unit.image;
+  const CachedKernel& cached = *unit.image;
   DeviceBroKernels k;
   k.inspect = shared_kernel(cached, codegen::kBroInspectEntry, device.ordinal);
   k.columns = shared_kernel(cached, codegen::kBroEllColumnsEntry, device.ordinal);

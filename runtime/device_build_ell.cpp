@@ -143,7 +143,7 @@ DeviceEllKernels load_device_ell_kernels(KernelCache& cache, const DeviceInfo& d
   const auto t0 = Clock::now();
   const BuildUnitImage unit =
       obtain_build_unit(BuildUnit::device_ell, codegen::device_ell_source, cache, device);
-  const CachedKernel& cached = unit.image;
+  const CachedKernel& cached = *unit.image;
   DeviceEllKernels k;
   k.slice_longest = shared_kernel(cached, codegen::kSliceLongestEntry, device.ordinal);
   k.ell_fill = shared_kernel(cached, codegen::kEllFillEntry, device.ordinal);

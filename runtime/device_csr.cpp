@@ -44,7 +44,7 @@ DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& d
   const auto t0 = std::chrono::steady_clock::now();
   const BuildUnitImage unit =
       obtain_build_unit(BuildUnit::device_csr, codegen::device_csr_source, cache, device);
-  const CachedKernel& cached = unit.image;
+  const CachedKernel& cached = *unit.image;
   DeviceCsrKernels k;
   k.row_stats = shared_kernel(cached, codegen::kRowStatsEntry, device.ordinal);
   k.stream_count = shared_kernel(cached, codegen::kStreamCountEntry, device.ordinal);
