@@ -247,8 +247,9 @@ DeviceBroEll ell_part(const DeviceCsr& a, const DeviceEllShape& p, std::int64_t 
   // numCol of every slice, and its prefix sums.
   DeviceBuffer col_ptr = elements(out.nslices + 1, 8);
   void* col_ptr_arg = col_ptr.get();
-  launch(*kernels.columns, codegen::kBroEllColumnsEntry, stride_grid(out.nslices, block), block,
-         {&row_ptr, &nrows, &h_arg, &T_arg, &limit, &col_ptr_arg});
+  // A warp per slice (templates/device_bro.cuh: ell_columns).
+  launch(*kernels.columns, codegen::kBroEllColumnsEntry, stride_grid(32 * out.nslices, block),
+         block, {&row_ptr, &nrows, &h_arg, &T_arg, &limit, &col_ptr_arg});
   offsets_from_counts(col_ptr, out.nslices, kernels);
   out.columns = download_i64(col_ptr, out.nslices);
 

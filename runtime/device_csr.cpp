@@ -259,7 +259,9 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
   const void* ptr = row_ptr;
   long long rows = nrows, groups = ngroups;
   int tile_arg = tile, block_rows = block_size, group = kGroup;
-  const std::int64_t grid = (ngroups + codegen::kStreamGroupBlock - 1) / codegen::kStreamGroupBlock;
+  // A warp per group (templates/device_csr.cuh: stream_count, stream_fill).
+  const std::int64_t grid =
+      (32 * ngroups + codegen::kStreamGroupBlock - 1) / codegen::kStreamGroupBlock;
   {
     void* args[] = {&ptr, &rows, &tile_arg, &block_rows, &group, &groups, &counts_arg};
     kernels.stream_count->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);

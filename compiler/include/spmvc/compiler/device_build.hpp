@@ -38,7 +38,7 @@ using RowStats = std::array<std::uint64_t, RowStatSlots::count>;
 /// Threads per block of row_stats, and of the single block of stream_scan.
 inline constexpr int kRowStatsBlock = 256;
 inline constexpr int kStreamScanBlock = 1024;
-/// Threads per block of stream_count and stream_fill (one thread walks one group of rows).
+/// Threads per block of stream_count and stream_fill (a warp walks one group of rows).
 inline constexpr int kStreamGroupBlock = 128;
 /// Rows per group csr_stream's row blocks are cut from (CsrStreamFormat::kGroupRows; device_csr.cpp
 /// asserts they agree).
