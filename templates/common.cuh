@@ -104,6 +104,30 @@ __device__ __forceinline__ Value load_ro(const Bf16Values<Value>& p) {
   return static_cast<Value>(__uint_as_float(bf16_widen_bits(__ldg(p.stored))));
 }
 
+/// A matrix stream's load (column indices, stored values: read once per multiply), marked
+/// evict-first (ld.global.cs) so that it does not push x's lines out of L1 while x is gathered.
+/// Coded values stream their codes; the table is looked up as load_ro does.
+template <typename T>
+__device__ __forceinline__ T load_stream(const T* p) {
+  return __ldcs(p);
+}
+template <typename Value>
+__device__ __forceinline__ Value load_stream(const UnitValues<Value>&) {
+  return Value(1);
+}
+template <typename Value, typename Code>
+__device__ __forceinline__ Value load_stream(const TableValues<Value, Code>& p) {
+  return __ldg(p.table + __ldcs(p.code));
+}
+template <typename Value, typename Stored>
+__device__ __forceinline__ Value load_stream(const NarrowValues<Value, Stored>& p) {
+  return static_cast<Value>(__ldcs(p.stored));
+}
+template <typename Value>
+__device__ __forceinline__ Value load_stream(const Bf16Values<Value>& p) {
+  return static_cast<Value>(__uint_as_float(bf16_widen_bits(__ldcs(p.stored))));
+}
+
 /// Sums `v` over each aligned group of kGroup lanes (kGroup a power of two <= 32). Every lane of
 /// the warp must call it; lane 0 of each group receives the group's total.
 template <int kGroup, typename Acc>

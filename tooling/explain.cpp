@@ -402,7 +402,7 @@ class Walker {
     if (callee == nullptr) return false;
     const std::string name = callee->getNameAsString();
     for (const clang::Expr* arg : call.arguments()) walk(arg, f, "");
-    if (name == "__ldg" && call.getNumArgs() == 1) {
+    if ((name == "__ldg" || name == "__ldcs") && call.getNumArgs() == 1) {
       access(call.getArg(0), false, call.getType(), f);
       return true;
     }

@@ -77,14 +77,20 @@ __device__ __forceinline__ int csr_stream_lanes_per_row_256(int rows) {
   return lanes;
 }
 
-__device__ __forceinline__ int csr_stream_ShortColumn::operator()(
-    long long k) const {
-  return this->base + static_cast<int>(__ldg(this->narrow + k));
+__device__ __forceinline__ unsigned short load_stream_unsignedshort(
+    const unsigned short *p) {
+  return __ldcs(p);
 }
 
-__device__ __forceinline__ float load_ro_float_unsignedshort(
+__device__ __forceinline__ int csr_stream_ShortColumn::operator()(
+    long long k) const {
+  return this->base +
+         static_cast<int>(load_stream_unsignedshort(this->narrow + k));
+}
+
+__device__ __forceinline__ float load_stream_float_unsignedshort(
     const TableValues_float_unsignedshort &p) {
-  return __ldg(p.table + __ldg(p.code));
+  return __ldg(p.table + __ldcs(p.code));
 }
 
 __device__ __forceinline__ TableValues_float_unsignedshort
@@ -109,7 +115,8 @@ operator()(csr_stream_ShortColumn column) const {
       const int k = (r + i) * 256 + this->t;
       if (k < this->n) {
         c[i] = column(this->start + k);
-        v[i] = load_ro_float_unsignedshort(this->values + (this->start + k));
+        v[i] =
+            load_stream_float_unsignedshort(this->values + (this->start + k));
       }
     }
 
@@ -123,9 +130,13 @@ operator()(csr_stream_ShortColumn column) const {
   }
 }
 
+__device__ __forceinline__ int load_stream_int(const int *p) {
+  return __ldcs(p);
+}
+
 __device__ __forceinline__ int csr_stream_IntColumn::operator()(
     long long k) const {
-  return __ldg(this->col_idx + k);
+  return load_stream_int(this->col_idx + k);
 }
 
 __device__ __forceinline__ void
@@ -141,7 +152,8 @@ operator()(csr_stream_IntColumn column) const {
       const int k = (r + i) * 256 + this->t;
       if (k < this->n) {
         c[i] = column(this->start + k);
-        v[i] = load_ro_float_unsignedshort(this->values + (this->start + k));
+        v[i] =
+            load_stream_float_unsignedshort(this->values + (this->start + k));
       }
     }
 
@@ -181,7 +193,8 @@ TableValues_float_unsignedshort::operator+(int i) const {
 }
 
 __device__ __forceinline__ int csr_stream_ShortColumn::operator()(int k) const {
-  return this->base + static_cast<int>(__ldg(this->narrow + k));
+  return this->base +
+         static_cast<int>(load_stream_unsignedshort(this->narrow + k));
 }
 
 __device__ __forceinline__ float
@@ -191,14 +204,15 @@ operator()(csr_stream_ShortColumn column) const {
 
 #pragma unroll 4
   for (int k = this->start + this->t; k < this->end; k += 256) {
-    sum += static_cast<float>(load_ro_float_unsignedshort(this->values + k)) *
-           static_cast<float>(load_ro_float(this->x + column(k)));
+    sum +=
+        static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
+        static_cast<float>(load_ro_float(this->x + column(k)));
   }
   return sum;
 }
 
 __device__ __forceinline__ int csr_stream_IntColumn::operator()(int k) const {
-  return __ldg(this->col_idx + k);
+  return load_stream_int(this->col_idx + k);
 }
 
 __device__ __forceinline__ float
@@ -208,8 +222,9 @@ operator()(csr_stream_IntColumn column) const {
 
 #pragma unroll 4
   for (int k = this->start + this->t; k < this->end; k += 256) {
-    sum += static_cast<float>(load_ro_float_unsignedshort(this->values + k)) *
-           static_cast<float>(load_ro_float(this->x + column(k)));
+    sum +=
+        static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
+        static_cast<float>(load_ro_float(this->x + column(k)));
   }
   return sum;
 }
