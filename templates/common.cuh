@@ -106,7 +106,10 @@ __device__ __forceinline__ Value load_ro(const Bf16Values<Value>& p) {
 
 /// A matrix stream's load (column indices, stored values: read once per multiply), marked
 /// evict-first (ld.global.cs) so that it does not push x's lines out of L1 while x is gathered.
-/// Coded values stream their codes; the table is looked up as load_ro does.
+/// Coded values stream their codes; the table is looked up as load_ro does. The overloads repeat
+/// load_ro's rather than share one template with a load policy: tooling/flatten's output of such
+/// a template (an auto return, an if constexpr per load) no longer compiled to the kernel's own
+/// registers and instructions, which its test requires.
 template <typename T>
 __device__ __forceinline__ T load_stream(const T* p) {
   return __ldcs(p);
