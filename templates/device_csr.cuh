@@ -455,8 +455,8 @@ __device__ __forceinline__ long long block_end(const int* __restrict__ row_ptr, 
 #pragma unroll
     for (int u = 0; u < kRounds; ++u) {
       const long long v = base + 32 * u + lane;
-      const unsigned past =
-          __ballot_sync(0xffffffffu, v<limit&& static_cast<long long>(next[u])> bound);
+      const bool passes = (v < limit) && (next[u] > bound);
+      const unsigned past = __ballot_sync(0xffffffffu, passes);
       if (past != 0) return base + 32 * u + (__ffs(past) - 1);
     }
   }
