@@ -154,34 +154,32 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   // the Profile keeps the row pass's "more than 256".
   const std::int64_t counted = im->profile.distinct_values;
   if (values_uncounted) im->profile.distinct_values = kDistinctValuesCap + 1;
-  double plan_seconds = 0;
-  auto plan_rows = [&] {
-    const auto t1 = Clock::now();
-    planning.propose_row_formats(im->profile);
-    plan_seconds += seconds_since(t1);
-  };
   // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen; that
   // pass measures each slice height's longest rows too (Profile::slice_longest), which the ell
-  // unit's own pass measures otherwise.
+  // unit's own pass measures otherwise. It is launched first and read back after the row
+  // formats' planning, which runs on the host meanwhile.
   const bool bro_wanted = wanted_format == "auto" || wanted_format.starts_with("bro_");
   std::optional<runtime::DeviceBroKernels> bro_kernels;
-  bool slices_measured = false;
+  std::optional<runtime::PendingBroInspection> pending;
   if (bro_wanted) {
     const auto t1 = Clock::now();
     bro_kernels = runtime::load_device_bro_kernels(cache, device);
     timings.compile += bro_kernels->seconds;
     if (!bro_kernels->nvcc) timings.build_units = "nvrtc";
     t0 += Clock::now() - t1;  // the unit's load is compile time, not inspection
-    runtime::PendingBroInspection pending = runtime::launch_bro_inspection(a, *bro_kernels);
-    plan_rows();  // while the column pass runs
-    const std::string problem = runtime::finish_bro_inspection(pending, im->profile);
+    pending = runtime::launch_bro_inspection(a, *bro_kernels);
+  }
+  const auto t_rows = Clock::now();
+  planning.propose_row_formats(im->profile);
+  const double plan_seconds = seconds_since(t_rows);
+  bool slices_measured = false;
+  if (pending) {
+    const std::string problem = runtime::finish_bro_inspection(*pending, im->profile);
     slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
     if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
       throw InputError(
           "DeviceCsr", 0,
           fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
-  } else {
-    plan_rows();
   }
   if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   timings.inspect = seconds_since(t0) - plan_seconds;
