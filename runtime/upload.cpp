@@ -1,31 +1,49 @@
 #include "upload.hpp"
 
 #include <cuda_runtime_api.h>
+#include <sys/mman.h>
 
 #include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "spmvc/error.hpp"
+#include "spmvc/parallel.hpp"
 
 namespace spmvc::runtime {
 
-std::vector<UploadChunk> upload_chunks(std::size_t total_bytes, std::size_t element_bytes,
-                                       std::size_t chunk_bytes, int buffers, int first_buffer) {
-  if (element_bytes == 0 || element_bytes > chunk_bytes)
-    throw InternalError(fmt::format("upload_chunks: {}-byte elements do not fit {}-byte chunks",
-                                    element_bytes, chunk_bytes));
-  if (buffers < 1 || first_buffer < 0)
-    throw InternalError(
-        fmt::format("upload_chunks: {} staging buffers, the first {}", buffers, first_buffer));
-  const std::size_t step = chunk_bytes / element_bytes * element_bytes;
+int upload_fillers(std::size_t total_bytes, int threads) {
+  const std::size_t chunks = (total_bytes + kUploadChunkBytes - 1) / kUploadChunkBytes;
+  const auto most = static_cast<std::size_t>(std::clamp(threads, 1, kUploadMaxFillers));
+  return static_cast<int>(std::max<std::size_t>(1, std::min(most, chunks)));
+}
+
+std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
+                                       std::size_t chunk_bytes, int fillers,
+                                       int buffers_per_filler) {
+  if (fillers < 1 || buffers_per_filler < 1)
+    throw InternalError(fmt::format("upload_chunks: {} fillers of {} staging buffers each", fillers,
+                                    buffers_per_filler));
   std::vector<UploadChunk> chunks;
-  chunks.reserve(total_bytes / step + 1);
-  int buffer = first_buffer % buffers;
-  for (std::size_t offset = 0; offset < total_bytes; offset += step) {
-    chunks.push_back({offset, std::min(step, total_bytes - offset), buffer});
-    buffer = (buffer + 1) % buffers;
+  std::size_t k = 0;
+  for (std::size_t part = 0; part < parts.size(); ++part) {
+    const UploadPart& p = parts[part];
+    if (p.element_bytes == 0 || p.element_bytes > chunk_bytes)
+      throw InternalError(
+          fmt::format("upload_chunks: part {}'s {}-byte elements do not fit {}-byte chunks", part,
+                      p.element_bytes, chunk_bytes));
+    const std::size_t step = chunk_bytes / p.element_bytes * p.element_bytes;
+    for (std::size_t offset = 0; offset < p.bytes; offset += step, ++k) {
+      const auto f = static_cast<std::size_t>(fillers);
+      const int filler = static_cast<int>(k % f);
+      const int buffer = filler * buffers_per_filler +
+                         static_cast<int>(k / f % static_cast<std::size_t>(buffers_per_filler));
+      chunks.push_back({part, offset, std::min(step, p.bytes - offset), filler, buffer});
+    }
   }
   return chunks;
 }
@@ -39,12 +57,52 @@ void check(cudaError_t e, const char* call) {
                     fmt::format("{} ({})", cudaGetErrorName(e), cudaGetErrorString(e)));
 }
 
-// The pinned staging buffers: allocated on first use, portable (usable from every device's
-// context), kept for the life of the process (freeing pinned memory at exit can run after the
-// driver has shut down).
+// The pinned staging buffers, kUploadBuffersPerFiller per filler, kept for the life of the
+// process (freeing pinned memory at exit can run after the driver has shut down) and portable
+// (usable from every device's context). Fresh memory costs its page faults, which are slow on
+// virtual machines: cudaHostAlloc of the 64 MiB took 29 ms on the H200's host, where 4 KiB pages
+// faulted in one thread. So the buffers sit in one mapping reserved at the first upload and
+// advised to use transparent huge pages, and each filler faults in and pins (cudaHostRegister)
+// the buffers it owns the first time it needs them, the fillers in parallel. Where the mapping
+// or the registration is refused, the buffer comes from cudaHostAlloc instead.
 struct Staging {
+  static constexpr std::size_t kBuffers = std::size_t{kUploadMaxFillers} * kUploadBuffersPerFiller;
   std::mutex mutex;
-  std::array<void*, kUploadChunkBuffers> buffers{};
+  char* slab = nullptr;  // kBuffers x kUploadChunkBytes, 2 MiB-aligned; null if not mapped
+  bool reserved = false;
+  std::array<void*, kBuffers> buffers{};
+
+  // Called with the mutex held, before the fillers start.
+  void reserve() {
+    if (reserved) return;
+    reserved = true;
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    const std::size_t bytes = kBuffers * kUploadChunkBytes;
+    void* raw =
+        ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return;
+    const auto at = reinterpret_cast<std::uintptr_t>(raw);
+    slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
+    (void)::madvise(slab, bytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where it is not taken
+  }
+
+  // Buffer b, pinned; called only by the filler that owns b.
+  void* buffer(int b) {
+    void*& buffer = buffers[static_cast<std::size_t>(b)];
+    if (buffer != nullptr) return buffer;
+    if (slab != nullptr) {
+      char* p = slab + static_cast<std::size_t>(b) * kUploadChunkBytes;
+      std::memset(p, 0, kUploadChunkBytes);  // faulted in by this filler's thread
+      if (cudaHostRegister(p, kUploadChunkBytes, cudaHostRegisterPortable) == cudaSuccess) {
+        buffer = p;
+        return buffer;
+      }
+      (void)cudaGetLastError();
+    }
+    check(cudaHostAlloc(&buffer, kUploadChunkBytes, cudaHostAllocPortable),
+          "cudaHostAlloc(upload staging)");
+    return buffer;
+  }
 };
 
 Staging& staging() {
@@ -52,12 +110,13 @@ Staging& staging() {
   return *s;
 }
 
-// One upload's events, one per staging buffer (created on the current device). The destructor
-// waits for every copy still reading a buffer, so a failed upload leaves none in flight for the
-// next one to overwrite.
+// One upload's events, one per staging buffer (created on the current device). Buffer b's event
+// is recorded and waited on by the one filler that owns b. The destructor waits for every copy
+// still reading a buffer, so a failed upload leaves none in flight for the next one to overwrite.
 class BufferEvents {
  public:
-  BufferEvents() {
+  explicit BufferEvents(int buffers)
+      : events_(static_cast<std::size_t>(buffers)), recorded_(events_.size()) {
     for (cudaEvent_t& e : events_) {
       check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     }
@@ -67,26 +126,27 @@ class BufferEvents {
   ~BufferEvents() {
     for (std::size_t i = 0; i < events_.size(); ++i) {
       if (events_[i] == nullptr) continue;
-      if (recorded_[i]) (void)cudaEventSynchronize(events_[i]);
+      if (recorded_[i] != 0) (void)cudaEventSynchronize(events_[i]);
       (void)cudaEventDestroy(events_[i]);
     }
   }
   /// Waits until the copy last staged through buffer `b` is done.
   void wait(int b) {
-    if (recorded_[static_cast<std::size_t>(b)])
-      check(cudaEventSynchronize(events_[static_cast<std::size_t>(b)]), "cudaEventSynchronize");
+    const auto i = static_cast<std::size_t>(b);
+    if (recorded_[i] != 0) check(cudaEventSynchronize(events_[i]), "cudaEventSynchronize");
   }
   void record(int b) {
-    check(cudaEventRecord(events_[static_cast<std::size_t>(b)], nullptr), "cudaEventRecord");
-    recorded_[static_cast<std::size_t>(b)] = true;
+    const auto i = static_cast<std::size_t>(b);
+    check(cudaEventRecord(events_[i], nullptr), "cudaEventRecord");
+    recorded_[i] = 1;
   }
   void wait_all() {
-    for (int b = 0; b < kUploadChunkBuffers; ++b) wait(b);
+    for (std::size_t b = 0; b < events_.size(); ++b) wait(static_cast<int>(b));
   }
 
  private:
-  std::array<cudaEvent_t, kUploadChunkBuffers> events_{};
-  std::array<bool, kUploadChunkBuffers> recorded_{};
+  std::vector<cudaEvent_t> events_;
+  std::vector<unsigned char> recorded_;  // one byte per buffer: fillers write their own
 };
 
 }  // namespace
@@ -95,28 +155,40 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   std::size_t total = 0;
   for (const UploadPart& p : parts) total += p.bytes;
   if (total == 0) return;
+  const int fillers = upload_fillers(total, host_threads());
+  const std::vector<UploadChunk> chunks =
+      upload_chunks(parts, kUploadChunkBytes, fillers, kUploadBuffersPerFiller);
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
   Staging& s = staging();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  for (void*& b : s.buffers) {
-    if (b == nullptr)
-      check(cudaHostAlloc(&b, kUploadChunkBytes, cudaHostAllocPortable),
-            "cudaHostAlloc(upload staging)");
-  }
-  BufferEvents events;
-  int next = 0;
-  for (const UploadPart& p : parts) {
-    for (const UploadChunk& c :
-         upload_chunks(p.bytes, p.element_bytes, kUploadChunkBytes, kUploadChunkBuffers, next)) {
-      events.wait(c.buffer);
-      void* buffer = s.buffers[static_cast<std::size_t>(c.buffer)];
-      p.fill(c.offset, c.bytes, buffer);
-      check(cudaMemcpyAsync(static_cast<char*>(p.device) + c.offset, buffer, c.bytes,
-                            cudaMemcpyHostToDevice, nullptr),
-            "cudaMemcpyAsync(upload staging to device)");
-      events.record(c.buffer);
-      next = (c.buffer + 1) % kUploadChunkBuffers;
+  s.reserve();
+  BufferEvents events(fillers * kUploadBuffersPerFiller);
+  std::atomic<bool> failed{false};
+  std::vector<Range> ranges(static_cast<std::size_t>(fillers));
+  for (int f = 0; f < fillers; ++f) ranges[static_cast<std::size_t>(f)] = {f, f + 1};
+  run_ranges(ranges, [&](std::size_t filler, std::int64_t, std::int64_t) {
+    try {
+      // The runtime's current device is per thread: the fillers take the caller's.
+      check(cudaSetDevice(device), "cudaSetDevice");
+      for (const UploadChunk& c : chunks) {
+        if (static_cast<std::size_t>(c.filler) != filler) continue;
+        if (failed.load(std::memory_order_relaxed)) return;
+        void* buffer = s.buffer(c.buffer);
+        events.wait(c.buffer);
+        const UploadPart& p = parts[c.part];
+        p.fill(c.offset, c.bytes, buffer);
+        check(cudaMemcpyAsync(static_cast<char*>(p.device) + c.offset, buffer, c.bytes,
+                              cudaMemcpyHostToDevice, nullptr),
+              "cudaMemcpyAsync(upload staging to device)");
+        events.record(c.buffer);
+      }
+    } catch (...) {
+      failed.store(true);
+      throw;
     }
-  }
+  });
+  // (A filler that threw is rethrown by run_ranges; the events' destructor then waits.)
   events.wait_all();
 }
 

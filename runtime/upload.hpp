@@ -1,8 +1,9 @@
-// Uploading whole host arrays (a CsrMatrix's) to device memory fast: a pageable cudaMemcpy runs
-// at a fraction of the link's rate, so the bytes go through a few pinned staging buffers instead.
-// The host fills buffer i+1 (copying, or converting: 64-bit offsets to 32-bit, double to float)
-// while the copy engine moves buffer i. The staging buffers are allocated once per process and
-// reused; uploads are serialised on them.
+// Uploading whole host arrays (a CsrMatrix's) to device memory fast. A pageable cudaMemcpy runs
+// at the rate one host thread copies into the driver's pinned buffers (about 8 GB/s on an H200's
+// host, a seventh of the PCIe 5 link), so the bytes go through pinned staging buffers that several
+// host threads fill at once (copying, or converting: 64-bit offsets to 32-bit, double to float)
+// while the copy engine moves the filled ones. The staging buffers are allocated once per process
+// and reused; uploads are serialised on them.
 #pragma once
 
 #include <algorithm>
@@ -14,25 +15,12 @@
 
 namespace spmvc::runtime {
 
-/// Bytes per staging buffer, and how many there are: three keep the host fill and the copy
-/// engine both busy with one buffer to spare.
-inline constexpr std::size_t kUploadChunkBytes = std::size_t{8} << 20;
-inline constexpr int kUploadChunkBuffers = 3;
-
-/// One piece of a staged upload: `bytes` bytes from byte `offset` of the source, through
-/// staging buffer `buffer`.
-struct UploadChunk {
-  std::size_t offset = 0;
-  std::size_t bytes = 0;
-  int buffer = 0;
-};
-
-/// Splits `total_bytes` of elements `element_bytes` wide into chunks of at most `chunk_bytes`
-/// (rounded down to whole elements), staged through `buffers` buffers in turn from
-/// `first_buffer` (mod `buffers`). InternalError when an element does not fit a chunk or
-/// `buffers` < 1. No chunks for 0 bytes.
-std::vector<UploadChunk> upload_chunks(std::size_t total_bytes, std::size_t element_bytes,
-                                       std::size_t chunk_bytes, int buffers, int first_buffer = 0);
+/// Bytes per staging buffer; at most kUploadMaxFillers host threads fill them, each through its
+/// own kUploadBuffersPerFiller buffers (one filling while the last one's copy runs). Eight
+/// threads fill at about 30 GB/s on an H200's host, where the link takes 55: more add little.
+inline constexpr std::size_t kUploadChunkBytes = std::size_t{4} << 20;
+inline constexpr int kUploadMaxFillers = 8;
+inline constexpr int kUploadBuffersPerFiller = 2;
 
 /// Fills `staging` with the `bytes` bytes of the source's payload from byte `offset` (in the
 /// uploaded type: converting functions write the converted elements).
@@ -47,9 +35,35 @@ struct UploadPart {
   StageFill fill;
 };
 
-/// Uploads the parts through the staging buffers (kUploadChunkBytes x kUploadChunkBuffers) on
-/// the default stream, and waits until the last copy is done. The device memory must be on the
-/// current device.
+/// One piece of a staged upload: `bytes` bytes from byte `offset` of part `part`, filled by
+/// host thread `filler` into staging buffer `buffer`.
+struct UploadChunk {
+  std::size_t part = 0;
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+  int filler = 0;
+  int buffer = 0;
+};
+
+/// How many host threads fill the staging buffers for `total_bytes` when `threads` may run:
+/// at most kUploadMaxFillers, and no more than there are chunks of kUploadChunkBytes (>= 1).
+int upload_fillers(std::size_t total_bytes, int threads);
+
+/// The parts cut into chunks of at most `chunk_bytes` (rounded down to whole elements), part
+/// after part, in order. Chunk k (counting across the parts) goes to filler k mod `fillers`, into
+/// the `buffers_per_filler` buffers that filler owns in turn: buffer
+/// filler * buffers_per_filler + (k / fillers) mod buffers_per_filler. InternalError when a
+/// part's element does not fit a chunk, or `fillers` or `buffers_per_filler` < 1. No chunks for
+/// empty parts.
+std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
+                                       std::size_t chunk_bytes, int fillers,
+                                       int buffers_per_filler);
+
+/// Uploads the parts through the staging buffers, filled by upload_fillers(total bytes,
+/// host_threads()) threads (spmvc/parallel.hpp), the copies on the default stream, and waits
+/// until the last copy is done. The device memory must be on the current device. A fill that
+/// throws stops the others; the first filler's error (in filler order) is rethrown once every
+/// copy already issued is done.
 void staged_upload(const std::vector<UploadPart>& parts);
 
 /// An UploadPart that copies `count` elements of T from `host` as they are.

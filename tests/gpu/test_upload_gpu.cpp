@@ -1,7 +1,8 @@
 // The staged upload (runtime/upload.hpp) on the device: arrays of 0, 1, chunk-1, chunk+1 bytes
 // and of many chunks (more than the staging buffers, so buffers are reused) arrive byte for
-// byte; converting parts arrive converted across chunk boundaries; upload_csr's arrays equal the
-// host matrix's.
+// byte, with one filler thread and with the most; converting parts arrive converted across chunk
+// boundaries; a fill that throws surfaces its error and leaves the next upload whole;
+// upload_csr's arrays equal the host matrix's.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -12,12 +13,15 @@
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "gpu_support.hpp"
+#include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/parallel.hpp"
 #include "upload.hpp"
 
 using namespace spmvc;
-using runtime::kUploadChunkBuffers;
+using runtime::kUploadBuffersPerFiller;
 using runtime::kUploadChunkBytes;
+using runtime::kUploadMaxFillers;
 
 namespace {
 std::vector<unsigned char> pattern(std::size_t n, unsigned seed) {
@@ -41,32 +45,58 @@ std::vector<T> download(const runtime::DeviceBuffer& d, std::size_t count) {
 TEST_CASE("staged upload: odd sizes arrive byte for byte") {
   if (!test::have_device()) return;
   const std::size_t c = kUploadChunkBytes;
-  const std::vector<std::size_t> sizes{0, 1,     c - 1,
-                                       c, c + 1, (2 * kUploadChunkBuffers + 1) * c + 3};
-  // All in one call (parts share the buffer rotation) and each on its own.
-  std::vector<std::vector<unsigned char>> hosts;
-  std::vector<runtime::DeviceBuffer> devices;
-  std::vector<runtime::UploadPart> parts;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    hosts.push_back(pattern(sizes[i], static_cast<unsigned>(i)));
-    devices.emplace_back(sizes[i] + 1);
+  const std::size_t buffers = std::size_t{kUploadMaxFillers} * kUploadBuffersPerFiller;
+  const std::vector<std::size_t> sizes{0, 1, c - 1, c, c + 1, (2 * buffers + 1) * c + 3};
+  for (const int threads : {1, 2 * kUploadMaxFillers}) {
+    CAPTURE(threads);
+    set_host_parallelism({threads, false});
+    // All in one call (parts share the buffer rotation) and each on its own.
+    std::vector<std::vector<unsigned char>> hosts;
+    std::vector<runtime::DeviceBuffer> devices;
+    std::vector<runtime::UploadPart> parts;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      hosts.push_back(pattern(sizes[i], static_cast<unsigned>(i)));
+      devices.emplace_back(sizes[i] + 1);
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      parts.push_back(runtime::upload_part(devices[i].get(), hosts[i].data(), sizes[i]));
+    runtime::staged_upload(parts);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      CAPTURE(sizes[i]);
+      CHECK(download<unsigned char>(devices[i], sizes[i]) == hosts[i]);
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      CAPTURE(sizes[i]);
+      runtime::DeviceBuffer d(sizes[i] + 1);
+      d.fill_bytes(0xA5);
+      runtime::staged_upload({runtime::upload_part(d.get(), hosts[i].data(), sizes[i])});
+      const auto back = download<unsigned char>(d, sizes[i] + 1);
+      CHECK(std::memcmp(back.data(), hosts[i].data(), sizes[i]) == 0);
+      CHECK(back[sizes[i]] == 0xA5);  // nothing past the part
+    }
   }
-  for (std::size_t i = 0; i < sizes.size(); ++i)
-    parts.push_back(runtime::upload_part(devices[i].get(), hosts[i].data(), sizes[i]));
-  runtime::staged_upload(parts);
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    CAPTURE(sizes[i]);
-    CHECK(download<unsigned char>(devices[i], sizes[i]) == hosts[i]);
-  }
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    CAPTURE(sizes[i]);
-    runtime::DeviceBuffer d(sizes[i] + 1);
-    d.fill_bytes(0xA5);
-    runtime::staged_upload({runtime::upload_part(d.get(), hosts[i].data(), sizes[i])});
-    const auto back = download<unsigned char>(d, sizes[i] + 1);
-    CHECK(std::memcmp(back.data(), hosts[i].data(), sizes[i]) == 0);
-    CHECK(back[sizes[i]] == 0xA5);  // nothing past the part
-  }
+  set_host_parallelism({});
+}
+
+TEST_CASE("staged upload: a fill that throws is rethrown, and the next upload is whole") {
+  if (!test::have_device()) return;
+  set_host_parallelism({kUploadMaxFillers, false});
+  const std::size_t n = 4 * kUploadMaxFillers * kUploadChunkBytes + 5;
+  const std::vector<unsigned char> host = pattern(n, 7);
+  runtime::DeviceBuffer d(n);
+  runtime::UploadPart failing = runtime::upload_part(d.get(), host.data(), n);
+  const runtime::StageFill copy = failing.fill;
+  // The third filler fails at its second chunk, while the others are still filling.
+  failing.fill = [copy](std::size_t offset, std::size_t bytes, void* staging) {
+    if (offset == (kUploadMaxFillers + 2) * kUploadChunkBytes)
+      throw InputError("test", 0, "this chunk cannot be read");
+    copy(offset, bytes, staging);
+  };
+  CHECK_THROWS_WITH_AS(runtime::staged_upload({failing}), doctest::Contains("cannot be read"),
+                       InputError);
+  runtime::staged_upload({runtime::upload_part(d.get(), host.data(), n)});
+  CHECK(download<unsigned char>(d, n) == host);
+  set_host_parallelism({});
 }
 
 TEST_CASE("staged upload: converting parts across chunk boundaries") {
