@@ -19,6 +19,7 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/params/values.hpp"
 #include "spmvc/spmvc.hpp"
+#include "upload.hpp"
 
 namespace spmvc {
 
@@ -126,15 +127,18 @@ double upload_encoded(Operator::Impl& im, const Build& build) {
   const std::int64_t table_capacity = coding == formats::kValuesTable8    ? 256
                                       : coding == formats::kValuesTable16 ? 65536
                                                                           : 0;
+  // All arrays in one staged upload (runtime/upload.hpp), its fillers dealt chunks across them.
+  std::vector<runtime::UploadPart> parts;
   for (const EncodedArray& arr : build.encoded.arrays) {
     std::size_t room = arr.bytes.size();
     if (table_capacity > 0 && arr.name.ends_with("_table") &&
         (arr.type == ElemType::f64 || arr.type == ElemType::f32))
       room = std::max(room, static_cast<std::size_t>(table_capacity * size_of(arr.type)));
     runtime::DeviceBuffer buffer(std::max<std::size_t>(room, 1));
-    if (!arr.bytes.empty()) buffer.upload(arr.bytes.data(), arr.bytes.size());
+    parts.push_back(runtime::upload_part(buffer.get(), arr.bytes.data(), arr.bytes.size()));
     im.arrays.emplace_back(arr.name, std::move(buffer));
   }
+  runtime::staged_upload(parts);
   runtime::synchronize();
   const double seconds = seconds_since(t0);
   // A reordered unit writes y through spmvc_row_map (templates/common.cuh): point it at the
