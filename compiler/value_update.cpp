@@ -94,7 +94,55 @@ constexpr std::pair<ElemType, ElemType> kRoundPairs[] = {
     {ElemType::f32, ElemType::u16},
 };
 
+// The position of (c, r) in `a` (a's columns sorted within rows), or -1.
+std::int64_t mirror_of(const CsrMatrix& a, std::int64_t r, std::int64_t c) {
+  const auto first = a.col_idx.begin() + a.row_ptr[static_cast<std::size_t>(c)];
+  const auto last = a.col_idx.begin() + a.row_ptr[static_cast<std::size_t>(c) + 1];
+  const auto at = std::lower_bound(first, last, static_cast<std::int32_t>(r));
+  return at != last && *at == r ? at - a.col_idx.begin() : -1;
+}
+
+// A symmetric-half plan's encoder keeps each entry below the diagonal and checks the one above
+// against it: the trace's entries above the diagonal carry their mirrors' numbers, so the
+// stored slots name the entries below (the ones a gather reads).
+void mirror_upper(CsrMatrix& t) {
+  for (std::int64_t r = 0; r < t.nrows; ++r) {
+    for (std::int64_t k = t.row_ptr[static_cast<std::size_t>(r)];
+         k < t.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+      const std::int64_t c = t.col_idx[static_cast<std::size_t>(k)];
+      if (c <= r) continue;
+      const std::int64_t m = mirror_of(t, r, c);
+      if (m < 0) throw InternalError("value trace: a symmetric plan's entry has no mirror");
+      t.values[static_cast<std::size_t>(k)] = t.values[static_cast<std::size_t>(m)];
+    }
+  }
+}
+
 }  // namespace
+
+bool stores_symmetric_half(const Plan& plan) {
+  const auto* p = std::get_if<DiaParams>(&plan.params);
+  return p != nullptr && p->symmetric;
+}
+
+std::optional<std::string> symmetry_problem(const CsrMatrix& a, std::span<const double> values) {
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    for (std::int64_t k = a.row_ptr[static_cast<std::size_t>(r)];
+         k < a.row_ptr[static_cast<std::size_t>(r) + 1]; ++k) {
+      const std::int64_t c = a.col_idx[static_cast<std::size_t>(k)];
+      if (c <= r) continue;
+      const std::int64_t m = c < a.nrows ? mirror_of(a, r, c) : -1;
+      if (m < 0 || values[static_cast<std::size_t>(m)] != values[static_cast<std::size_t>(k)])
+        return fmt::format(
+            "the plan stores half of a symmetric matrix and the new values are not symmetric: "
+            "a({}, {}) = {:.17g} against a({}, {}) = {}",
+            r, c, values[static_cast<std::size_t>(k)], c, r,
+            m < 0 ? std::string("no entry")
+                  : fmt::format("{:.17g}", values[static_cast<std::size_t>(m)]));
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<ValueGather> value_gathers(const CsrMatrix& a, const RowColumnMap* map,
                                        const Plan& plan) {
@@ -103,11 +151,15 @@ std::vector<ValueGather> value_gathers(const CsrMatrix& a, const RowColumnMap* m
   if (formats::value_coding_of(params) != formats::kValuesPlain)
     params = formats::with_value_coding(params, formats::kValuesPlain);
   const bool f64 = plan.precision == Precision::f64;
-  const Encoded low =
-      unit.encode(trace_matrix(a, map, f64 ? whole_index : low_index), params, plan.precision);
+  const bool half = stores_symmetric_half(plan);
+  auto trace = [&](double (*value)(std::int64_t)) {
+    CsrMatrix t = trace_matrix(a, map, value);
+    if (half) mirror_upper(t);
+    return unit.encode(t, params, plan.precision);
+  };
+  const Encoded low = trace(f64 ? whole_index : low_index);
   std::vector<std::pair<std::string, std::vector<double>>> high;
-  if (!f64 && a.nnz() > kF32TraceMask)
-    high = value_slots(unit.encode(trace_matrix(a, map, high_index), params, plan.precision));
+  if (!f64 && a.nnz() > kF32TraceMask) high = value_slots(trace(high_index));
   std::vector<ValueGather> out;
   auto slots = value_slots(low);
   for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -142,7 +194,16 @@ Options replan_options(Options options, std::string* note) {
     *note = fmt::format("the forced parameters [{}] now store plain values", describe(p));
     p = formats::with_value_coding(p, formats::kValuesPlain);
   };
-  if (options.params) plain(*options.params);
+  if (options.params) {
+    plain(*options.params);
+    // A symmetric half is planned again only for values that are not symmetric: every
+    // diagonal stored instead.
+    if (auto* d = std::get_if<DiaParams>(&*options.params); d != nullptr && d->symmetric) {
+      *note = fmt::format("the forced parameters [{}] now store every diagonal",
+                          describe(*options.params));
+      d->symmetric = false;
+    }
+  }
   if (options.csr && options.csr->values != formats::kValuesPlain) {
     FormatParams p = *options.csr;
     plain(p);

@@ -119,6 +119,7 @@ std::string to_json(const Profile& p) {
       {"narrow_slice_nnz", p.narrow_slice_nnz},
       {"bandwidth", p.bandwidth},
       {"profile", p.profile},
+      {"diagonals", p.diagonals},
       {"delta_bits", bits_json(p.delta_bits)},
       {"first_col_bits", bits_json(p.first_col_bits)},
       {"x_sectors", p.x_sectors},
@@ -160,7 +161,10 @@ std::string to_report(const Profile& p) {
     out += fmt::format("Inspected in {:.3f} s\n", p.inspect_seconds);
     return out;
   }
-  out += fmt::format("Bandwidth {}, profile {}\n", grouped(p.bandwidth), grouped(p.profile));
+  out += fmt::format("Bandwidth {}, profile {}, diagonals {}\n", grouped(p.bandwidth),
+                     grouped(p.profile),
+                     p.diagonals < 0 ? fmt::format("more than {}", kMaxDiagonals)
+                                     : fmt::format("{}", p.diagonals));
   append_delta_bits(out, p);
   out += fmt::format(
       "x sectors (32 B) read row by row: {} ({:.3f} per nonzero)\n", grouped(p.x_sectors),

@@ -139,6 +139,8 @@ ElemType stored_type(int coding, Precision precision) {
 // Writes `values` (CSR order, on the host) into the plan's arrays; the reason when they do not
 // fit the plan's value coding (nothing written then).
 std::optional<std::string> rewrite_from_host(Operator::Impl& im, std::span<const double> values) {
+  if (compiler::stores_symmetric_half(im.plan))
+    if (auto why = compiler::symmetry_problem(*im.host_matrix, values)) return why;
   const int coding = compiler::value_coding(im.plan);
   const Precision precision = im.plan.precision;
   const bool table = coding == formats::kValuesTable8 || coding == formats::kValuesTable16;
@@ -287,8 +289,10 @@ ValueUpdate Operator::update_values(const void* device_values) {
   const Precision precision = im.plan.precision;
   const ElemType in_type = value_type_of(precision);
   std::optional<std::string> why;
-  if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16) {
-    // The table is built on the host from the values.
+  if (coding == formats::kValuesTable8 || coding == formats::kValuesTable16 ||
+      compiler::stores_symmetric_half(im.plan)) {
+    // The table is built on the host from the values; a symmetric half's values are checked for
+    // symmetry there.
     return update_values(download_values(device_values, nnz, precision));
   }
   Operator::Impl::ValueGathers& g = gathers_of(im);

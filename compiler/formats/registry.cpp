@@ -12,6 +12,7 @@
 #include "formats/cci/cci_format.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/dia/dia_format.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
 #include "formats/sell/sell_format.hpp"
@@ -33,9 +34,10 @@ const std::vector<const FormatUnit*>& registry() {
   static const BellpackFormat kBellpack;
   static const BcsrFormat kBcsr;
   static const CsrStreamFormat kCsrStream;
+  static const DiaFormat kDia;
   static const std::vector<const FormatUnit*> kFormats = {
-      &kCsr, &kEll, &kSell,    &kHyb,      &kBroEll, &kBroCoo,   &kBroHyb,
-      &kCci, &kAmb, &kBlocked, &kBellpack, &kBcsr,   &kCsrStream};
+      &kCsr, &kEll, &kSell,    &kHyb,      &kBroEll, &kBroCoo,    &kBroHyb,
+      &kCci, &kAmb, &kBlocked, &kBellpack, &kBcsr,   &kCsrStream, &kDia};
   return kFormats;
 }
 

@@ -53,6 +53,9 @@ enum class InspectDepth {
 /// At InspectDepth::rows distinct values are counted up to this many (the largest value table a
 /// format can use); a matrix with more reads kDistinctValuesCap + 1.
 inline constexpr std::int64_t kDistinctValuesCap = 65536;
+/// The most distinct diagonals (column - row offsets) Profile::diagonals counts; a matrix with
+/// more reads -1 (the diagonal format stores no more).
+inline constexpr std::int64_t kMaxDiagonals = 64;
 /// Profile::narrow_slice_nnz's slices (rows, aligned at row 0) and the largest column span
 /// (largest - smallest) a 16-bit offset from the smallest holds.
 inline constexpr int kNarrowSliceRows = 256;
@@ -87,6 +90,10 @@ struct Profile {
   // Shape of the nonzero pattern.
   std::int64_t bandwidth = 0;  ///< max |i - j| over nonzeros
   std::int64_t profile = 0;    ///< envelope: sum over rows of (i - first column) where positive
+  /// Distinct diagonals (offsets j - i) holding nonzeros when there are at most kMaxDiagonals;
+  /// -1 when there are more; 0 for a matrix without nonzeros, or not inspected (device arrays).
+  /// Filled at both depths.
+  std::int64_t diagonals = 0;
 
   /// delta_bits[b]: nonzeros (other than a row's first) whose column delta from the previous
   /// nonzero in the row needs exactly b bits (b = 1..32; delta >= 1 since columns increase).
@@ -124,6 +131,8 @@ struct Profile {
   bool square = false;
   bool structurally_symmetric = false;  ///< square and the pattern equals its transpose's
   /// Structurally symmetric and a(i,j) == a(j,i) for every stored entry, compared as doubles.
+  /// square, structurally_symmetric and numerically_symmetric are checked at full depth, and at
+  /// rows depth where the matrix has at most kMaxDiagonals diagonals (false otherwise).
   bool numerically_symmetric = false;
 
   double inspect_seconds = 0.0;

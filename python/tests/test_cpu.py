@@ -180,7 +180,7 @@ class BadInput(unittest.TestCase):
 
     def test_unknown_precision_and_format(self):
         self.assert_raises_message(spmvc.InputError, "f16", spmvc.plan, self.a, precision="f16")
-        self.assert_raises_message(spmvc.InputError, "dia", spmvc.plan, self.a, format="dia")
+        self.assert_raises_message(spmvc.InputError, "jad", spmvc.plan, self.a, format="jad")
         self.assert_raises_message(spmvc.InputError, "planner", spmvc.plan, self.a,
                                    planner="guess")
 

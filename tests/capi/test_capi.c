@@ -184,8 +184,8 @@ static void test_bad_input(void) {
                "not valid JSON", "malformed options");
   expect_error(spmvc_plan(a, "{\"params\": \"T=4\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
                "needs \"format\"", "params without a format");
-  expect_error(spmvc_plan(a, "{\"format\": \"dia\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
-               "dia", "unknown format");
+  expect_error(spmvc_plan(a, "{\"format\": \"jad\"}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,
+               "jad", "unknown format");
   expect_error(spmvc_plan(a, NULL, (spmvc_text_kind)7, &text), SPMVC_ERROR_INPUT, "kind must be",
                "unknown text kind");
   expect_error(spmvc_plan(a, "{\"multiplies\": 0}", SPMVC_TEXT_JSON, &text), SPMVC_ERROR_INPUT,

@@ -9,6 +9,7 @@
 
 #include "../block_plans.hpp"
 #include "../bro_golden_plans.hpp"
+#include "../golden/dia_golden_plans.hpp"
 #include "../golden/ell_golden_plans.hpp"
 #include "../golden/pinned_units.hpp"
 #include "../golden/test_amb_cci_plans.hpp"
@@ -64,7 +65,7 @@ inline std::vector<GoldenUnit> every_golden_unit() {
   std::vector<GoldenUnit> units;
   std::vector<GoldenPlan> plans = golden_plans();
   for (auto* more : {&ell_golden_plans, &bro_golden_plans, &amb_golden_plans, &cci_golden_plans,
-                     &block_golden_plans}) {
+                     &block_golden_plans, &dia_golden_plans}) {
     for (auto& g : (*more)()) plans.push_back(std::move(g));
   }
   for (const auto& g : plans) units.push_back(golden_unit(g));

@@ -43,8 +43,9 @@ std::vector<ValueGather> value_gathers(const CsrMatrix& a, const RowColumnMap* m
 
 /// `options` for planning again for new values that did not fit the plan: forced parameters
 /// (Options::params or Options::csr) keep everything but a value coding, which becomes plain (the
-/// planner is free to code the new values only when nothing was forced). `note` gets what changed
-/// ("" when nothing did).
+/// planner is free to code the new values only when nothing was forced), and forced dia
+/// parameters store every diagonal rather than a symmetric half. `note` gets what changed ("" when
+/// nothing did).
 Options replan_options(Options options, std::string* note);
 
 /// The plain Value array (f64 or f32 by `precision`) `g` makes of `values` (CSR order): what the
@@ -57,6 +58,15 @@ EncodedArray gather_values(const ValueGather& g, std::span<const double> values,
 /// than the table holds, a value fp32 does not hold exactly), or nullopt when they can.
 std::optional<std::string> value_update_problem(int coding, std::span<const double> values,
                                                 Precision precision);
+
+/// Whether `plan` stores one entry for each pair a(i,j), a(j,i) of a symmetric matrix (dia's
+/// symmetric form): new values must keep the matrix symmetric to be gathered into it.
+bool stores_symmetric_half(const Plan& plan);
+
+/// Why `values` (CSR order, over `a`'s pattern, which is square with sorted columns) do not
+/// make a symmetric matrix, naming the first entry that differs from its mirror; nullopt when
+/// they do.
+std::optional<std::string> symmetry_problem(const CsrMatrix& a, std::span<const double> values);
 
 /// Table coding of values in CSR order: a code per nonzero (u8 or u16 by `coding`) and the table
 /// of distinct values in the order they first occur (at `precision`'s type), at least one entry.

@@ -1,0 +1,24 @@
+// The `dia` format's parameters. Public (spmvc::Options::params): CMake stages this file as
+// spmvc/params/dia.hpp, and include/spmvc/plan.hpp gathers it into FormatParams. It includes
+// only the standard library.
+#pragma once
+
+#include <string_view>
+
+namespace spmvc {
+
+/// `dia`: the matrix stored by diagonals (Bell & Garland's DIA): one array of nrows values per
+/// diagonal that holds nonzeros, no column indices. With `symmetric`, a matrix equal to its
+/// transpose stores its main diagonal and the ones below it only, and reads the entry (i, i + o)
+/// above the diagonal as the stored (i + o, i): half the values. One thread per row.
+struct DiaParams {
+  static constexpr std::string_view kFormat = "dia";
+  bool symmetric = false;  ///< S: the lower diagonals and the main one stored, the rest mirrored
+  int block_size = 256;    ///< threads per block
+  static void fields(auto& p, auto&& f) {
+    f("symmetric", "S", p.symmetric);
+    f("block_size", "b", p.block_size);
+  }
+};
+
+}  // namespace spmvc
