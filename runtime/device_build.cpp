@@ -3,7 +3,7 @@
 // inspects the arrays (runtime/device_csr.cpp, and the slices' padding in
 // runtime/device_build_ell.cpp), the planner chooses among the plans built from them
 // (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the caller's
-// arrays (ell, sell and hyb in device_build_ell.cpp), and the kernel comes from the cache.
+// arrays (ell, sell, hyb and dia in device_build_ell.cpp), and the kernel comes from the cache.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -123,6 +123,16 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
         found ? static_cast<std::int64_t>(found->size()) : kDistinctValuesCap + 1;
     if (found) values16.patterns = std::move(*found);
   }
+  // The diagonals, for dia, where the options let it be chosen: a pass that stops as soon as it
+  // has seen more than kMaxDiagonals of them (most matrices), and a symmetry check where dia's
+  // symmetric half could store the matrix.
+  runtime::DeviceDiagonals diagonals;
+  if (wanted_format == "auto" || wanted_format == "dia") {
+    diagonals = runtime::inspect_diagonals_device(a, options.precision, ell_kernels);
+    im->profile.diagonals = diagonals.count;
+    im->profile.structurally_symmetric = diagonals.structural;
+    im->profile.numerically_symmetric = diagonals.numerical;
+  }
   // The block shapes, for bcsr's and bellpack's models, where the caller asked for one of them.
   // Not for format "auto": on the H100 the pass took 9-31 ms at 16-53M nonzeros (27-point
   // stencil, G3_circuit x16M, R-MAT scale 20, wiki-Vote x16M), five to twenty times the rest of
@@ -204,7 +214,17 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   std::int64_t ell_width = 0, coo_entries = 0;
   std::optional<runtime::BroBuilt> bro;
-  if (block_family) {
+  const bool dia = im->plan.format == "dia";
+  std::vector<std::int32_t> dia_offsets;
+  if (dia) {
+    runtime::DeviceDiaBuild built =
+        runtime::build_dia_device(a, im->plan, diagonals.occupied, ell_kernels);
+    dia_offsets = std::move(built.offsets);
+    for (auto& [name, buffer] : built.arrays) {
+      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im->arrays.emplace_back(std::move(name), std::move(buffer));
+    }
+  } else if (block_family) {
     if (!block_kernels) throw InternalError("a block plan without the block inspection");
     runtime::DeviceBlockBuild built =
         runtime::build_block_device(a, im->plan, *block_kernels, ell_kernels);
@@ -229,7 +249,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   // The ell family's and the BRO encodings hold the values as the plan codes them; the others
   // code them here.
-  const bool own_encoding = ell_family || block_family || bro.has_value();
+  const bool own_encoding = ell_family || block_family || dia || bro.has_value();
   if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
@@ -271,6 +291,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   im->source =
       block_family ? compiler::generate_device_block(im->plan, im->profile, a.nrows, a.ncols, a.nnz)
       : ell_family ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
+      : dia        ? compiler::generate_device_dia(im->plan, im->profile, dia_offsets)
       : bro        ? runtime::generate_bro_plan(*im, a, *bro)
                    : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
   if (options.transform_source) im->source = options.transform_source(im->source);

@@ -155,6 +155,9 @@ DeviceEllKernels load_device_ell_kernels(KernelCache& cache, const DeviceInfo& d
   k.scan_partials = shared_kernel(cached, codegen::kScanPartialsEntry, device.ordinal);
   k.scan_top = shared_kernel(cached, codegen::kScanTopEntry, device.ordinal);
   k.scan_apply = shared_kernel(cached, codegen::kScanApplyEntry, device.ordinal);
+  k.dia_offsets = shared_kernel(cached, codegen::kDiaOffsetsEntry, device.ordinal);
+  k.dia_symmetry = shared_kernel(cached, codegen::kDiaSymmetryEntry, device.ordinal);
+  k.dia_fill = shared_kernel(cached, codegen::kDiaFillEntry, device.ordinal);
   k.nvcc = unit.nvcc;
   k.ordinal = device.ordinal;
   k.origin = cached.origin;
@@ -338,6 +341,105 @@ DeviceEllBuild build_ell_family_device(const DeviceCsr& a, const Plan& plan, con
   }
   throw InternalError("build_ell_family_device: plan format " + plan.format +
                       " is not ell, sell or hyb");
+}
+
+DeviceDiagonals inspect_diagonals_device(const DeviceCsr& a, Precision precision,
+                                         const DeviceEllKernels& kernels) {
+  DeviceDiagonals out;
+  if (a.nnz == 0 || a.nrows == 0) return out;
+  DeviceBuffer keys = cleared(sizeof(std::uint64_t) * codegen::kDiaSlots, 0);
+  DeviceBuffer count = cleared(sizeof(int), 0);
+  {
+    const void* row_ptr = a.row_ptr;
+    const void* col_idx = a.col_idx;
+    long long nrows = a.nrows;
+    void* keys_ptr = keys.get();
+    void* count_ptr = count.get();
+    void* args[] = {&row_ptr, &col_idx, &nrows, &keys_ptr, &count_ptr};
+    // A few blocks per SM's worth, each walking rows grid-stride: its shared set then filters
+    // most repeats before the global one.
+    const std::int64_t grid =
+        std::clamp<std::int64_t>((a.nrows + codegen::kDiaBlock - 1) / codegen::kDiaBlock, 1, 1024);
+    kernels.dia_offsets->launch(grid, codegen::kDiaBlock, 0, args, nullptr);
+    check_last_launch(codegen::kDiaOffsetsEntry);
+  }
+  int n = 0;
+  count.download(&n, sizeof n);
+  if (n > kMaxDiagonals) {
+    out.count = -1;
+    return out;
+  }
+  std::vector<std::uint64_t> found(codegen::kDiaSlots);
+  keys.download(found.data(), found.size() * sizeof(std::uint64_t));
+  for (const std::uint64_t key : found) {
+    if (key != 0)
+      out.occupied.push_back(
+          static_cast<std::int32_t>(static_cast<std::int64_t>(key) - (std::int64_t{1} << 32)));
+  }
+  std::sort(out.occupied.begin(), out.occupied.end());
+  out.count = static_cast<std::int64_t>(out.occupied.size());
+  if (out.count != n) throw InternalError("dia: the diagonal set and its count disagree");
+  // Symmetry only where it can hold: square, and every diagonal's mirror occupied.
+  if (a.nrows != a.ncols) return out;
+  for (const std::int32_t o : out.occupied) {
+    if (!std::binary_search(out.occupied.begin(), out.occupied.end(), -o)) return out;
+  }
+  DeviceBuffer flags = cleared(2 * sizeof(int), 0);
+  DeviceBuffer counts = cleared(2 * sizeof(std::uint64_t), 0);
+  {
+    const void* row_ptr = a.row_ptr;
+    const void* col_idx = a.col_idx;
+    const void* values = a.values;
+    int elem_bytes = value_bytes(precision);
+    long long nrows = a.nrows;
+    void* flags_ptr = flags.get();
+    void* counts_ptr = counts.get();
+    void* args[] = {&row_ptr, &col_idx, &values, &elem_bytes, &nrows, &flags_ptr, &counts_ptr};
+    kernels.dia_symmetry->launch((a.nrows + codegen::kDiaBlock - 1) / codegen::kDiaBlock,
+                                 codegen::kDiaBlock, 0, args, nullptr);
+    check_last_launch(codegen::kDiaSymmetryEntry);
+  }
+  std::array<int, 2> f{};
+  std::array<std::uint64_t, 2> c{};
+  flags.download(f.data(), sizeof f);
+  counts.download(c.data(), sizeof c);
+  out.structural = f[0] == 0 && c[0] == c[1];
+  out.numerical = out.structural && f[1] == 0;
+  return out;
+}
+
+DeviceDiaBuild build_dia_device(const DeviceCsr& a, const Plan& plan,
+                                const std::vector<std::int32_t>& occupied,
+                                const DeviceEllKernels& kernels) {
+  const auto* p = std::get_if<DiaParams>(&plan.params);
+  if (p == nullptr) throw InternalError("build_dia_device: plan format " + plan.format);
+  DeviceDiaBuild out;
+  out.offsets = compiler::dia_stored_offsets(plan, occupied);
+  const int vb = value_bytes(plan.precision);
+  const std::size_t bytes =
+      out.offsets.size() * static_cast<std::size_t>(a.nrows) * static_cast<std::size_t>(vb);
+  DeviceBuffer values = cleared(std::max<std::size_t>(bytes, 1), 0);
+  if (a.nnz > 0 && !out.offsets.empty()) {
+    DeviceBuffer offsets(out.offsets.size() * sizeof(std::int32_t));
+    offsets.upload(out.offsets.data(), out.offsets.size() * sizeof(std::int32_t));
+    const void* row_ptr = a.row_ptr;
+    const void* col_idx = a.col_idx;
+    const void* src = a.values;
+    int elem_bytes = vb;
+    long long nrows = a.nrows;
+    const void* offsets_ptr = offsets.get();
+    int noffsets = static_cast<int>(out.offsets.size());
+    int symmetric = p->symmetric ? 1 : 0;
+    void* values_ptr = values.get();
+    void* args[] = {&row_ptr,     &col_idx,  &src,       &elem_bytes, &nrows,
+                    &offsets_ptr, &noffsets, &symmetric, &values_ptr};
+    kernels.dia_fill->launch((a.nrows + codegen::kDiaBlock - 1) / codegen::kDiaBlock,
+                             codegen::kDiaBlock, 0, args, nullptr);
+    check_last_launch(codegen::kDiaFillEntry);
+    synchronize();  // `offsets` is freed on return
+  }
+  out.arrays.emplace_back("values", std::move(values));
+  return out;
 }
 
 }  // namespace spmvc::runtime

@@ -1,9 +1,9 @@
-// Building ell, sell and hyb on the GPU from a CSR matrix already in device memory (the unit of
-// templates/device_ell.cuh), and the pass that gives the Profile its per-slice padding
-// (Profile::slice_longest). The arrays are the host encoders' (compiler/formats/{ell,sell,hyb}),
-// element for element, under the same names; values are coded by device_csr's passes first
-// (8-bit codes against the sorted table of the inspection's patterns, fp32 copies), then laid
-// out like the columns.
+// Building ell, sell, hyb and dia on the GPU from a CSR matrix already in device memory (the unit
+// of templates/device_ell.cuh), and the passes that give the Profile its per-slice padding
+// (Profile::slice_longest) and its diagonals (Profile::diagonals, with the symmetry dia needs). The
+// arrays are the host encoders' (compiler/formats/{ell,sell,hyb}), element for element, under the
+// same names; values are coded by device_csr's passes first (8-bit codes against the sorted table
+// of the inspection's patterns, fp32 copies), then laid out like the columns.
 #pragma once
 
 #include <array>
@@ -26,7 +26,8 @@ namespace spmvc::runtime {
 /// The ell-family unit's entry points, loaded on the current device (shared, see shared_kernel).
 struct DeviceEllKernels {
   std::shared_ptr<const LoadedKernel> slice_longest, ell_fill, sell_sort, sell_widths, sell_fill,
-      hyb_tails, hyb_coo_fill, scan_partials, scan_top, scan_apply;
+      hyb_tails, hyb_coo_fill, scan_partials, scan_top, scan_apply, dia_offsets, dia_symmetry,
+      dia_fill;
   int ordinal = 0;
   CacheOrigin origin = CacheOrigin::compiled;
   double seconds = 0;     ///< obtaining the CUBIN and loading it
@@ -69,5 +70,29 @@ DeviceEllBuild build_ell_family_device(const DeviceCsr& a, const Plan& plan, con
                                        const DeviceCsrKernels& csr_kernels,
                                        const DeviceEllKernels& kernels,
                                        const DeviceValues16* values16 = nullptr);
+
+/// The diagonals of `a` (checked by inspect_device), found on the GPU: Profile::diagonals
+/// (`count`: -1 past kMaxDiagonals, 0 without nonzeros), the occupied ones' offsets ascending,
+/// and, for a square matrix on at most kMaxDiagonals diagonals whose offsets come in pairs o and
+/// -o, whether it equals its transpose (its columns sorted within rows; values compared as
+/// `precision` stores them), which dia's symmetric half needs.
+struct DeviceDiagonals {
+  std::int64_t count = 0;
+  std::vector<std::int32_t> occupied;
+  bool structural = false;  ///< Profile::structurally_symmetric
+  bool numerical = false;   ///< Profile::numerically_symmetric
+};
+DeviceDiagonals inspect_diagonals_device(const DeviceCsr& a, Precision precision,
+                                         const DeviceEllKernels& kernels);
+
+/// A dia plan's encoding built on the GPU from `a` and its occupied diagonals: "values", the host
+/// encoder's array element for element, and the stored offsets it was laid out by.
+struct DeviceDiaBuild {
+  std::vector<std::pair<std::string, DeviceBuffer>> arrays;
+  std::vector<std::int32_t> offsets;
+};
+DeviceDiaBuild build_dia_device(const DeviceCsr& a, const Plan& plan,
+                                const std::vector<std::int32_t>& occupied,
+                                const DeviceEllKernels& kernels);
 
 }  // namespace spmvc::runtime

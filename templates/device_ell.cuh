@@ -21,6 +21,17 @@
 // hyb_tails       one thread per row: offsets[r + 1] = the nonzeros past column `width` of row r
 //                 (offsets[0] = 0); a scan then makes them the COO part's row offsets.
 // hyb_coo_fill    one warp per row: its nonzeros past `width` into coo_row, coo_col, values.
+// dia_offsets     one thread per row, grid-stride: each nonzero's diagonal (column - row) into a
+//                 set of kDiaSlots 64-bit keys (offset + 2^32; 0 empty), a block's own set in
+//                 shared memory filtering what reaches the global one; *count counts the global
+//                 set's keys, and every thread stops once it passes kDiaMaxDiagonals.
+// dia_symmetry    one thread per row: each entry above the diagonal against its mirror, found by
+//                 a binary search of the mirror's row (sorted columns): flags[0] set where one has
+//                 no mirror, flags[1] where the values differ; counts[0] and counts[1] sum the
+//                 entries above and below the diagonal.
+// dia_fill        one thread per row: each nonzero's value to position (its diagonal's rank among
+//                 the ascending `offsets`) * nrows + row; the symmetric form skips the entries
+//                 above the diagonal (read from their mirrors).
 // scan_partials, scan_top, scan_apply
 //                 an inclusive scan of n 64-bit integers in place: the sums of chunks of
 //                 kScanChunk, an exclusive scan of those in one block, then each chunk scanned
@@ -269,6 +280,127 @@ __device__ __forceinline__ void scan_apply(long long* __restrict__ data, long lo
   for (int u = 0; u < kScanPerThread; ++u) {
     running += v[u];
     if (first + u < n) data[first + u] = running;
+  }
+}
+
+constexpr int kDiaBlock = 256;
+constexpr int kDiaSlots = 256;
+constexpr int kDiaMaxDiagonals = 64;
+constexpr unsigned long long kDiaKeyBias = 1ull << 32;
+
+/// Inserts `key` (non-zero) into the kDiaSlots-slot set at `keys`; true when it was not there.
+/// `keys` is shared or global memory; a full set takes no more (the count past the cap stops
+/// the pass anyway).
+__device__ __forceinline__ bool dia_insert(unsigned long long* keys, unsigned long long key) {
+  const unsigned h = static_cast<unsigned>((key * 0x9E3779B97F4A7C15ull) >> 56);
+  for (int probe = 0; probe < kDiaSlots; ++probe) {
+    unsigned long long* slot = keys + ((h + probe) & (kDiaSlots - 1));
+    unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(slot);
+    if (seen == key) return false;
+    if (seen == 0) {
+      seen = atomicCAS(slot, 0ull, key);
+      if (seen == 0) return true;
+      if (seen == key) return false;
+    }
+  }
+  return false;
+}
+
+__device__ __forceinline__ void dia_offsets(const int* __restrict__ row_ptr,
+                                            const int* __restrict__ col_idx, long long nrows,
+                                            unsigned long long* __restrict__ keys,
+                                            int* __restrict__ count) {
+  __shared__ unsigned long long local[kDiaSlots];
+  for (int i = threadIdx.x; i < kDiaSlots; i += blockDim.x) local[i] = 0;
+  __syncthreads();
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long r = grid_thread(); r < nrows; r += stride) {
+    if (*reinterpret_cast<volatile int*>(count) > kDiaMaxDiagonals) return;
+    const int end = __ldg(row_ptr + r + 1);
+    for (int k = __ldg(row_ptr + r); k < end; ++k) {
+      const unsigned long long key =
+          static_cast<unsigned long long>(static_cast<long long>(__ldg(col_idx + k)) - r) +
+          kDiaKeyBias;
+      if (dia_insert(local, key) && dia_insert(keys, key)) atomicAdd(count, 1);
+    }
+  }
+}
+
+__device__ __forceinline__ void dia_symmetry(const int* __restrict__ row_ptr,
+                                             const int* __restrict__ col_idx,
+                                             const void* __restrict__ values, int elem_bytes,
+                                             long long nrows, int* __restrict__ flags,
+                                             unsigned long long* __restrict__ counts) {
+  __shared__ unsigned long long sums[2];
+  if (threadIdx.x < 2) sums[threadIdx.x] = 0;
+  __syncthreads();
+  const long long r = grid_thread();
+  unsigned long long above = 0, below = 0;
+  bool missing = false, differs = false;
+  if (r < nrows) {
+    const int end = __ldg(row_ptr + r + 1);
+    for (int k = __ldg(row_ptr + r); k < end; ++k) {
+      const int c = __ldg(col_idx + k);
+      if (c < r) ++below;
+      if (c <= r) continue;
+      ++above;
+      if (c >= nrows) {
+        missing = true;
+        continue;
+      }
+      int lo = __ldg(row_ptr + c), hi = __ldg(row_ptr + c + 1);
+      while (lo < hi) {  // the first position in row c whose column is >= r
+        const int mid = lo + (hi - lo) / 2;
+        if (__ldg(col_idx + mid) < r) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      if (lo == __ldg(row_ptr + c + 1) || __ldg(col_idx + lo) != r) {
+        missing = true;
+        continue;
+      }
+      const bool same = elem_bytes == 8 ? __ldg(static_cast<const double*>(values) + k) ==
+                                              __ldg(static_cast<const double*>(values) + lo)
+                                        : __ldg(static_cast<const float*>(values) + k) ==
+                                              __ldg(static_cast<const float*>(values) + lo);
+      differs = differs || !same;
+    }
+  }
+  if (missing) flags[0] = 1;
+  if (differs) flags[1] = 1;
+  if (above > 0) atomicAdd(&sums[0], above);
+  if (below > 0) atomicAdd(&sums[1], below);
+  __syncthreads();
+  if (threadIdx.x < 2 && sums[threadIdx.x] > 0) atomicAdd(counts + threadIdx.x, sums[threadIdx.x]);
+}
+
+__device__ __forceinline__ void dia_fill(const int* __restrict__ row_ptr,
+                                         const int* __restrict__ col_idx,
+                                         const void* __restrict__ src, int elem_bytes,
+                                         long long nrows, const int* __restrict__ offsets,
+                                         int noffsets, int symmetric, void* __restrict__ values) {
+  __shared__ int stored[kDiaMaxDiagonals + 1];
+  for (int i = threadIdx.x; i < noffsets; i += blockDim.x) stored[i] = offsets[i];
+  __syncthreads();
+  const long long r = grid_thread();
+  if (r >= nrows) return;
+  const int end = __ldg(row_ptr + r + 1);
+  for (int k = __ldg(row_ptr + r); k < end; ++k) {
+    const long long o = static_cast<long long>(__ldg(col_idx + k)) - r;
+    if (symmetric != 0 && o > 0) continue;
+    int lo = 0, hi = noffsets;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (stored[mid] < o) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    if (lo < noffsets && stored[lo] == o)
+      copy_element(src, values, elem_bytes, k, static_cast<long long>(lo) * nrows + r);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "codegen/codegen.hpp"
+#include "formats/dia/dia_format.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
 #include "formats/sell/sell_format.hpp"
@@ -22,6 +23,9 @@ static_assert(kEllScanChunk == kEllScanBlock * 8, "a scan thread takes 8 element
 bool device_ell_family(std::string_view format) {
   return format == "ell" || format == "sell" || format == "hyb";
 }
+
+static_assert(kDiaSlots >= 2 * kMaxDiagonals + 2 && (kDiaSlots & (kDiaSlots - 1)) == 0,
+              "the diagonal set holds every key up to the cap, with room");
 
 KernelSource device_ell_source() {
   KernelSource k =
@@ -81,6 +85,25 @@ extern "C" __global__ void __launch_bounds__(de::kFillBlock)
                    values);
 }}
 
+static_assert(de::kDiaBlock == {} && de::kDiaSlots == {} && de::kDiaMaxDiagonals == {},
+              "dia's block, set size or diagonal cap differ from the host's");
+extern "C" __global__ void __launch_bounds__(de::kDiaBlock)
+{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx, long long nrows,
+    unsigned long long* __restrict__ keys, int* __restrict__ count) {{
+  de::dia_offsets(row_ptr, col_idx, nrows, keys, count);
+}}
+extern "C" __global__ void __launch_bounds__(de::kDiaBlock)
+{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
+    const void* __restrict__ values, int elem_bytes, long long nrows, int* __restrict__ flags,
+    unsigned long long* __restrict__ counts) {{
+  de::dia_symmetry(row_ptr, col_idx, values, elem_bytes, nrows, flags, counts);
+}}
+extern "C" __global__ void __launch_bounds__(de::kDiaBlock)
+{}(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
+    const void* __restrict__ src, int elem_bytes, long long nrows,
+    const int* __restrict__ offsets, int noffsets, int symmetric, void* __restrict__ values) {{
+  de::dia_fill(row_ptr, col_idx, src, elem_bytes, nrows, offsets, noffsets, symmetric, values);
+}}
 extern "C" __global__ void __launch_bounds__(de::kScanBlock)
 {}(const long long* __restrict__ data, long long n, long long* __restrict__ partials) {{
   de::scan_partials(data, n, partials);
@@ -99,7 +122,8 @@ extern "C" __global__ void __launch_bounds__(de::kScanBlock)
       kEllLevelBlock, kEllFillBlock, kEllSortBlock, kEllScanBlock, kEllScanChunk, kEllScanTopBlock,
       kEllLevelRows, kDeviceSortWindow, formats::EllFormat::kPitchAlign, kSliceLongestEntry,
       kEllFillEntry, kSellSortEntry, kSellWidthsEntry, kSellFillEntry, kHybTailsEntry,
-      kHybCooFillEntry, kScanPartialsEntry, kScanTopEntry, kScanApplyEntry);
+      kHybCooFillEntry, kDiaBlock, kDiaSlots, kMaxDiagonals, kDiaOffsetsEntry, kDiaSymmetryEntry,
+      kDiaFillEntry, kScanPartialsEntry, kScanTopEntry, kScanApplyEntry);
   return k;
 }
 
@@ -119,6 +143,25 @@ KernelSource generate_device_ell(const Plan& plan, const Profile& profile, std::
                                                coo_entries, banner);
   throw InternalError("generate_device_ell: plan format " + plan.format +
                       " is not built by the ell-family device build");
+}
+
+}  // namespace spmvc::compiler
+
+namespace spmvc::compiler {
+
+std::vector<std::int32_t> dia_stored_offsets(const Plan& plan,
+                                             const std::vector<std::int32_t>& occupied) {
+  const auto* p = std::get_if<DiaParams>(&plan.params);
+  if (p == nullptr) throw InternalError("dia_stored_offsets: plan format " + plan.format);
+  return formats::DiaFormat::stored_offsets(occupied, p->symmetric);
+}
+
+KernelSource generate_device_dia(const Plan& plan, const Profile& profile,
+                                 const std::vector<std::int32_t>& offsets) {
+  const auto* p = std::get_if<DiaParams>(&plan.params);
+  if (p == nullptr) throw InternalError("generate_device_dia: plan format " + plan.format);
+  return formats::DiaFormat::generate_kernel(*p, plan.precision, profile.nrows, offsets,
+                                             codegen::banner(plan, profile));
 }
 
 }  // namespace spmvc::compiler

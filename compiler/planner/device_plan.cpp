@@ -26,10 +26,11 @@ namespace spmvc::compiler {
 namespace {
 
 // The formats the GPU builds from device arrays.
-constexpr std::string_view kDeviceFormats[] = {
-    "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb", "bcsr", "bellpack"};
+constexpr std::string_view kDeviceFormats[] = {"csr",  "csr_stream", "ell",     "sell",
+                                               "hyb",  "bro_ell",    "bro_coo", "bro_hyb",
+                                               "bcsr", "bellpack",   "dia"};
 constexpr std::string_view kDeviceFormatList =
-    "csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr and bellpack";
+    "csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr, bellpack and dia";
 
 bool built_on_device(std::string_view format) {
   return std::find(std::begin(kDeviceFormats), std::end(kDeviceFormats), format) !=
@@ -70,6 +71,9 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     if (!has_bro_columns(profile))
       return "the columns are not strictly increasing within every row (BRO-ELL delta-codes "
              "sorted columns)";
+  } else if (std::holds_alternative<DiaParams>(params)) {
+    // The diagonal pass (runtime/device_build_ell.cpp) counted the diagonals, and checked the
+    // symmetry a symmetric half needs, on these arrays: the Profile says whether it holds.
   } else if (std::holds_alternative<BroCooParams>(params)) {
     // Rows are delta-coded, columns kept: any column order encodes.
   } else if (std::holds_alternative<BcsrParams>(params) ||

@@ -677,7 +677,7 @@ TEST_CASE("device bro: the device planner scores bro_ell with the host's model")
     FAIL("cci from device arrays was accepted");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("only csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, "
-                                     "bro_hyb, bcsr and bellpack run") != std::string::npos);
+                                     "bro_hyb, bcsr, bellpack and dia run") != std::string::npos);
   }
 }
 

@@ -141,7 +141,8 @@ std::optional<std::string> DiaFormat::cannot_implement(const Profile& profile,
     return fmt::format("more than {} diagonals hold nonzeros (dia stores at most {})",
                        kMaxDiagonals, kMaxDiagonals);
   if (profile.diagonals == 0 && profile.nnz > 0)
-    return "the profile counts no diagonals (device arrays are not inspected for them)";
+    return "the profile counts no diagonals (from device arrays they are inspected only for "
+           "format auto or dia)";
   if (p.symmetric && !profile.numerically_symmetric)
     return profile.depth == InspectDepth::full
                ? "S=1 needs a matrix equal to its transpose, values compared exactly"
@@ -209,15 +210,10 @@ Encoded DiaFormat::encode(const CsrMatrix& a, const FormatParams& params,
     throw InputError(
         "dia", 0,
         fmt::format("S=1 (symmetric) needs a square matrix, not {} x {}", a.nrows, a.ncols));
-  std::vector<std::int32_t> offsets;
-  for (const std::int64_t o : occupied_diagonals(a)) {
-    // Symmetric: the lower diagonals, and the mirror of every upper one (its entries' twins).
-    const std::int64_t stored = p.symmetric ? -std::abs(o) : o;
-    offsets.push_back(static_cast<std::int32_t>(stored));
-  }
-  if (p.symmetric) offsets.push_back(0);  // the main diagonal, even when it holds no nonzero
-  std::sort(offsets.begin(), offsets.end());
-  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  std::vector<std::int32_t> occupied;
+  for (const std::int64_t o : occupied_diagonals(a))
+    occupied.push_back(static_cast<std::int32_t>(o));
+  const std::vector<std::int32_t> offsets = stored_offsets(occupied, p.symmetric);
   Encoded e = encoded_for(a, precision);
   const auto count = offsets.size() * static_cast<std::size_t>(a.nrows);
   EncodedArray values;
@@ -249,6 +245,17 @@ void DiaFormat::reference_spmv(const Encoded& e, const FormatParams& params,
   }
 }
 
+std::vector<std::int32_t> DiaFormat::stored_offsets(const std::vector<std::int32_t>& occupied,
+                                                    bool symmetric) {
+  std::vector<std::int32_t> offsets;
+  // Symmetric: the lower diagonals, and the mirror of every upper one (its entries' twins).
+  for (const std::int32_t o : occupied) offsets.push_back(symmetric ? -std::abs(o) : o);
+  if (symmetric) offsets.push_back(0);  // the main diagonal, even when it holds no nonzero
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  return offsets;
+}
+
 std::string DiaFormat::kernel_name(const DiaParams& p, std::int64_t stored, Precision precision) {
   return fmt::format("spmv_{}_d{}_b{}_{}", p.symmetric ? "diasym" : "dia", stored, p.block_size,
                      codegen::precision_tag(precision));
@@ -256,14 +263,20 @@ std::string DiaFormat::kernel_name(const DiaParams& p, std::int64_t stored, Prec
 
 KernelSource DiaFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
-  const DiaParams& p = params_of(params);
   const EncodedArray& off_arr = e.array("offsets");
   const std::int32_t* off = typed<std::int32_t>(off_arr);
-  std::vector<std::int32_t> offsets(off, off + off_arr.count());
+  return generate_kernel(params_of(params), e.precision, e.nrows,
+                         std::vector<std::int32_t>(off, off + off_arr.count()), banner);
+}
+
+KernelSource DiaFormat::generate_kernel(const DiaParams& p, Precision precision, std::int64_t nrows,
+                                        const std::vector<std::int32_t>& offsets,
+                                        const std::string& banner) {
   KernelSource k =
-      kernel_source(kernel_name(p, off_arr.count(), e.precision), {"spmvc/dia.cuh"}, banner);
+      kernel_source(kernel_name(p, static_cast<std::int64_t>(offsets.size()), precision),
+                    {"spmvc/dia.cuh"}, banner);
   k.block = p.block_size;
-  k.grid = std::max<std::int64_t>(1, (e.nrows + p.block_size - 1) / p.block_size);
+  k.grid = std::max<std::int64_t>(1, (nrows + p.block_size - 1) / p.block_size);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   k.params.push_back({KernelParam::Kind::cols, "ncols"});
   k.params.push_back({KernelParam::Kind::array, "values"});
@@ -278,9 +291,8 @@ KernelSource DiaFormat::generate(const Encoded& e, const FormatParams& params,
       {fmt::format("constexpr bool kSymmetric = {};", p.symmetric ? "true" : "false"),
        p.symmetric ? "lower diagonals stored, the upper ones read mirrored"
                    : "every occupied diagonal stored"},
-      {fmt::format("using Value = {};", codegen::value_type(e.precision)),
-       "stored values, x and y"},
-      {fmt::format("using Acc = {};", codegen::accumulate_type(e.precision)), "accumulation"},
+      {fmt::format("using Value = {};", codegen::value_type(precision)), "stored values, x and y"},
+      {fmt::format("using Acc = {};", codegen::accumulate_type(precision)), "accumulation"},
       {fmt::format("using Diagonals = spmvc::dia::Offsets<{}>;", fmt::join(offsets, ", ")),
        fmt::format("the {} stored diagonals' offsets (column - row)", offsets.size())},
   });
@@ -292,8 +304,13 @@ static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte element
                                                      y, alpha, beta);
 }}
 )",
-      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
-      fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4));
+      fmt::arg("SIG", codegen::entry_signature(
+                          k.kernel_name, k.params, precision,
+                          [&](const std::string&) {
+                            return codegen::ArrayDecl{value_elem_type(precision)};
+                          },
+                          "kBlockSize")),
+      fmt::arg("VB", precision == Precision::f64 ? 8 : 4));
   return k;
 }
 

@@ -36,6 +36,15 @@ class DiaFormat final : public FormatUnit {
   /// Diagonals a parameter set stores for a matrix with `diagonals` occupied ones (a symmetric
   /// pattern's: the main one and half of the others).
   static std::int64_t stored_diagonals(std::int64_t diagonals, bool symmetric);
+  /// The offsets a parameter set stores, ascending, from the occupied diagonals' `occupied`:
+  /// all of them, or with `symmetric` each one's lower mirror -|o| and the main diagonal 0.
+  static std::vector<std::int32_t> stored_offsets(const std::vector<std::int32_t>& occupied,
+                                                  bool symmetric);
+  /// The unit generate() writes, from the sizes and the stored offsets alone (the GPU build
+  /// generates it from its own diagonal pass).
+  static KernelSource generate_kernel(const DiaParams& p, Precision precision, std::int64_t nrows,
+                                      const std::vector<std::int32_t>& offsets,
+                                      const std::string& banner);
   /// Entry point name, e.g. spmv_dia_d27_b256_f64 (spmv_diasym_d14_... when symmetric).
   static std::string kernel_name(const DiaParams& p, std::int64_t stored, Precision precision);
 };

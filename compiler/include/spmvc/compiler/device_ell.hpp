@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/plan.hpp"
@@ -39,12 +40,20 @@ inline constexpr const char* kHybCooFillEntry = "spmvc_hyb_coo_fill";
 inline constexpr const char* kScanPartialsEntry = "spmvc_ell_scan_partials";
 inline constexpr const char* kScanTopEntry = "spmvc_ell_scan_top";
 inline constexpr const char* kScanApplyEntry = "spmvc_ell_scan_apply";
+/// dia's passes (the same unit): the occupied diagonals, the symmetry check, the fill.
+inline constexpr const char* kDiaOffsetsEntry = "spmvc_dia_offsets";
+inline constexpr const char* kDiaSymmetryEntry = "spmvc_dia_symmetry";
+inline constexpr const char* kDiaFillEntry = "spmvc_dia_fill";
+inline constexpr int kDiaBlock = 256;
+/// Slots of the diagonal pass's hash set (at least 2 x kMaxDiagonals + 2, a power of two).
+inline constexpr int kDiaSlots = 256;
 
 /// The translation unit (every entry point above); the same text every time, so it is compiled
 /// once per GPU architecture and then served by the kernel cache.
 KernelSource device_ell_source();
 
-/// Whether `format` is one the ell-family device build encodes (ell, sell, hyb).
+/// Whether `format` is one the ell-family device build encodes (ell, sell, hyb; dia is built by
+/// the same unit's passes, apart).
 bool device_ell_family(std::string_view format);
 
 }  // namespace spmvc::codegen
@@ -56,5 +65,14 @@ namespace spmvc::compiler {
 /// (padded) width for ell and hyb, `coo_entries` hyb's COO nonzeros.
 KernelSource generate_device_ell(const Plan& plan, const Profile& profile, std::int64_t width,
                                  std::int64_t coo_entries);
+
+/// The offsets a dia plan stores (formats::DiaFormat::stored_offsets) from the occupied
+/// diagonals' `occupied`, ascending; InternalError for another format.
+std::vector<std::int32_t> dia_stored_offsets(const Plan& plan,
+                                             const std::vector<std::int32_t>& occupied);
+/// The kernel source of a dia plan built on the GPU, from its stored offsets: the unit the host
+/// pipeline generates from the encoded matrix.
+KernelSource generate_device_dia(const Plan& plan, const Profile& profile,
+                                 const std::vector<std::int32_t>& offsets);
 
 }  // namespace spmvc::compiler
