@@ -447,46 +447,6 @@ void count_value_kinds(const std::vector<double>& values, Profile& p) {
   }
 }
 
-// The distinct diagonals (j - i) holding nonzeros, up to kMaxDiagonals: each row range keeps a
-// sorted set and stops once it has more; a row whose offsets are the previous row's (every
-// interior row of a stencil) is compared, not inserted. The sets merge by union.
-std::int64_t count_diagonals(const CsrMatrix& a) {
-  using Set = std::vector<std::int64_t>;
-  constexpr auto kCap = static_cast<std::size_t>(kMaxDiagonals);
-  const std::int32_t* col = a.col_idx.data();
-  const std::vector<Set> sets =
-      map_ranges(split_rows(a, kScanGrain), [&](std::int64_t r0, std::int64_t r1) {
-        Set set;
-        std::int64_t prev_begin = -1, prev_row = 0;
-        for (std::int64_t i = r0; i < r1 && set.size() <= kCap; ++i) {
-          const std::int64_t b = a.row_ptr[i], e = a.row_ptr[i + 1];
-          if (prev_begin >= 0 && e - b == a.row_ptr[prev_row + 1] - prev_begin) {
-            bool same = true;
-            for (std::int64_t k = 0; k < e - b && same; ++k)
-              same = col[b + k] - i == col[prev_begin + k] - prev_row;
-            if (same) continue;  // the previous row's offsets, already in the set
-          }
-          for (std::int64_t k = b; k < e && set.size() <= kCap; ++k) {
-            const std::int64_t offset = col[k] - i;
-            const auto at = std::lower_bound(set.begin(), set.end(), offset);
-            if (at == set.end() || *at != offset) set.insert(at, offset);
-          }
-          prev_begin = b;
-          prev_row = i;
-        }
-        return set;
-      });
-  Set all;
-  for (const Set& s : sets) {
-    if (s.size() > kCap) return -1;
-    Set merged;
-    std::set_union(all.begin(), all.end(), s.begin(), s.end(), std::back_inserter(merged));
-    all.swap(merged);
-    if (all.size() > kCap) return -1;
-  }
-  return static_cast<std::int64_t>(all.size());
-}
-
 // A square matrix is structurally symmetric when every entry (i, j) above the diagonal has its
 // mirror (j, i) and there are as many entries below the diagonal as above: the pattern then
 // holds its transpose, which has as many entries, so equals it. Columns are sorted, so each
@@ -540,6 +500,46 @@ void check_symmetry(const CsrMatrix& a, Profile& p) {
 
 }  // namespace
 
+// Each row range keeps a sorted set and stops once it has more than kMaxDiagonals; a row whose
+// offsets are the previous row's (every interior row of a stencil) is compared, not inserted.
+// The sets merge by union.
+std::optional<std::vector<std::int64_t>> occupied_diagonals(const CsrMatrix& a) {
+  using Set = std::vector<std::int64_t>;
+  constexpr auto kCap = static_cast<std::size_t>(kMaxDiagonals);
+  const std::int32_t* col = a.col_idx.data();
+  const std::vector<Set> sets =
+      map_ranges(split_rows(a, kScanGrain), [&](std::int64_t r0, std::int64_t r1) {
+        Set set;
+        std::int64_t prev_begin = -1, prev_row = 0;
+        for (std::int64_t i = r0; i < r1 && set.size() <= kCap; ++i) {
+          const std::int64_t b = a.row_ptr[i], e = a.row_ptr[i + 1];
+          if (prev_begin >= 0 && e - b == a.row_ptr[prev_row + 1] - prev_begin) {
+            bool same = true;
+            for (std::int64_t k = 0; k < e - b && same; ++k)
+              same = col[b + k] - i == col[prev_begin + k] - prev_row;
+            if (same) continue;  // the previous row's offsets, already in the set
+          }
+          for (std::int64_t k = b; k < e && set.size() <= kCap; ++k) {
+            const std::int64_t offset = col[k] - i;
+            const auto at = std::lower_bound(set.begin(), set.end(), offset);
+            if (at == set.end() || *at != offset) set.insert(at, offset);
+          }
+          prev_begin = b;
+          prev_row = i;
+        }
+        return set;
+      });
+  Set all;
+  for (const Set& s : sets) {
+    if (s.size() > kCap) return std::nullopt;
+    Set merged;
+    std::set_union(all.begin(), all.end(), s.begin(), s.end(), std::back_inserter(merged));
+    all.swap(merged);
+    if (all.size() > kCap) return std::nullopt;
+  }
+  return all;
+}
+
 Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   const auto start = std::chrono::steady_clock::now();
   Profile p;
@@ -550,7 +550,8 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   scan_rows(a, p);
   p.square = a.nrows == a.ncols;
   p.block_shapes = inspect_blocks(a).shapes;
-  p.diagonals = count_diagonals(a);
+  const std::optional<std::vector<std::int64_t>> diagonals = occupied_diagonals(a);
+  p.diagonals = diagonals ? static_cast<std::int64_t>(diagonals->size()) : -1;
   count_value_kinds(a.values, p);
   if (depth == InspectDepth::rows) {
     p.distinct_values = count_distinct_capped(a.values, kDistinctValuesCap);

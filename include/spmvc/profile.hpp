@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,11 @@ struct Profile {
   /// so it is filled at both depths.
   std::vector<BlockShape> block_shapes;
 };
+
+/// The diagonals (offsets j - i) holding nonzeros of `a`, ascending, when there are at most
+/// kMaxDiagonals of them; nullopt when there are more (the scan stops soon after). Runs on the
+/// host threads; a row whose offsets are the previous row's is compared, not inserted.
+std::optional<std::vector<std::int64_t>> occupied_diagonals(const CsrMatrix& a);
 
 /// Analyses `a`. Linear in nnz apart from the symmetry check (a binary search per entry above the
 /// diagonal). Runs on the host threads (spmvc/parallel.hpp); the Profile is the same, bit for

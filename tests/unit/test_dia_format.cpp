@@ -67,6 +67,8 @@ void check_reference(const CsrMatrix& a, const DiaParams& p, Precision precision
 
 TEST_CASE("inspector: the distinct diagonals, capped, the same for any thread count") {
   CHECK(inspect(tridiagonal(), InspectDepth::rows).diagonals == 3);
+  CHECK(occupied_diagonals(tridiagonal()) == std::vector<std::int64_t>{-1, 0, 1});
+  CHECK_FALSE(occupied_diagonals(gen::from_spec("random:n=2000,per_row=8")).has_value());
   CHECK(inspect(gen::from_spec("stencil2d:n=12"), InspectDepth::rows).diagonals == 5);
   CHECK(inspect(gen::from_spec("stencil27:n=6"), InspectDepth::full).diagonals == 27);
   CHECK(inspect(gen::from_spec("banded:n=300,hbw=4"), InspectDepth::rows).diagonals == 9);

@@ -25,35 +25,6 @@ const DiaParams& params_of(const FormatParams& params) {
   return *p;
 }
 
-// The occupied diagonals' offsets (column - row), ascending; InputError past kMaxDiagonals.
-std::vector<std::int64_t> occupied_diagonals(const CsrMatrix& a) {
-  using Set = std::vector<std::int64_t>;
-  constexpr auto kCap = static_cast<std::size_t>(kMaxDiagonals);
-  const std::vector<Set> sets =
-      map_ranges(split_rows(a, kRowGrain), [&](std::int64_t r0, std::int64_t r1) {
-        Set set;
-        for (std::int64_t r = r0; r < r1 && set.size() <= kCap; ++r) {
-          for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-            const std::int64_t o = a.col_idx[static_cast<std::size_t>(k)] - r;
-            const auto at = std::lower_bound(set.begin(), set.end(), o);
-            if (at == set.end() || *at != o) set.insert(at, o);
-          }
-        }
-        return set;
-      });
-  Set all;
-  for (const Set& s : sets) {
-    Set merged;
-    std::set_union(all.begin(), all.end(), s.begin(), s.end(), std::back_inserter(merged));
-    all.swap(merged);
-    if (all.size() > kCap)
-      throw InputError("dia", 0,
-                       fmt::format("more than {} diagonals hold nonzeros: dia stores at most {}",
-                                   kMaxDiagonals, kMaxDiagonals));
-  }
-  return all;
-}
-
 // Index of `offset` in the ascending `offsets`, or -1.
 int slot_of(const std::vector<std::int32_t>& offsets, std::int64_t offset) {
   const auto at = std::lower_bound(offsets.begin(), offsets.end(), offset);
@@ -210,9 +181,13 @@ Encoded DiaFormat::encode(const CsrMatrix& a, const FormatParams& params,
     throw InputError(
         "dia", 0,
         fmt::format("S=1 (symmetric) needs a square matrix, not {} x {}", a.nrows, a.ncols));
+  const std::optional<std::vector<std::int64_t>> diagonals = occupied_diagonals(a);
+  if (!diagonals)
+    throw InputError("dia", 0,
+                     fmt::format("more than {} diagonals hold nonzeros: dia stores at most {}",
+                                 kMaxDiagonals, kMaxDiagonals));
   std::vector<std::int32_t> occupied;
-  for (const std::int64_t o : occupied_diagonals(a))
-    occupied.push_back(static_cast<std::int32_t>(o));
+  for (const std::int64_t o : *diagonals) occupied.push_back(static_cast<std::int32_t>(o));
   const std::vector<std::int32_t> offsets = stored_offsets(occupied, p.symmetric);
   Encoded e = encoded_for(a, precision);
   const auto count = offsets.size() * static_cast<std::size_t>(a.nrows);
