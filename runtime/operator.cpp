@@ -295,13 +295,6 @@ namespace {
 Operator build_on_device(const CsrMatrix& a, const Options& options,
                          const runtime::DeviceInfo& device, Clock::time_point start,
                          std::string why) {
-  if (static_cast<std::int64_t>(a.row_ptr.size()) != a.nrows + 1 ||
-      a.values.size() != a.col_idx.size())
-    throw InputError(
-        "CsrMatrix", 0,
-        fmt::format("{} rows need {} row offsets (has {}); {} columns and {} values "
-                    "must be as many",
-                    a.nrows, a.nrows + 1, a.row_ptr.size(), a.col_idx.size(), a.values.size()));
   HostUpload upload;
   const auto t0 = Clock::now();
   upload.resident =
@@ -322,6 +315,17 @@ Operator build_on_device(const CsrMatrix& a, const Options& options,
 
 Operator compile(const CsrMatrix& a, const Options& options) {
   const auto start = Clock::now();
+  // The sizes, for both builds (constant time; the GPU inspection checks the contents on its
+  // path, the host pipeline's passes read within these bounds).
+  if (a.nrows < 0 || a.ncols < 0 || static_cast<std::int64_t>(a.row_ptr.size()) != a.nrows + 1 ||
+      a.values.size() != a.col_idx.size() ||
+      (!a.row_ptr.empty() && a.row_ptr.back() != static_cast<std::int64_t>(a.col_idx.size())))
+    throw InputError(
+        "CsrMatrix", 0,
+        fmt::format("{} rows need {} row offsets (has {}), the last equal to the {} columns "
+                    "(it is {}); the columns and the {} values must be as many",
+                    a.nrows, a.nrows + 1, a.row_ptr.size(), a.col_idx.size(),
+                    a.row_ptr.empty() ? 0 : a.row_ptr.back(), a.values.size()));
   const runtime::DeviceInfo device = runtime::probe_device(options.device);
   runtime::set_device(options.device);
   compiler::BuildChoice choice = compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});

@@ -21,6 +21,7 @@
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
 #include "spmvc/memory_budget.hpp"
+#include "spmvc/spmvc.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -275,4 +276,24 @@ TEST_CASE("csr_from_arrays: nrows = 2^63-1 is refused without overflowing nrows 
     spmvc::csr_from_arrays(std::numeric_limits<std::int64_t>::max(), 1, row_ptr, {}, {});
   });
   CHECK(has(e, "row_ptr has 2 entries, expected nrows+1 = 9223372036854775808"));
+}
+
+TEST_CASE("compile(CsrMatrix): arrays whose sizes disagree are refused before any work") {
+  spmvc::CsrMatrix a;  // row_ptr starts as {0}
+  a.nrows = a.ncols = 2;
+  a.row_ptr.push_back(0);  // a second leading 0: three offsets, then one more below
+  a.row_ptr.push_back(1);
+  a.row_ptr.push_back(2);
+  a.col_idx = {0, 1};
+  a.values = {1.0, 2.0};
+  // Four offsets for two rows: refused whether or not a GPU is present (the check comes first).
+  CHECK_THROWS_WITH_AS(spmvc::compile(a), doctest::Contains("2 rows need 3 row offsets (has 4)"),
+                       spmvc::InputError);
+  a.row_ptr = {0, 1, 2};
+  a.values = {1.0};
+  CHECK_THROWS_WITH_AS(spmvc::compile(a), doctest::Contains("the 1 values must be as many"),
+                       spmvc::InputError);
+  a.values = {1.0, 2.0};
+  a.row_ptr = {0, 1, 3};  // the last offset past the 2 columns
+  CHECK_THROWS_WITH_AS(spmvc::compile(a), doctest::Contains("(it is 3)"), spmvc::InputError);
 }
