@@ -466,6 +466,9 @@ void check_symmetry(const CsrMatrix& a, Profile& p) {
   for (const Mirrors& m :
        map_ranges(split_rows(a, kScanGrain), [&](std::int64_t r0, std::int64_t r1) {
          Mirrors m;
+         // The mirror of a row's u-th entry above the diagonal sits, in rows alike (a stencil's
+         // interior), at the same place in its row as the last one found: tried first.
+         std::array<std::int64_t, 64> hint{};
          for (std::int64_t i = r0; i < r1 && m.structural; ++i) {
            const std::int32_t* row_end = col + a.row_ptr[i + 1];
            // Entries before the diagonal, then at it, then the ones above it.
@@ -474,11 +477,19 @@ void check_symmetry(const CsrMatrix& a, Profile& p) {
            m.below += k - (col + a.row_ptr[i]);
            if (k != row_end && *k == i) ++k;
            m.above += row_end - k;
-           for (; k != row_end; ++k) {
+           for (std::size_t u = 0; k != row_end; ++k, ++u) {
              const std::int64_t j = *k;
              const std::int32_t* first = col + a.row_ptr[j];
              const std::int32_t* last = col + a.row_ptr[j + 1];
-             const std::int32_t* at = std::lower_bound(first, last, static_cast<std::int32_t>(i));
+             const std::int32_t* at = nullptr;
+             // (The first of the row's entries in column i, as lower_bound finds it.)
+             if (u < hint.size() && hint[u] < last - first && first[hint[u]] == i &&
+                 (hint[u] == 0 || first[hint[u] - 1] < i)) {
+               at = first + hint[u];
+             } else {
+               at = std::lower_bound(first, last, static_cast<std::int32_t>(i));
+               if (u < hint.size()) hint[u] = at - first;
+             }
              if (at == last || *at != i) {
                m.structural = false;
                break;
