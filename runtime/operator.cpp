@@ -315,11 +315,11 @@ Operator build_on_device(const CsrMatrix& a, const Options& options,
 
 Operator compile(const CsrMatrix& a, const Options& options) {
   const auto start = Clock::now();
-  // The sizes, for both builds (constant time; the GPU inspection checks the contents on its
-  // path, the host pipeline's passes read within these bounds).
+  // The sizes, for both builds, in constant time. The contents (offsets that never decrease,
+  // columns in range) are checked by the GPU inspection on its path, not on the host's.
   if (a.nrows < 0 || a.ncols < 0 || static_cast<std::int64_t>(a.row_ptr.size()) != a.nrows + 1 ||
       a.values.size() != a.col_idx.size() ||
-      (!a.row_ptr.empty() && a.row_ptr.back() != static_cast<std::int64_t>(a.col_idx.size())))
+      a.row_ptr.back() != static_cast<std::int64_t>(a.col_idx.size()))
     throw InputError(
         "CsrMatrix", 0,
         fmt::format("{} rows need {} row offsets (has {}), the last equal to the {} columns "

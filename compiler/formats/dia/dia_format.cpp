@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
@@ -114,10 +113,9 @@ std::optional<std::string> DiaFormat::cannot_implement(const Profile& profile,
   if (profile.diagonals == 0 && profile.nnz > 0)
     return "the profile counts no diagonals (from device arrays they are inspected only for "
            "format auto or dia)";
+  // (Both depths, and the GPU's diagonal pass, check the symmetry of a matrix on few diagonals.)
   if (p.symmetric && !profile.numerically_symmetric)
-    return profile.depth == InspectDepth::full
-               ? "S=1 needs a matrix equal to its transpose, values compared exactly"
-               : "S=1 needs the symmetry of the values, which only the full inspection checks";
+    return "S=1 needs a matrix equal to its transpose, values compared exactly";
   const double slots = static_cast<double>(profile.diagonals) * static_cast<double>(profile.nrows);
   const double limit = heuristics::kDiaMaxPadRatio * static_cast<double>(profile.nnz) +
                        static_cast<double>(heuristics::kDiaPadSlack);
