@@ -121,8 +121,9 @@ void mirror_upper(CsrMatrix& t) {
 }  // namespace
 
 bool stores_symmetric_half(const Plan& plan) {
-  const auto* p = std::get_if<DiaParams>(&plan.params);
-  return p != nullptr && p->symmetric;
+  if (const auto* d = std::get_if<DiaParams>(&plan.params)) return d->symmetric;
+  if (const auto* b = std::get_if<BcsrParams>(&plan.params)) return b->symmetric;
+  return false;
 }
 
 std::optional<std::string> symmetry_problem(const CsrMatrix& a, std::span<const double> values) {
@@ -197,11 +198,16 @@ Options replan_options(Options options, std::string* note) {
   if (options.params) {
     plain(*options.params);
     // A symmetric half is planned again only for values that are not symmetric: every
-    // diagonal stored instead.
+    // diagonal, or every block, stored instead.
     if (auto* d = std::get_if<DiaParams>(&*options.params); d != nullptr && d->symmetric) {
       *note = fmt::format("the forced parameters [{}] now store every diagonal",
                           describe(*options.params));
       d->symmetric = false;
+    }
+    if (auto* b = std::get_if<BcsrParams>(&*options.params); b != nullptr && b->symmetric) {
+      *note = fmt::format("the forced parameters [{}] now store every block",
+                          describe(*options.params));
+      b->symmetric = false;
     }
   }
   if (options.csr && options.csr->values != formats::kValuesPlain) {

@@ -17,8 +17,12 @@ inline GoldenPlan block_plan(std::string name, std::string spec, Precision p, Fo
   return {std::move(name), std::move(spec), o};
 }
 
-inline BcsrParams bcsr_params(int r, int c, int t, int block_size = 256) {
-  return BcsrParams{r, c, t, block_size};
+inline BcsrParams bcsr_params(int r, int c, int t, int block_size = 256, bool symmetric = false) {
+  return BcsrParams{r, c, t, block_size, symmetric};
+}
+/// bcsr's symmetric half (S=1): r x r blocks, T lanes.
+inline BcsrParams bcsr_half(int r, int t, int block_size = 256) {
+  return bcsr_params(r, r, t, block_size, true);
 }
 inline BellpackParams bellpack_params(int r, int c, int slice, int block_size = 256) {
   return BellpackParams{r, c, slice, block_size};
@@ -34,6 +38,10 @@ inline std::vector<GoldenPlan> block_golden_plans() {
       block_plan("bcsr_r3_c3_t4_f64", "elasticity:n=3", Precision::f64, bcsr_params(3, 3, 4)));
   g.push_back(
       block_plan("bcsr_r2_c4_t1_tail_f32", "stencil2d:n=7", Precision::f32, bcsr_params(2, 4, 1)));
+  g.push_back(
+      block_plan("bcsrsym_r3_c3_t4_f64", "elasticity:n=3", Precision::f64, bcsr_half(3, 4)));
+  g.push_back(
+      block_plan("bcsrsym_r2_c2_t1_tail_f32", "stencil2d:n=7", Precision::f32, bcsr_half(2, 1)));
   g.push_back(block_plan("bellpack_r3_c3_s32_f64", "elasticity:n=3", Precision::f64,
                          bellpack_params(3, 3, 32)));
   g.push_back(block_plan("bellpack_r2_c2_s16_tail_f32acc64", "stencil7:n=5", Precision::f32_acc64,
@@ -63,6 +71,16 @@ inline std::vector<FormatParams> block_param_grid() {
   }
   out.push_back(blocked_params(2, 128, 1, 512));
   out.push_back(blocked_params(5, 32, 32, 64));
+  return out;
+}
+
+/// bcsr's symmetric half over its shapes and lane counts (for matrices equal to their
+/// transpose).
+inline std::vector<FormatParams> bcsr_half_grid() {
+  std::vector<FormatParams> out;
+  for (int r : {1, 2, 3, 4, 8}) {
+    for (int t : {1, 4, 32}) out.push_back(bcsr_half(r, t));
+  }
   return out;
 }
 

@@ -29,6 +29,8 @@ std::optional<OptionRefusal> params_refusal(const FormatParams& params, std::int
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64)
       return OptionRefusal{"params", "64-bit row offsets (the GPU build's are 32-bit)"};
+  } else if (const auto* b = std::get_if<BcsrParams>(&params); b != nullptr && b->symmetric) {
+    return OptionRefusal{"params", "bcsr's symmetric half (S=1) is built on the host only"};
   } else if (const auto* c = std::get_if<SellParams>(&params)) {
     if (c->sigma > codegen::kDeviceSortWindow)
       return OptionRefusal{"params", fmt::format("sorting windows of {} rows (the GPU sorts at "

@@ -76,6 +76,9 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     // symmetry a symmetric half needs, on these arrays: the Profile says whether it holds.
   } else if (std::holds_alternative<BroCooParams>(params)) {
     // Rows are delta-coded, columns kept: any column order encodes.
+  } else if (const auto* b = std::get_if<BcsrParams>(&params); b != nullptr && b->symmetric) {
+    return "S=1 (symmetric half): the GPU builds bcsr with every block stored; "
+           "compile(CsrMatrix) builds the symmetric half on the host";
   } else if (std::holds_alternative<BcsrParams>(params) ||
              std::holds_alternative<BellpackParams>(params)) {
     // The GPU's block inspection keeps its shapes only when every row's columns strictly

@@ -187,3 +187,97 @@ TEST_CASE("gpu: bcsr, bellpack and blocked chosen by the planner on elasticity r
                                                 << describe(op.plan().params) << "]");
   CHECK(check(a, op) <= tolerance(Precision::f64));
 }
+
+TEST_CASE("gpu: bcsr S=1: every shape and lane count on symmetric classes, alpha and beta") {
+  if (!have_device()) return;
+  for (const char* spec :
+       {"elasticity:n=14", "stencil27:n=30", "stencil2d:n=301", "banded:n=60001,hbw=10"}) {
+    const CsrMatrix a = gen::from_spec(spec);
+    for (const FormatParams& params : test::bcsr_half_grid()) {
+      for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+        CAPTURE(spec);
+        CAPTURE(describe(params));
+        CAPTURE(to_string(p));
+        const Operator op = compile(a, forced(p, params));
+        CHECK(op.source().kernel_name.find("bcsrsym") != std::string::npos);
+        CHECK(check(a, op) <= tolerance(p));
+        CHECK(check(a, op, -1.0, 0.75) <= tolerance(p));
+        CHECK(op.timings().spill_bytes == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: bcsr S=1 on every symmetric public matrix with at least 10k nonzeros") {
+  if (!have_device()) return;
+  fs::path dir = test::shared_matrices();
+  if (const char* env = std::getenv("SPMVC_MATRIX_DIR")) dir = env;
+  if (dir.empty() || !fs::exists(dir / "index.csv")) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  std::ifstream index(dir / "index.csv");
+  std::string line;
+  std::getline(index, line);
+  int tested = 0;
+  while (std::getline(index, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 6;) f.push_back(cell);
+    if (f.size() < 6 || f[0] == "young1c" || std::stoll(f[5]) < 10000) continue;
+    const fs::path file = dir / (f[0] + ".mtx.xz");
+    if (!fs::exists(file)) continue;
+    const CsrMatrix a = read_matrix_market(file);
+    if (!inspect(a, InspectDepth::full).numerically_symmetric) continue;
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(f[0]);
+      CAPTURE(to_string(p));
+      const Operator op = compile(a, forced(p, test::bcsr_half(3, 4)));
+      CHECK(check(a, op) <= tolerance(p));
+    }
+    ++tested;
+  }
+  MESSAGE("symmetric public matrices tested: " << tested);
+  CHECK(tested > 0);
+}
+
+TEST_CASE("gpu: bcsr S=1: the host planner's pick on bcsstk16, and value updates") {
+  if (!have_device()) return;
+  const fs::path file = test::shared_matrices() / "bcsstk16.mtx.xz";
+  if (test::shared_matrices().empty() || !fs::exists(file)) {
+    MESSAGE("bcsstk16 not present: skipped");
+    return;
+  }
+  CsrMatrix a = read_matrix_market(file);
+  Options o;
+  o.build = BuildMode::host;
+  o.disk_cache = false;
+  o.precision = Precision::f32;
+  const Operator pick = compile(a, o);
+  MESSAGE("host planner's pick on bcsstk16 f32: " << pick.plan().format << " ["
+                                                  << describe(pick.plan().params) << "]");
+  CHECK(check(a, pick) <= tolerance(Precision::f32));
+
+  Operator op = compile(a, forced(Precision::f64, test::bcsr_half(3, 2)));
+  // Scaled values stay symmetric: gathered into the half.
+  std::vector<double> v = a.values;
+  for (double& x : v) x *= -1.5;
+  ValueUpdate u = op.update_values(v);
+  CHECK_FALSE(u.replanned);
+  a.values = v;
+  CHECK(check(a, op) <= 1e-12);
+  // One entry above the diagonal changed: planned again with every block stored.
+  for (std::int64_t k = a.row_ptr[100]; k < a.row_ptr[101]; ++k) {
+    if (a.col_idx[static_cast<std::size_t>(k)] > 100) {
+      v[static_cast<std::size_t>(k)] += 1.0;
+      break;
+    }
+  }
+  u = op.update_values(v);
+  CHECK(u.replanned);
+  CHECK(u.why.find("not symmetric") != std::string::npos);
+  const auto* p = std::get_if<BcsrParams>(&op.plan().params);
+  CHECK((p == nullptr || !p->symmetric));
+  a.values = v;
+  CHECK(check(a, op) <= 1e-12);
+}

@@ -36,4 +36,15 @@ TEST_CASE("block formats: every shape, mapping and precision compiles without sp
       CHECK(cubin.spill_load_bytes == 0);
     }
   }
+  for (const spmvc::FormatParams& p : spmvc::test::bcsr_half_grid()) {
+    for (auto prec : {spmvc::Precision::f64, spmvc::Precision::f32}) {
+      // Symmetric, 61 rows: a column tail for r = 2, 3, 4 and 8.
+      const auto g = spmvc::test::block_plan("sweep", "banded:n=61,hbw=3", prec, p);
+      const spmvc::KernelSource src = spmvc::test::generate_golden(g);
+      CAPTURE(src.kernel_name);
+      const auto cubin = spmvc::runtime::compile_cubin(src, "sm_90");
+      CHECK(cubin.spill_store_bytes == 0);
+      CHECK(cubin.spill_load_bytes == 0);
+    }
+  }
 }

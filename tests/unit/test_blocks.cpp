@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "block_plans.hpp"
@@ -470,4 +471,179 @@ TEST_CASE("a forced block format that cannot represent the matrix is still refus
     CHECK_THROWS_WITH_AS(compiler::make_plan(none, o),
                          doctest::Contains("no block shapes inspected"), InputError);
   }
+}
+
+namespace {
+
+// Symmetric 5 x 5, in 2x2 blocks with a tail (the last block row and column hold one row and
+// column of the matrix):
+// [ 4 1 0 2 0 ]
+// [ 1 5 0 0 3 ]
+// [ 0 0 6 0 0 ]
+// [ 2 0 0 7 1 ]
+// [ 0 3 0 1 8 ]
+CsrMatrix small_symmetric() {
+  CsrMatrix a;
+  a.nrows = a.ncols = 5;
+  a.row_ptr = {0, 3, 6, 7, 10, 13};
+  a.col_idx = {0, 1, 3, 0, 1, 4, 2, 0, 3, 4, 1, 3, 4};
+  a.values = {4, 1, 2, 1, 5, 3, 6, 2, 7, 1, 3, 1, 8};
+  return a;
+}
+
+template <typename T>
+std::vector<T> array_of(const Encoded& e, const char* name) {
+  const auto& arr = e.array(name);
+  std::vector<T> v(static_cast<std::size_t>(arr.count()));
+  std::memcpy(v.data(), arr.bytes.data(), arr.bytes.size());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("bcsr S=1: the blocks on and below the diagonal, and each block row's mirrors") {
+  const Encoded e =
+      formats::find_format("bcsr").encode(small_symmetric(), test::bcsr_half(2, 1), Precision::f64);
+  CHECK(array_of<std::int64_t>(e, "brow_ptr") == std::vector<std::int64_t>{0, 1, 3, 6});
+  CHECK(array_of<std::int32_t>(e, "bcol") == std::vector<std::int32_t>{0, 0, 1, 0, 1, 2});
+  CHECK(array_of<double>(e, "values") == std::vector<double>{4, 1, 1, 5, 0, 0, 2, 0, 6, 0, 0, 7,
+                                                             0, 3, 0, 0, 0, 1, 0, 0, 8, 0, 0, 0});
+  // Block row 0 reads the stored (1, 0) and (2, 0) transposed, block row 1 the stored (2, 1).
+  CHECK(array_of<std::int64_t>(e, "mptr") == std::vector<std::int64_t>{0, 2, 3, 3});
+  CHECK(array_of<std::int32_t>(e, "mrow") == std::vector<std::int32_t>{1, 2, 2});
+  CHECK(array_of<std::int32_t>(e, "mpos") == std::vector<std::int32_t>{1, 3, 4});
+  CHECK(round_trip(small_symmetric(), test::bcsr_half(2, 1)) < 1e-15);
+}
+
+TEST_CASE("bcsr S=1 round trips on symmetric matrices, every shape, both precisions") {
+  std::vector<CsrMatrix> ms;
+  for (const char* spec :
+       {"stencil2d:n=31", "stencil7:n=9", "stencil27:n=7", "elasticity:n=5", "banded:n=2001,hbw=5"})
+    ms.push_back(gen::from_spec(spec));
+  ms.push_back(small_symmetric());
+  CsrMatrix one;  // 1 x 1
+  one.nrows = one.ncols = 1;
+  one.row_ptr = {0, 1};
+  one.col_idx = {0};
+  one.values = {3};
+  ms.push_back(one);
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    for (const FormatParams& p : test::bcsr_half_grid()) {
+      CAPTURE(i);
+      CAPTURE(describe(p));
+      CHECK(round_trip(ms[i], p) <= 1e-12);
+      CHECK(round_trip(ms[i], p, Precision::f32) <= 1e-12);
+    }
+  }
+  // Half the off-diagonal blocks: elasticity's 3x3 blocks are all full.
+  const CsrMatrix el = gen::from_spec("elasticity:n=5");
+  const auto& unit = formats::find_format("bcsr");
+  const Encoded full = unit.encode(el, test::bcsr_params(3, 3, 1), Precision::f64);
+  const Encoded half = unit.encode(el, test::bcsr_half(3, 1), Precision::f64);
+  const std::int64_t blocks = full.array("bcol").count(), nbrows = el.nrows / 3;
+  CHECK(half.array("bcol").count() == nbrows + (blocks - nbrows) / 2);
+  CHECK(half.array("mrow").count() == (blocks - nbrows) / 2);
+}
+
+TEST_CASE("bcsr S=1 on the symmetric public matrices under 2M nonzeros") {
+  const fs::path dir = test::shared_matrices();
+  if (dir.empty() || !fs::exists(dir / "index.csv")) {
+    MESSAGE("public matrices not present: skipped");
+    return;
+  }
+  std::ifstream index(dir / "index.csv");
+  std::string line;
+  std::getline(index, line);
+  int tested = 0;
+  while (std::getline(index, line)) {
+    std::stringstream ss(line);
+    std::vector<std::string> f;
+    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 6;) f.push_back(cell);
+    if (f.size() < 6 || f[0] == "young1c" || std::stoll(f[5]) >= 2000000) continue;
+    const fs::path file = dir / (f[0] + ".mtx.xz");
+    if (!fs::exists(file)) continue;
+    const CsrMatrix a = read_matrix_market(file);
+    if (!inspect(a).numerically_symmetric) continue;
+    CAPTURE(f[0]);
+    CHECK(round_trip(a, test::bcsr_half(3, 4)) <= 1e-12);
+    CHECK(round_trip(a, test::bcsr_half(2, 1), Precision::f32) <= 1e-12);
+    ++tested;
+  }
+  MESSAGE("symmetric public matrices round-tripped: " << tested);
+  CHECK(tested > 10);
+}
+
+TEST_CASE("bcsr S=1 is refused, with the reason, where the matrix or shape does not allow it") {
+  const auto& bcsr = formats::find_format("bcsr");
+  const Profile el = inspect(gen::from_spec("elasticity:n=4"));
+  CHECK_FALSE(bcsr.cannot_implement(el, test::bcsr_half(3, 4), Precision::f64));
+  CHECK(*bcsr.cannot_implement(el, test::bcsr_params(3, 2, 1, 256, true), Precision::f64) ==
+        "S=1 (symmetric) needs square blocks, not 3x2");
+  const Profile rect = inspect(gen::random_uniform(700, 2500, 9));
+  CHECK(*bcsr.cannot_implement(rect, test::bcsr_half(2, 1), Precision::f64) ==
+        "S=1 (symmetric) needs a square matrix, not 700 x 2500");
+  // Symmetric pattern, one value changed: not symmetric.
+  CsrMatrix skew = small_symmetric();
+  skew.values[2] = 2.5;  // a(0, 3)
+  CHECK(*bcsr.cannot_implement(inspect(skew), test::bcsr_half(2, 1), Precision::f64) ==
+        "S=1 needs a matrix equal to its transpose, values compared exactly");
+  // Forced past the planner, the encoder names the block that differs from its mirror.
+  CHECK_THROWS_WITH_AS(bcsr.encode(skew, test::bcsr_half(2, 1), Precision::f64),
+                       doctest::Contains("block at rows 0.., columns 2.. differs from the "
+                                         "transpose of its mirror at rows 2.., columns 0.."),
+                       InputError);
+  CHECK_THROWS_AS(
+      bcsr.encode(gen::random_uniform(700, 2500, 9), test::bcsr_half(2, 1), Precision::f64),
+      InputError);
+}
+
+TEST_CASE(
+    "bcsr S=1: offered for a symmetric blocked matrix, fewer bytes, inspected at rows depth") {
+  const CsrMatrix a = gen::from_spec("elasticity:n=20");
+  // Rows depth checks symmetry where a square block shape is at least half full.
+  const Profile rows = inspect(a, InspectDepth::rows);
+  CHECK(rows.numerically_symmetric);
+  const auto& bcsr = formats::find_format("bcsr");
+  bool offered = false;
+  for (const Candidate& c : bcsr.propose(rows, Precision::f64)) {
+    const auto& p = std::get<BcsrParams>(c.params);
+    if (!p.symmetric) continue;
+    offered = true;
+    CHECK(c.applicable);
+    BcsrParams full = p;
+    full.symmetric = false;
+    const double half_bytes = bcsr.cost(rows, p, Precision::f64).matrix_bytes;
+    const double full_bytes = bcsr.cost(rows, full, Precision::f64).matrix_bytes;
+    CHECK(half_bytes < 0.6 * full_bytes);
+    // The model's count is the encoder's: values, both indices and both offset arrays.
+    const Encoded e = bcsr.encode(a, p, Precision::f64);
+    double encoded = 0;
+    for (const EncodedArray& arr : e.arrays) encoded += static_cast<double>(arr.bytes.size());
+    CHECK(half_bytes == doctest::Approx(encoded).epsilon(0.01));
+  }
+  CHECK(offered);
+  // A symmetric matrix without blocks or few diagonals is not checked at rows depth.
+  const CsrMatrix r = gen::random_uniform(3000, 3000, 6);
+  std::vector<std::map<std::int32_t, double>> rows_of(3000);
+  for (std::int64_t i = 0; i < r.nrows; ++i) {
+    for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
+      const std::int32_t j = r.col_idx[k];
+      const double v = static_cast<double>(std::min<std::int64_t>(i, j) % 7 + j % 5 + i % 5);
+      rows_of[static_cast<std::size_t>(i)][j] = v;
+      rows_of[static_cast<std::size_t>(j)][static_cast<std::int32_t>(i)] = v;
+    }
+  }
+  CsrMatrix sym;
+  sym.nrows = sym.ncols = 3000;
+  for (const auto& row : rows_of) {
+    for (const auto& [j, v] : row) {
+      sym.col_idx.push_back(j);
+      sym.values.push_back(v);
+    }
+    sym.row_ptr.push_back(sym.nnz());
+  }
+  CHECK(inspect(sym, InspectDepth::full).numerically_symmetric);
+  const Profile sym_rows = inspect(sym, InspectDepth::rows);
+  CHECK(sym_rows.diagonals < 0);
+  CHECK_FALSE(sym_rows.numerically_symmetric);
 }

@@ -128,6 +128,10 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
   SellParams sell;
   sell.sigma = 1 << 20;
   window.params = sell;
+  Options half = auto_options();
+  BcsrParams sym;
+  sym.symmetric = true;
+  half.params = sym;
   Options vector = auto_options();
   CsrParams v4;
   v4.vector_width = 4;
@@ -139,7 +143,8 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
         Case{"mixed precision", mixed, "mixed_precision"}, Case{"cci", cci, "format"},
         Case{"amb", amb, "format"}, Case{"blocked params", blocked, "params"},
         Case{"cusparse always", cusparse, "cusparse"}, Case{"64-bit offsets", offsets64, "params"},
-        Case{"sell window", window, "params"}, Case{"vector loads", vector, "params"}}) {
+        Case{"sell window", window, "params"}, Case{"vector loads", vector, "params"},
+        Case{"bcsr symmetric half", half, "params"}}) {
     CAPTURE(c.name);
     const BuildSubject odd{1000, 1000, 27001};
     const BuildChoice choice = choose_build(c.options, odd);

@@ -87,6 +87,7 @@ int check_against_encode(const std::vector<compiler::ValueGather>& gathers, cons
 
 TEST_CASE("value gathers rebuild every format's value arrays as a fresh encode does") {
   std::set<std::string> formats_checked;
+  std::set<std::string> halves_checked;  // formats whose symmetric half took part
   int candidates = 0;
   for (const char* spec : {"stencil2d:n=16", "random:n=300,per_row=12", "elasticity:n=3",
                            "rmat:scale=8,ef=8", "banded:n=200,hbw=3"}) {
@@ -108,12 +109,13 @@ TEST_CASE("value gathers rebuild every format's value arrays as a fresh encode d
               fmt::format("{} {} [{}] {}", spec, c.format, c.label, to_string(p));
           const auto gathers = compiler::value_gathers(a, nullptr, plan);
           const Encoded old = unit->encode(a, c.params, p);
-          // A symmetric half takes symmetric new values only (dia S=1).
+          // A symmetric half takes symmetric new values only (dia and bcsr S=1).
           const CsrMatrix& renewal = compiler::stores_symmetric_half(plan) ? symmetric_b : b;
           const Encoded fresh = unit->encode(renewal, c.params, p);
           CHECK_MESSAGE(check_against_encode(gathers, old, fresh, renewal.values, p, what) > 0,
                         what);
           formats_checked.insert(c.format);
+          if (compiler::stores_symmetric_half(plan)) halves_checked.insert(c.format);
           ++candidates;
         }
       }
@@ -121,6 +123,7 @@ TEST_CASE("value gathers rebuild every format's value arrays as a fresh encode d
   }
   // Every registered format took part.
   for (const FormatUnit* unit : registry()) CHECK(formats_checked.count(std::string(unit->name())));
+  CHECK(halves_checked == std::set<std::string>{"bcsr", "dia"});
   CHECK(candidates > 40);
 }
 

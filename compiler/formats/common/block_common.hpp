@@ -53,6 +53,11 @@ inline constexpr int kProposedShapes = 3;
 inline constexpr double kStepsPerLane = 8.0;
 /// Seconds per dependent step of one lane (csr's kCsrStepSeconds, heuristics.hpp).
 inline constexpr double kStepSeconds = 0.2e-6;
+/// bcsr's symmetric half (S=1): the share of the plain kernel's read bandwidth it keeps. Each
+/// stored block off the diagonal is read twice, the second time mostly from L2, and its mirror
+/// costs a dependent index load. A first estimate, from dia's mirrored kernel (0.67-0.81 of the
+/// plain one's rate on the H200, compiler/formats/dia/dia_model.hpp), whose mirrors sit closer.
+inline constexpr double kMirrorEfficiency = 0.8;
 /// Stored entries the encoders refuse beyond (64-bit offsets everywhere, but an encoding this
 /// large would not fit a GPU beside anything else): 2^31.
 inline constexpr double kMaxStored = 2147483648.0;

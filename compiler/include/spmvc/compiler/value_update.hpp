@@ -60,7 +60,7 @@ std::optional<std::string> value_update_problem(int coding, std::span<const doub
                                                 Precision precision);
 
 /// Whether `plan` stores one entry for each pair a(i,j), a(j,i) of a symmetric matrix (dia's
-/// symmetric form): new values must keep the matrix symmetric to be gathered into it.
+/// and bcsr's symmetric forms): new values must keep the matrix symmetric to be gathered into it.
 bool stores_symmetric_half(const Plan& plan);
 
 /// Why `values` (CSR order, over `a`'s pattern, which is square with sorted columns) do not
