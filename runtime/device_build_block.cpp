@@ -158,6 +158,8 @@ DeviceBlockBuild build_block_device(const DeviceCsr& a, const Plan& plan,
   DeviceBlockBuild out;
   int r = 0, c = 0, h = 0;
   if (const auto* p = std::get_if<BcsrParams>(&plan.params)) {
+    if (p->symmetric)
+      throw InternalError("build_block_device: bcsr's symmetric half is built on the host only");
     r = p->block_rows;
     c = p->block_cols;
   } else if (const auto* q = std::get_if<BellpackParams>(&plan.params)) {

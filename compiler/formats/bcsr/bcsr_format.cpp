@@ -169,7 +169,9 @@ Cost BcsrFormat::cost(const Profile& profile, const FormatParams& params,
   const double m = nbrows > 0 ? s.blocks / nbrows : 0.0;  // mean blocks per block row
   c.lane_efficiency = blocks::group_efficiency(m, p.threads_per_row) *
                       blocks::latency_factor(m / p.threads_per_row);
-  if (p.symmetric) c.lane_efficiency *= blocks::kMirrorEfficiency;
+  if (p.symmetric)
+    c.lane_efficiency *=
+        precision == Precision::f64 ? blocks::kMirrorEfficiency64 : blocks::kMirrorEfficiency32;
   // The longest block row: its longest row's nonzeros, packed at the shape's mean fill.
   const double per_block = std::max(1.0, s.fill * p.block_cols);
   const double longest = std::ceil(static_cast<double>(profile.row_max) / per_block);
@@ -196,7 +198,11 @@ std::optional<std::string> BcsrFormat::cannot_implement(const Profile& profile,
       return fmt::format("S=1 (symmetric) needs a square matrix, not {} x {}", profile.nrows,
                          profile.ncols);
     if (!profile.numerically_symmetric)
-      return "S=1 needs a matrix equal to its transpose, values compared exactly";
+      return profile.depth == InspectDepth::rows
+                 ? "S=1 needs a matrix equal to its transpose, values compared exactly (rows-depth "
+                   "inspection checks it only where a square block shape is half full or at most "
+                   "64 diagonals hold nonzeros: full inspection checks every matrix)"
+                 : "S=1 needs a matrix equal to its transpose, values compared exactly";
   }
   const blocks::ShapeStats s =
       blocks::shape_stats(profile, p.block_rows, p.block_cols, BlockPlacement::aligned);

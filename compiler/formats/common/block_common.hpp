@@ -53,11 +53,15 @@ inline constexpr int kProposedShapes = 3;
 inline constexpr double kStepsPerLane = 8.0;
 /// Seconds per dependent step of one lane (csr's kCsrStepSeconds, heuristics.hpp).
 inline constexpr double kStepSeconds = 0.2e-6;
-/// bcsr's symmetric half (S=1): the share of the plain kernel's read bandwidth it keeps. Each
-/// stored block off the diagonal is read twice, the second time mostly from L2, and its mirror
-/// costs a dependent index load. A first estimate, from dia's mirrored kernel (0.67-0.81 of the
-/// plain one's rate on the H200, compiler/formats/dia/dia_model.hpp), whose mirrors sit closer.
-inline constexpr double kMirrorEfficiency = 0.8;
+/// bcsr's symmetric half (S=1): the share of the plain kernel's read rate it keeps, fp64 and
+/// fp32. Each stored block off the diagonal is read twice (the second time mostly from L2) and
+/// its mirror costs two dependent index loads, so the kernel moves as many value loads through
+/// L1 as the plain one. On the H200 (3x3, T=4 and 8, bcsstk16 replicated to 16M nonzeros and
+/// elasticity n=60) it moved its own bytes at 0.63-0.77 of the plain kernel's rate in fp64 and
+/// 0.59-0.65 in fp32: 0.79-0.92 of its time in fp64, 0.99-1.07 in fp32
+/// (bench/results/2026-11-28-h200-bcsr-symmetric/sweep.txt).
+inline constexpr double kMirrorEfficiency64 = 0.65;
+inline constexpr double kMirrorEfficiency32 = 0.6;
 /// Stored entries the encoders refuse beyond (64-bit offsets everywhere, but an encoding this
 /// large would not fit a GPU beside anything else): 2^31.
 inline constexpr double kMaxStored = 2147483648.0;
