@@ -509,16 +509,6 @@ void check_symmetry(const CsrMatrix& a, Profile& p) {
   p.numerically_symmetric = all.numerical;
 }
 
-// A square matrix with an aligned square block shape (2x2 .. 8x8) at least half full: one whose
-// symmetric half bcsr could store.
-bool fills_square_blocks(const Profile& p) {
-  if (!p.square) return false;
-  return std::any_of(p.block_shapes.begin(), p.block_shapes.end(), [](const BlockShape& b) {
-    return b.placement == BlockPlacement::aligned && b.r == b.c && b.r >= 2 && b.r <= 8 &&
-           b.fill() >= 0.5;
-  });
-}
-
 }  // namespace
 
 // Each row range keeps a sorted set and stops once it has more than kMaxDiagonals; a row whose
@@ -576,9 +566,13 @@ Profile inspect(const CsrMatrix& a, InspectDepth depth) {
   count_value_kinds(a.values, p);
   if (depth == InspectDepth::rows) {
     p.distinct_values = count_distinct_capped(a.values, kDistinctValuesCap);
-    // A matrix on few diagonals, or one that fills square blocks, is checked for symmetry at
-    // this depth too: it decides whether dia or bcsr store half of it.
-    if (p.diagonals > 0 || fills_square_blocks(p)) check_symmetry(a, p);
+    // A matrix on few diagonals is checked for symmetry at this depth too: it decides whether
+    // dia stores half of them. (Such a matrix has short rows, so the mirrors' binary searches
+    // are short.) bcsr's symmetric half is not worth the check's time here: on the H200 it is
+    // about as fast as the plain bcsr in fp32 and slower than bro_ell in fp64
+    // (compiler/formats/common/block_common.hpp), and the check added 0.7x to the rows scan of
+    // blocked matrices; full inspection checks every matrix.
+    if (p.diagonals > 0) check_symmetry(a, p);
     p.inspect_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return p;

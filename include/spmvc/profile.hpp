@@ -133,8 +133,7 @@ struct Profile {
   bool structurally_symmetric = false;  ///< square and the pattern equals its transpose's
   /// Structurally symmetric and a(i,j) == a(j,i) for every stored entry, compared as doubles.
   /// square, structurally_symmetric and numerically_symmetric are checked at full depth, and at
-  /// rows depth where the matrix has at most kMaxDiagonals diagonals or an aligned square block
-  /// shape (2x2 .. 8x8) at least half full (false otherwise).
+  /// rows depth where the matrix has at most kMaxDiagonals diagonals (false otherwise).
   bool numerically_symmetric = false;
 
   double inspect_seconds = 0.0;

@@ -198,7 +198,10 @@ TEST_CASE("gpu: bcsr S=1: every shape and lane count on symmetric classes, alpha
         CAPTURE(spec);
         CAPTURE(describe(params));
         CAPTURE(to_string(p));
-        const Operator op = compile(a, forced(p, params));
+        // Full inspection: rows depth checks symmetry only for matrices on at most 64 diagonals.
+        Options o = forced(p, params);
+        o.full_inspection = true;
+        const Operator op = compile(a, o);
         CHECK(op.source().kernel_name.find("bcsrsym") != std::string::npos);
         CHECK(check(a, op) <= tolerance(p));
         CHECK(check(a, op, -1.0, 0.75) <= tolerance(p));
@@ -232,7 +235,7 @@ TEST_CASE("gpu: bcsr S=1 on every symmetric public matrix with at least 10k nonz
     for (Precision p : {Precision::f64, Precision::f32}) {
       CAPTURE(f[0]);
       CAPTURE(to_string(p));
-      // Full inspection: rows depth checks the symmetry of blocked or few-diagonal matrices only.
+      // Full inspection: rows depth checks symmetry only for matrices on at most 64 diagonals.
       Options o = forced(p, test::bcsr_half(3, 4));
       o.full_inspection = true;
       const Operator op = compile(a, o);
@@ -263,7 +266,9 @@ TEST_CASE("gpu: bcsr S=1: the host planner's pick on bcsstk16, and value updates
                                                   << describe(pick.plan().params) << "]");
   CHECK(check(a, pick) <= tolerance(Precision::f32));
 
-  Operator op = compile(a, forced(Precision::f64, test::bcsr_half(3, 2)));
+  Options half = forced(Precision::f64, test::bcsr_half(3, 2));
+  half.full_inspection = true;
+  Operator op = compile(a, half);
   // Scaled values stay symmetric: gathered into the half.
   std::vector<double> v = a.values;
   for (double& x : v) x *= -1.5;

@@ -200,8 +200,8 @@ std::optional<std::string> BcsrFormat::cannot_implement(const Profile& profile,
     if (!profile.numerically_symmetric)
       return profile.depth == InspectDepth::rows
                  ? "S=1 needs a matrix equal to its transpose, values compared exactly (rows-depth "
-                   "inspection checks it only where a square block shape is half full or at most "
-                   "64 diagonals hold nonzeros: full inspection checks every matrix)"
+                   "inspection checks it only where at most 64 diagonals hold nonzeros: full "
+                   "inspection checks every matrix)"
                  : "S=1 needs a matrix equal to its transpose, values compared exactly";
   }
   const blocks::ShapeStats s =
