@@ -25,6 +25,17 @@
 // every block's critical path, so neither rounds that share long rows among more lanes nor
 // blocks that walk several row blocks in turn pay (the hardware's scheduling of independent
 // blocks hides the bounds' latency better; both measured slower, bench/results/README.md).
+// With one lane per row (more than kBlockSize / 2 rows, as on census and road graphs) a lane
+// walks its row four products at a time with one compare, then up to three under predicates:
+// the lanes' counts differ and a warp runs its longest row, so each step's overhead counts.
+//
+// Instruction count: short-row matrices leave the kernel issue- and latency-bound rather than
+// bandwidth-bound, so the template keeps per-block work small. Within a block, nonzeros are int
+// offsets from the block's first (a block that fits the tile holds at most kTile <= 4096): only
+// the block's base pointers take 64-bit arithmetic, and each stream step's loads are the
+// thread's pointer plus a constant. Lanes per row are shifts and masks, not divisions. A block's
+// first loads (its bounds, each lane's row bounds, its column code) depend only on row_blocks,
+// so they share one step of the block's chain of dependent loads.
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -32,7 +43,8 @@
 namespace spmvc {
 namespace csr_stream {
 
-/// Column accessors: the column of nonzero k (k counted from the matrix's first nonzero).
+/// Column accessors: the column of nonzero k, counted from the nonzero the accessor's pointer
+/// is at (the matrix's first, or in spmv the block's first, so that a block's indices are int).
 struct IntColumn {
   static constexpr bool kShort = false;
   const int* __restrict__ col_idx;
@@ -40,6 +52,8 @@ struct IntColumn {
   __device__ __forceinline__ int operator()(K k) const {
     return load_stream(col_idx + k);
   }
+  /// The accessor counted from nonzero i.
+  __device__ __forceinline__ IntColumn operator+(int i) const { return IntColumn{col_idx + i}; }
 };
 struct ShortColumn {
   static constexpr bool kShort = true;
@@ -49,15 +63,21 @@ struct ShortColumn {
   __device__ __forceinline__ int operator()(K k) const {
     return base + static_cast<int>(load_stream(narrow + k));
   }
+  /// The accessor counted from nonzero i.
+  __device__ __forceinline__ ShortColumn operator+(int i) const {
+    return ShortColumn{narrow + i, base};
+  }
 };
 
 /// 32-bit columns: the column of nonzero k is col_idx[k].
 struct WideColumns {
   const int* __restrict__ col_idx;
-  /// Returns f(block b's column accessor).
+  /// Block b's column code: none (every block reads col_idx).
+  __device__ __forceinline__ int block_code(int) const { return 0; }
+  /// Returns f(the block's column accessor), counted from the block's first nonzero `start`.
   template <typename F>
-  __device__ __forceinline__ auto with_block(int, long long, const F& f) const {
-    return f(IntColumn{col_idx});
+  __device__ __forceinline__ auto with_block(int, long long start, const F& f) const {
+    return f(IntColumn{col_idx + start});
   }
 };
 
@@ -70,20 +90,28 @@ struct NarrowColumns {
   const int* __restrict__ base;
   const unsigned short* __restrict__ narrow;
   const int* __restrict__ wide;
+  /// Block b's column code, base[b].
+  __device__ __forceinline__ int block_code(int b) const { return __ldg(base + b); }
+  /// Returns f(the column accessor of the block whose code is `at`), counted from the block's
+  /// first nonzero `start`.
   template <typename F>
-  __device__ __forceinline__ auto with_block(int b, long long start, const F& f) const {
-    const int at = __ldg(base + b);
-    if (at >= 0) return f(ShortColumn{narrow, at});
-    return f(IntColumn{wide + (-1 - at) - start});
+  __device__ __forceinline__ auto with_block(int at, long long start, const F& f) const {
+    if (at >= 0) return f(ShortColumn{narrow + start, at});
+    return f(IntColumn{wide + (-1 - at)});
   }
 };
 
-/// Lanes per row for `rows` rows in a block of kBlockSize threads: a power of two in 1..32.
+/// log2 of the lanes per row for `rows` rows in a block of kBlockSize threads: the largest
+/// L = 2^s <= 32 with L * rows <= kBlockSize, or 1. Leading-zero counts and a shift rather than
+/// a loop, so that the block's lane arithmetic is shifts and masks, not divisions by L.
 template <int kBlockSize>
-__device__ __forceinline__ int lanes_per_row(int rows) {
-  int lanes = 32;
-  while (lanes > 1 && lanes * rows > kBlockSize) lanes >>= 1;
-  return lanes;
+__device__ __forceinline__ int lanes_per_row_log2(int rows) {
+  // rows << s reaches kBlockSize's bit length for s = the difference of their leading zeros, and
+  // passes kBlockSize or not; clamped to 0..5 first, which also keeps the shift in range.
+  int s = __clz(rows) - __clz(kBlockSize);
+  s = s < 0 ? 0 : s > 5 ? 5 : s;
+  s -= (rows << s) > kBlockSize ? 1 : 0;
+  return s < 0 ? 0 : s;
 }
 
 template <typename Values>
@@ -97,15 +125,15 @@ struct IsTable<TableValues<Value, Code>> {
 
 /// The stream phase of a block whose rows fit the tile: its n products into shared memory.
 /// Every thread loads up to four (col, value) pairs first, then gathers x; wider tiles take
-/// their steps four at a time (eight pairs in flight spill registers). A struct with a
-/// force-inlined call rather than a lambda: NVRTC left a generic lambda's call out of line,
-/// with a stack frame.
+/// their steps four at a time (eight pairs in flight spill registers). `values` and the column
+/// accessor start at the block's first nonzero, so each step's loads are the thread's pointer
+/// plus a constant. A struct with a force-inlined call rather than a lambda: NVRTC left a generic
+/// lambda's call out of line, with a stack frame.
 template <int kBlockSize, int kSteps, typename Value, typename Acc, typename Values>
 struct StreamTile {
   Values values;
   const Value* __restrict__ x;
   Acc* products;
-  long long start;
   int n, t;
   template <typename Column>
   __device__ __forceinline__ void operator()(Column column) const {
@@ -113,39 +141,67 @@ struct StreamTile {
     // 32 registers ptxas allots for eight 256-thread blocks per SM.
     constexpr int kWidest = Column::kShort && IsTable<Values>::value ? 2 : 4;
     constexpr int kRound = kSteps < kWidest ? kSteps : kWidest;
+    // The thread's own pointers: each step's loads and store add a constant to them.
+    const Column column_t = column + t;
+    const Values values_t = values + t;
+    Acc* const products_t = products + t;
+    const int left = n - t;  // step s is the thread's while s * kBlockSize < left
 #pragma unroll
     for (int r = 0; r < kSteps; r += kRound) {
       int c[kRound];
       Value v[kRound];
 #pragma unroll
       for (int i = 0; i < kRound; ++i) {
-        const int k = (r + i) * kBlockSize + t;
-        if (k < n) {
-          c[i] = column(start + k);
-          v[i] = load_stream(values + (start + k));
+        const int k = (r + i) * kBlockSize;
+        if (k < left) {
+          c[i] = column_t(k);
+          v[i] = load_stream(values_t + k);
         }
       }
 #pragma unroll
       for (int i = 0; i < kRound; ++i) {
-        const int k = (r + i) * kBlockSize + t;
-        if (k < n) products[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+        const int k = (r + i) * kBlockSize;
+        if (k < left) {
+          products_t[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+        }
       }
     }
   }
 };
 
-/// A long row's partial sum for thread t: every kBlockSize-th product from its t-th.
+/// products[k], products[k + stride], ... below e, added in that order to zero: four at a time
+/// while four remain, then up to three under predicates. Each lane's count differs and the warp
+/// runs its longest, so the loop keeps one compare per four products and is not unrolled
+/// further (an unrolled loop of unknown stride computes its trip count with a division).
+template <typename Acc>
+__device__ __forceinline__ Acc strided_sum(const Acc* products, int k, int e, int stride) {
+  Acc sum = Acc(0);
+#pragma unroll 1
+  for (; k + 3 * stride < e; k += 4 * stride) {
+    sum += products[k];
+    sum += products[k + stride];
+    sum += products[k + 2 * stride];
+    sum += products[k + 3 * stride];
+  }
+  if (k < e) sum += products[k];
+  if (k + stride < e) sum += products[k + stride];
+  if (k + 2 * stride < e) sum += products[k + 2 * stride];
+  return sum;
+}
+
+/// A long row's partial sum for thread t: every kBlockSize-th product from its t-th, of the n
+/// from where `values` and the column accessor start.
 template <int kBlockSize, typename Offset, typename Value, typename Acc, typename Values>
 struct LongRowSum {
   Values values;
   const Value* __restrict__ x;
-  Offset start, end;
+  Offset n;
   int t;
   template <typename Column>
   __device__ __forceinline__ Acc operator()(Column column) const {
     Acc sum = Acc(0);
 #pragma unroll 4
-    for (Offset k = start + t; k < end; k += kBlockSize) {
+    for (Offset k = t; k < n; k += kBlockSize) {
       sum += static_cast<Acc>(load_stream(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
     }
     return sum;
@@ -166,33 +222,51 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   const int first = __ldg(row_blocks + blockIdx.x);
   const int last = __ldg(row_blocks + blockIdx.x + 1);
   const int t = static_cast<int>(threadIdx.x);
-  // Each lane's row bounds for the reduction are loaded here, beside the block's bounds, rather
-  // than after the products: one dependent load fewer on the block's critical path.
+  // Each lane's row bounds for the reduction and the block's column code are loaded here, beside
+  // the block's bounds, rather than once those are known: dependent loads fewer on the block's
+  // critical path.
   const int rows = last - first;
-  const int lanes = lanes_per_row<kBlockSize>(rows);
-  const int local = t / lanes;
-  const int lane = t % lanes;
+  const int shift = lanes_per_row_log2<kBlockSize>(rows);
+  const int local = t >> shift;
+  const Offset* __restrict__ bounds = row_ptr + first;
   Offset row_begin = 0, row_end = 0;
   if (local < rows) {
-    row_begin = __ldg(row_ptr + first + local);
-    row_end = __ldg(row_ptr + first + local + 1);
+    row_begin = __ldg(bounds + local);
+    row_end = __ldg(bounds + local + 1);
   }
-  const Offset start = __ldg(row_ptr + first);
-  const Offset end = __ldg(row_ptr + last);
+  const Offset start = __ldg(bounds);
+  const Offset end = __ldg(bounds + rows);
+  const int code = columns.block_code(static_cast<int>(blockIdx.x));
+  // The lane's row bounds counted from the block's first nonzero (for a block that fits the
+  // tile). Taken after the stream phase, so that the stream does not wait for their loads; a
+  // stream of more than four steps takes them before instead, so that start is not live across
+  // it (its second round of loads spilled registers otherwise).
+  constexpr bool kBoundsFirst = kSteps > 4;
+  int b = 0, e = 0;
+  if (kBoundsFirst) {
+    b = static_cast<int>(row_begin - start);
+    e = static_cast<int>(row_end - start);
+  }
 
   if (end - start <= static_cast<Offset>(kTile)) {
+    // Nonzeros counted from the block's first: int indices (n <= kTile).
     using Stream = StreamTile<kBlockSize, kSteps, Value, Acc, Values>;
-    columns.with_block(static_cast<int>(blockIdx.x), static_cast<long long>(start),
-                       Stream{values, x, products, static_cast<long long>(start),
-                              static_cast<int>(end - start), t});
+    columns.with_block(code, static_cast<long long>(start),
+                       Stream{values + start, x, products, static_cast<int>(end - start), t});
     __syncthreads();
-
-    Acc sum = Acc(0);
-    if (local < rows) {
-      const int b = static_cast<int>(row_begin - start);
-      const int e = static_cast<int>(row_end - start);
-      for (int k = b + lane; k < e; k += lanes) sum += products[k];
+    if (!kBoundsFirst) {
+      b = static_cast<int>(row_begin - start);
+      e = static_cast<int>(row_end - start);
     }
+
+    if (rows > kBlockSize / 2) {
+      // One lane per row (shift == 0): no shuffles.
+      if (t < rows) store_y(y, first + t, strided_sum(products, b, e, 1), alpha, beta);
+      return;
+    }
+    const int lanes = 1 << shift;
+    const int lane = t & (lanes - 1);
+    Acc sum = local < rows ? strided_sum(products, b + lane, e, lanes) : Acc(0);
     // `lanes` is the same for the whole block, so every lane of the warp runs these shuffles.
     for (int offset = lanes / 2; offset > 0; offset /= 2) {
       sum += __shfl_down_sync(0xffffffffu, sum, offset, lanes);
@@ -203,8 +277,8 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
 
   // One long row: every thread strides over it, then a block-wide sum.
   using LongRow = LongRowSum<kBlockSize, Offset, Value, Acc, Values>;
-  Acc sum = columns.with_block(static_cast<int>(blockIdx.x), static_cast<long long>(start),
-                               LongRow{values, x, start, end, t});
+  Acc sum = columns.with_block(code, static_cast<long long>(start),
+                               LongRow{values + start, x, end - start, t});
   sum = group_sum<32>(sum);
   if (t % 32 == 0) products[t / 32] = sum;
   __syncthreads();

@@ -19,12 +19,13 @@ struct csr_stream_NarrowColumns {
   const int *__restrict base;
   const unsigned short *__restrict narrow;
   const int *__restrict wide;
+  __device__ int block_code(int b) const;
   __device__ void with_block(
-      int b, long long start,
+      int at, long long start,
       const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
           &f) const;
   __device__ float with_block(
-      int b, long long start,
+      int at, long long start,
       const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
           &f) const;
 };
@@ -32,7 +33,6 @@ struct csr_stream_NarrowColumns {
 struct TableValues_float_unsignedshort {
   const unsigned short *__restrict code;
   const float *__restrict table;
-  __device__ TableValues_float_unsignedshort operator+(long long i) const;
   __device__ TableValues_float_unsignedshort operator+(int i) const;
 };
 
@@ -40,7 +40,6 @@ struct csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort {
   TableValues_float_unsignedshort values;
   const float *__restrict x;
   float *products;
-  long long start;
   int n;
   int t;
   __device__ void operator()(csr_stream_ShortColumn column) const;
@@ -50,13 +49,13 @@ struct csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort {
 struct csr_stream_ShortColumn {
   const unsigned short *__restrict narrow;
   int base;
-  __device__ int operator()(long long k) const;
+  __device__ csr_stream_ShortColumn operator+(int i) const;
   __device__ int operator()(int k) const;
 };
 
 struct csr_stream_IntColumn {
   const int *__restrict col_idx;
-  __device__ int operator()(long long k) const;
+  __device__ csr_stream_IntColumn operator+(int i) const;
   __device__ int operator()(int k) const;
 };
 
@@ -64,17 +63,32 @@ struct
     csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort {
   TableValues_float_unsignedshort values;
   const float *__restrict x;
-  int start;
-  int end;
+  int n;
   int t;
   __device__ float operator()(csr_stream_ShortColumn column) const;
   __device__ float operator()(csr_stream_IntColumn column) const;
 };
 
-__device__ __forceinline__ int csr_stream_lanes_per_row_256(int rows) {
-  int lanes = 32;
-  while (lanes > 1 && lanes * rows > 256) lanes >>= 1;
-  return lanes;
+__device__ __forceinline__ int csr_stream_lanes_per_row_log2_256(int rows) {
+  int s = __clz(rows) - __clz(256);
+  s = s < 0 ? 0 : s > 5 ? 5 : s;
+  s -= (rows << s) > 256 ? 1 : 0;
+  return s < 0 ? 0 : s;
+}
+
+__device__ __forceinline__ int csr_stream_NarrowColumns::block_code(
+    int b) const {
+  return __ldg(this->base + b);
+}
+
+__device__ __forceinline__ csr_stream_ShortColumn
+csr_stream_ShortColumn::operator+(int i) const {
+  return csr_stream_ShortColumn{this->narrow + i, this->base};
+}
+
+__device__ __forceinline__ TableValues_float_unsignedshort
+TableValues_float_unsignedshort::operator+(int i) const {
+  return TableValues_float_unsignedshort{this->code + i, this->table};
 }
 
 __device__ __forceinline__ unsigned short load_stream_unsignedshort(
@@ -82,8 +96,7 @@ __device__ __forceinline__ unsigned short load_stream_unsignedshort(
   return __ldcs(p);
 }
 
-__device__ __forceinline__ int csr_stream_ShortColumn::operator()(
-    long long k) const {
+__device__ __forceinline__ int csr_stream_ShortColumn::operator()(int k) const {
   return this->base +
          static_cast<int>(load_stream_unsignedshort(this->narrow + k));
 }
@@ -93,11 +106,6 @@ __device__ __forceinline__ float load_stream_float_unsignedshort(
   return __ldg(p.table + __ldcs(p.code));
 }
 
-__device__ __forceinline__ TableValues_float_unsignedshort
-TableValues_float_unsignedshort::operator+(long long i) const {
-  return TableValues_float_unsignedshort{this->code + i, this->table};
-}
-
 __device__ __forceinline__ float load_ro_float(const float *p) {
   return __ldg(p);
 }
@@ -105,6 +113,11 @@ __device__ __forceinline__ float load_ro_float(const float *p) {
 __device__ __forceinline__ void
 csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort::
 operator()(csr_stream_ShortColumn column) const {
+  const csr_stream_ShortColumn column_t = column + this->t;
+  const TableValues_float_unsignedshort values_t = this->values + this->t;
+  float *const products_t = this->products + this->t;
+  const int left = this->n - this->t;
+
 #pragma unroll
   for (int r = 0; r < 4; r += 2) {
     int c[2];
@@ -112,36 +125,45 @@ operator()(csr_stream_ShortColumn column) const {
 
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int k = (r + i) * 256 + this->t;
-      if (k < this->n) {
-        c[i] = column(this->start + k);
-        v[i] =
-            load_stream_float_unsignedshort(this->values + (this->start + k));
+      const int k = (r + i) * 256;
+      if (k < left) {
+        c[i] = column_t(k);
+        v[i] = load_stream_float_unsignedshort(values_t + k);
       }
     }
 
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int k = (r + i) * 256 + this->t;
-      if (k < this->n)
-        this->products[k] = static_cast<float>(v[i]) *
-                            static_cast<float>(load_ro_float(this->x + c[i]));
+      const int k = (r + i) * 256;
+      if (k < left) {
+        products_t[k] = static_cast<float>(v[i]) *
+                        static_cast<float>(load_ro_float(this->x + c[i]));
+      }
     }
   }
+}
+
+__device__ __forceinline__ csr_stream_IntColumn
+csr_stream_IntColumn::operator+(int i) const {
+  return csr_stream_IntColumn{this->col_idx + i};
 }
 
 __device__ __forceinline__ int load_stream_int(const int *p) {
   return __ldcs(p);
 }
 
-__device__ __forceinline__ int csr_stream_IntColumn::operator()(
-    long long k) const {
+__device__ __forceinline__ int csr_stream_IntColumn::operator()(int k) const {
   return load_stream_int(this->col_idx + k);
 }
 
 __device__ __forceinline__ void
 csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort::
 operator()(csr_stream_IntColumn column) const {
+  const csr_stream_IntColumn column_t = column + this->t;
+  const TableValues_float_unsignedshort values_t = this->values + this->t;
+  float *const products_t = this->products + this->t;
+  const int left = this->n - this->t;
+
 #pragma unroll
   for (int r = 0; r < 4; r += 4) {
     int c[4];
@@ -149,31 +171,30 @@ operator()(csr_stream_IntColumn column) const {
 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int k = (r + i) * 256 + this->t;
-      if (k < this->n) {
-        c[i] = column(this->start + k);
-        v[i] =
-            load_stream_float_unsignedshort(this->values + (this->start + k));
+      const int k = (r + i) * 256;
+      if (k < left) {
+        c[i] = column_t(k);
+        v[i] = load_stream_float_unsignedshort(values_t + k);
       }
     }
 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int k = (r + i) * 256 + this->t;
-      if (k < this->n)
-        this->products[k] = static_cast<float>(v[i]) *
-                            static_cast<float>(load_ro_float(this->x + c[i]));
+      const int k = (r + i) * 256;
+      if (k < left) {
+        products_t[k] = static_cast<float>(v[i]) *
+                        static_cast<float>(load_ro_float(this->x + c[i]));
+      }
     }
   }
 }
 
 __device__ __forceinline__ void csr_stream_NarrowColumns::with_block(
-    int b, long long start,
+    int at, long long start,
     const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
         &f) const {
-  const int at = __ldg(this->base + b);
-  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow, at});
-  return f(csr_stream_IntColumn{this->wide + (-1 - at) - start});
+  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow + start, at});
+  return f(csr_stream_IntColumn{this->wide + (-1 - at)});
 }
 
 __device__ __forceinline__ long long y_row(long long row) { return row; }
@@ -187,14 +208,21 @@ __device__ __forceinline__ void store_y_float_float(float *y, long long row,
   y[i] = static_cast<float>(out);
 }
 
-__device__ __forceinline__ TableValues_float_unsignedshort
-TableValues_float_unsignedshort::operator+(int i) const {
-  return TableValues_float_unsignedshort{this->code + i, this->table};
-}
+__device__ __forceinline__ float csr_stream_strided_sum_float(
+    const float *products, int k, int e, int stride) {
+  float sum = float(0);
 
-__device__ __forceinline__ int csr_stream_ShortColumn::operator()(int k) const {
-  return this->base +
-         static_cast<int>(load_stream_unsignedshort(this->narrow + k));
+#pragma unroll 1
+  for (; k + 3 * stride < e; k += 4 * stride) {
+    sum += products[k];
+    sum += products[k + stride];
+    sum += products[k + 2 * stride];
+    sum += products[k + 3 * stride];
+  }
+  if (k < e) sum += products[k];
+  if (k + stride < e) sum += products[k + stride];
+  if (k + 2 * stride < e) sum += products[k + 2 * stride];
+  return sum;
 }
 
 __device__ __forceinline__ float
@@ -203,16 +231,12 @@ operator()(csr_stream_ShortColumn column) const {
   float sum = float(0);
 
 #pragma unroll 4
-  for (int k = this->start + this->t; k < this->end; k += 256) {
+  for (int k = this->t; k < this->n; k += 256) {
     sum +=
         static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
         static_cast<float>(load_ro_float(this->x + column(k)));
   }
   return sum;
-}
-
-__device__ __forceinline__ int csr_stream_IntColumn::operator()(int k) const {
-  return load_stream_int(this->col_idx + k);
 }
 
 __device__ __forceinline__ float
@@ -221,7 +245,7 @@ operator()(csr_stream_IntColumn column) const {
   float sum = float(0);
 
 #pragma unroll 4
-  for (int k = this->start + this->t; k < this->end; k += 256) {
+  for (int k = this->t; k < this->n; k += 256) {
     sum +=
         static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
         static_cast<float>(load_ro_float(this->x + column(k)));
@@ -230,12 +254,11 @@ operator()(csr_stream_IntColumn column) const {
 }
 
 __device__ __forceinline__ float csr_stream_NarrowColumns::with_block(
-    int b, long long start,
+    int at, long long start,
     const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
         &f) const {
-  const int at = __ldg(this->base + b);
-  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow, at});
-  return f(csr_stream_IntColumn{this->wide + (-1 - at) - start});
+  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow + start, at});
+  return f(csr_stream_IntColumn{this->wide + (-1 - at)});
 }
 
 __device__ __forceinline__ float group_sum_32_float(float v) {
@@ -262,30 +285,43 @@ csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_fl
   const int last = __ldg(row_blocks + blockIdx.x + 1);
   const int t = static_cast<int>(threadIdx.x);
   const int rows = last - first;
-  const int lanes = csr_stream_lanes_per_row_256(rows);
-  const int local = t / lanes;
-  const int lane = t % lanes;
+  const int shift = csr_stream_lanes_per_row_log2_256(rows);
+  const int local = t >> shift;
+  const int *__restrict bounds = row_ptr + first;
   int row_begin = 0;
   int row_end = 0;
   if (local < rows) {
-    row_begin = __ldg(row_ptr + first + local);
-    row_end = __ldg(row_ptr + first + local + 1);
+    row_begin = __ldg(bounds + local);
+    row_end = __ldg(bounds + local + 1);
   }
-  const int start = __ldg(row_ptr + first);
-  const int end = __ldg(row_ptr + last);
+  const int start = __ldg(bounds);
+  const int end = __ldg(bounds + rows);
+  const int code = columns.block_code(static_cast<int>(blockIdx.x));
+  int b = 0;
+  int e = 0;
+  {}
   if (end - start <= static_cast<int>(1024)) {
     columns.with_block(
-        static_cast<int>(blockIdx.x), static_cast<long long>(start),
+        code, static_cast<long long>(start),
         csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort{
-            values, x, products, static_cast<long long>(start),
-            static_cast<int>(end - start), t});
+            values + start, x, products, static_cast<int>(end - start), t});
     __syncthreads();
-    float sum = float(0);
-    if (local < rows) {
-      const int b = static_cast<int>(row_begin - start);
-      const int e = static_cast<int>(row_end - start);
-      for (int k = b + lane; k < e; k += lanes) sum += products[k];
+    {
+      b = static_cast<int>(row_begin - start);
+      e = static_cast<int>(row_end - start);
     }
+    if (rows > 256 / 2) {
+      if (t < rows)
+        store_y_float_float(y, first + t,
+                            csr_stream_strided_sum_float(products, b, e, 1),
+                            alpha, beta);
+      return;
+    }
+    const int lanes = 1 << shift;
+    const int lane = t & (lanes - 1);
+    float sum = local < rows
+                    ? csr_stream_strided_sum_float(products, b + lane, e, lanes)
+                    : float(0);
     for (int offset = lanes / 2; offset > 0; offset /= 2) {
       sum += __shfl_down_sync(4294967295U, sum, offset, lanes);
     }
@@ -294,9 +330,9 @@ csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_fl
     return;
   }
   float sum = columns.with_block(
-      static_cast<int>(blockIdx.x), static_cast<long long>(start),
+      code, static_cast<long long>(start),
       csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort{
-          values, x, start, end, t});
+          values + start, x, end - start, t});
   sum = group_sum_32_float(sum);
   if (t % 32 == 0) products[t / 32] = sum;
   __syncthreads();
