@@ -104,6 +104,9 @@ def main():
     ap.add_argument("--spmvc", default=pd.DEFAULT_SPMVC)
     ap.add_argument("--matrices", default=pd.DEFAULT_MATRICES)
     ap.add_argument("--cache", default=pd.DEFAULT_CACHE)
+    ap.add_argument("--supersede", action="store_true",
+                    help="a later suite file's timing of a format on a matrix and precision "
+                    "replaces the earlier files' (a kernel changed between the runs)")
     ap.add_argument("suites", nargs="+")
     a = ap.parse_args()
     out = a.out or os.path.join(pd.ROOT, "compiler", "calibration", f"{a.gpu.lower()}.inc")
@@ -123,6 +126,10 @@ def main():
         for r in results:
             entries.append((r, pd.observations(r, runner.plan(r), runner.profile(r),
                                                build_rows=prior_rows)))
+    if a.supersede:
+        superseded = pd.supersede(entries)
+        if superseded:
+            sources.append(f"superseded by a later file's timing: {superseded} format timings")
     model = "compulsory"
     kw = {"strength": a.strength, "margin": a.margin}
     own = pd.fit(entries, model, a.min_matrices)

@@ -214,6 +214,24 @@ def observations(result, plan, profile, cusparse=True, build_rows=None):
     return out
 
 
+def supersede(entries):
+    """Drops, in place, each format's observation of a (matrix, precision) that a later entry
+    observes again (cuSPARSE's stays with its own result): the later run timed a changed kernel.
+    Returns how many were dropped."""
+    last = {}
+    for i, (r, obs) in enumerate(entries):
+        for fmt in obs:
+            if fmt != "cusparse":
+                last[(r["matrix"], r["precision"], fmt)] = i
+    dropped = 0
+    for i, (r, obs) in enumerate(entries):
+        for fmt in [f for f in obs if f != "cusparse"]:
+            if last[(r["matrix"], r["precision"], fmt)] != i:
+                del obs[fmt]
+                dropped += 1
+    return dropped
+
+
 # compiler/heuristics.hpp's kLaunchSeconds: the floor under every predicted time.
 LAUNCH_SECONDS = 4.0e-6
 

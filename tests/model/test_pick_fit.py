@@ -188,6 +188,23 @@ class PickFit(unittest.TestCase):
 
 
 
+class SupersedeTest(unittest.TestCase):
+    def test_a_later_timing_of_a_format_replaces_the_earlier(self):
+        # Two runs of the same matrix: csr_stream changed between them, ell did not run again.
+        early = result("m", "f32", {"csr_stream": (50e-6, 70e-6), "ell": (60e-6, 66e-6),
+                                    "cusparse": (55e-6, 65e-6)})
+        later = result("m", "f32", {"csr_stream": (50e-6, 60e-6), "cusparse": (55e-6, 64e-6)})
+        other = result("m", "f64", {"csr_stream": (80e-6, 90e-6)})
+        entries = [early, later, other]
+        self.assertEqual(pd.supersede(entries), 1)
+        self.assertEqual(sorted(early[1]), ["cusparse", "ell"])  # its own cuSPARSE stays
+        self.assertEqual(sorted(later[1]), ["csr_stream", "cusparse"])
+        self.assertEqual(list(other[1]), ["csr_stream"])  # another precision is its own
+        # The fit sees the later kernel only: 60 / 50.
+        fitted = pd.fit(entries, min_matrices=1)
+        self.assertAlmostEqual(fitted[("csr_stream", "f32")][0], 1.2, places=6)
+
+
 class CsrStreamImbalanceTest(unittest.TestCase):
     """planner_data's mirror of CsrStreamFormat::warp_imbalance, on the histogram
     tests/unit/test_power_law_plan.cpp checks the C++ with (the same hand-computed value)."""

@@ -24,7 +24,7 @@ struct csr_stream_NarrowColumns {
       int at, long long start,
       const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
           &f) const;
-  __device__ float with_block(
+  __device__ float with_block_absolute(
       int at, long long start,
       const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
           &f) const;
@@ -63,7 +63,8 @@ struct
     csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort {
   TableValues_float_unsignedshort values;
   const float *__restrict x;
-  int n;
+  int start;
+  int end;
   int t;
   __device__ float operator()(csr_stream_ShortColumn column) const;
   __device__ float operator()(csr_stream_IntColumn column) const;
@@ -231,7 +232,7 @@ operator()(csr_stream_ShortColumn column) const {
   float sum = float(0);
 
 #pragma unroll 4
-  for (int k = this->t; k < this->n; k += 256) {
+  for (int k = this->start + this->t; k < this->end; k += 256) {
     sum +=
         static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
         static_cast<float>(load_ro_float(this->x + column(k)));
@@ -245,7 +246,7 @@ operator()(csr_stream_IntColumn column) const {
   float sum = float(0);
 
 #pragma unroll 4
-  for (int k = this->t; k < this->n; k += 256) {
+  for (int k = this->start + this->t; k < this->end; k += 256) {
     sum +=
         static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
         static_cast<float>(load_ro_float(this->x + column(k)));
@@ -253,12 +254,12 @@ operator()(csr_stream_IntColumn column) const {
   return sum;
 }
 
-__device__ __forceinline__ float csr_stream_NarrowColumns::with_block(
+__device__ __forceinline__ float csr_stream_NarrowColumns::with_block_absolute(
     int at, long long start,
     const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
         &f) const {
-  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow + start, at});
-  return f(csr_stream_IntColumn{this->wide + (-1 - at)});
+  if (at >= 0) return f(csr_stream_ShortColumn{this->narrow, at});
+  return f(csr_stream_IntColumn{this->wide + (-1 - at) - start});
 }
 
 __device__ __forceinline__ float group_sum_32_float(float v) {
@@ -329,10 +330,10 @@ csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_fl
       store_y_float_float(y, first + local, sum, alpha, beta);
     return;
   }
-  float sum = columns.with_block(
+  float sum = columns.with_block_absolute(
       code, static_cast<long long>(start),
       csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort{
-          values + start, x, end - start, t});
+          values, x, start, end, t});
   sum = group_sum_32_float(sum);
   if (t % 32 == 0) products[t / 32] = sum;
   __syncthreads();
