@@ -34,9 +34,9 @@
 // offsets from the block's first (a block that fits the tile holds at most kTile <= 4096): only
 // the block's base pointers take 64-bit arithmetic, and each stream step's loads are the
 // thread's pointer plus a constant. A long row's loop counts from the matrix's first nonzero
-// instead, which measured faster (LongRowSum). Lanes per row are shifts and masks, not divisions. A block's
-// first loads (its bounds, each lane's row bounds, its column code) depend only on row_blocks,
-// so they share one step of the block's chain of dependent loads.
+// instead, which measured faster (LongRowSum). Lanes per row are shifts and masks, not divisions. A
+// block's first loads (its bounds, each lane's row bounds, its column code) depend only on
+// row_blocks, so they share one step of the block's chain of dependent loads.
 #pragma once
 
 #include "spmvc/common.cuh"
