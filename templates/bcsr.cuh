@@ -31,6 +31,23 @@
 namespace spmvc {
 namespace bcsr {
 
+/// The kT lanes' sums of block row `brow` combined with warp shuffles (every lane of the warp
+/// takes part), and its rows of y written by its first lane.
+template <int kR, int kT, typename Value, typename Acc>
+__device__ __forceinline__ void store_block_row(Acc (&sum)[kR], int lane, long long brow,
+                                                long long nbrows, long long nrows,
+                                                Value* __restrict__ y, Acc alpha, Acc beta) {
+#pragma unroll
+  for (int i = 0; i < kR; ++i) sum[i] = group_sum<kT>(sum[i]);
+  if (lane == 0 && brow < nbrows) {
+#pragma unroll
+    for (int i = 0; i < kR; ++i) {
+      const long long row = brow * kR + i;
+      if (row < nrows) store_y(y, row, sum[i], alpha, beta);
+    }
+  }
+}
+
 template <int kR, int kC, int kT, int kBlockSize, bool kColTail, typename Value, typename Acc>
 __device__ __forceinline__ void spmv(long long nrows, long long ncols,
                                      const long long* __restrict__ brow_ptr,
@@ -71,15 +88,7 @@ __device__ __forceinline__ void spmv(long long nrows, long long ncols,
       }
     }
   }
-#pragma unroll
-  for (int i = 0; i < kR; ++i) sum[i] = group_sum<kT>(sum[i]);
-  if (lane == 0 && brow < nbrows) {
-#pragma unroll
-    for (int i = 0; i < kR; ++i) {
-      const long long row = brow * kR + i;
-      if (row < nrows) store_y(y, row, sum[i], alpha, beta);
-    }
-  }
+  store_block_row<kR, kT>(sum, lane, brow, nbrows, nrows, y, alpha, beta);
 }
 
 /// One block's products into sum: `v` the block's r*c values; `transposed` reads it as its
@@ -136,15 +145,7 @@ __device__ __forceinline__ void spmv_symmetric(
       block_products<kR, kC, kColTail>(sum, values + at * (kR * kC), true, col0, ncols, x);
     }
   }
-#pragma unroll
-  for (int i = 0; i < kR; ++i) sum[i] = group_sum<kT>(sum[i]);
-  if (lane == 0 && brow < nbrows) {
-#pragma unroll
-    for (int i = 0; i < kR; ++i) {
-      const long long row = brow * kR + i;
-      if (row < nrows) store_y(y, row, sum[i], alpha, beta);
-    }
-  }
+  store_block_row<kR, kT>(sum, lane, brow, nbrows, nrows, y, alpha, beta);
 }
 
 }  // namespace bcsr

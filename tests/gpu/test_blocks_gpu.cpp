@@ -213,27 +213,17 @@ TEST_CASE("gpu: bcsr S=1: every shape and lane count on symmetric classes, alpha
 
 TEST_CASE("gpu: bcsr S=1 on every symmetric public matrix with at least 10k nonzeros") {
   if (!have_device()) return;
-  fs::path dir = test::shared_matrices();
-  if (const char* env = std::getenv("SPMVC_MATRIX_DIR")) dir = env;
-  if (dir.empty() || !fs::exists(dir / "index.csv")) {
+  const auto list = test::public_matrices(10000);
+  if (list.empty()) {
     MESSAGE("public matrices not present: skipped");
     return;
   }
-  std::ifstream index(dir / "index.csv");
-  std::string line;
-  std::getline(index, line);
   int tested = 0;
-  while (std::getline(index, line)) {
-    std::stringstream ss(line);
-    std::vector<std::string> f;
-    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 6;) f.push_back(cell);
-    if (f.size() < 6 || f[0] == "young1c" || std::stoll(f[5]) < 10000) continue;
-    const fs::path file = dir / (f[0] + ".mtx.xz");
-    if (!fs::exists(file)) continue;
+  for (const auto& [name, file] : list) {
     const CsrMatrix a = read_matrix_market(file);
     if (!inspect(a, InspectDepth::full).numerically_symmetric) continue;
     for (Precision p : {Precision::f64, Precision::f32}) {
-      CAPTURE(f[0]);
+      CAPTURE(name);
       CAPTURE(to_string(p));
       // Full inspection: rows depth checks symmetry only for matrices on at most 64 diagonals.
       Options o = forced(p, test::bcsr_half(3, 4));

@@ -545,25 +545,16 @@ TEST_CASE("bcsr S=1 round trips on symmetric matrices, every shape, both precisi
 }
 
 TEST_CASE("bcsr S=1 on the symmetric public matrices under 2M nonzeros") {
-  const fs::path dir = test::shared_matrices();
-  if (dir.empty() || !fs::exists(dir / "index.csv")) {
+  const auto list = test::public_matrices(0, 1999999);
+  if (list.empty()) {
     MESSAGE("public matrices not present: skipped");
     return;
   }
-  std::ifstream index(dir / "index.csv");
-  std::string line;
-  std::getline(index, line);
   int tested = 0;
-  while (std::getline(index, line)) {
-    std::stringstream ss(line);
-    std::vector<std::string> f;
-    for (std::string cell; std::getline(ss, cell, ',') && f.size() < 6;) f.push_back(cell);
-    if (f.size() < 6 || f[0] == "young1c" || std::stoll(f[5]) >= 2000000) continue;
-    const fs::path file = dir / (f[0] + ".mtx.xz");
-    if (!fs::exists(file)) continue;
+  for (const auto& [name, file] : list) {
     const CsrMatrix a = read_matrix_market(file);
     if (!inspect(a).numerically_symmetric) continue;
-    CAPTURE(f[0]);
+    CAPTURE(name);
     CHECK(round_trip(a, test::bcsr_half(3, 4)) <= 1e-12);
     CHECK(round_trip(a, test::bcsr_half(2, 1), Precision::f32) <= 1e-12);
     ++tested;
