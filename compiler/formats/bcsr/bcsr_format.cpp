@@ -111,6 +111,19 @@ SymmetricHalf symmetric_half(const blocks::BlockRows& full) {
                           static_cast<std::int64_t>(bc) * r, br * r));
         continue;
       }
+      // A block below the diagonal is read again as its transpose above it: where the matrix
+      // has no block there, it may hold only zeros.
+      if (bc < br && find_block(full, bc, static_cast<std::int32_t>(br)) < 0) {
+        const auto first = full.val.begin() + static_cast<std::ptrdiff_t>(j * rr);
+        if (std::any_of(first, first + static_cast<std::ptrdiff_t>(rr),
+                        [](double v) { return v != 0.0; }))
+          throw InputError(
+              "bcsr", 0,
+              fmt::format("S=1 (symmetric) but the {}x{} block at rows {}.., columns {}.. has no "
+                          "mirror at rows {}.., columns {}..",
+                          r, r, br * r, static_cast<std::int64_t>(bc) * r,
+                          static_cast<std::int64_t>(bc) * r, br * r));
+      }
       h.lower.col.push_back(bc);
       h.lower.val.insert(h.lower.val.end(), full.val.begin() + static_cast<std::ptrdiff_t>(j * rr),
                          full.val.begin() + static_cast<std::ptrdiff_t>((j + 1) * rr));
