@@ -582,6 +582,15 @@ TEST_CASE("bcsr S=1 is refused, with the reason, where the matrix or shape does 
                        doctest::Contains("block at rows 0.., columns 2.. differs from the "
                                          "transpose of its mirror at rows 2.., columns 0.."),
                        InputError);
+  // An entry below the diagonal whose mirror block is absent: the half would add it above too.
+  CsrMatrix lower_only = small_symmetric();
+  lower_only.row_ptr = {0, 2, 4, 5, 8, 11};  // a(0, 3) and a(1, 4) left out
+  lower_only.col_idx = {0, 1, 0, 1, 2, 0, 3, 4, 1, 3, 4};
+  lower_only.values = {4, 1, 1, 5, 6, 2, 7, 1, 3, 1, 8};
+  CHECK_THROWS_WITH_AS(bcsr.encode(lower_only, test::bcsr_half(2, 1), Precision::f64),
+                       doctest::Contains("block at rows 2.., columns 0.. has no mirror at rows "
+                                         "0.., columns 2.."),
+                       InputError);
   CHECK_THROWS_AS(
       bcsr.encode(gen::random_uniform(700, 2500, 9), test::bcsr_half(2, 1), Precision::f64),
       InputError);
