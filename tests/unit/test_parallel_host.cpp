@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "formats/arrays.hpp"
+#include "formats/common/block_common.hpp"
 #include "formats/format.hpp"
 #include "spmvc/blocks.hpp"
 #include "spmvc/generators.hpp"
@@ -329,6 +331,54 @@ TEST_CASE("parallel host: every format's encoded arrays are the same on 1, 4 and
     }
   }
   CHECK(encoded > 100);  // the matrices reach most formats, value-coded twins included
+}
+
+TEST_CASE("parallel host: block rows are the same on 1, 3 and 7 threads, any column order") {
+  // Columns out of order within rows and one column repeated (its last value is kept), beside
+  // generated matrices; ragged last block rows and columns for r, c = 3.
+  CsrMatrix shuffled = irregular(301, 250, 0, 6);
+  for (std::int64_t i = 0; i < shuffled.nrows; ++i) {
+    const std::int64_t b = shuffled.row_ptr[i], e = shuffled.row_ptr[i + 1];
+    std::reverse(shuffled.col_idx.begin() + b, shuffled.col_idx.begin() + e);
+    std::reverse(shuffled.values.begin() + b, shuffled.values.begin() + e);
+  }
+  const std::int64_t row = shuffled.nrows / 3, first = shuffled.row_ptr[row];  // the long row
+  REQUIRE(shuffled.row_ptr[row + 1] - first >= 2);
+  shuffled.col_idx[static_cast<std::size_t>(first) + 1] = shuffled.col_idx[first];
+  const double kept = shuffled.values[static_cast<std::size_t>(first) + 1];
+  int compared = 0;
+  for (const CsrMatrix& a : {shuffled, spmvc::gen::from_spec("elasticity:n=6"),
+                             spmvc::gen::from_spec("rmat:scale=10,ef=8")}) {
+    for (const auto& [r, c] : {std::pair{3, 3}, std::pair{2, 4}, std::pair{1, 1}}) {
+      CAPTURE(r);
+      CAPTURE(c);
+      spmvc::formats::blocks::BlockRows serial;
+      {
+        const Threads one(1);
+        serial = spmvc::formats::blocks::build_block_rows(a, r, c);
+      }
+      for (const int n : {3, 7}) {
+        const Threads many(n);
+        const auto parallel = spmvc::formats::blocks::build_block_rows(a, r, c);
+        CHECK(parallel.ptr == serial.ptr);
+        CHECK(parallel.col == serial.col);
+        // Bit for bit: the generated values include NaNs and -0.0.
+        REQUIRE(parallel.val.size() == serial.val.size());
+        CHECK(std::memcmp(parallel.val.data(), serial.val.data(),
+                          serial.val.size() * sizeof(double)) == 0);
+      }
+      ++compared;
+      if (&a != &shuffled || r != 1) continue;
+      // 1x1 blocks: the repeated column holds the row's later value.
+      const auto at = std::find(serial.col.begin() + serial.ptr[row],
+                                serial.col.begin() + serial.ptr[row + 1], shuffled.col_idx[first]);
+      REQUIRE(at != serial.col.begin() + serial.ptr[row + 1]);
+      CHECK(std::bit_cast<std::uint64_t>(
+                serial.val[static_cast<std::size_t>(at - serial.col.begin())]) ==
+            std::bit_cast<std::uint64_t>(kept));
+    }
+  }
+  CHECK(compared == 9);
 }
 
 TEST_CASE("parallel host: replicate gives the same copies on 1 and 7 threads") {

@@ -10,9 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "formats/arrays.hpp"
 #include "spmvc/blocks.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/parallel.hpp"
 #include "spmvc/profile.hpp"
 
 namespace spmvc::formats::blocks {
@@ -77,42 +79,91 @@ struct BlockRows {
   std::int64_t blocks() const { return static_cast<std::int64_t>(col.size()); }
 };
 
-/// One pass over the rows: slot[bc] is the block of block column bc in the current block row.
+/// Scratch the block-row builder may take for its per-range slot arrays (one int32 per block
+/// column each): a matrix with more block columns runs on fewer ranges.
+inline constexpr double kBlockScratchBytes = 256.0 * 1024 * 1024;
+
+/// Contiguous ranges of block rows for `a`'s r-row block rows, balanced by nonzeros
+/// (split_rows's cuts moved up to the next block-row boundary), at most `most` of them.
+inline std::vector<Range> block_row_ranges(const CsrMatrix& a, int r, std::int64_t most) {
+  const std::int64_t nbrows = (a.nrows + r - 1) / r;
+  std::vector<std::int64_t> cuts{0};
+  for (const Range& rows : split_rows(a, kRowGrain)) {
+    const std::int64_t cut = std::min(nbrows, (rows.end + r - 1) / r);
+    if (cut > cuts.back()) cuts.push_back(cut);
+  }
+  if (cuts.back() < nbrows) cuts.push_back(nbrows);
+  // Too many for the scratch: every k-th cut.
+  const auto ranges = static_cast<std::int64_t>(cuts.size()) - 1;
+  const std::int64_t step =
+      std::max<std::int64_t>(1, (ranges + most - 1) / std::max<std::int64_t>(1, most));
+  std::vector<Range> out;
+  for (std::int64_t i = 0; i < ranges; i += step)
+    out.push_back({cuts[static_cast<std::size_t>(i)],
+                   cuts[static_cast<std::size_t>(std::min(i + step, ranges))]});
+  return out;
+}
+
+/// Two passes over ranges of block rows, in parallel: the first finds each block row's block
+/// columns (a slot per block column marks those seen; sorted), the second places every nonzero
+/// in its block (the slot then holds the block's rank in its block row). The arrays do not
+/// depend on the ranges; a column repeated in a row keeps its last value, as a row-by-row pass
+/// would.
 inline BlockRows build_block_rows(const CsrMatrix& a, int r, int c) {
   BlockRows b;
   b.r = r;
   b.c = c;
   b.nbrows = (a.nrows + r - 1) / r;
   const std::int64_t nbcols = (a.ncols + c - 1) / c;
-  std::vector<std::int64_t> slot(static_cast<std::size_t>(nbcols), -1);
-  std::vector<std::int32_t> cols;
-  b.ptr.reserve(static_cast<std::size_t>(b.nbrows) + 1);
-  for (std::int64_t br = 0; br < b.nbrows; ++br) {
-    const std::int64_t r0 = br * r, r1 = std::min(r0 + r, a.nrows);
-    cols.clear();
-    for (std::int64_t k = a.row_ptr[r0]; k < a.row_ptr[r1]; ++k) {
-      const std::int32_t bc = a.col_idx[k] / c;
-      if (slot[bc] < 0) {
-        slot[bc] = 0;
-        cols.push_back(bc);
+  const auto most = static_cast<std::int64_t>(kBlockScratchBytes /
+                                              std::max(1.0, 4.0 * static_cast<double>(nbcols)));
+  const std::vector<Range> ranges = block_row_ranges(a, r, std::max<std::int64_t>(1, most));
+  std::vector<std::int64_t> count(static_cast<std::size_t>(b.nbrows) + 1, 0);
+  const std::vector<std::vector<std::int32_t>> cols_of =
+      map_ranges(ranges, [&](std::int64_t b0, std::int64_t b1) {
+        std::vector<std::int32_t> slot(static_cast<std::size_t>(nbcols), -1);
+        std::vector<std::int32_t> out, cols;
+        for (std::int64_t br = b0; br < b1; ++br) {
+          const std::int64_t r0 = br * r, r1 = std::min(r0 + r, a.nrows);
+          cols.clear();
+          for (std::int64_t k = a.row_ptr[r0]; k < a.row_ptr[r1]; ++k) {
+            const std::int32_t bc = a.col_idx[k] / c;
+            if (slot[bc] < 0) {
+              slot[bc] = 0;
+              cols.push_back(bc);
+            }
+          }
+          std::sort(cols.begin(), cols.end());
+          for (const std::int32_t bc : cols) slot[bc] = -1;
+          out.insert(out.end(), cols.begin(), cols.end());
+          count[static_cast<std::size_t>(br) + 1] = static_cast<std::int64_t>(cols.size());
+        }
+        return out;
+      });
+  for (std::size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+  b.ptr = std::move(count);
+  b.col.resize(static_cast<std::size_t>(b.ptr.back()));
+  b.val.assign(static_cast<std::size_t>(b.ptr.back()) * static_cast<std::size_t>(r * c), 0.0);
+  run_ranges(ranges, [&](std::size_t p, std::int64_t b0, std::int64_t b1) {
+    std::copy(cols_of[p].begin(), cols_of[p].end(),
+              b.col.begin() + static_cast<std::ptrdiff_t>(b.ptr[static_cast<std::size_t>(b0)]));
+    std::vector<std::int32_t> slot(static_cast<std::size_t>(nbcols), -1);
+    for (std::int64_t br = b0; br < b1; ++br) {
+      const std::int64_t base = b.ptr[static_cast<std::size_t>(br)];
+      const std::int64_t end = b.ptr[static_cast<std::size_t>(br) + 1];
+      for (std::int64_t j = base; j < end; ++j)
+        slot[b.col[static_cast<std::size_t>(j)]] = static_cast<std::int32_t>(j - base);
+      const std::int64_t r0 = br * r, r1 = std::min(r0 + r, a.nrows);
+      for (std::int64_t row = r0; row < r1; ++row) {
+        for (std::int64_t k = a.row_ptr[row]; k < a.row_ptr[row + 1]; ++k) {
+          const std::int32_t col = a.col_idx[k];
+          const std::int64_t blk = base + slot[col / c];
+          b.val[static_cast<std::size_t>((blk * r + (row - r0)) * c + col % c)] = a.values[k];
+        }
       }
+      for (std::int64_t j = base; j < end; ++j) slot[b.col[static_cast<std::size_t>(j)]] = -1;
     }
-    std::sort(cols.begin(), cols.end());
-    const std::int64_t base = b.blocks();
-    for (std::size_t i = 0; i < cols.size(); ++i)
-      slot[cols[i]] = base + static_cast<std::int64_t>(i);
-    b.col.insert(b.col.end(), cols.begin(), cols.end());
-    b.val.resize(static_cast<std::size_t>(b.blocks()) * r * c, 0.0);
-    for (std::int64_t row = r0; row < r1; ++row) {
-      for (std::int64_t k = a.row_ptr[row]; k < a.row_ptr[row + 1]; ++k) {
-        const std::int32_t col = a.col_idx[k];
-        const std::int64_t blk = slot[col / c];
-        b.val[static_cast<std::size_t>((blk * r + (row - r0)) * c + col % c)] = a.values[k];
-      }
-    }
-    for (const std::int32_t bc : cols) slot[bc] = -1;
-    b.ptr.push_back(b.blocks());
-  }
+  });
   return b;
 }
 
