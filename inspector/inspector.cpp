@@ -410,33 +410,15 @@ std::int64_t count_distinct(const std::vector<double>& values) {
 // Values equal to 1 (unit_values), values exact in fp32 (fp32_exact_values) and the values
 // rounding errors under mixed precision (value_rounding.hpp), in one pass.
 void count_value_kinds(const std::vector<double>& values, Profile& p) {
-  struct Counts {
-    std::int64_t unit = 0, exact = 0, f32_overflow = 0, bf16_overflow = 0;
-    double f32_error = 0.0, bf16_error = 0.0;
-  };
   const auto n = static_cast<std::int64_t>(values.size());
   p.unit_values = 0;
   p.fp32_exact_values = 0;
   p.f32_rounding_error = p.bf16_rounding_error = 0.0;
   p.f32_overflow = p.bf16_overflow = 0;
-  for (const Counts& c :
+  for (const ValueKinds& c :
        map_ranges(split_range(n, kScanGrain), [&](std::int64_t b, std::int64_t e) {
-         Counts c;
-         for (std::int64_t i = b; i < e; ++i) {
-           const double v = values[static_cast<std::size_t>(i)];
-           c.unit += v == 1.0 ? 1 : 0;
-           const bool exact = exact_in_fp32(v);
-           c.exact += exact ? 1 : 0;
-           if (!exact) {
-             const RoundedValue r = round_to_f32(v);
-             c.f32_overflow += r.overflow ? 1 : 0;
-             if (!r.overflow) c.f32_error = std::max(c.f32_error, r.relative_error);
-           }
-           const RoundedValue r = round_to_bf16(v);
-           c.bf16_overflow += r.overflow ? 1 : 0;
-           if (!r.overflow) c.bf16_error = std::max(c.bf16_error, r.relative_error);
-         }
-         return c;
+         return value_kinds(std::span<const double>(values).subspan(
+             static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)));
        })) {
     p.unit_values += c.unit;
     p.fp32_exact_values += c.exact;

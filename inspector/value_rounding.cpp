@@ -1,10 +1,12 @@
 #include "spmvc/value_rounding.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
 #include <limits>
 
+#include "spmvc/profile.hpp"
 #include "value_round.cuh"
 
 namespace spmvc {
@@ -20,9 +22,12 @@ double relative_error(double v, double stored) {
   return std::fabs(stored - v) / std::fabs(v);
 }
 
-}  // namespace
+[[gnu::always_inline]] inline float bf16_nearest(float v) {
+  return std::bit_cast<float>(bf16_widen_bits(bf16_round_bits(std::bit_cast<std::uint32_t>(v))));
+}
 
-RoundedValue round_to_f32(double v) {
+// The roundings, inlined where value_kinds calls them per value.
+[[gnu::always_inline]] inline RoundedValue f32_of(double v) {
   RoundedValue r;
   if (std::isnan(v) || std::isinf(v)) {
     r.stored = v;
@@ -40,17 +45,41 @@ RoundedValue round_to_f32(double v) {
   return r;
 }
 
-float bf16_round(float v) { return std::bit_cast<float>(bf16_widen_bits(bf16_word(v))); }
-
-std::uint16_t bf16_word(float v) { return bf16_round_bits(std::bit_cast<std::uint32_t>(v)); }
-
-RoundedValue round_to_bf16(double v) {
-  RoundedValue r = round_to_f32(v);
+[[gnu::always_inline]] inline RoundedValue bf16_of(double v) {
+  RoundedValue r = f32_of(v);
   if (r.overflow || std::isnan(v) || std::isinf(v)) return r;
-  r.stored = static_cast<double>(bf16_round(static_cast<float>(r.stored)));
+  r.stored = static_cast<double>(bf16_nearest(static_cast<float>(r.stored)));
   r.overflow = std::isinf(r.stored);
   r.relative_error = r.overflow ? 0.0 : relative_error(v, r.stored);
   return r;
+}
+
+}  // namespace
+
+RoundedValue round_to_f32(double v) { return f32_of(v); }
+
+RoundedValue round_to_bf16(double v) { return bf16_of(v); }
+
+float bf16_round(float v) { return bf16_nearest(v); }
+
+std::uint16_t bf16_word(float v) { return bf16_round_bits(std::bit_cast<std::uint32_t>(v)); }
+
+ValueKinds value_kinds(std::span<const double> values) {
+  ValueKinds c;
+  for (const double v : values) {
+    c.unit += v == 1.0 ? 1 : 0;
+    const bool exact = exact_in_fp32(v);
+    c.exact += exact ? 1 : 0;
+    if (!exact) {
+      const RoundedValue r = f32_of(v);
+      c.f32_overflow += r.overflow ? 1 : 0;
+      if (!r.overflow) c.f32_error = std::max(c.f32_error, r.relative_error);
+    }
+    const RoundedValue r = bf16_of(v);
+    c.bf16_overflow += r.overflow ? 1 : 0;
+    if (!r.overflow) c.bf16_error = std::max(c.bf16_error, r.relative_error);
+  }
+  return c;
 }
 
 double y_error_bound(double value_error, std::int64_t row_length, double accumulate_unit,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace spmvc {
 
@@ -25,6 +26,16 @@ RoundedValue round_to_bf16(double v);
 float bf16_round(float v);
 /// The bf16 word (high 16 bits of the fp32 word) of bf16_round(v).
 std::uint16_t bf16_word(float v);
+
+/// What the inspector counts of a run of values in one pass (Profile's unit_values,
+/// fp32_exact_values and the mixed-precision rounding fields): values equal to 1, values exact
+/// in fp32, and the overflows and largest relative errors of round_to_f32 (over the values not
+/// exact in fp32) and of round_to_bf16. In this unit so that the roundings inline into the loop.
+struct ValueKinds {
+  std::int64_t unit = 0, exact = 0, f32_overflow = 0, bf16_overflow = 0;
+  double f32_error = 0.0, bf16_error = 0.0;
+};
+ValueKinds value_kinds(std::span<const double> values);
 
 /// The bound on |y_i - (A x)_i| / (|A||x|)_i for y = alpha A x with alpha = 1 (beta = 0), when
 /// every stored value has relative error at most `value_error` and row i has `row_length`
