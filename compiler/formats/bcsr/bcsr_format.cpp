@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -89,6 +90,14 @@ SymmetricHalf symmetric_half(const blocks::BlockRows& full) {
   h.lower.nbrows = full.nbrows;
   h.lower.ptr.assign(1, 0);
   std::vector<std::int64_t> mirrors(static_cast<std::size_t>(full.nbrows) + 1, 0);
+  // The block at block row br, block column bc, against its mirror (bc, br).
+  auto refuse = [r](std::int64_t br, std::int64_t bc, std::string_view what) {
+    throw InputError(
+        "bcsr", 0,
+        fmt::format("S=1 (symmetric) but the {}x{} block at rows {}.., columns {}.. {} "
+                    "at rows {}.., columns {}..",
+                    r, r, br * r, bc * r, what, bc * r, br * r));
+  };
   for (std::int64_t br = 0; br < full.nbrows; ++br) {
     for (std::int64_t j = full.ptr[static_cast<std::size_t>(br)];
          j < full.ptr[static_cast<std::size_t>(br) + 1]; ++j) {
@@ -102,13 +111,7 @@ SymmetricHalf symmetric_half(const blocks::BlockRows& full) {
                 full.val[static_cast<std::size_t>(j) * rr + static_cast<std::size_t>(i * r + k)] ==
                 full.val[static_cast<std::size_t>(m) * rr + static_cast<std::size_t>(k * r + i)];
         }
-        if (!same)
-          throw InputError(
-              "bcsr", 0,
-              fmt::format("S=1 (symmetric) but the {}x{} block at rows {}.., columns {}.. differs "
-                          "from the transpose of its mirror at rows {}.., columns {}..",
-                          r, r, br * r, static_cast<std::int64_t>(bc) * r,
-                          static_cast<std::int64_t>(bc) * r, br * r));
+        if (!same) refuse(br, bc, "differs from the transpose of its mirror");
         continue;
       }
       // A block below the diagonal is read again as its transpose above it: where the matrix
@@ -117,12 +120,7 @@ SymmetricHalf symmetric_half(const blocks::BlockRows& full) {
         const auto first = full.val.begin() + static_cast<std::ptrdiff_t>(j * rr);
         if (std::any_of(first, first + static_cast<std::ptrdiff_t>(rr),
                         [](double v) { return v != 0.0; }))
-          throw InputError(
-              "bcsr", 0,
-              fmt::format("S=1 (symmetric) but the {}x{} block at rows {}.., columns {}.. has no "
-                          "mirror at rows {}.., columns {}..",
-                          r, r, br * r, static_cast<std::int64_t>(bc) * r,
-                          static_cast<std::int64_t>(bc) * r, br * r));
+          refuse(br, bc, "has no mirror");
       }
       h.lower.col.push_back(bc);
       h.lower.val.insert(h.lower.val.end(), full.val.begin() + static_cast<std::ptrdiff_t>(j * rr),
