@@ -3,6 +3,7 @@
 // Filter: test_gpu -tc='gpu: blocked*,gpu: bellpack*,gpu: bcsr*'
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -239,14 +240,14 @@ TEST_CASE("gpu: bcsr S=1 on every symmetric public matrix with at least 10k nonz
 
 TEST_CASE("gpu: bcsr S=1: the host planner's pick on bcsstk16, and value updates") {
   if (!have_device()) return;
-  fs::path dir = test::shared_matrices();
-  if (const char* env = std::getenv("SPMVC_MATRIX_DIR")) dir = env;
-  const fs::path file = dir / "bcsstk16.mtx.xz";
-  if (dir.empty() || !fs::exists(file)) {
+  const auto list = test::public_matrices(0);
+  const auto it =
+      std::find_if(list.begin(), list.end(), [](const auto& m) { return m.first == "bcsstk16"; });
+  if (it == list.end()) {
     MESSAGE("bcsstk16 not present: skipped");
     return;
   }
-  CsrMatrix a = read_matrix_market(file);
+  CsrMatrix a = read_matrix_market(it->second);
   Options o;
   o.build = BuildMode::host;
   o.disk_cache = false;
