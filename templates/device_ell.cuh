@@ -24,7 +24,10 @@
 // dia_offsets     one thread per row, grid-stride: each nonzero's diagonal (column - row) into a
 //                 set of kDiaSlots 64-bit keys (offset + 2^32; 0 empty), a block's own set in
 //                 shared memory filtering what reaches the global one; *count counts the global
-//                 set's keys, and every thread stops once it passes kDiaMaxDiagonals.
+//                 set's keys. Once a block's own set passes kDiaMaxDiagonals (so the matrix has
+//                 more), it raises *count past the cap and its threads stop, between any two
+//                 nonzeros: the sets never fill, and a long row is not walked to its end. Every
+//                 thread also stops at a row's start once *count has passed the cap.
 // dia_symmetry    one thread per row: each entry above the diagonal against its mirror, found by
 //                 a binary search of the mirror's row (sorted columns): flags[0] set where one has
 //                 no mirror, flags[1] where the values differ; counts[0] and counts[1] sum the
@@ -311,17 +314,27 @@ __device__ __forceinline__ void dia_offsets(const int* __restrict__ row_ptr,
                                             unsigned long long* __restrict__ keys,
                                             int* __restrict__ count) {
   __shared__ unsigned long long local[kDiaSlots];
+  __shared__ int local_count;  // the keys of `local`
   for (int i = threadIdx.x; i < kDiaSlots; i += blockDim.x) local[i] = 0;
+  if (threadIdx.x == 0) local_count = 0;
   __syncthreads();
+  const volatile int* seen = &local_count;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long r = grid_thread(); r < nrows; r += stride) {
     if (*reinterpret_cast<volatile int*>(count) > kDiaMaxDiagonals) return;
     const int end = __ldg(row_ptr + r + 1);
     for (int k = __ldg(row_ptr + r); k < end; ++k) {
+      if (*seen > kDiaMaxDiagonals) return;
       const unsigned long long key =
           static_cast<unsigned long long>(static_cast<long long>(__ldg(col_idx + k)) - r) +
           kDiaKeyBias;
-      if (dia_insert(local, key) && dia_insert(keys, key)) atomicAdd(count, 1);
+      if (!dia_insert(local, key)) continue;
+      if (atomicAdd(&local_count, 1) + 1 > kDiaMaxDiagonals) {
+        // This block alone has seen more diagonals than dia stores: the answer is known.
+        atomicMax(count, kDiaMaxDiagonals + 1);
+        return;
+      }
+      if (dia_insert(keys, key)) atomicAdd(count, 1);
     }
   }
 }
