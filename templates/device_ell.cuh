@@ -27,7 +27,9 @@
 //                 set's keys. Once a block's own set passes kDiaMaxDiagonals (so the matrix has
 //                 more), it raises *count past the cap and its threads stop, between any two
 //                 nonzeros: the sets never fill, and a long row is not walked to its end. Every
-//                 thread also stops at a row's start once *count has passed the cap.
+//                 thread also stops once *count has passed the cap, checked at a row's start and
+//                 before each insert into the global set, and no insert probes more than
+//                 kDiaMaxDiagonals + 1 slots (that many other keys: the matrix has more).
 // dia_symmetry    one thread per row: each entry above the diagonal against its mirror, found by
 //                 a binary search of the mirror's row (sorted columns): flags[0] set where one has
 //                 no mirror, flags[1] where the values differ; counts[0] and counts[1] sum the
@@ -291,22 +293,28 @@ constexpr int kDiaSlots = 256;
 constexpr int kDiaMaxDiagonals = 64;
 constexpr unsigned long long kDiaKeyBias = 1ull << 32;
 
-/// Inserts `key` (non-zero) into the kDiaSlots-slot set at `keys`; true when it was not there.
-/// `keys` is shared or global memory; a full set takes no more (the count past the cap stops
-/// the pass anyway).
-__device__ __forceinline__ bool dia_insert(unsigned long long* keys, unsigned long long key) {
+// dia_insert's answers.
+constexpr int kDiaPresent = 0;   // the key was in the set
+constexpr int kDiaInserted = 1;  // this call added it
+constexpr int kDiaTooMany = 2;   // kDiaMaxDiagonals + 1 slots in a row hold other keys
+
+/// Inserts `key` (non-zero) into the kDiaSlots-slot set at `keys` (shared or global memory) by
+/// linear probing. The probe stops after kDiaMaxDiagonals + 1 slots: that many distinct other
+/// keys already in the set mean more diagonals than dia stores, so no insert walks a crowded set
+/// (in global memory every probe is a round trip to L2).
+__device__ __forceinline__ int dia_insert(unsigned long long* keys, unsigned long long key) {
   const unsigned h = static_cast<unsigned>((key * 0x9E3779B97F4A7C15ull) >> 56);
-  for (int probe = 0; probe < kDiaSlots; ++probe) {
+  for (int probe = 0; probe <= kDiaMaxDiagonals; ++probe) {
     unsigned long long* slot = keys + ((h + probe) & (kDiaSlots - 1));
     unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(slot);
-    if (seen == key) return false;
+    if (seen == key) return kDiaPresent;
     if (seen == 0) {
       seen = atomicCAS(slot, 0ull, key);
-      if (seen == 0) return true;
-      if (seen == key) return false;
+      if (seen == 0) return kDiaInserted;
+      if (seen == key) return kDiaPresent;
     }
   }
-  return false;
+  return kDiaTooMany;
 }
 
 __device__ __forceinline__ void dia_offsets(const int* __restrict__ row_ptr,
@@ -328,13 +336,22 @@ __device__ __forceinline__ void dia_offsets(const int* __restrict__ row_ptr,
       const unsigned long long key =
           static_cast<unsigned long long>(static_cast<long long>(__ldg(col_idx + k)) - r) +
           kDiaKeyBias;
-      if (!dia_insert(local, key)) continue;
-      if (atomicAdd(&local_count, 1) + 1 > kDiaMaxDiagonals) {
+      const int local_insert = dia_insert(local, key);
+      if (local_insert == kDiaPresent) continue;
+      if (local_insert == kDiaTooMany || atomicAdd(&local_count, 1) + 1 > kDiaMaxDiagonals) {
         // This block alone has seen more diagonals than dia stores: the answer is known.
         atomicMax(count, kDiaMaxDiagonals + 1);
         return;
       }
-      if (dia_insert(keys, key)) atomicAdd(count, 1);
+      // The global set is read only while its count is under the cap: past it, every block's
+      // inserts would crowd it for nothing.
+      if (*reinterpret_cast<volatile int*>(count) > kDiaMaxDiagonals) return;
+      const int global_insert = dia_insert(keys, key);
+      if (global_insert == kDiaTooMany) {
+        atomicMax(count, kDiaMaxDiagonals + 1);
+        return;
+      }
+      if (global_insert == kDiaInserted && atomicAdd(count, 1) + 1 > kDiaMaxDiagonals) return;
     }
   }
 }
