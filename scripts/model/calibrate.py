@@ -53,6 +53,16 @@ ratio of the fitted factors to the prior's (a GPU whose fitted formats all run 2
 its prior predicted runs the others so too; 1 when the prior is this GPU's own earlier fit);
 they take part in the picks but are not moved.
 
+--refit FORMATS moves those formats' factors alone and keeps every other row of the prior as it
+stands, unscaled: after one format's kernel changed, its new timings (with --supersede) move its
+factor (the median of measured over predicted time at the prior's exponent and x-sector price,
+then the pick fit on the factor only), and the other rows stay where their own timings put them.
+The exponent and the sector price stay the prior's: they were fitted over both precisions and
+every format's timings, and moving them on one format's new timings traded wiki-Vote x16M fp32
+(csr_stream 0.95x cuSPARSE) for the census graphs on the H200. A whole refit on the same data moves
+every row with the picks, and can trade a format whose model errs badly on one matrix (csr on
+MIT8_facebook100 x16M fp32 on the H200: predicted 37.5 us, measured 63.8) into that pick.
+
 The header records each fit's picks scored leave-one-matrix-out on the same suites (for each
 matrix the rows fitted on the others predict it; scripts/model/planner-eval.py --mode loo,
 loo-picks prints them per matrix) beside the prior's picks: geometric mean of pick / oracle and
@@ -66,7 +76,8 @@ Every suite file must come from that GPU (its "gpu" field is checked against the
 name), and predictions are made with `spmvc plan --gpu MODEL`, so at that model's read bandwidth.
 
 Usage: scripts/model/calibrate.py --gpu H100|H200 [--fit picks|median] [--spmvc BIN]
-       [--matrices DIR] [--prior FILE] [--out FILE] SUITE.json [SUITE.json ...]
+       [--matrices DIR] [--prior FILE] [--out FILE] [--supersede] [--refit FORMATS]
+       SUITE.json [SUITE.json ...]
 """
 import argparse
 import itertools
@@ -107,6 +118,9 @@ def main():
     ap.add_argument("--supersede", action="store_true",
                     help="a later suite file's timing of a format on a matrix and precision "
                     "replaces the earlier files' (a kernel changed between the runs)")
+    ap.add_argument("--refit", metavar="FORMATS",
+                    help="comma list: fit only these formats' rows; every other row stays the "
+                    "prior's, unscaled (after one format's kernel changed)")
     ap.add_argument("suites", nargs="+")
     a = ap.parse_args()
     out = a.out or os.path.join(pd.ROOT, "compiler", "calibration", f"{a.gpu.lower()}.inc")
@@ -131,10 +145,21 @@ def main():
         if superseded:
             sources.append(f"superseded by a later file's timing: {superseded} format timings")
     model = "compulsory"
-    kw = {"strength": a.strength, "margin": a.margin}
+    only = set(a.refit.split(",")) if a.refit else None
+    if only and not prior_rows:
+        sys.exit("--refit keeps the other formats' rows of a prior: give --prior")
+    kw = {"strength": a.strength, "margin": a.margin, "only": only}
     own = pd.fit(entries, model, a.min_matrices)
+    if only:
+        missing = only - {k[0] for k in own if k in prior_rows}
+        if missing:
+            sys.exit(f"--refit: {', '.join(sorted(missing))} timed on fewer than "
+                     f"{a.min_matrices} matrices of these suites, or without a prior row")
+        own = {k: v for k, v in own.items() if k[0] in only}
+        scale = 1.0
+    else:
+        _, scale = pd.with_prior(own, prior_rows)
     rows = pd.fitted_rows(entries, model, a.min_matrices, prior_rows, a.fit, **kw)
-    _, scale = pd.with_prior(own, prior_rows)
 
     def scored(picks):
         return "; ".join(f"{p} %.3fx, %d/%d within 5%%" % pd.score(entries, picks, p)
@@ -201,7 +226,11 @@ def main():
     lines.append("// {format, precision, factor, exponent, sector_bytes, matrices, log-spread (sd "
                  "of log residual)}")
     kept = sorted(k for k in set(prior_lines) - set(own) if k[1] not in kept_precisions)
-    if kept:
+    if kept and only:
+        lines.append(f"// refit: {', '.join(sorted(only))} only; kept from the prior file as "
+                     "they were:")
+        lines.append("//   " + ", ".join(f"{f} {p}" for f, p in kept))
+    elif kept:
         lines.append(f"// kept from the prior file (timed on fewer than {a.min_matrices} "
                      f"matrices here, or not at all), factors x {scale:.4f}, the median of fitted")
         lines.append("// over prior factors:")

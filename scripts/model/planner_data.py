@@ -390,7 +390,7 @@ def _pick_loss(cases, params):
 
 
 def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STRENGTH,
-              margin=PICK_MARGIN, span=PICK_SPAN):
+              margin=PICK_MARGIN, span=PICK_SPAN, factors_only=False):
     """The median fit's rows moved to rank the formats right: per precision, minimises
 
         J = sum over results of log(measured time of the pick / oracle time)
@@ -403,8 +403,8 @@ def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STREN
     fastest prediction, so each coordinate's exact minimum is found by trying one point per
     interval between turning points: the median's value clamped into the interval, kept margin
     (in log time) inside it so a pick does not rest on a tie. fixed: rows that take part in the
-    picks but are not moved (formats timed too seldom to fit). Each row's sector_bytes stays
-    the median fit's. Returns rows in fit()'s form, the log-spread recomputed against the moved
+    picks but are not moved (formats timed too seldom to fit). factors_only: the exponents stay
+    as in rows. Each row's sector_bytes stays the median fit's. Returns rows in fit()'s form, the log-spread recomputed against the moved
     factors."""
     fixed = fixed or {}
     out = dict(rows)
@@ -417,7 +417,7 @@ def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STREN
         coords = [(f, 0) for f in sorted(start)]
         for f in sorted(start):
             lis = [li for c in cases for fmt, _, li, _ in c if fmt == f]
-            if lis and max(lis) - min(lis) > 0.05:
+            if not factors_only and lis and max(lis) - min(lis) > 0.05:
                 coords.append((f, 1))
 
         def objective(p):
@@ -512,10 +512,45 @@ def predictor(rows, model, precision):
 FITS = ("median", "picks")
 
 
+def _median_factor(entries, model, key, row, min_matrices):
+    """`row` with its factor the median of measured over charged raw time x imbalance^exponent
+    on entries' observations of key (its exponent and sector_bytes kept), the matrices counted
+    and the log-spread recomputed; None where fewer than min_matrices observe it."""
+    fmt, prec = key
+    ratios = [o["ms"] / (charged(o, model, row) * max(1.0, o["imbalance"]) ** row[1])
+              for r, obs in entries if r["precision"] == prec
+              for g, o in obs.items() if g == fmt and "raw" in o and o["raw"][model] > 0]
+    if len(ratios) < min_matrices:
+        return None
+    f = median(ratios)
+    logs = [math.log(v / f) for v in ratios]
+    mean = sum(logs) / len(logs)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
+    return (f, row[1], len(ratios), sd, sector_bytes(row))
+
+
 def fitted_rows(entries, model, min_matrices, prior, method, strength=PICK_STRENGTH,
-                margin=PICK_MARGIN):
+                margin=PICK_MARGIN, only=None):
     """The rows calibrate.py writes from entries: fit() (method median) or fit() then
-    fit_picks() (method picks), completed by the prior's rows (with_prior)."""
+    fit_picks() (method picks), completed by the prior's rows (with_prior). only: the formats
+    refitted: their factors alone, from the prior's rows (_median_factor, then moved by the pick
+    fit), their exponents and x-sector prices the prior's; every other row is the prior's as it
+    stands, unscaled (a refit after one format's kernel changed leaves the others where their own
+    timings put them)."""
+    if only is not None:
+        start = {}
+        for key, row in prior.items():
+            if key[0] in only:
+                moved = _median_factor(entries, model, key, row, min_matrices)
+                if moved is not None:
+                    start[key] = moved
+        rows = {**prior, **start}
+        if method == "picks":
+            rows.update(fit_picks(entries, start, model, fixed=rows, strength=strength,
+                                  margin=margin, factors_only=True))
+        elif method != "median":
+            raise ValueError(f"unknown fit '{method}' ({', '.join(FITS)})")
+        return rows
     own = fit(entries, model, min_matrices)
     rows, _ = with_prior(own, prior)
     if method == "picks":

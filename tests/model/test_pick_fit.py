@@ -182,6 +182,27 @@ class PickFit(unittest.TestCase):
         self.assertEqual(full[("csr", "f64")], rows[("csr", "f64")])
         self.assertEqual(pd.with_prior(rows, {}), (rows, 1.0))
 
+    def test_refit_moves_only_the_named_formats_factor(self):
+        # A prior whose rows differ from this data's median fit: a whole refit moves every row
+        # (and scales amb's). With only={"bro_ell"}, ell, csr and amb stay the prior's exactly,
+        # bro_ell keeps its exponent and x-sector price, and its factor moves from the prior's
+        # 1.5 (ell picked on the plain matrices) far enough to win them.
+        prior = {("bro_ell", "f64"): (1.5, 0.25, 5, 0.2, 3.0), ("ell", "f64"): (1.0, 0.0, 5, 0.2),
+                 ("csr", "f64"): (1.4, 0.0, 5, 0.2), ("amb", "f64"): (2.0, 0.0, 5, 0.3)}
+        whole = pd.fitted_rows(self.entries, "compulsory", 4, prior, "picks")
+        self.assertNotEqual(whole[("ell", "f64")], prior[("ell", "f64")])
+        self.assertNotEqual(whole[("amb", "f64")], prior[("amb", "f64")])
+        self.assertEqual([f for f, _ in picks(self.entries, prior)][7:], ["ell"] * 4)
+        for method in pd.FITS:
+            rows = pd.fitted_rows(self.entries, "compulsory", 4, prior, method, only={"bro_ell"})
+            for key in (("ell", "f64"), ("csr", "f64"), ("amb", "f64")):
+                self.assertEqual(rows[key], prior[key])
+            moved = rows[("bro_ell", "f64")]
+            self.assertEqual((moved[1], pd.sector_bytes(moved), moved[2]), (0.25, 3.0, 11))
+            self.assertNotEqual(moved[0], 1.5)
+        got = picks(self.entries, rows)
+        self.assertEqual([f for f, _ in got], ["bro_ell"] * 11)
+
     def test_unknown_fit_is_named(self):
         with self.assertRaisesRegex(ValueError, "unknown fit 'mean' \\(median, picks\\)"):
             pd.fitted_rows(self.entries, "compulsory", 4, {}, "mean")

@@ -111,8 +111,12 @@ TEST_CASE("planner: power-law graphs no longer go to csr_stream") {
       // 0.45-0.50 by the old model, 0.62-0.72 with the wait alone, 0.78-0.95 with hyb's COO
       // count fixed too (measured 1.00-1.08). The refit with csr_stream's gathered x sectors
       // put it at 0.62-0.74: the pick fit lowered csr_stream's factors (and raised hyb's in
-      // fp32) where cuSPARSE, not hyb, takes these graphs.
-      CHECK(stream > 0.6 * hyb);
+      // fp32) where cuSPARSE, not hyb, takes these graphs. The H200's fp32 factor refitted on
+      // the short-row kernel (its factor alone: calibrate.py --refit) put it at 0.55, where that
+      // kernel measured 1.00-1.06 (bench/results/2026-11-29-h200-dia-pass-refit): the wait does
+      // not account for all of csr_stream's time on these graphs, and the plan check below is
+      // what keeps them off it.
+      CHECK(stream > 0.5 * hyb);
       // With cuSPARSE weighed, as compile() does by default, the plan is not csr_stream's.
       o.cusparse = "auto";
       const Plan plan = compiler::make_plan(kronecker_profile(), o);
