@@ -20,11 +20,12 @@ def best_cusparse_alg(r):
     return min(timed)[1].replace("csr_", "").replace("_alg1", "") if timed else "-"
 
 
-def device_break_even(r, m):
-    """Multiplies from which the pick built from device arrays, its one-time cost included, is
-    ahead of every cuSPARSE algorithm with that algorithm's own setup (descriptor, buffer and
-    preprocessing, `prepare_s`; the arrays are on the GPU for both): the largest break-even
-    against any one of them; inf where one multiplies faster."""
+def device_break_even(r, m, upload=0.0):
+    """Multiplies from which the pick, its one-time cost included, is ahead of every cuSPARSE
+    algorithm with that algorithm's own setup (descriptor, buffer and preprocessing,
+    `prepare_s`) plus `upload` seconds: the largest break-even against any one of them; inf
+    where one multiplies faster. From device arrays the arrays are on the GPU for both (upload
+    0); from host CSR the pick's one-time cost holds its upload and `upload` is cuSPARSE's."""
     worst = 0.0
     for v in r.get("cusparse", {}).values():
         if "ms" not in v or not v.get("correct", True):
@@ -32,8 +33,16 @@ def device_break_even(r, m):
         saving = (v["ms"] - m["ms"]) * 1e-3
         if saving <= 0:
             return math.inf
-        worst = max(worst, max(0.0, m["one_time_cached_s"] - v.get("prepare_s", 0.0)) / saving)
+        setup = upload + v.get("prepare_s", 0.0)
+        worst = max(worst, max(0.0, m["one_time_cached_s"] - setup) / saving)
     return worst
+
+
+# From host CSR through the GPU build (`planner_host_gpu`): cuSPARSE's upload as a caller makes it
+# (a pageable copy), and as spmvc's staged upload makes it.
+HOST_UPLOADS = (("cusparse_upload_s", "host CSR through the GPU build, each side its own upload"),
+                ("cusparse_staged_upload_s",
+                 "host CSR through the GPU build, cuSPARSE given the staged upload"))
 
 
 def name(m):
@@ -89,6 +98,14 @@ def main(path):
         if "ms" in pd and pd.get("correct"):
             even.setdefault((r["regime"], r["precision"], "device, each cuSPARSE algorithm's setup on its side"),
                             []).append(device_break_even(r, pd))
+        ph = r.get("planner_host_gpu") or {}
+        if "ms" in ph and ph.get("correct"):
+            logs.setdefault((r["regime"], r["precision"] + " host CSR, GPU build"), []).append(
+                math.log(ph["speedup_vs_best_cusparse"]))
+            for key, label in HOST_UPLOADS:
+                if key in r:
+                    even.setdefault((r["regime"], r["precision"], label), []).append(
+                        device_break_even(r, ph, r[key]))
         by = {m["format"]: m for m in r.get("formats", [])}
         for f in formats:
             m = by.get(f, {})

@@ -1,6 +1,7 @@
 """scripts/report/suite-table.py's break-even of the pick from device arrays against every
-cuSPARSE algorithm with that algorithm's own setup, on hand-made entries worked out by hand; and
-a suite run without measure mode (--skip-measure) printed without error."""
+cuSPARSE algorithm with that algorithm's own setup, and from host CSR with cuSPARSE's upload
+added to it, on hand-made entries worked out by hand; and a suite run without measure mode
+(--skip-measure) printed without error."""
 import os
 import runpy
 
@@ -29,6 +30,11 @@ wrong = {"cusparse": {"csr_alg1": {"ms": 0.070, "prepare_s": 0.0, "correct": Fal
                       "csr_alg2": {"ms": 0.120, "prepare_s": 0.1e-3, "correct": True}}}
 assert abs(device_break_even(wrong, pick) - 47.5) < 1e-9
 
+# From host CSR cuSPARSE's upload joins its setup: ours 2 ms (its upload in it) against ALG1's
+# 0.5 ms + 1 ms upload: 0.5 / 0.020 = 25; ALG2's 0.1 + 1: 0.9 / 0.040 = 22.5.
+assert abs(device_break_even(entry, pick, 1e-3) - 25.0) < 1e-9, device_break_even(entry, pick, 1e-3)
+assert device_break_even(entry, pick, 2e-3) == 0.0
+
 # A whole document without planner_measure (bench --suite --skip-measure) prints both medians.
 result = {"matrix": "m", "regime": "bandwidth", "class": "P", "precision": "f64",
           "best_cusparse_ms": 0.100, "cusparse": entry["cusparse"],
@@ -36,6 +42,8 @@ result = {"matrix": "m", "regime": "bandwidth", "class": "P", "precision": "f64"
                       "speedup_vs_best_cusparse": 1.25, "break_even_multiplies": 100.0},
           "planner_device": dict(pick, format="bro_ell", speedup_vs_best_cusparse=1.25,
                                  break_even_multiplies=100.0),
+          "planner_host_gpu": dict(pick, format="bro_ell", speedup_vs_best_cusparse=1.25),
+          "cusparse_upload_s": 1e-3, "cusparse_staged_upload_s": 0.2e-3,
           "formats": []}
 doc = {"suite": "t", "gpu": "test GPU", "arch": "sm_90", "cusparse": "12", "read_bandwidth": 1e12,
        "results": [result]}
@@ -44,4 +52,10 @@ with json_file(doc) as path:
 lines = [l for l in out.splitlines() if l.startswith("median break-even (device")]
 assert any("(device), bandwidth f64: 100 multiplies" in l for l in lines), out
 assert any("setup on its side), bandwidth f64: 75 multiplies" in l for l in lines), out
+# From host CSR: 25 against cuSPARSE's own 1 ms upload; with its staged 0.2 ms, ALG1's
+# (2 - 0.7) / 0.020 = 65 against ALG2's (2 - 0.3) / 0.040 = 42.5.
+host = [l for l in out.splitlines() if l.startswith("median break-even (host CSR")]
+assert any("each side its own upload), bandwidth f64: 25 multiplies" in l for l in host), out
+assert any("staged upload), bandwidth f64: 65 multiplies" in l for l in host), out
+assert "host CSR, GPU build: 1.250x over 1 matrices" in out, out
 print("suite-table break-even: ok")
