@@ -119,8 +119,9 @@ def main():
                     help="a later suite file's timing of a format on a matrix and precision "
                     "replaces the earlier files' (a kernel changed between the runs)")
     ap.add_argument("--refit", metavar="FORMATS",
-                    help="comma list: fit only these formats' rows; every other row stays the "
-                    "prior's, unscaled (after one format's kernel changed)")
+                    help="comma list: move only these formats' factors (their exponents and "
+                    "sector prices, and every other row, stay the prior's, unscaled): after one "
+                    "format's kernel changed")
     ap.add_argument("suites", nargs="+")
     a = ap.parse_args()
     out = a.out or os.path.join(pd.ROOT, "compiler", "calibration", f"{a.gpu.lower()}.inc")

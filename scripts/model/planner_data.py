@@ -404,8 +404,8 @@ def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STREN
     interval between turning points: the median's value clamped into the interval, kept margin
     (in log time) inside it so a pick does not rest on a tie. fixed: rows that take part in the
     picks but are not moved (formats timed too seldom to fit). factors_only: the exponents stay
-    as in rows. Each row's sector_bytes stays the median fit's. Returns rows in fit()'s form, the log-spread recomputed against the moved
-    factors."""
+    as in rows. Each row's sector_bytes stays the median fit's. Returns rows in fit()'s form, the
+    log-spread recomputed against the moved factors."""
     fixed = fixed or {}
     out = dict(rows)
     for prec in sorted({k[1] for k in rows}):
