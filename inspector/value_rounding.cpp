@@ -45,8 +45,8 @@ double relative_error(double v, double stored) {
   return r;
 }
 
-[[gnu::always_inline]] inline RoundedValue bf16_of(double v) {
-  RoundedValue r = f32_of(v);
+// bf16's rounding of v from its fp32 rounding `r` (f32_of(v)).
+[[gnu::always_inline]] inline RoundedValue bf16_from(double v, RoundedValue r) {
   if (r.overflow || std::isnan(v) || std::isinf(v)) return r;
   r.stored = static_cast<double>(bf16_nearest(static_cast<float>(r.stored)));
   r.overflow = std::isinf(r.stored);
@@ -58,7 +58,7 @@ double relative_error(double v, double stored) {
 
 RoundedValue round_to_f32(double v) { return f32_of(v); }
 
-RoundedValue round_to_bf16(double v) { return bf16_of(v); }
+RoundedValue round_to_bf16(double v) { return bf16_from(v, f32_of(v)); }
 
 float bf16_round(float v) { return bf16_nearest(v); }
 
@@ -70,12 +70,12 @@ ValueKinds value_kinds(std::span<const double> values) {
     c.unit += v == 1.0 ? 1 : 0;
     const bool exact = exact_in_fp32(v);
     c.exact += exact ? 1 : 0;
+    const RoundedValue f32 = f32_of(v);  // bf16 rounds from it too
     if (!exact) {
-      const RoundedValue r = f32_of(v);
-      c.f32_overflow += r.overflow ? 1 : 0;
-      if (!r.overflow) c.f32_error = std::max(c.f32_error, r.relative_error);
+      c.f32_overflow += f32.overflow ? 1 : 0;
+      if (!f32.overflow) c.f32_error = std::max(c.f32_error, f32.relative_error);
     }
-    const RoundedValue r = bf16_of(v);
+    const RoundedValue r = bf16_from(v, f32);
     c.bf16_overflow += r.overflow ? 1 : 0;
     if (!r.overflow) c.bf16_error = std::max(c.bf16_error, r.relative_error);
   }

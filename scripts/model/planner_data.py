@@ -270,6 +270,14 @@ def median(v):
     return 0.5 * (s[n // 2] + s[(n - 1) // 2])
 
 
+def spread(v):
+    """The standard deviation (population) of v; 0 for fewer than two values."""
+    if len(v) < 2:
+        return 0.0
+    mean = sum(v) / len(v)
+    return math.sqrt(sum((x - mean) ** 2 for x in v) / len(v))
+
+
 def fit_rows(points, min_spread=0.05, max_exponent=1.0):
     """One calibration row from (warp_imbalance, measured / raw predicted) points: log factor
     a and exponent b of factor = e^a * imbalance^b. b is the Theil-Sen slope of log ratio on log
@@ -285,10 +293,7 @@ def fit_rows(points, min_spread=0.05, max_exponent=1.0):
                   for j in range(i + 1, len(xs)) if abs(xs[j] - xs[i]) > 1e-9]
         b = min(max(median(slopes), 0.0), max_exponent)
     a = median([y - b * x for x, y in zip(xs, ys)])
-    res = [y - a - b * x for x, y in zip(xs, ys)]
-    mean = sum(res) / len(res)
-    spread = math.sqrt(sum((r - mean) ** 2 for r in res) / len(res)) if len(res) > 1 else 0.0
-    return math.exp(a), b, spread
+    return math.exp(a), b, spread([y - a - b * x for x, y in zip(xs, ys)])
 
 
 # The bytes of reading per gathered sector a fit tries (SECTOR_STEP apart, up to SECTOR_MAX): a
@@ -468,9 +473,8 @@ def fit_picks(entries, rows, model="compulsory", fixed=None, strength=PICK_STREN
                    params[f][1] * math.log(max(1.0, o["imbalance"]))
                    for r, obs in entries if r["precision"] == prec
                    for g, o in obs.items() if g == f and "raw" in o and o["raw"][model] > 0]
-            mean = sum(res) / len(res)
-            sd = math.sqrt(sum((v - mean) ** 2 for v in res) / len(res)) if len(res) > 1 else 0.0
-            out[key] = (math.exp(params[f][0]), params[f][1], n, sd, sector_bytes(rows[key]))
+            out[key] = (math.exp(params[f][0]), params[f][1], n, spread(res),
+                        sector_bytes(rows[key]))
     return out
 
 
@@ -517,16 +521,12 @@ def _median_factor(entries, model, key, row, min_matrices):
     on entries' observations of key (its exponent and sector_bytes kept), the matrices counted
     and the log-spread recomputed; None where fewer than min_matrices observe it."""
     fmt, prec = key
-    ratios = [o["ms"] / (charged(o, model, row) * max(1.0, o["imbalance"]) ** row[1])
-              for r, obs in entries if r["precision"] == prec
-              for g, o in obs.items() if g == fmt and "raw" in o and o["raw"][model] > 0]
-    if len(ratios) < min_matrices:
+    logs = [math.log(o["ms"] / charged(o, model, row)) - row[1] * math.log(max(1.0, o["imbalance"]))
+            for r, obs in entries if r["precision"] == prec
+            for g, o in obs.items() if g == fmt and "raw" in o and o["raw"][model] > 0]
+    if len(logs) < min_matrices:
         return None
-    f = median(ratios)
-    logs = [math.log(v / f) for v in ratios]
-    mean = sum(logs) / len(logs)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
-    return (f, row[1], len(ratios), sd, sector_bytes(row))
+    return (math.exp(median(logs)), row[1], len(logs), spread(logs), sector_bytes(row))
 
 
 def fitted_rows(entries, model, min_matrices, prior, method, strength=PICK_STRENGTH,
@@ -663,7 +663,5 @@ def model_errors(entries, model="compulsory", key="predicted", relative=False):
                 logs.setdefault((fmt, cls, r["precision"]), []).append(v)
     out = {}
     for k, v in logs.items():
-        mean = sum(v) / len(v)
-        sd = math.sqrt(sum((x - mean) ** 2 for x in v) / len(v)) if len(v) > 1 else 0.0
-        out[k] = (len(v), math.exp(mean), sd)
+        out[k] = (len(v), math.exp(sum(v) / len(v)), spread(v))
     return out
