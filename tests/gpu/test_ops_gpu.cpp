@@ -43,8 +43,11 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   void* get() const { return ptr_; }
+  /// Done when it returns: a pageable cudaMemcpy may return before its DMA ends, and a stream
+  /// made with cudaStreamNonBlocking does not wait for it.
   void upload(const void* host, std::size_t bytes) {
     cuda_check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "upload");
+    cuda_check(cudaDeviceSynchronize(), "upload: cudaDeviceSynchronize");
   }
   void download(void* host, std::size_t bytes) const {
     cuda_check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "download");
@@ -128,7 +131,8 @@ bool has_atomics(const Plan& plan) {
 TEST_CASE("gpu: update_values gives what a fresh compile of the new values gives, every format") {
   if (!have_device()) return;
   std::set<std::string> formats_seen;
-  for (const char* spec : {"random:n=4000,per_row=12", "elasticity:n=8", "rmat:scale=11,ef=8"}) {
+  for (const char* spec :
+       {"random:n=4000,per_row=12", "elasticity:n=8", "rmat:scale=11,ef=8", "stencil2d:n=40"}) {
     const CsrMatrix a = gen::from_spec(spec);
     const CsrMatrix b = renewed(a);
     const Profile profile = inspect(a);
@@ -144,6 +148,11 @@ TEST_CASE("gpu: update_values gives what a fresh compile of the new values gives
         } catch (const InputError&) {
           continue;  // the format cannot implement this matrix
         }
+        // renewed() breaks symmetry, which a plan storing a symmetric half cannot take without
+        // planning again (test_blocks_gpu.cpp and test_dia_gpu.cpp update those): its full
+        // variant here.
+        if (auto* bcsr = std::get_if<BcsrParams>(&plan.params)) bcsr->symmetric = false;
+        if (auto* dia = std::get_if<DiaParams>(&plan.params)) dia->symmetric = false;
         CAPTURE(spec);
         CAPTURE(plan.format);
         CAPTURE(describe(plan.params));
