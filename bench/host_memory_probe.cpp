@@ -46,6 +46,81 @@ char* map(std::size_t bytes, bool huge) {
   return p;
 }
 
+// Runs f(i) on `threads` threads at once and returns the milliseconds until all are done.
+template <class F>
+double on_threads(int threads, const F& f) {
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back([&f, i] { f(i); });
+  for (std::thread& t : pool) t.join();
+  return ms_since(t0);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+// How to get the upload's pinned staging (runtime/upload.cpp: 8 fillers, 2 buffers each) the
+// first time, each way on fresh huge-page-advised memory: faulting in by touching or by
+// MADV_POPULATE_WRITE, registering per buffer or once, and with smaller buffers.
+void staging_patterns() {
+  constexpr int kFillers = 8;
+  for (const std::size_t chunk_mib : {4, 1}) {
+    const std::size_t chunk = chunk_mib << 20, per = 2 * chunk, all = kFillers * per;
+    char* p = map(all, true);
+    const double ms = on_threads(kFillers, [&](int i) {
+      for (int b = 0; b < 2; ++b) {
+        char* q = p + static_cast<std::size_t>(i) * per + static_cast<std::size_t>(b) * chunk;
+        std::memset(q, 0, chunk);
+        check(cudaHostRegister(q, chunk, cudaHostRegisterPortable), "cudaHostRegister");
+      }
+    });
+    std::printf(
+        "staging %zu MiB (8 x 2 x %zu MiB): each filler touches and registers its own: %.2f ms\n",
+        all >> 20, chunk_mib, ms);
+  }
+  const std::size_t all = std::size_t{64} << 20, per = all / kFillers;
+  {
+    char* p = map(all, true);
+    const double touch = on_threads(kFillers, [&](int i) { std::memset(p + i * per, 0, per); });
+    auto t0 = Clock::now();
+    check(cudaHostRegister(p, all, cudaHostRegisterPortable), "cudaHostRegister");
+    std::printf("staging 64 MiB: 8 threads touch %.2f ms, then one cudaHostRegister %.2f ms\n",
+                touch, ms_since(t0));
+  }
+  {
+    char* p = map(all, true);
+    auto t0 = Clock::now();
+    const int rc = ::madvise(p, all, MADV_POPULATE_WRITE);
+    const double pop = ms_since(t0);
+    t0 = Clock::now();
+    check(cudaHostRegister(p, all, cudaHostRegisterPortable), "cudaHostRegister");
+    std::printf(
+        "staging 64 MiB: MADV_POPULATE_WRITE (rc %d) %.2f ms, then one cudaHostRegister %.2f ms\n",
+        rc, pop, ms_since(t0));
+  }
+  {
+    char* p = map(all, true);
+    const double pop = on_threads(
+        kFillers, [&](int i) { (void)::madvise(p + i * per, per, MADV_POPULATE_WRITE); });
+    auto t0 = Clock::now();
+    for (int b = 0; b < 16; ++b)
+      check(cudaHostRegister(p + static_cast<std::size_t>(b) * (all / 16), all / 16,
+                             cudaHostRegisterPortable),
+            "cudaHostRegister");
+    std::printf(
+        "staging 64 MiB: 8 threads MADV_POPULATE_WRITE %.2f ms, then 16 cudaHostRegister in one "
+        "thread %.2f ms\n",
+        pop, ms_since(t0));
+  }
+  {
+    auto t0 = Clock::now();
+    void* q = nullptr;
+    check(cudaHostAlloc(&q, std::size_t{16} << 20, cudaHostAllocPortable), "cudaHostAlloc");
+    std::printf("staging 16 MiB: cudaHostAlloc %.2f ms\n", ms_since(t0));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,5 +183,6 @@ int main(int argc, char** argv) {
     std::printf("64 MiB pinned: %s pages faulted in %.2f ms, cudaHostRegister %.2f ms\n",
                 huge ? "huge-page-advised" : "4 KiB", touch, ms_since(t0));
   }
+  staging_patterns();
   return 0;
 }

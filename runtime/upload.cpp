@@ -59,49 +59,57 @@ void check(cudaError_t e, const char* call) {
 
 // The pinned staging buffers, kUploadBuffersPerFiller per filler, kept for the life of the
 // process (freeing pinned memory at exit can run after the driver has shut down) and portable
-// (usable from every device's context). Fresh memory costs its page faults, which are slow on
-// virtual machines: cudaHostAlloc of the 64 MiB took 29 ms on the H200's host, where 4 KiB pages
-// faulted in one thread. So the buffers sit in one mapping reserved at the first upload and
-// advised to use transparent huge pages, and each filler faults in and pins (cudaHostRegister)
-// the buffers it owns the first time it needs them, the fillers in parallel. Where the mapping
-// or the registration is refused, the buffer comes from cudaHostAlloc instead.
+// (usable from every device's context). Getting them is the process's first upload's extra cost,
+// dominated on virtual machines by page faults and by the driver's pinning (H200 host,
+// bench/results/2026-11-29-h200-first-upload/host-memory-probe.txt, 64 MiB): cudaHostAlloc 34-41
+// ms; 4 KiB pages faulted in by one thread 41 ms; pages advised to be transparent huge pages 15-18
+// ms by one thread, 3.8 ms by eight; cudaHostRegister once 2-4 ms; but each of 16 buffers faulted
+// in and registered by the filler that owns it, 10.5 ms in all. So the buffers sit in one mapping
+// advised to use huge pages, faulted in by up to kUploadMaxFillers threads at once and registered
+// in one call, at the first upload. Where the mapping or the registration is refused, one
+// cudaHostAlloc holds them.
 struct Staging {
   static constexpr std::size_t kBuffers = std::size_t{kUploadMaxFillers} * kUploadBuffersPerFiller;
+  static constexpr std::size_t kBytes = kBuffers * kUploadChunkBytes;
   std::mutex mutex;
-  char* slab = nullptr;  // kBuffers x kUploadChunkBytes, 2 MiB-aligned; null if not mapped
-  bool reserved = false;
-  std::array<void*, kBuffers> buffers{};
+  std::array<void*, kBuffers> buffers{};  // all null until prepare() succeeds
 
   // Called with the mutex held, before the fillers start.
-  void reserve() {
-    if (reserved) return;
-    reserved = true;
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    const std::size_t bytes = kBuffers * kUploadChunkBytes;
-    void* raw =
-        ::mmap(nullptr, bytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) return;
-    const auto at = reinterpret_cast<std::uintptr_t>(raw);
-    slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
-    (void)::madvise(slab, bytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where it is not taken
+  void prepare() {
+    if (buffers[0] != nullptr) return;
+    char* base = pinned_mapping();
+    if (base == nullptr) {
+      void* p = nullptr;
+      check(cudaHostAlloc(&p, kBytes, cudaHostAllocPortable), "cudaHostAlloc(upload staging)");
+      base = static_cast<char*>(p);
+    }
+    for (std::size_t b = 0; b < kBuffers; ++b) buffers[b] = base + b * kUploadChunkBytes;
   }
 
-  // Buffer b, pinned; called only by the filler that owns b.
-  void* buffer(int b) {
-    void*& buffer = buffers[static_cast<std::size_t>(b)];
-    if (buffer != nullptr) return buffer;
-    if (slab != nullptr) {
-      char* p = slab + static_cast<std::size_t>(b) * kUploadChunkBytes;
-      std::memset(p, 0, kUploadChunkBytes);  // faulted in by this filler's thread
-      if (cudaHostRegister(p, kUploadChunkBytes, cudaHostRegisterPortable) == cudaSuccess) {
-        buffer = p;
-        return buffer;
-      }
-      (void)cudaGetLastError();
-    }
-    check(cudaHostAlloc(&buffer, kUploadChunkBytes, cudaHostAllocPortable),
-          "cudaHostAlloc(upload staging)");
-    return buffer;
+  // kBytes of fresh huge-page-advised memory, 2 MiB-aligned, faulted in and registered; null
+  // (and nothing kept) where the system refuses.
+  static char* pinned_mapping() {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    void* raw =
+        ::mmap(nullptr, kBytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    const auto at = reinterpret_cast<std::uintptr_t>(raw);
+    char* slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
+    (void)::madvise(slab, kBytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where it is not taken
+    const int threads = std::clamp(host_threads(), 1, kUploadMaxFillers);
+    std::vector<Range> parts(static_cast<std::size_t>(threads));
+    for (int t = 0; t < threads; ++t) parts[static_cast<std::size_t>(t)] = {t, t + 1};
+    run_ranges(parts, [&](std::size_t, std::int64_t t, std::int64_t) {
+      const std::size_t b =
+          kBytes * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+      const std::size_t e =
+          kBytes * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+      std::memset(slab + b, 0, e - b);
+    });
+    if (cudaHostRegister(slab, kBytes, cudaHostRegisterPortable) == cudaSuccess) return slab;
+    (void)cudaGetLastError();
+    (void)::munmap(raw, kBytes + kHuge);
+    return nullptr;
   }
 };
 
@@ -162,7 +170,7 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   check(cudaGetDevice(&device), "cudaGetDevice");
   Staging& s = staging();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  s.reserve();
+  s.prepare();
   BufferEvents events(fillers * kUploadBuffersPerFiller);
   std::atomic<bool> failed{false};
   std::vector<Range> ranges(static_cast<std::size_t>(fillers));
@@ -174,7 +182,7 @@ void staged_upload(const std::vector<UploadPart>& parts) {
       for (const UploadChunk& c : chunks) {
         if (static_cast<std::size_t>(c.filler) != filler) continue;
         if (failed.load(std::memory_order_relaxed)) return;
-        void* buffer = s.buffer(c.buffer);
+        void* buffer = s.buffers[static_cast<std::size_t>(c.buffer)];
         events.wait(c.buffer);
         const UploadPart& p = parts[c.part];
         p.fill(c.offset, c.bytes, buffer);
