@@ -52,7 +52,7 @@ struct MatrixArgs {
   bool renumber_columns = false;
   bool no_value_coding = false;   ///< plan plain values only
   std::string cusparse = "auto";  ///< Options::cusparse: auto, never or always
-  std::string build = "host";     ///< Options::build: auto, host or device
+  std::string build = "auto";     ///< Options::build: auto, host or device
   bool no_tiered = false;         ///< run: the blocking compile (Options::tiered false)
   bool blocks = false;            ///< inspect: also print the dense-block report (inspect_blocks)
   bool deterministic = false;     ///< Options::deterministic

@@ -130,9 +130,9 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->check(CLI::IsMember({"auto", "never", "always"}));
   cmd->add_option(
          "--build", args.build,
-         "where compile() inspects, plans and encodes: host (the host pipeline; the "
-         "default), auto (on the GPU where the options allow it), device (the GPU build, or an "
-         "error naming the option that needs the host)")
+         "where compile() inspects, plans and encodes: auto (on the GPU where the options allow "
+         "it; the default), host (the host pipeline), device (the GPU build, or an error naming "
+         "the option that needs the host)")
       ->check(CLI::IsMember({"auto", "host", "device"}));
   cmd->add_flag("--deterministic", args.deterministic,
                 "only plans whose y is bitwise the same run to run (no floating-point atomics; "

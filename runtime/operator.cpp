@@ -298,7 +298,7 @@ Operator build_on_device(const CsrMatrix& a, const Options& options,
   HostUpload upload;
   const auto t0 = Clock::now();
   upload.resident =
-      std::make_shared<const runtime::ResidentCsr>(runtime::upload_csr(a, options.precision));
+      std::make_shared<runtime::ResidentCsr>(runtime::upload_csr(a, options.precision));
   runtime::synchronize();
   upload.seconds = seconds_since(t0);
   upload.why = std::move(why);

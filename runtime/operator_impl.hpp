@@ -112,7 +112,7 @@ struct Operator::Impl {
 
   /// compile(CsrMatrix)'s GPU build: the uploaded CSR that `device_matrix` points at (the
   /// device build reads it in place; a re-build from new values keeps it).
-  std::shared_ptr<const runtime::ResidentCsr> resident;
+  std::shared_ptr<runtime::ResidentCsr> resident;
 
   /// The generic tier and the background compile while a tiered operator has them (null for
   /// the blocking compile). Last, so it is destroyed first: its thread writes the members above.
@@ -122,7 +122,7 @@ struct Operator::Impl {
 /// How compile(CsrMatrix) came to build on the GPU (nothing for compile(DeviceCsr)): the
 /// uploaded CSR the operator keeps, the upload's seconds and the choice's reason.
 struct HostUpload {
-  std::shared_ptr<const runtime::ResidentCsr> resident;
+  std::shared_ptr<runtime::ResidentCsr> resident;
   double seconds = 0;
   std::string why;
 };

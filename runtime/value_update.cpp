@@ -220,6 +220,44 @@ void leave_generic_tier(Operator::Impl& im) {
   if (im.tiers) im.tiers->switch_now();
 }
 
+// compile(CsrMatrix)'s GPU build (`impl`), built again from the new values now in its own
+// upload. The same plan gives arrays of the same names and sizes: they are copied into the
+// operator's, so every device pointer stays and a graph captured from apply() stays valid.
+// Another plan replaces the operator (ValueUpdate::replanned).
+ValueUpdate rebuild_in_place(std::unique_ptr<Operator::Impl>& impl, Clock::time_point t0) {
+  Operator::Impl& im = *impl;
+  std::unique_ptr<Operator::Impl> fresh =
+      Operator::Impl::unwrap(compile(*im.device_matrix, im.options));
+  Operator::Impl& f = *fresh;
+  ValueUpdate u;
+  const std::string before = describe(im.plan.params), after = describe(f.plan.params);
+  if (im.plan.format != f.plan.format || before != after || im.plan.engine != f.plan.engine) {
+    u.replanned = true;
+    u.why = fmt::format("built again on the GPU from the new values: {} [{}], was {} [{}]",
+                        f.plan.format, after, im.plan.format, before);
+    f.resident = im.resident;  // `fresh` reads it in place
+    impl = std::move(fresh);
+    u.seconds = seconds_since(t0);
+    return u;
+  }
+  if (im.arrays.size() != f.arrays.size() || im.borrowed != f.borrowed)
+    throw InternalError("update_values: the same plan built other arrays from new values");
+  for (std::size_t i = 0; i < im.arrays.size(); ++i) {
+    auto& [name, buffer] = im.arrays[i];
+    const auto& [fresh_name, fresh_buffer] = f.arrays[i];
+    if (name != fresh_name || buffer.bytes() != fresh_buffer.bytes())
+      throw InternalError(fmt::format(
+          "update_values: the same plan built array {} ({} bytes) from new values, not {} ({})",
+          fresh_name, fresh_buffer.bytes(), name, buffer.bytes()));
+    buffer.copy_from(fresh_buffer.get(), buffer.bytes());
+  }
+  im.profile = f.profile;
+  im.plan = f.plan;
+  runtime::values_changed(im, im.resident->values.get(), /*on_device=*/true);
+  u.seconds = seconds_since(t0);
+  return u;
+}
+
 }  // namespace
 
 ValueUpdate Operator::update_values(std::span<const double> values) {
@@ -231,6 +269,17 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
     throw InputError(
         "update_values", 0,
         fmt::format("{} values given; the matrix has {} nonzeros", values.size(), nnz));
+  if (im.resident) {
+    // compile(CsrMatrix) on the GPU: the new values go into its own upload, in place.
+    runtime::synchronize();  // earlier multiplies read the old arrays
+    if (im.plan.precision == Precision::f64) {
+      im.resident->values.upload(values.data(), values.size() * 8);
+    } else {
+      const std::vector<float> narrow(values.begin(), values.end());
+      im.resident->values.upload(narrow.data(), narrow.size() * 4);
+    }
+    return rebuild_in_place(impl_, t0);
+  }
   if (im.device_matrix) {
     // Built from device arrays: upload into memory the operator keeps, and build again from it.
     const std::size_t vb = im.plan.precision == Precision::f64 ? 8 : 4;
@@ -270,8 +319,15 @@ ValueUpdate Operator::update_values(const void* device_values) {
   ValueUpdate u;
   if (im.device_matrix) {
     DeviceCsr d = *im.device_matrix;
-    d.values = device_values;
     runtime::synchronize();  // earlier multiplies read the old arrays
+    if (im.resident) {
+      // compile(CsrMatrix) on the GPU: the new values go into its own upload, in place.
+      im.resident->values.copy_from(
+          device_values,
+          static_cast<std::size_t>(nnz) * static_cast<std::size_t>(value_bytes(im.plan.precision)));
+      return rebuild_in_place(impl_, t0);
+    }
+    d.values = device_values;
     Operator fresh = compile(d, im.options);
     const std::string before = describe(im.plan.params), after = describe(fresh.plan().params);
     if (im.plan.format != fresh.plan().format || before != after) {

@@ -30,7 +30,7 @@
  *                      predicted (or measured) faster; false insists on the rounded values
  *                      (Options::mixed_fallback)
  *   "build"            "host" | "auto" | "device": where spmvc_compile builds a host matrix
- *                      (Options::build; default "host"; "auto": on the GPU where the options
+ *                      (Options::build; default "auto": on the GPU where the options
  *                      allow)
  *   "tiered"           bool (default: on unless SPMVC_TIERED=0): multiply with the built-in
  *                      generic kernel while the specialised one compiles (Options::tiered)

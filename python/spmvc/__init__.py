@@ -263,7 +263,8 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         format), unless this is at least HOST_PIPELINE_MULTIPLIES[precision] or an option asks
         for what only the host pipeline does (planner "measure", a reorder, another format,
         params, mixed precision); then it is copied to the host once.
-        Host matrices always take the host pipeline.
+        Host matrices go through the library's compile(CsrMatrix): uploaded once and built on the
+        GPU (build "auto"), or on the host pipeline under the same conditions.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
         value_coding, deterministic, mixed_precision ("f32": an f64 operator's values stored
         rounded to fp32; "bf16": an f32 operator's rounded to bf16; the plan states the rounding
@@ -304,6 +305,9 @@ class Operator:
                      options.get("params") or
                      options.get("mixed_precision", "off") != "off")
         many = multiplies is not None and multiplies >= HOST_PIPELINE_MULTIPLIES[precision]
+        if many and "build" not in options:
+            # Enough multiplies to repay the host pipeline's one-time cost.
+            opts = _options_json(precision=precision, planner=planner, **dict(options, build="host"))
         device = None if (host_only or many) else _arrays.device_csr(a, precision)
         if device is not None:
             _lib.call("spmvc_compile_device_csr", device.nrows, device.ncols, device.nnz,

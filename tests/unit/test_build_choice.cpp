@@ -46,12 +46,9 @@ Options auto_options() {
 
 }  // namespace
 
-TEST_CASE("build choice: the default is the host pipeline; auto builds on the GPU") {
-  CHECK(Options{}.build == BuildMode::host);
-  CHECK(choose_build(Options{}, kSmall).path == compiler::BuildPath::host);
-  Options automatic = auto_options();
-  automatic.build = BuildMode::automatic;
-  const BuildChoice c = choose_build(automatic, kSmall);
+TEST_CASE("build choice: the default is auto, which builds on the GPU") {
+  CHECK(Options{}.build == BuildMode::automatic);
+  const BuildChoice c = choose_build(Options{}, kSmall);
   CHECK(c.path == compiler::BuildPath::device);
   CHECK(contains(c.why, "build = auto"));
   CHECK(contains(c.why, "GPU"));
