@@ -29,6 +29,15 @@ inline constexpr double kCusparseAlg2Factor32 = 1.229;
 /// (formats/amb/amb_traffic.cpp); the traffic model (traffic.cpp) uses it for every format.
 inline constexpr double kL2CacheBytes = 25.0 * 1024 * 1024;
 
+/// Options::build auto: from this many expected multiplies (Options::multiplies) compile(CsrMatrix)
+/// takes the host pipeline, whose picks multiply faster than the GPU build's by 1.4-1.5% (geomean)
+/// for a one-time cost of about 170-190 ms more at 16M nonzeros. The medians over suite v13 on the
+/// H200 of the multiplies after which the host pipeline's one-time cost plus N multiplies is the
+/// lower (bench/results/2026-11-29-h200-first-upload/picks-32.json, planner against
+/// planner_host_gpu, kernels cached): 1.8M fp64 (never on 5 of 32 entries), 550k fp32 (never on 9).
+inline constexpr std::int64_t kHostPipelineMultiplies64 = 1'800'000;
+inline constexpr std::int64_t kHostPipelineMultiplies32 = 550'000;
+
 /// Seconds per dependent step (load col, gather x, accumulate) of one lane, with the loads of
 /// neighbouring warps overlapping: the longest row's steps are a floor under a kernel's time.
 /// Fitted on csr (R-MAT scale 20, rows of tens of thousands); every format scales it for its own

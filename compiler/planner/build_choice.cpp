@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "heuristics.hpp"
 #include "spmvc/compiler/device_ell.hpp"
 #include "spmvc/error.hpp"
 
@@ -93,6 +94,15 @@ BuildChoice choose_build(const Options& options, const BuildSubject& subject) {
     return {BuildPath::host, fmt::format("build = auto: host, since {} needs the host pipeline "
                                          "({})",
                                          why->field, why->why)};
+  const std::int64_t many = options.precision == Precision::f64
+                                ? heuristics::kHostPipelineMultiplies64
+                                : heuristics::kHostPipelineMultiplies32;
+  if (options.multiplies && *options.multiplies >= many)
+    return {BuildPath::host,
+            fmt::format("build = auto: host, since {} multiplies repay the host pipeline's "
+                        "one-time cost (its picks multiply about 1.5% faster; from {} multiplies "
+                        "at this precision)",
+                        *options.multiplies, many)};
   return {BuildPath::device,
           "build = auto: on the GPU (the CSR uploaded once, then GPU inspection, planning over "
           "the formats the GPU builds, GPU encode)"};

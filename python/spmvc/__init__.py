@@ -33,11 +33,12 @@ __all__ = [
 __version__ = "0.1.0"
 
 # A matrix already on the GPU is built there (compile from device arrays: a few passes over the
-# arrays, csr, csr_stream, ell, sell, hyb or a BRO format, repaid within tens of multiplies) unless the caller expects at least
-# this many multiplies; then its arrays are copied to the host once for the full pipeline (every
-# format, orderings), whose one-time cost repays after thousands: README.md's medians over the
-# H100 suite are about 5,300 multiplies in fp64 and 14,000 in fp32.
-HOST_PIPELINE_MULTIPLIES = {"f64": 5000, "f32": 14000, "f32acc64": 14000}
+# arrays, repaid within tens of multiplies) unless the caller expects at least this many
+# multiplies; then its arrays are copied to the host once for the full pipeline (every format,
+# orderings), whose picks multiply about 1.5% faster for some 170-190 ms more at 16M nonzeros:
+# the library's own threshold for a host matrix (heuristics::kHostPipelineMultiplies64/32, the
+# medians over suite v13 on the H200).
+HOST_PIPELINE_MULTIPLIES = {"f64": 1_800_000, "f32": 550_000, "f32acc64": 550_000}
 
 # The formats built from device arrays on the GPU (compiler/planner/device_plan.cpp).
 _DEVICE_FORMATS = ("auto", "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb")
@@ -264,7 +265,7 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         for what only the host pipeline does (planner "measure", a reorder, another format,
         params, mixed precision); then it is copied to the host once.
         Host matrices go through the library's compile(CsrMatrix): uploaded once and built on the
-        GPU (build "auto"), or on the host pipeline under the same conditions.
+        GPU (build "auto"), or by the host pipeline under the same conditions.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
         value_coding, deterministic, mixed_precision ("f32": an f64 operator's values stored
         rounded to fp32; "bf16": an f32 operator's rounded to bf16; the plan states the rounding
@@ -305,9 +306,6 @@ class Operator:
                      options.get("params") or
                      options.get("mixed_precision", "off") != "off")
         many = multiplies is not None and multiplies >= HOST_PIPELINE_MULTIPLIES[precision]
-        if many and "build" not in options:
-            # Enough multiplies to repay the host pipeline's one-time cost.
-            opts = _options_json(precision=precision, planner=planner, **dict(options, build="host"))
         device = None if (host_only or many) else _arrays.device_csr(a, precision)
         if device is not None:
             _lib.call("spmvc_compile_device_csr", device.nrows, device.ncols, device.nnz,

@@ -7,6 +7,9 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "heuristics.hpp"
 #include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
@@ -76,6 +79,25 @@ TEST_CASE("build choice: host is always the host pipeline, device the GPU build"
   deterministic.deterministic = true;
   deterministic.multiplies = 100;
   CHECK(choose_build(deterministic, kSmall).path == compiler::BuildPath::device);
+}
+
+TEST_CASE("build choice: auto takes the host pipeline for as many multiplies as repay it") {
+  for (const Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+    CAPTURE(to_string(p));
+    const std::int64_t many = p == Precision::f64 ? heuristics::kHostPipelineMultiplies64
+                                                  : heuristics::kHostPipelineMultiplies32;
+    Options o = auto_options();
+    o.precision = p;
+    o.multiplies = many - 1;
+    CHECK(choose_build(o, kSmall).path == compiler::BuildPath::device);
+    o.multiplies = many;
+    const BuildChoice c = choose_build(o, kSmall);
+    CHECK(c.path == compiler::BuildPath::host);
+    CHECK(contains(c.why, fmt::format("{} multiplies", many)));
+    // Only auto decides by it: host and device stay as asked.
+    o.build = BuildMode::device;
+    CHECK(choose_build(o, kSmall).path == compiler::BuildPath::device);
+  }
 }
 
 TEST_CASE("build choice: what only the host pipeline does keeps auto on the host") {
