@@ -220,6 +220,14 @@ void leave_generic_tier(Operator::Impl& im) {
   if (im.tiers) im.tiers->switch_now();
 }
 
+// Why a build on the GPU from new values is another plan than `was`; nothing when it is the same.
+std::optional<std::string> plan_change(const Plan& was, const Plan& now) {
+  const std::string before = describe(was.params), after = describe(now.params);
+  if (was.format == now.format && before == after && was.engine == now.engine) return std::nullopt;
+  return fmt::format("built again on the GPU from the new values: {} [{}], was {} [{}]", now.format,
+                     after, was.format, before);
+}
+
 // compile(CsrMatrix)'s GPU build (`impl`), built again from the new values now in its own
 // upload. The same plan gives arrays of the same names and sizes: they are copied into the
 // operator's, so every device pointer stays and a graph captured from apply() stays valid.
@@ -230,11 +238,9 @@ ValueUpdate rebuild_in_place(std::unique_ptr<Operator::Impl>& impl, Clock::time_
       Operator::Impl::unwrap(compile(*im.device_matrix, im.options));
   Operator::Impl& f = *fresh;
   ValueUpdate u;
-  const std::string before = describe(im.plan.params), after = describe(f.plan.params);
-  if (im.plan.format != f.plan.format || before != after || im.plan.engine != f.plan.engine) {
+  if (std::optional<std::string> why = plan_change(im.plan, f.plan)) {
     u.replanned = true;
-    u.why = fmt::format("built again on the GPU from the new values: {} [{}], was {} [{}]",
-                        f.plan.format, after, im.plan.format, before);
+    u.why = std::move(*why);
     f.resident = im.resident;  // `fresh` reads it in place
     impl = std::move(fresh);
     u.seconds = seconds_since(t0);
@@ -329,14 +335,11 @@ ValueUpdate Operator::update_values(const void* device_values) {
     }
     d.values = device_values;
     Operator fresh = compile(d, im.options);
-    const std::string before = describe(im.plan.params), after = describe(fresh.plan().params);
-    if (im.plan.format != fresh.plan().format || before != after) {
+    if (std::optional<std::string> why = plan_change(im.plan, fresh.plan())) {
       u.replanned = true;
-      u.why = fmt::format("built again on the GPU from the new values: {} [{}], was {} [{}]",
-                          fresh.plan().format, after, im.plan.format, before);
+      u.why = std::move(*why);
     }
     fresh.impl_->owned_values = im.owned_values;  // kept until the caller's update replaces it
-    fresh.impl_->resident = im.resident;  // compile(CsrMatrix)'s upload, which `d` points at
     impl_ = std::move(fresh.impl_);
     u.seconds = seconds_since(t0);
     return u;
