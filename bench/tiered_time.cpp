@@ -72,12 +72,7 @@ rt::ResidentCsr plain_upload(const spmvc::CsrMatrix& a, spmvc::Precision p) {
     const std::vector<float> f(a.values.begin(), a.values.end());
     r.values.upload(f.data(), f.size() * 4);
   }
-  r.view = {a.nrows,
-            a.ncols,
-            a.nnz(),
-            static_cast<const std::int32_t*>(r.row_ptr.get()),
-            static_cast<const std::int32_t*>(r.col_idx.get()),
-            r.values.get()};
+  r.view = rt::view_of(r, a);
   return r;
 }
 

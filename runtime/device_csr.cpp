@@ -31,13 +31,17 @@ ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
     parts.push_back(converting_part<float>(r.values.get(), a.values.data(), a.values.size()));
   }
   staged_upload(parts);
-  r.view = {a.nrows,
-            a.ncols,
-            a.nnz(),
-            static_cast<const std::int32_t*>(r.row_ptr.get()),
-            static_cast<const std::int32_t*>(r.col_idx.get()),
-            r.values.get()};
+  r.view = view_of(r, a);
   return r;
+}
+
+DeviceCsr view_of(const ResidentCsr& r, const CsrMatrix& a) {
+  return {a.nrows,
+          a.ncols,
+          a.nnz(),
+          static_cast<const std::int32_t*>(r.row_ptr.get()),
+          static_cast<const std::int32_t*>(r.col_idx.get()),
+          r.values.get()};
 }
 
 DeviceCsrKernels load_device_csr_kernels(KernelCache& cache, const DeviceInfo& device) {

@@ -27,6 +27,8 @@ struct ResidentCsr {
   DeviceCsr view;
 };
 ResidentCsr upload_csr(const CsrMatrix& a, Precision precision);
+/// The DeviceCsr of `r`'s arrays, which hold `a`.
+DeviceCsr view_of(const ResidentCsr& r, const CsrMatrix& a);
 
 /// The device-build unit's entry points, loaded on the current device (shared, see
 /// shared_kernel), and where the unit came from.
