@@ -248,15 +248,16 @@ ValueUpdate rebuild_in_place(std::unique_ptr<Operator::Impl>& impl, Clock::time_
   }
   if (im.arrays.size() != f.arrays.size() || im.borrowed != f.borrowed)
     throw InternalError("update_values: the same plan built other arrays from new values");
-  for (std::size_t i = 0; i < im.arrays.size(); ++i) {
-    auto& [name, buffer] = im.arrays[i];
+  for (std::size_t i = 0; i < im.arrays.size(); ++i) {  // all checked before any is written
+    const auto& [name, buffer] = im.arrays[i];
     const auto& [fresh_name, fresh_buffer] = f.arrays[i];
     if (name != fresh_name || buffer.bytes() != fresh_buffer.bytes())
       throw InternalError(fmt::format(
           "update_values: the same plan built array {} ({} bytes) from new values, not {} ({})",
           fresh_name, fresh_buffer.bytes(), name, buffer.bytes()));
-    buffer.copy_from(fresh_buffer.get(), buffer.bytes());
   }
+  for (std::size_t i = 0; i < im.arrays.size(); ++i)
+    im.arrays[i].second.copy_from(f.arrays[i].second.get(), im.arrays[i].second.bytes());
   im.profile = f.profile;
   im.plan = f.plan;
   runtime::values_changed(im, im.resident->values.get(), /*on_device=*/true);
