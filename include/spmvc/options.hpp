@@ -136,16 +136,16 @@ struct Options {
   /// compile(CsrMatrix): where the matrix is inspected, planned and encoded. The GPU build
   /// uploads the CSR once (32-bit offsets and columns, values in the precision's type) and runs
   /// compile(DeviceCsr)'s stages on it: GPU inspection, the planner over the formats the GPU
-  /// builds (csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr, bellpack) and the
-  /// cuSPARSE engine, and the GPU encoders. `automatic` (the default) takes the GPU build
+  /// builds (csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr, bellpack, dia) and
+  /// the cuSPARSE engine, and the GPU encoders. `automatic` (the default) takes the GPU build
   /// unless the options ask for what only the host pipeline does (an ordering, measure mode,
   /// full inspection, mixed precision, cuSPARSE "always", a format or parameters with only a
   /// host encoder), the matrix is past 32-bit offsets, or `multiplies` says enough to repay the
   /// host pipeline (heuristics::kHostPipelineMultiplies64 / 32: 1.8M fp64, 550k fp32, the
   /// suite's medians); CompileTimings::build and build_why say which ran and why. On suite v13
   /// (H200) its picks multiply 1.4-1.5% slower than the host pipeline's (geomean) for a one-time
-  /// cost of about 9 ms at 16M nonzeros against 100 ms to over a second: `host` pays where a matrix
-  /// is multiplied a million times or more.
+  /// cost of 7-9 ms at 16M nonzeros against 100 ms to over a second. `host` and `device` force
+  /// one or the other (BuildMode).
   BuildMode build = BuildMode::automatic;
 
   /// compile(CsrMatrix): also keep the matrix on the device as plain CSR in the caller's order
