@@ -328,7 +328,8 @@ Operator compile(const CsrMatrix& a, const Options& options) {
                     a.row_ptr.empty() ? 0 : a.row_ptr.back(), a.values.size()));
   const runtime::DeviceInfo device = runtime::probe_device(options.device);
   runtime::set_device(options.device);
-  compiler::BuildChoice choice = compiler::choose_build(options, {a.nrows, a.ncols, a.nnz()});
+  compiler::BuildChoice choice =
+      compiler::choose_build(options, {a.nrows, a.ncols, a.nnz(), runtime::allocatable_bytes()});
   if (choice.path == compiler::BuildPath::device) {
     // update_values builds again on the GPU from the copy the operator keeps: no host copy of
     // the pattern.

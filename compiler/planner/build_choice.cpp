@@ -71,10 +71,23 @@ std::optional<OptionRefusal> host_only(const Options& options, const BuildSubjec
                          fmt::format("{} x {} with {} nonzeros is past the GPU build's 32-bit "
                                      "row offsets and columns",
                                      m.nrows, m.ncols, m.nnz)};
+  if (const double need = gpu_build_bytes(m, options.precision);
+      m.device_bytes > 0 && need > static_cast<double>(m.device_bytes))
+    return OptionRefusal{"matrix",
+                         fmt::format("the GPU build takes about {:.2f} GB (the CSR copy it keeps "
+                                     "and an encoding of about its size), and the device can "
+                                     "allocate {:.2f} GB",
+                                     need / 1e9, static_cast<double>(m.device_bytes) / 1e9)};
   return std::nullopt;
 }
 
 }  // namespace
+
+double gpu_build_bytes(const BuildSubject& subject, Precision precision) {
+  const double csr = static_cast<double>(subject.nnz) * (4.0 + value_bytes(precision)) +
+                     static_cast<double>(subject.nrows + 1) * 4.0;
+  return 2.0 * csr;
+}
 
 BuildChoice choose_build(const Options& options, const BuildSubject& subject) {
   switch (options.build) {

@@ -140,7 +140,8 @@ struct Options {
   /// the cuSPARSE engine, and the GPU encoders. `automatic` (the default) takes the GPU build
   /// unless the options ask for what only the host pipeline does (an ordering, measure mode,
   /// full inspection, mixed precision, cuSPARSE "always", a format or parameters with only a
-  /// host encoder), the matrix is past 32-bit offsets, or `multiplies` says enough to repay the
+  /// host encoder), the matrix is past 32-bit offsets or its GPU build would not fit the
+  /// device's free memory (compiler::gpu_build_bytes), or `multiplies` says enough to repay the
   /// host pipeline (heuristics::kHostPipelineMultiplies64 / 32: 1.8M fp64, 550k fp32, the
   /// suite's medians); CompileTimings::build and build_why say which ran and why. On suite v13
   /// (H200) its picks multiply 1.4-1.5% slower than the host pipeline's (geomean) for a one-time

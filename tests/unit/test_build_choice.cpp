@@ -100,6 +100,29 @@ TEST_CASE("build choice: auto takes the host pipeline for as many multiplies as 
   }
 }
 
+TEST_CASE(
+    "build choice: a GPU build that would not fit the device's memory keeps auto on the host") {
+  // 10M nonzeros, 1M rows: the CSR copy is 120 MB fp64 and 80 MB fp32 (plus 4 MB of offsets).
+  BuildSubject m{1'000'000, 1'000'000, 10'000'000};
+  for (const Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(to_string(p));
+    Options o = auto_options();
+    o.precision = p;
+    const double need = compiler::gpu_build_bytes(m, p);
+    CHECK(need == doctest::Approx(2.0 * (10e6 * (p == Precision::f64 ? 12 : 8) + 4e6 + 4)));
+    m.device_bytes = 0;  // unknown: not checked
+    CHECK(choose_build(o, m).path == compiler::BuildPath::device);
+    m.device_bytes = static_cast<std::uint64_t>(need) + 1;
+    CHECK(choose_build(o, m).path == compiler::BuildPath::device);
+    m.device_bytes = static_cast<std::uint64_t>(need) - 1;
+    const BuildChoice c = choose_build(o, m);
+    CHECK(c.path == compiler::BuildPath::host);
+    CHECK(contains(c.why, "can allocate"));
+    o.build = BuildMode::device;
+    CHECK(contains(device_refusal(o, m), "can allocate"));
+  }
+}
+
 TEST_CASE("build choice: what only the host pipeline does keeps auto on the host") {
   struct Case {
     const char* name;

@@ -20,7 +20,14 @@ struct BuildChoice {
 /// The sizes and features of the caller's matrix the choice reads.
 struct BuildSubject {
   std::int64_t nrows = 0, ncols = 0, nnz = 0;
+  /// Bytes the device can allocate now (runtime::allocatable_bytes); 0: unknown, not checked.
+  std::uint64_t device_bytes = 0;
 };
+
+/// Device memory the GPU build of compile(CsrMatrix) takes for `subject` at `precision`, about:
+/// the CSR copy the operator keeps (32-bit offsets and columns, values in the precision's type)
+/// and an encoding of about its size.
+double gpu_build_bytes(const BuildSubject& subject, Precision precision);
 
 /// Options::build for a matrix of `subject`'s sizes: `host` always builds on the host; `device`
 /// builds on the GPU, or throws an InputError naming the option (or the size) that needs the
@@ -28,7 +35,8 @@ struct BuildSubject {
 /// "always" stays on the host (the GPU build weighs cuSPARSE under "auto" only); an ordering,
 /// measure mode, full inspection, mixed precision, a format (or forced parameters) with only a
 /// host encoder, 64-bit row offsets, sell windows past the GPU's sort, matrices past 32-bit
-/// offsets and matrices with no rows or no columns do too.
+/// offsets, matrices with no rows or no columns, and matrices whose GPU build would not fit the
+/// device's allocatable memory (gpu_build_bytes against subject.device_bytes) do too.
 BuildChoice choose_build(const Options& options, const BuildSubject& subject);
 
 /// "auto", "host" or "device" (the CLI's --build), and back; InputError naming the text.
