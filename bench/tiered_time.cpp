@@ -11,10 +11,10 @@
 // are cached first (one unit per installation, not the chosen kernel). The first run of a path
 // also pays the process's first load of the generic kernel, and the host path's first run the
 // process's first upload (the staging buffers' pinning). Each line is followed by compile()'s
-// stages. Times in milliseconds from the
-// compile() call. --host-build picks Options::build for the host-CSR path: host (the default,
-// the host pipeline) or auto (the GPU build on the uploaded CSR where the options allow it;
-// its build kernels are cached first, as for the device path).
+// stages. Times in milliseconds from the compile() call. --host-build picks Options::build for the
+// host-CSR path: host (this benchmark's default, the host pipeline) or auto (the GPU build on the
+// uploaded CSR where the options allow it; its build kernels are cached first, as for the device
+// path).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -80,8 +80,7 @@ struct Run {
   double returned = 0, first_done = 0, took_over = 0, ready = 0;
   std::int64_t generic_multiplies = 0;
   double generic_ms = 0, specialised_ms = 0;
-  std::string first_tier, build;
-  spmvc::CompileTimings stages;  // compile()'s own stages, in seconds
+  spmvc::CompileTimings first;  // the timings after the first multiply: its tier, the stages
 };
 
 template <class Compile>
@@ -105,9 +104,7 @@ Run measure(const Compile& compile_op, std::int64_t nrows, std::int64_t ncols, s
   op.apply(dx.get(), dy.get());
   rt::synchronize();
   r.first_done = ms_since(t0);
-  r.first_tier = op.timings().tier;
-  r.build = op.timings().build;
-  r.stages = op.timings();
+  r.first = op.timings();
   double generic_total = r.first_done - r.returned;
   while (op.timings().tier != "specialised") {
     if (!op.timings().tier_error.empty()) op.wait_specialised();  // rethrows the compile's error
@@ -135,9 +132,9 @@ void report(const char* path, int run, const Run& r) {
       "specialised "
       "ready {:.1f} ms, took over {:.1f} ms after {} generic multiplies; multiply generic "
       "{:.3f} ms, specialised {:.3f} ms\n",
-      path, run, r.build, r.returned, r.first_done, r.first_tier, r.ready, r.took_over,
+      path, run, r.first.build, r.returned, r.first_done, r.first.tier, r.ready, r.took_over,
       r.generic_multiplies, r.generic_ms, r.specialised_ms);
-  const spmvc::CompileTimings& s = r.stages;
+  const spmvc::CompileTimings& s = r.first;
   fmt::print(
       "  stages (ms): upload {:.2f}, inspect {:.2f}, plan {:.2f}, encode {:.2f}, generic setup "
       "{:.2f}, the rest {:.2f}\n",

@@ -96,16 +96,12 @@ struct Staging {
     const auto at = reinterpret_cast<std::uintptr_t>(raw);
     char* slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
     (void)::madvise(slab, kBytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where it is not taken
-    const int threads = std::clamp(host_threads(), 1, kUploadMaxFillers);
-    std::vector<Range> parts(static_cast<std::size_t>(threads));
-    for (int t = 0; t < threads; ++t) parts[static_cast<std::size_t>(t)] = {t, t + 1};
-    run_ranges(parts, [&](std::size_t, std::int64_t t, std::int64_t) {
-      const std::size_t b =
-          kBytes * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
-      const std::size_t e =
-          kBytes * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
-      std::memset(slab + b, 0, e - b);
-    });
+    // Faulted in by up to kUploadMaxFillers threads, each a contiguous share.
+    parallel_for(static_cast<std::int64_t>(kBytes),
+                 static_cast<std::int64_t>(kBytes / kUploadMaxFillers),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   std::memset(slab + begin, 0, static_cast<std::size_t>(end - begin));
+                 });
     if (cudaHostRegister(slab, kBytes, cudaHostRegisterPortable) == cudaSuccess) return slab;
     (void)cudaGetLastError();
     (void)::munmap(raw, kBytes + kHuge);

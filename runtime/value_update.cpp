@@ -220,6 +220,16 @@ void leave_generic_tier(Operator::Impl& im) {
   if (im.tiers) im.tiers->switch_now();
 }
 
+// `values` into `to` as the precision's type (double for f64, else float).
+void upload_values(runtime::DeviceBuffer& to, std::span<const double> values, Precision p) {
+  if (p == Precision::f64) {
+    to.upload(values.data(), values.size() * 8);
+  } else {
+    const std::vector<float> narrow(values.begin(), values.end());
+    to.upload(narrow.data(), narrow.size() * 4);
+  }
+}
+
 // Why a build on the GPU from new values is another plan than `was`; nothing when it is the same.
 std::optional<std::string> plan_change(const Plan& was, const Plan& now) {
   const std::string before = describe(was.params), after = describe(now.params);
@@ -279,25 +289,14 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
   if (im.resident) {
     // compile(CsrMatrix) on the GPU: the new values go into its own upload, in place.
     runtime::synchronize();  // earlier multiplies read the old arrays
-    if (im.plan.precision == Precision::f64) {
-      im.resident->values.upload(values.data(), values.size() * 8);
-    } else {
-      const std::vector<float> narrow(values.begin(), values.end());
-      im.resident->values.upload(narrow.data(), narrow.size() * 4);
-    }
+    upload_values(im.resident->values, values, im.plan.precision);
     return rebuild_in_place(impl_, t0);
   }
   if (im.device_matrix) {
     // Built from device arrays: upload into memory the operator keeps, and build again from it.
-    const std::size_t vb = im.plan.precision == Precision::f64 ? 8 : 4;
-    auto owned =
-        std::make_shared<runtime::DeviceBuffer>(std::max<std::size_t>(values.size() * vb, 1));
-    if (vb == 8) {
-      owned->upload(values.data(), values.size() * 8);
-    } else {
-      const std::vector<float> narrow(values.begin(), values.end());
-      owned->upload(narrow.data(), narrow.size() * 4);
-    }
+    auto owned = std::make_shared<runtime::DeviceBuffer>(std::max<std::size_t>(
+        values.size() * static_cast<std::size_t>(value_bytes(im.plan.precision)), 1));
+    upload_values(*owned, values, im.plan.precision);
     ValueUpdate u = update_values(static_cast<const void*>(owned->get()));
     impl_->owned_values = std::move(owned);
     u.seconds = seconds_since(t0);
