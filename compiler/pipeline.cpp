@@ -24,25 +24,30 @@ double seconds_since(Clock::time_point t0) {
 // kernels then run on the reordered matrix and the row map hides it. A symmetric ordering moves
 // the rows, and renumbers the columns only when asked (x is then gathered once per multiply);
 // otherwise the reordered matrix keeps the caller's column numbers and x is read in place.
-void order(const CsrMatrix& a, const Options& options, Build& b) {
+// Returns the format the planner's ordering was chosen for ("" any; compiler::OrderingChoice).
+std::string order(const CsrMatrix& a, const Options& options, Build& b) {
   std::optional<Ordering> picked;
   bool renumber_columns = options.renumber_columns;
   b.plan.reorder = "none";
+  std::string format;
   if (options.ordering) {
     picked = options.ordering;
     b.plan.reorder_why = "given by the caller";
   } else if (options.reorder == "auto") {
-    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision);
+    const bool format_free = options.format == "auto" && !options.params && !options.csr &&
+                             !options.deterministic && options.cusparse != "always";
+    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision, format_free);
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
     renumber_columns = choice.renumber_columns;
+    format = std::move(choice.format);
   } else if (!options.reorder.empty() && options.reorder != "none") {
     picked = compute_ordering(a, options.reorder, options.reorder_options);
     b.plan.reorder_why = "forced by the caller";
   } else {
     b.plan.reorder_why = "not asked (reorder \"auto\" lets the planner choose)";
   }
-  if (!picked) return;
+  if (!picked) return format;
   Ordering ordering = std::move(*picked);
   if (!is_permutation(ordering.perm, a.nrows) ||
       (ordering.kind == PermutationKind::symmetric && a.nrows != a.ncols))
@@ -59,6 +64,7 @@ void order(const CsrMatrix& a, const Options& options, Build& b) {
   }
   b.reordered = permute(a, ordering);
   b.plan.reorder = ordering.name + (renumber ? " (rows and columns)" : " (rows)");
+  return format;
 }
 
 }  // namespace
@@ -66,7 +72,7 @@ void order(const CsrMatrix& a, const Options& options, Build& b) {
 Build build(const CsrMatrix& a, const Options& options, const BuildTarget& target) {
   Build b;
   auto t0 = Clock::now();
-  order(a, options, b);
+  const std::string ordered_for = order(a, options, b);
   b.timings.reorder = seconds_since(t0);
 
   t0 = Clock::now();
@@ -85,6 +91,12 @@ Build build(const CsrMatrix& a, const Options& options, const BuildTarget& targe
     throw InputError("cusparse", 0,
                      "cuSPARSE runs the caller's order only: not with a reordered matrix");
   if (b.map && !chosen_ordering) popts.cusparse = "never";
+  // An ordering chosen for one format (the hub rule) plans that format, and cuSPARSE, which
+  // would run the caller's order, is not weighed: the order's gain is what the model lacks.
+  if (b.map && !ordered_for.empty()) {
+    popts.format = ordered_for;
+    popts.cusparse = "never";
+  }
   Plan plan = compiler::make_plan(b.profile, popts);
   if (b.map && plan.engine == Engine::cusparse) {
     plan.reorder_why = fmt::format(

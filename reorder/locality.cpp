@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -23,6 +24,8 @@ using reorder_detail::worker_count;
 // granularity is 32 bytes, but a warp's request is served line by line).
 constexpr std::int64_t kWarpRows = 32;
 constexpr std::int64_t kCacheLineBytes = 128;
+// What an L1 miss fetches: one 32-byte sector.
+constexpr std::int64_t kSectorBytes = 32;
 
 // Index bits of the slices [first_slice, last_slice) of the rows taken in `order` (the
 // identity when empty).
@@ -128,6 +131,92 @@ LocalityStats locality(const CsrMatrix& a, int value_bytes) {
                                   (32.0 * static_cast<double>(nnz))
                       : 0;
   return s;
+}
+
+namespace {
+
+// x_gather_miss_share over the rows taken in the order row(i) (i = 0..nrows-1), each column c
+// read as column(c).
+template <typename Row, typename Column>
+double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
+                  std::int64_t cache_bytes, const Row& row, const Column& column) {
+  if (value_bytes < 1 || band_rows < 1 || cache_bytes < kSectorBytes) {
+    throw InputError("x_gather_miss_share", 0,
+                     fmt::format("value size {} bytes, band {} rows, cache {} bytes (each must be "
+                                 "at least 1, the cache at least one {}-byte sector)",
+                                 value_bytes, band_rows, cache_bytes, kSectorBytes));
+  }
+  if (a.nnz() == 0) return 0;
+  const std::int64_t per_sector = std::max<std::int64_t>(1, kSectorBytes / value_bytes);
+  const std::int64_t sectors = (a.ncols + per_sector - 1) / per_sector;
+  const auto kept = static_cast<std::size_t>(cache_bytes / kSectorBytes);
+  const std::int64_t nbands = (a.nrows + band_rows - 1) / band_rows;
+  std::atomic<std::int64_t> hits{0};
+  parallel_chunks(
+      nbands, worker_count(0),
+      [&](std::int64_t begin, std::int64_t end) {
+        // Gathers of each sector in the band, and the sectors the band touched (to reset).
+        std::vector<std::uint32_t> count(static_cast<std::size_t>(sectors), 0);
+        std::vector<std::int64_t> touched;
+        std::vector<std::uint32_t> uses;
+        std::int64_t h = 0;
+        for (std::int64_t band = begin; band < end; ++band) {
+          touched.clear();
+          const std::int64_t last = std::min(a.nrows, (band + 1) * band_rows);
+          for (std::int64_t i = band * band_rows; i < last; ++i) {
+            const std::int64_t r = row(i);
+            for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+              const std::int64_t s = column(a.col_idx[k]) / per_sector;
+              if (count[static_cast<std::size_t>(s)]++ == 0) touched.push_back(s);
+            }
+          }
+          uses.clear();
+          for (const std::int64_t s : touched) {
+            uses.push_back(count[static_cast<std::size_t>(s)]);
+            count[static_cast<std::size_t>(s)] = 0;
+          }
+          if (uses.size() > kept) {
+            std::nth_element(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(kept),
+                             uses.end(), std::greater<>());
+            uses.resize(kept);
+          }
+          for (const std::uint32_t u : uses) h += u - 1;
+        }
+        hits += h;
+      },
+      1);
+  return 1.0 - static_cast<double>(hits.load()) / static_cast<double>(a.nnz());
+}
+
+}  // namespace
+
+double x_gather_miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
+                           std::int64_t cache_bytes) {
+  return miss_share(
+      a, value_bytes, band_rows, cache_bytes, [](std::int64_t i) { return i; },
+      [](std::int32_t c) { return std::int64_t{c}; });
+}
+
+double x_gather_miss_share(const CsrMatrix& a, const Ordering& ordering, int value_bytes,
+                           std::int64_t band_rows, std::int64_t cache_bytes) {
+  const bool symmetric = ordering.kind == PermutationKind::symmetric;
+  if (!is_permutation(ordering.perm, a.nrows) || (symmetric && a.nrows != a.ncols)) {
+    throw InputError("x_gather_miss_share", 0,
+                     fmt::format("ordering '{}' is not a permutation of this matrix's {} rows{}",
+                                 ordering.name, a.nrows, symmetric ? " and columns" : ""));
+  }
+  const std::vector<std::int32_t>& perm = ordering.perm;
+  const auto row = [&](std::int64_t i) { return std::int64_t{perm[static_cast<std::size_t>(i)]}; };
+  if (!symmetric) {
+    return miss_share(a, value_bytes, band_rows, cache_bytes, row,
+                      [](std::int32_t c) { return std::int64_t{c}; });
+  }
+  std::vector<std::int32_t> renamed(perm.size());  // old column -> new
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    renamed[static_cast<std::size_t>(perm[i])] = static_cast<std::int32_t>(i);
+  return miss_share(a, value_bytes, band_rows, cache_bytes, row, [&](std::int32_t c) {
+    return std::int64_t{renamed[static_cast<std::size_t>(c)]};
+  });
 }
 
 }  // namespace spmvc

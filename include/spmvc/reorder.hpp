@@ -133,4 +133,20 @@ struct LocalityStats {
 /// Locality measures of `a`, with x entries of `value_bytes` bytes (8 for fp64, 4 for fp32).
 LocalityStats locality(const CsrMatrix& a, int value_bytes = 8);
 
+/// The share of x's gathers that miss an L1 cache of `cache_bytes`, x entries of `value_bytes`
+/// bytes. The rows are taken in bands of `band_rows` consecutive rows (about those a GPU works
+/// on at once), and in each band the cache is taken to hold the 32-byte sectors of x that the
+/// band's nonzeros read most often (an ideal frequency-ordered cache): a gather of any other
+/// sector misses, and so does the first gather of each kept one. Unlike lines_per_warp, which
+/// sees the reuse inside 32 rows, this sees the reuse across a band: a power-law graph's hub
+/// columns numbered together (dbg, degree) share sectors, so more of them fit in the cache.
+/// InputError for a value size, band or cache below 1.
+double x_gather_miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows = 32768,
+                           std::int64_t cache_bytes = 128 * 1024);
+/// The same for permute(a, ordering), without building it (a symmetric ordering renames the
+/// columns too). InputError for an ordering that is not a permutation of a's rows (or, symmetric,
+/// of a square a's).
+double x_gather_miss_share(const CsrMatrix& a, const Ordering& ordering, int value_bytes,
+                           std::int64_t band_rows = 32768, std::int64_t cache_bytes = 128 * 1024);
+
 }  // namespace spmvc

@@ -142,9 +142,9 @@ spmvc_status spmvc_compile(const spmvc_matrix* matrix, const char* options_json,
                            spmvc_operator** out);
 /** Builds from CSR arrays already in device memory, on the GPU and without copying them:
  * int32 row_ptr (nrows+1) and col_idx (nnz); values (nnz) double for "f64", float otherwise.
- * The operator reads these arrays in every multiply: they must outlive it unchanged. Plans are
- * csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo and bro_hyb, no reordering, model planner
- * (other options are SPMVC_ERROR_INPUT). */
+ * The operator may read these arrays in every multiply: they must outlive it unchanged. Plans
+ * are csr, csr_stream, ell, sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr, bellpack and dia, no
+ * reordering, model planner (other options are SPMVC_ERROR_INPUT). */
 spmvc_status spmvc_compile_device_csr(int64_t nrows, int64_t ncols, int64_t nnz,
                                       const int32_t* row_ptr, const int32_t* col_idx,
                                       const void* values, const char* options_json,

@@ -41,7 +41,8 @@ __version__ = "0.1.0"
 HOST_PIPELINE_MULTIPLIES = {"f64": 1_800_000, "f32": 550_000, "f32acc64": 550_000}
 
 # The formats built from device arrays on the GPU (compiler/planner/device_plan.cpp).
-_DEVICE_FORMATS = ("auto", "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb")
+_DEVICE_FORMATS = ("auto", "csr", "csr_stream", "ell", "sell", "hyb", "bro_ell", "bro_coo", "bro_hyb",
+                   "bcsr", "bellpack", "dia")
 
 
 def version():

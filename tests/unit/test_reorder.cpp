@@ -439,3 +439,49 @@ TEST_CASE("locality and BRO index bits by hand") {
   // Slices of one row, 4-bit symbols: row 0 needs 6 bits (2 symbols), row 2 7 bits (2 symbols).
   CHECK(spmvc::bro_ell_index_bits(a, 1, 4) == 16);
 }
+
+TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by dbg") {
+  // fp64 (4 values a sector). Rows read columns 0, 1, 4, 0, 8, 0: sectors 0, 0, 1, 0, 2, 0.
+  // A cache of two sectors keeps sector 0 (4 uses) and one of 1, 2 (1 use): hits 3 + 0 of 6.
+  const CsrMatrix a = from_rows(12, {{0, 1, 4}, {0, 8}, {0}});
+  CHECK(spmvc::x_gather_miss_share(a, 8, 32768, 64) == doctest::Approx(3.0 / 6.0));
+  // One sector of cache: the same (sector 0 kept).
+  CHECK(spmvc::x_gather_miss_share(a, 8, 32768, 32) == doctest::Approx(3.0 / 6.0));
+  // fp32 (8 values a sector): 0, 1, 4 share sector 0 with 0, 0; 8 is sector 1. Kept both: only
+  // the first gather of each misses.
+  CHECK(spmvc::x_gather_miss_share(a, 4, 32768, 64) == doctest::Approx(2.0 / 6.0));
+  // Bands of one row: each row's first gather of a sector misses, reuse across rows is lost.
+  // fp64: row 0 sectors 0, 0, 1 (misses 2), row 1 sectors 0, 2 (2), row 2 sector 0 (1).
+  CHECK(spmvc::x_gather_miss_share(a, 8, 1, 1 << 20) == doctest::Approx(5.0 / 6.0));
+  CHECK(spmvc::x_gather_miss_share(CsrMatrix{}, 8) == 0.0);
+  CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 0), spmvc::InputError);
+  CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 8, 0), spmvc::InputError);
+  CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 8, 32768, 16), spmvc::InputError);
+
+  // A power-law graph: its hub columns spread over x each hold a sector of their own; dbg numbers
+  // them together, so a small cache keeps more of them.
+  const CsrMatrix g = spmvc::gen::from_spec("rmat:scale=14,ef=16");
+  const spmvc::CsrMatrix grouped = spmvc::permute(g, spmvc::compute_ordering(g, "dbg"));
+  const double before = spmvc::x_gather_miss_share(g, 4, 32768, 8 * 1024);
+  const double after = spmvc::x_gather_miss_share(grouped, 4, 32768, 8 * 1024);
+  CHECK(before > 0.3);
+  CHECK(after < 0.7 * before);
+  // The same measured through the ordering, without the permuted matrix; a rows-only ordering
+  // keeps the columns' numbers (rows reversed: the same bands' sectors, other bands).
+  const spmvc::Ordering dbg = spmvc::compute_ordering(g, "dbg");
+  CHECK(spmvc::x_gather_miss_share(g, dbg, 4, 32768, 8 * 1024) == doctest::Approx(after));
+  spmvc::Ordering reversed{"reversed", spmvc::PermutationKind::rows_only, {}, 0, ""};
+  for (std::int64_t i = g.nrows - 1; i >= 0; --i)
+    reversed.perm.push_back(static_cast<std::int32_t>(i));
+  CHECK(
+      spmvc::x_gather_miss_share(g, reversed, 4, 32768, 8 * 1024) ==
+      doctest::Approx(spmvc::x_gather_miss_share(spmvc::permute(g, reversed), 4, 32768, 8 * 1024)));
+  reversed.perm.pop_back();
+  CHECK_THROWS_AS(spmvc::x_gather_miss_share(g, reversed, 4), spmvc::InputError);
+  // A cache that holds all of x misses only each sector's first gather, in any order.
+  std::vector<bool> touched(static_cast<std::size_t>((g.ncols + 7) / 8), false);
+  for (const std::int32_t c : g.col_idx) touched[static_cast<std::size_t>(c / 8)] = true;
+  const double all = static_cast<double>(std::count(touched.begin(), touched.end(), true)) /
+                     static_cast<double>(g.nnz());
+  CHECK(spmvc::x_gather_miss_share(g, 4, 1 << 20, 1 << 30) == doctest::Approx(all));
+}

@@ -224,8 +224,8 @@ PlanOptions plan_options(const Options& options, const BuildTarget& target);
 
 /// What compile(DeviceCsr) cannot do whatever the arrays hold (planner/device_plan.cpp): measure
 /// mode, reordering, full inspection, formats with no GPU build (all but csr, csr_stream, ell,
-/// sell, hyb, bro_ell, bro_coo and bro_hyb). InputError naming the option; nothing when the
-/// options apply.
+/// sell, hyb, bro_ell, bro_coo, bro_hyb, bcsr, bellpack and dia). InputError naming the option;
+/// nothing when the options apply.
 void check_device_options(const Options& options);
 /// The Options field check_device_options refuses and why.
 struct OptionRefusal {
@@ -315,9 +315,14 @@ double mixed_error_tolerance(const Plan& plan);
 struct OrderingChoice {
   std::optional<Ordering> ordering;  ///< empty: keep the matrix's order
   bool renumber_columns = false;
+  /// The format the ordering is chosen for ("" any): the planner then plans that format and
+  /// keeps the order against cuSPARSE (the hub rule, whose gain the cost model has no term for).
+  std::string format;
   std::string why;
 };
-OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision);
+/// format_free: the caller left the format to the planner (format "auto", nothing forced, not
+/// deterministic, cuSPARSE not asked for), so a rule that comes with its format may apply.
+OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false);
 
 /// Every registered format's name, in the registry's order.
 std::vector<std::string> format_names();
