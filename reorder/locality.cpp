@@ -148,39 +148,52 @@ double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
   }
   if (a.nnz() == 0) return 0;
   const std::int64_t per_sector = std::max<std::int64_t>(1, kSectorBytes / value_bytes);
-  const std::int64_t sectors = (a.ncols + per_sector - 1) / per_sector;
   const auto kept = static_cast<std::size_t>(cache_bytes / kSectorBytes);
+  const std::int64_t sectors = (a.ncols + per_sector - 1) / per_sector;
+  const bool counted = sectors <= a.nnz() && a.nnz() <= std::int64_t{UINT32_MAX};
   const std::int64_t nbands = (a.nrows + band_rows - 1) / band_rows;
   std::atomic<std::int64_t> hits{0};
   parallel_chunks(
       nbands, worker_count(0),
       [&](std::int64_t begin, std::int64_t end) {
-        // Gathers of each sector in the band, and the sectors the band touched (to reset).
-        std::vector<std::uint32_t> count(static_cast<std::size_t>(sectors), 0);
-        std::vector<std::int64_t> touched;
-        std::vector<std::uint32_t> uses;
+        // The uses of each sector the band reads: counted in an array over x's sectors where x
+        // has no more sectors than the matrix nonzeros (the array then costs less than the
+        // matrix's columns), else by sorting the band's sectors (memory for the band alone).
+        std::vector<std::uint32_t> count(counted ? static_cast<std::size_t>(sectors) : 0, 0);
+        std::vector<std::int64_t> gathered;
+        std::vector<std::int64_t> uses;
         std::int64_t h = 0;
         for (std::int64_t band = begin; band < end; ++band) {
-          touched.clear();
+          gathered.clear();
+          uses.clear();
           const std::int64_t last = std::min(a.nrows, (band + 1) * band_rows);
           for (std::int64_t i = band * band_rows; i < last; ++i) {
             const std::int64_t r = row(i);
             for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
               const std::int64_t s = column(a.col_idx[k]) / per_sector;
-              if (count[static_cast<std::size_t>(s)]++ == 0) touched.push_back(s);
+              if (!counted || count[static_cast<std::size_t>(s)]++ == 0) gathered.push_back(s);
             }
           }
-          uses.clear();
-          for (const std::int64_t s : touched) {
-            uses.push_back(count[static_cast<std::size_t>(s)]);
-            count[static_cast<std::size_t>(s)] = 0;
+          if (counted) {
+            for (const std::int64_t s : gathered) {
+              uses.push_back(count[static_cast<std::size_t>(s)]);
+              count[static_cast<std::size_t>(s)] = 0;
+            }
+          } else {
+            std::sort(gathered.begin(), gathered.end());
+            for (std::size_t k = 0; k < gathered.size();) {
+              std::size_t run = k + 1;
+              while (run < gathered.size() && gathered[run] == gathered[k]) ++run;
+              uses.push_back(static_cast<std::int64_t>(run - k));
+              k = run;
+            }
           }
           if (uses.size() > kept) {
             std::nth_element(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(kept),
                              uses.end(), std::greater<>());
             uses.resize(kept);
           }
-          for (const std::uint32_t u : uses) h += u - 1;
+          for (const std::int64_t u : uses) h += u - 1;
         }
         hits += h;
       },

@@ -445,6 +445,10 @@ TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by 
   // A cache of two sectors keeps sector 0 (4 uses) and one of 1, 2 (1 use): hits 3 + 0 of 6.
   const CsrMatrix a = from_rows(12, {{0, 1, 4}, {0, 8}, {0}});
   CHECK(spmvc::x_gather_miss_share(a, 8, 32768, 64) == doctest::Approx(3.0 / 6.0));
+  // x wider than the nonzeros (250 sectors for 6 nonzeros): counted by sorting, the same share.
+  const CsrMatrix wide = from_rows(1000, {{0, 1, 4}, {0, 8}, {0}});
+  CHECK(spmvc::x_gather_miss_share(wide, 8, 32768, 64) == doctest::Approx(3.0 / 6.0));
+  CHECK(spmvc::x_gather_miss_share(wide, 8, 1, 1 << 20) == doctest::Approx(5.0 / 6.0));
   // One sector of cache: the same (sector 0 kept).
   CHECK(spmvc::x_gather_miss_share(a, 8, 32768, 32) == doctest::Approx(3.0 / 6.0));
   // fp32 (8 values a sector): 0, 1, 4 share sector 0 with 0, 0; 8 is sector 1. Kept both: only
