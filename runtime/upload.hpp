@@ -16,12 +16,15 @@
 namespace spmvc::runtime {
 
 /// Bytes per staging buffer; at most kUploadMaxFillers host threads fill them, each through its
-/// own kUploadBuffersPerFiller buffers (one filling while the last one's copy runs). Eight
-/// threads fill at about 30 GB/s on an H200's host, where the link takes 55: more add little.
-/// 2 MiB buffers upload as fast as 4 MiB ones there, and the 32 MiB of staging cost half as much
-/// to fault in and pin at the process's first upload.
-inline constexpr std::size_t kUploadChunkBytes = std::size_t{2} << 20;
-inline constexpr int kUploadMaxFillers = 8;
+/// own kUploadBuffersPerFiller buffers (one filling while the last one's copy runs). On an H200's
+/// host (16 threads) eight threads copy into pinned memory at 32 GB/s and sixteen at 38, where
+/// the link takes 55. Sixteen fillers of 1 MiB buffers keep the staging at 32 MiB (what the
+/// process's first upload faults in and pins). Stencil27 n=86 (16.8M nonzeros), first multiply
+/// after compile(), medians of three processes, fp32 / fp64: the process's first upload 11.6 /
+/// 12.4 ms, later ones 6.7 / 8.2, against 12.9 / 13.8 and 7.8 / 9.4 with eight fillers of 2 MiB
+/// and 11.8 / 11.7 and 9.3 / 8.2 with eight of 1 MiB (bench/results/2026-11-29-h200-hub-order/).
+inline constexpr std::size_t kUploadChunkBytes = std::size_t{1} << 20;
+inline constexpr int kUploadMaxFillers = 16;
 inline constexpr int kUploadBuffersPerFiller = 2;
 
 /// Fills `staging` with the `bytes` bytes of the source's payload from byte `offset` (in the
