@@ -36,7 +36,8 @@ std::string order(const CsrMatrix& a, const Options& options, Build& b) {
   } else if (options.reorder == "auto") {
     const bool format_free = options.format == "auto" && !options.params && !options.csr &&
                              !options.deterministic && options.cusparse != "always";
-    compiler::OrderingChoice choice = compiler::choose_ordering(a, options.precision, format_free);
+    compiler::OrderingChoice choice =
+        compiler::choose_ordering(a, options.precision, format_free, options.multiplies);
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
     renumber_columns = choice.renumber_columns;

@@ -107,6 +107,10 @@ TEST_CASE("auto ordering: a hub graph in fp32 is grouped by degree for hyb") {
   // What it promises: fewer of the gathers miss.
   CHECK(x_gather_miss_share(permute(g, *hub.ordering), 4) < 0.7 * x_gather_miss_share(g, 4));
 
+  // Many multiplies expected: the same; too few to repay the order's host cost: not taken.
+  CHECK(compiler::choose_ordering(g, Precision::f32, true, 1'000'000).format == "hyb");
+  CHECK(compiler::choose_ordering(g, Precision::f32, true, 1'000).format.empty());
+
   // Not where the format is the caller's (or fixed otherwise), nor in fp64, whose hyb streams
   // near the read bandwidth already: the RCM rule decides there, and names no format.
   for (const auto& [precision, free] :

@@ -321,8 +321,11 @@ struct OrderingChoice {
   std::string why;
 };
 /// format_free: the caller left the format to the planner (format "auto", nothing forced, not
-/// deterministic, cuSPARSE not asked for), so a rule that comes with its format may apply.
-OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false);
+/// deterministic, cuSPARSE not asked for), so a rule that comes with its format may apply;
+/// multiplies: how many the caller expects (Options::multiplies), where a rule's host cost would
+/// not be repaid by fewer.
+OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
+                               std::optional<std::int64_t> multiplies = std::nullopt);
 
 /// Every registered format's name, in the registry's order.
 std::vector<std::string> format_names();
