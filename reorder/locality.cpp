@@ -150,15 +150,16 @@ double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
   const std::int64_t per_sector = std::max<std::int64_t>(1, kSectorBytes / value_bytes);
   const auto kept = static_cast<std::size_t>(cache_bytes / kSectorBytes);
   const std::int64_t sectors = (a.ncols + per_sector - 1) / per_sector;
-  const bool counted = sectors <= a.nnz() && a.nnz() <= std::int64_t{UINT32_MAX};
   const std::int64_t nbands = (a.nrows + band_rows - 1) / band_rows;
+  const int threads = static_cast<int>(std::min<std::int64_t>(worker_count(0), nbands));
+  const bool counted = sectors * threads <= a.nnz() && a.nnz() <= std::int64_t{UINT32_MAX};
   std::atomic<std::int64_t> hits{0};
   parallel_chunks(
-      nbands, worker_count(0),
+      nbands, threads,
       [&](std::int64_t begin, std::int64_t end) {
-        // The uses of each sector the band reads: counted in an array over x's sectors where x
-        // has no more sectors than the matrix nonzeros (the array then costs less than the
-        // matrix's columns), else by sorting the band's sectors (memory for the band alone).
+        // The uses of each sector the band reads: counted in an array over x's sectors per
+        // thread where those arrays together take at most 4 bytes a nonzero (a third of the
+        // matrix's CSR), else by sorting the band's sectors (memory for the band alone).
         std::vector<std::uint32_t> count(counted ? static_cast<std::size_t>(sectors) : 0, 0);
         std::vector<std::int64_t> gathered;
         std::vector<std::int64_t> uses;

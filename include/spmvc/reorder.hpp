@@ -140,7 +140,7 @@ LocalityStats locality(const CsrMatrix& a, int value_bytes = 8);
 /// sector misses, and so does the first gather of each kept one. Unlike lines_per_warp, which
 /// sees the reuse inside 32 rows, this sees the reuse across a band: a power-law graph's hub
 /// columns numbered together (dbg, degree) share sectors, so more of them fit in the cache.
-/// InputError for a value size, band or cache below 1.
+/// InputError for a value size or band below 1, or a cache below one 32-byte sector.
 double x_gather_miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows = 32768,
                            std::int64_t cache_bytes = 128 * 1024);
 /// The same for permute(a, ordering), without building it (a symmetric ordering renames the
