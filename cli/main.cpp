@@ -315,8 +315,9 @@ int main(int argc, char** argv) {
                     "planner coded them, as formats_plain");
   bench
       ->add_option("--planner-reorder", sargs.planner_reorder,
-                   "suite: the planner picks' ordering (auto: the planner decides, with RCM and "
-                   "renumbered columns where x accesses are scattered; none)")
+                   "suite: the planner picks' ordering (auto: the planner decides, with renumbered "
+                   "columns: dbg for hyb on fp32 hub graphs, RCM where x accesses are scattered; "
+                   "none)")
       ->check(CLI::IsMember({"auto", "none"}))
       ->capture_default_str();
   bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,

@@ -85,12 +85,16 @@ struct Options {
   /// Applies with format "auto" and no forced parameters, not with f32acc64 or an ordering the
   /// caller asked for (refused
   /// there with "always"); an ordering reorder "auto" chose is dropped where cuSPARSE on the
-  /// caller's order is predicted faster. Measure mode times cuSPARSE beside the generated
-  /// candidates under the same rules ("always": cuSPARSE alone) and keeps it where none is faster.
+  /// caller's order is predicted faster, except the hub order (dbg for hyb on fp32 hub graphs,
+  /// compiler::choose_ordering), whose gain the cost model does not see. Measure mode times
+  /// cuSPARSE beside the generated candidates under the same rules ("always": cuSPARSE alone) and
+  /// keeps it where none is faster.
   std::string cusparse = "auto";
-  /// Reorder the matrix before encoding: "none", or an ordering of spmvc/reorder.hpp ("rcm",
-  /// "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"). The operator hides it: x and y
-  /// stay in the caller's order, y written through the row map inside the kernels.
+  /// Reorder the matrix before encoding: "none", an ordering of spmvc/reorder.hpp ("rcm",
+  /// "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"), or "auto": the planner decides
+  /// and says why (compiler::choose_ordering: dbg for hyb on an fp32 hub graph, RCM where x
+  /// accesses are scattered, both with renumbered columns). The operator hides it: x and y stay
+  /// in the caller's order, y written through the row map inside the kernels.
   std::string reorder = "none";
   /// With a symmetric ordering (rcm, amd, metis, degree, dbg): also renumber the columns, which
   /// makes the stored indices the reordered ones (what BRO's delta coding sees) at the price of one
