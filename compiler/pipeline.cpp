@@ -92,12 +92,10 @@ Build build(const CsrMatrix& a, const Options& options, const BuildTarget& targe
     throw InputError("cusparse", 0,
                      "cuSPARSE runs the caller's order only: not with a reordered matrix");
   if (b.map && !chosen_ordering) popts.cusparse = "never";
-  // An ordering chosen for one format (the hub rule) plans that format, and cuSPARSE, which
-  // would run the caller's order, is not weighed: the order's gain is what the model lacks.
-  if (b.map && !ordered_for.empty()) {
-    popts.format = ordered_for;
-    popts.cusparse = "never";
-  }
+  // An ordering chosen for one format (the hub rule) plans that format; a named format is not
+  // weighed against cuSPARSE, which would run the caller's order: the order's gain is what the
+  // model lacks.
+  if (b.map && !ordered_for.empty()) popts.format = ordered_for;
   Plan plan = compiler::make_plan(b.profile, popts);
   if (b.map && plan.engine == Engine::cusparse) {
     plan.reorder_why = fmt::format(

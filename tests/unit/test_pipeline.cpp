@@ -168,3 +168,36 @@ TEST_CASE("reorder auto: a scattered grid is reordered, a local one not") {
   CHECK(b.plan.reorder == "none");
   CHECK(b.plan.reorder_why.find("already local") != std::string::npos);
 }
+
+TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE not weighed") {
+  // The cost model puts cuSPARSE first on this graph in its own order (it has no term for what
+  // grouping the hubs saves): the hub rule plans its format on the ordered matrix regardless.
+  const CsrMatrix g = gen::from_spec("rmat:scale=19,ef=16");
+  Options o;
+  o.precision = Precision::f32;
+  o.reorder = "auto";
+  BuildTarget t;
+  t.until = BuildStage::plan;
+  t.gpu = "H200";
+  const Build hub = build(g, o, t);
+  CAPTURE(hub.plan.reorder_why);
+  CHECK(hub.plan.reorder == "dbg (rows and columns)");
+  CHECK(hub.plan.format == "hyb");
+  CHECK(hub.plan.engine == Engine::kernel);
+  REQUIRE(hub.map);
+  CHECK(hub.map->cols == hub.map->rows);
+
+  // A caller who fixes the engine or asks for bitwise-reproducible sums leaves the rule out.
+  for (const bool deterministic : {false, true}) {
+    Options fixed = o;
+    if (deterministic) {
+      fixed.deterministic = true;
+    } else {
+      fixed.cusparse = "never";
+      fixed.format = "csr";
+    }
+    const Build b = build(g, fixed, t);
+    CAPTURE(b.plan.reorder_why);
+    CHECK(b.plan.reorder.rfind("dbg", 0) == std::string::npos);
+  }
+}
