@@ -324,7 +324,6 @@ ValueUpdate Operator::update_values(const void* device_values) {
     throw InputError("update_values", 0, "values is not a device (or managed) pointer");
   ValueUpdate u;
   if (im.device_matrix) {
-    DeviceCsr d = *im.device_matrix;
     runtime::synchronize();  // earlier multiplies read the old arrays
     if (im.resident) {
       // compile(CsrMatrix) on the GPU: the new values go into its own upload, in place.
@@ -333,6 +332,7 @@ ValueUpdate Operator::update_values(const void* device_values) {
           static_cast<std::size_t>(nnz) * static_cast<std::size_t>(value_bytes(im.plan.precision)));
       return rebuild_in_place(impl_, t0);
     }
+    DeviceCsr d = *im.device_matrix;
     d.values = device_values;
     Operator fresh = compile(d, im.options);
     if (std::optional<std::string> why = plan_change(im.plan, fresh.plan())) {

@@ -83,10 +83,13 @@ std::optional<OptionRefusal> host_only(const Options& options, const BuildSubjec
 
 }  // namespace
 
+double uploaded_csr_bytes(std::int64_t nrows, std::int64_t nnz, Precision precision) {
+  return static_cast<double>(nrows + 1) * 4.0 +
+         static_cast<double>(nnz) * (4.0 + value_bytes(precision));
+}
+
 double gpu_build_bytes(const BuildSubject& subject, Precision precision) {
-  const double csr = static_cast<double>(subject.nnz) * (4.0 + value_bytes(precision)) +
-                     static_cast<double>(subject.nrows + 1) * 4.0;
-  return 2.0 * csr;
+  return 2.0 * uploaded_csr_bytes(subject.nrows, subject.nnz, precision);
 }
 
 BuildChoice choose_build(const Options& options, const BuildSubject& subject) {

@@ -11,6 +11,7 @@
 #include "formats/model_shortcuts.hpp"
 #include "formats/values/values.hpp"
 #include "heuristics.hpp"
+#include "spmvc/compiler/build_choice.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/value_rounding.hpp"
@@ -86,9 +87,7 @@ BuildEstimate predict_build(const GpuCalibration* calibration, std::string_view 
       b.encode = stage("device_encode", format, heuristics::kDeviceEncodeSecondsPerNonzero);
     }
     if (options.uploads_csr) {
-      // 32-bit offsets and columns, values in the precision's type (runtime::upload_csr).
-      const double csr_bytes =
-          (static_cast<double>(profile.nrows) + 1) * 4 + nnz * (4 + value_bytes(options.precision));
+      const double csr_bytes = uploaded_csr_bytes(profile.nrows, profile.nnz, options.precision);
       const BuildFactor* upload = build_factor(calibration, "upload");
       b.upload = csr_bytes * (upload != nullptr ? upload->seconds_per_unit
                                                 : 1.0 / heuristics::kUploadBytesPerSecond);

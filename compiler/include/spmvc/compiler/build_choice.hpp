@@ -24,6 +24,10 @@ struct BuildSubject {
   std::uint64_t device_bytes = 0;
 };
 
+/// Bytes of the CSR compile(CsrMatrix) uploads for its GPU build (runtime::upload_csr): 32-bit
+/// offsets and columns, values in the precision's type.
+double uploaded_csr_bytes(std::int64_t nrows, std::int64_t nnz, Precision precision);
+
 /// Device memory the GPU build of compile(CsrMatrix) takes for `subject` at `precision`, about:
 /// the CSR copy the operator keeps (32-bit offsets and columns, values in the precision's type)
 /// and an encoding of about its size.
