@@ -9,7 +9,8 @@
 // block streams, mostly served by L2, so the plain form streams its values evict-first and the
 // symmetric one keeps them cached.
 //
-// Thread mapping: one thread per row, each writing its y once: no atomics.
+// Thread mapping: a block takes a tile of kBlockSize x kRowsPerThread rows, each thread every
+// kBlockSize-th row of it, writing each row's y once: no atomics.
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -21,41 +22,93 @@ namespace dia {
 template <int... kOffsets>
 struct Offsets {};
 
-/// Adds the d-th stored diagonal (offset `offset`) to row `row`'s sum.
-template <bool kSymmetric, typename Value, typename Acc>
-__device__ __forceinline__ void add_diagonal(int offset, int d, long long row, long long nrows,
-                                             long long ncols, const Value* __restrict__ values,
+/// Adds the d-th stored diagonal (offset `offset`) to the sum of the row `t` places past `v`'s
+/// and `x`'s origin (both shifted to the tile's first row). kChecked: test that the column and
+/// the mirrored row lie inside the matrix; a tile whose rows all keep every diagonal inside
+/// skips the tests.
+template <bool kChecked, bool kSymmetric, typename Value, typename Acc>
+__device__ __forceinline__ void add_diagonal(int offset, int d, int t, long long row,
+                                             long long nrows, long long ncols,
+                                             const Value* __restrict__ v,
                                              const Value* __restrict__ x, Acc& sum) {
-  const Value* diagonal = values + static_cast<long long>(d) * nrows;
-  const long long c = row + offset;
-  if (c >= 0 && c < ncols) {
-    const Value v = kSymmetric ? load_ro(diagonal + row) : load_stream(diagonal + row);
-    sum += static_cast<Acc>(v) * static_cast<Acc>(load_ro(x + c));
+  const Value* diagonal = v + static_cast<long long>(d) * nrows;
+  if (!kChecked || (row + offset >= 0 && row + offset < ncols)) {
+    const Value a = kSymmetric ? load_ro(diagonal + t) : load_stream(diagonal + t);
+    sum += static_cast<Acc>(a) * static_cast<Acc>(load_ro(x + t + offset));
   }
   if (kSymmetric && offset < 0) {
-    const long long m = row - offset;  // the row whose entry (m, row) mirrors (row, m)
-    if (m < nrows)
-      sum += static_cast<Acc>(load_ro(diagonal + m)) * static_cast<Acc>(load_ro(x + m));
+    // The row whose entry (row - offset, row) mirrors (row, row - offset).
+    if (!kChecked || row - offset < nrows)
+      sum += static_cast<Acc>(load_ro(diagonal + t - offset)) *
+             static_cast<Acc>(load_ro(x + t - offset));
   }
 }
 
-template <int kBlockSize, bool kSymmetric, typename Value, typename Acc, int... kOffsets>
+/// The tile's rows: thread i takes rows first + i, first + i + kBlockSize, ... (kRowsPerThread
+/// of them), so each diagonal's loads stay coalesced and a thread keeps that many rows' loads in
+/// flight.
+template <bool kChecked, int kBlockSize, int kRowsPerThread, bool kSymmetric, typename Value,
+          typename Acc, int... kOffsets>
+__device__ __forceinline__ void tile_rows(long long first, long long end, long long nrows,
+                                          long long ncols, const Value* __restrict__ values,
+                                          const Value* __restrict__ x, Value* __restrict__ y,
+                                          Acc alpha, Acc beta) {
+  constexpr int kCount = sizeof...(kOffsets);
+  // The offsets as a local array, its loops unrolled: each index is a constant, so each offset
+  // is an immediate (no memory holds them).
+  const int offsets[kCount > 0 ? kCount : 1] = {kOffsets...};
+  const Value* v = values + first;
+  const Value* xt = x + first;
+  Acc sum[kRowsPerThread];
+  bool live[kRowsPerThread];
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    sum[i] = Acc(0);
+    live[i] = !kChecked || first + threadIdx.x + i * kBlockSize < end;
+  }
+#pragma unroll
+  for (int d = 0; d < kCount; ++d) {
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int t = static_cast<int>(threadIdx.x) + i * kBlockSize;
+      if (live[i])
+        add_diagonal<kChecked, kSymmetric>(offsets[d], d, t, first + t, nrows, ncols, v, xt,
+                                           sum[i]);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i) {
+    const long long row = first + threadIdx.x + i * kBlockSize;
+    if (live[i]) store_y(y, row, sum[i], alpha, beta);
+  }
+}
+
+template <int kBlockSize, int kRowsPerThread, bool kSymmetric, typename Value, typename Acc,
+          int... kOffsets>
 __device__ __forceinline__ void spmv(Offsets<kOffsets...>, long long nrows, long long ncols,
                                      const Value* __restrict__ values, const Value* __restrict__ x,
                                      Value* __restrict__ y, Acc alpha, Acc beta) {
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
-  const long long row = static_cast<long long>(blockIdx.x) * kBlockSize + threadIdx.x;
-  if (row >= nrows) return;
-  // The offsets as a local array, its loop unrolled: each index is a constant, so each offset
-  // is an immediate (no memory holds them).
+  static_assert(kRowsPerThread >= 1, "a thread takes at least one row");
   constexpr int kCount = sizeof...(kOffsets);
-  const int offsets[kCount > 0 ? kCount : 1] = {kOffsets...};
-  Acc sum = Acc(0);
-#pragma unroll
-  for (int d = 0; d < kCount; ++d) {
-    add_diagonal<kSymmetric>(offsets[d], d, row, nrows, ncols, values, x, sum);
+  constexpr int kTile = kBlockSize * kRowsPerThread;
+  // The offsets ascend: the first is the lowest, the last the highest.
+  constexpr int kAll[kCount + 1] = {kOffsets..., 0};
+  constexpr int kLow = kCount > 0 ? kAll[0] : 0;
+  constexpr int kHigh = kCount > 0 ? kAll[kCount > 0 ? kCount - 1 : 0] : 0;
+  const long long first = static_cast<long long>(blockIdx.x) * kTile;
+  const long long end = first + kTile < nrows ? first + kTile : nrows;
+  // A whole tile whose every row reads every diagonal inside x (and, symmetric, every mirrored
+  // row inside the matrix) runs without bounds tests.
+  const bool interior = end - first == kTile && first + kLow >= 0 && end - 1 + kHigh < ncols &&
+                        (!kSymmetric || end - 1 - kLow < nrows);
+  if (interior) {
+    tile_rows<false, kBlockSize, kRowsPerThread, kSymmetric, Value, Acc, kOffsets...>(
+        first, end, nrows, ncols, values, x, y, alpha, beta);
+  } else {
+    tile_rows<true, kBlockSize, kRowsPerThread, kSymmetric, Value, Acc, kOffsets...>(
+        first, end, nrows, ncols, values, x, y, alpha, beta);
   }
-  store_y(y, row, sum, alpha, beta);
 }
 
 }  // namespace dia

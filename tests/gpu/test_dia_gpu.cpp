@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu_support.hpp"
@@ -14,9 +15,10 @@ using namespace spmvc;
 
 namespace {
 
-DiaParams dia(bool symmetric) {
+DiaParams dia(bool symmetric, int rows_per_thread = 1) {
   DiaParams p;
   p.symmetric = symmetric;
+  p.rows_per_thread = rows_per_thread;
   return p;
 }
 
@@ -30,14 +32,21 @@ TEST_CASE("dia: plain and symmetric kernels equal the host reference") {
     const bool symmetric = inspect(a, InspectDepth::full).numerically_symmetric;
     for (const Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
       for (const bool s : {false, true}) {
-        if (s && !symmetric) continue;
-        CAPTURE(spec);
-        CAPTURE(std::string(to_string(p)));
-        CAPTURE(s);
-        const Operator op = compile(a, test::forced(p, dia(s)));
-        REQUIRE(op.plan().format == "dia");
-        CHECK(test::check(a, op) <= test::tolerance(p));
-        CHECK(test::check(a, op, 1.5, -0.5) <= test::tolerance(p));
+        // Tiles of 64 x 4 rows leave a partial last tile and, on the small matrices, tiles
+        // where only some rows keep every diagonal inside the matrix.
+        for (const auto& [b, r] : {std::pair{256, 1}, std::pair{64, 2}, std::pair{64, 4}}) {
+          if (s && !symmetric) continue;
+          CAPTURE(spec);
+          CAPTURE(std::string(to_string(p)));
+          CAPTURE(s);
+          CAPTURE(r);
+          DiaParams params = dia(s, r);
+          params.block_size = b;
+          const Operator op = compile(a, test::forced(p, params));
+          REQUIRE(op.plan().format == "dia");
+          CHECK(test::check(a, op) <= test::tolerance(p));
+          CHECK(test::check(a, op, 1.5, -0.5) <= test::tolerance(p));
+        }
       }
     }
   }
@@ -58,6 +67,10 @@ TEST_CASE("dia: a rectangular matrix and a symmetric one without its main diagon
     wide.row_ptr.push_back(static_cast<std::int64_t>(wide.col_idx.size()));
   }
   CHECK(test::check(wide, compile(wide, test::forced(Precision::f64, dia(false)))) <= 1e-12);
+  // Tiles of 128 rows: the second keeps every diagonal inside x, the first and the last do not.
+  DiaParams tiles = dia(false, 4);
+  tiles.block_size = 32;
+  CHECK(test::check(wide, compile(wide, test::forced(Precision::f64, tiles))) <= 1e-12);
   CsrMatrix hollow;  // a(i, i +- 3) = 1 + min(i, j) / 100, nothing on the diagonal
   hollow.nrows = hollow.ncols = 1000;
   hollow.row_ptr.assign(1, 0);

@@ -148,6 +148,25 @@ TEST_CASE("dia: S=1 on a matrix that is not its transpose is refused, not lost")
   CHECK_FALSE(f.cannot_implement(p, dia(false), Precision::f64));
 }
 
+TEST_CASE("dia: rows per thread set the tile, the grid and the kernel's name") {
+  const formats::DiaFormat f;
+  const Profile p = inspect(gen::from_spec("stencil2d:n=40"), InspectDepth::rows);  // 1600 rows
+  DiaParams d = dia(false);
+  d.rows_per_thread = 3;
+  const auto why = f.cannot_implement(p, d, Precision::f32);
+  REQUIRE(why);
+  CHECK(why->find("3 rows a thread") != std::string::npos);
+  d.rows_per_thread = 4;
+  d.block_size = 128;
+  CHECK_FALSE(f.cannot_implement(p, d, Precision::f32));
+  const Encoded e = f.encode(gen::from_spec("stencil2d:n=40"), d, Precision::f32);
+  const KernelSource k = f.generate(e, d, "");
+  CHECK(k.kernel_name == "spmv_dia_d5_b128_r4_f32");
+  CHECK(k.block == 128);
+  CHECK(k.grid == 4);  // 1600 rows in tiles of 512
+  CHECK(k.source.find("constexpr int kRowsPerThread = 4;") != std::string::npos);
+}
+
 TEST_CASE("dia: matrices off few full diagonals are refused with the reason") {
   const formats::DiaFormat f;
   const Profile random = inspect(gen::from_spec("random:n=2000,per_row=8"), InspectDepth::rows);

@@ -103,6 +103,8 @@ std::optional<std::string> DiaFormat::cannot_implement(const Profile& profile,
   const DiaParams& p = params_of(params);
   if (p.block_size < 32 || p.block_size > 1024 || p.block_size % 32 != 0)
     return fmt::format("block size {} is not a multiple of 32 in 32..1024", p.block_size);
+  if (p.rows_per_thread != 1 && p.rows_per_thread != 2 && p.rows_per_thread != 4)
+    return fmt::format("{} rows a thread: dia takes 1, 2 or 4", p.rows_per_thread);
   if (profile.nrows > std::numeric_limits<std::int32_t>::max() ||
       profile.ncols > std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} x {} does not fit 32-bit rows and columns", profile.nrows,
@@ -230,8 +232,8 @@ std::vector<std::int32_t> DiaFormat::stored_offsets(const std::vector<std::int32
 }
 
 std::string DiaFormat::kernel_name(const DiaParams& p, std::int64_t stored, Precision precision) {
-  return fmt::format("spmv_{}_d{}_b{}_{}", p.symmetric ? "diasym" : "dia", stored, p.block_size,
-                     codegen::precision_tag(precision));
+  return fmt::format("spmv_{}_d{}_b{}_r{}_{}", p.symmetric ? "diasym" : "dia", stored, p.block_size,
+                     p.rows_per_thread, codegen::precision_tag(precision));
 }
 
 KernelSource DiaFormat::generate(const Encoded& e, const FormatParams& params,
@@ -249,7 +251,8 @@ KernelSource DiaFormat::generate_kernel(const DiaParams& p, Precision precision,
       kernel_source(kernel_name(p, static_cast<std::int64_t>(offsets.size()), precision),
                     {"spmvc/dia.cuh"}, banner);
   k.block = p.block_size;
-  k.grid = std::max<std::int64_t>(1, (nrows + p.block_size - 1) / p.block_size);
+  const std::int64_t tile = std::int64_t{p.block_size} * p.rows_per_thread;
+  k.grid = std::max<std::int64_t>(1, (nrows + tile - 1) / tile);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
   k.params.push_back({KernelParam::Kind::cols, "ncols"});
   k.params.push_back({KernelParam::Kind::array, "values"});
@@ -261,6 +264,8 @@ KernelSource DiaFormat::generate_kernel(const DiaParams& p, Precision precision,
   k.source += "#include \"spmvc/dia.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
+      {fmt::format("constexpr int kRowsPerThread = {};", p.rows_per_thread),
+       "rows each thread sums, kBlockSize apart"},
       {fmt::format("constexpr bool kSymmetric = {};", p.symmetric ? "true" : "false"),
        p.symmetric ? "lower diagonals stored, the upper ones read mirrored"
                    : "every occupied diagonal stored"},
@@ -273,8 +278,8 @@ KernelSource DiaFormat::generate_kernel(const DiaParams& p, Precision precision,
       R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
-{SIG}  spmvc::dia::spmv<kBlockSize, kSymmetric, Value, Acc>(Diagonals{{}}, nrows, ncols, values, x,
-                                                     y, alpha, beta);
+{SIG}  spmvc::dia::spmv<kBlockSize, kRowsPerThread, kSymmetric, Value, Acc>(
+      Diagonals{{}}, nrows, ncols, values, x, y, alpha, beta);
 }}
 )",
       fmt::arg("SIG", codegen::entry_signature(
