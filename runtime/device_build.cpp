@@ -4,6 +4,7 @@
 // runtime/device_build_ell.cpp), the planner chooses among the plans built from them
 // (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the caller's
 // arrays (ell, sell, hyb and dia in device_build_ell.cpp), and the kernel comes from the cache.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -130,6 +131,10 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   if (wanted_format == "auto" || wanted_format == "dia") {
     diagonals = runtime::inspect_diagonals_device(a, options.precision, ell_kernels);
     im->profile.diagonals = diagonals.count;
+    // On few diagonals the farthest one is the bandwidth, which dia's thread shape reads.
+    for (const std::int32_t o : diagonals.occupied)
+      im->profile.bandwidth =
+          std::max<std::int64_t>(im->profile.bandwidth, o < 0 ? -std::int64_t{o} : o);
     im->profile.structurally_symmetric = diagonals.structural;
     im->profile.numerically_symmetric = diagonals.numerical;
   }

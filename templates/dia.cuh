@@ -83,8 +83,8 @@ __device__ __forceinline__ void tile_rows(long long first, long long end, long l
   }
 }
 
-template <int kBlockSize, int kRowsPerThread, bool kSymmetric, typename Value, typename Acc,
-          int... kOffsets>
+template <int kBlockSize, int kRowsPerThread, bool kInterior, bool kSymmetric, typename Value,
+          typename Acc, int... kOffsets>
 __device__ __forceinline__ void spmv(Offsets<kOffsets...>, long long nrows, long long ncols,
                                      const Value* __restrict__ values, const Value* __restrict__ x,
                                      Value* __restrict__ y, Acc alpha, Acc beta) {
@@ -98,10 +98,10 @@ __device__ __forceinline__ void spmv(Offsets<kOffsets...>, long long nrows, long
   constexpr int kHigh = kCount > 0 ? kAll[kCount > 0 ? kCount - 1 : 0] : 0;
   const long long first = static_cast<long long>(blockIdx.x) * kTile;
   const long long end = first + kTile < nrows ? first + kTile : nrows;
-  // A whole tile whose every row reads every diagonal inside x (and, symmetric, every mirrored
-  // row inside the matrix) runs without bounds tests.
-  const bool interior = end - first == kTile && first + kLow >= 0 && end - 1 + kHigh < ncols &&
-                        (!kSymmetric || end - 1 - kLow < nrows);
+  // kInterior: a whole tile whose every row reads every diagonal inside x (and, symmetric, every
+  // mirrored row inside the matrix) runs without bounds tests.
+  const bool interior = kInterior && end - first == kTile && first + kLow >= 0 &&
+                        end - 1 + kHigh < ncols && (!kSymmetric || end - 1 - kLow < nrows);
   if (interior) {
     tile_rows<false, kBlockSize, kRowsPerThread, kSymmetric, Value, Acc, kOffsets...>(
         first, end, nrows, ncols, values, x, y, alpha, beta);

@@ -17,6 +17,6 @@ TEST_CASE("dia: generated translation units match the golden files") {
   }
   // The kernel names spell out the form and the stored diagonals.
   const auto plans = spmvc::test::dia_golden_plans();
-  CHECK(spmvc::test::generate_golden(plans[0]).kernel_name == "spmv_dia_d7_b256_r1_f64");
-  CHECK(spmvc::test::generate_golden(plans[1]).kernel_name == "spmv_diasym_d14_b256_r1_f32");
+  CHECK(spmvc::test::generate_golden(plans[0]).kernel_name == "spmv_dia_d7_b256_r1i_f64");
+  CHECK(spmvc::test::generate_golden(plans[1]).kernel_name == "spmv_diasym_d14_b256_r1i_f32");
 }

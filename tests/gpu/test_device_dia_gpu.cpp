@@ -133,3 +133,27 @@ TEST_CASE("gpu: compile(DeviceCsr) picks dia's symmetric half for a symmetric st
     CHECK(test::check(a, op2, -1.0, 0.25) <= test::tolerance(p));
   }
 }
+
+TEST_CASE("gpu: compile(DeviceCsr) shapes dia's threads as the host planner does") {
+  if (!test::have_device()) return;
+  // A band of half-width 8: the diagonal pass gives the bandwidth, and fp32 takes two rows a
+  // thread with untested interior tiles, fp64 one row with every row tested.
+  const CsrMatrix a = gen::from_spec("banded:n=300000,hbw=8");
+  for (const Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(std::string(to_string(p)));
+    const runtime::ResidentCsr r = runtime::upload_csr(a, p);
+    Options o;
+    o.precision = p;
+    o.disk_cache = false;
+    o.tiered = false;
+    o.format = "dia";
+    const Operator op = compile(r.view, o);
+    CHECK(op.profile().bandwidth == 8);
+    const auto* params = std::get_if<DiaParams>(&op.plan().params);
+    REQUIRE(params != nullptr);
+    CHECK(params->rows_per_thread == (p == Precision::f32 ? 2 : 1));
+    CHECK(params->interior == (p == Precision::f32));
+    CHECK(test::check(a, op) <= test::tolerance(p));
+    CHECK(test::check(a, op, 2.0, 0.5) <= test::tolerance(p));
+  }
+}

@@ -26,6 +26,7 @@ TEST_CASE("dia: both forms, block sizes, rows per thread and precisions compile 
         d.symmetric = symmetric;
         d.block_size = b;
         d.rows_per_thread = r;
+        d.interior = b != 64;  // both forms of the tile's bounds
         // 27 diagonals, the 3D stencil's: 14 stored when symmetric.
         spmvc::test::GoldenPlan g{"sweep", "stencil27:n=4,contrast=10", {}};
         g.options.params = spmvc::FormatParams{d};

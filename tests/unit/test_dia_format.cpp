@@ -161,10 +161,37 @@ TEST_CASE("dia: rows per thread set the tile, the grid and the kernel's name") {
   CHECK_FALSE(f.cannot_implement(p, d, Precision::f32));
   const Encoded e = f.encode(gen::from_spec("stencil2d:n=40"), d, Precision::f32);
   const KernelSource k = f.generate(e, d, "");
-  CHECK(k.kernel_name == "spmv_dia_d5_b128_r4_f32");
+  CHECK(k.kernel_name == "spmv_dia_d5_b128_r4i_f32");
   CHECK(k.block == 128);
   CHECK(k.grid == 4);  // 1600 rows in tiles of 512
   CHECK(k.source.find("constexpr int kRowsPerThread = 4;") != std::string::npos);
+  d.interior = false;
+  CHECK(f.generate(e, d, "").kernel_name == "spmv_dia_d5_b128_r4_f32");
+}
+
+TEST_CASE("dia: the planner's thread shape follows the value width and the band") {
+  compiler::PlanOptions o;
+  o.gpu = "H200";
+  const auto shape = [&](const char* spec, Precision precision) {
+    o.precision = precision;
+    const Plan plan = compiler::make_plan(inspect(gen::from_spec(spec), InspectDepth::rows), o);
+    REQUIRE(plan.format == "dia");
+    return std::get<DiaParams>(plan.params);
+  };
+  // A band of half-width 8: two rows a thread and untested interior tiles in fp32 ...
+  DiaParams p = shape("banded:n=200000,hbw=8", Precision::f32);
+  CHECK(p.rows_per_thread == 2);
+  CHECK(p.interior);
+  p = shape("banded:n=200000,hbw=8", Precision::f32_acc64);
+  CHECK(p.rows_per_thread == 2);
+  // ... one row, every row tested, in fp64.
+  p = shape("banded:n=200000,hbw=8", Precision::f64);
+  CHECK(p.rows_per_thread == 1);
+  CHECK_FALSE(p.interior);
+  // A stencil reaches past kDiaNarrowBand (a plane away): one row a thread.
+  p = shape("stencil27:n=60,contrast=1000", Precision::f32);
+  CHECK(p.rows_per_thread == 1);
+  CHECK(p.interior);
 }
 
 TEST_CASE("dia: matrices off few full diagonals are refused with the reason") {

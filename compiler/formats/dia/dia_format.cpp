@@ -93,6 +93,14 @@ void multiply(const Encoded& e, bool symmetric, std::span<const double> x, std::
 
 }  // namespace
 
+void DiaFormat::shape_for(const Profile& profile, Precision precision, DiaParams& p) {
+  const bool narrow_values = value_bytes(precision) == 4;
+  p.interior = narrow_values;
+  p.rows_per_thread =
+      narrow_values && profile.bandwidth > 0 && profile.bandwidth <= heuristics::kDiaNarrowBand ? 2
+                                                                                                : 1;
+}
+
 std::int64_t DiaFormat::stored_diagonals(std::int64_t diagonals, bool symmetric) {
   return symmetric ? diagonals / 2 + 1 : diagonals;
 }
@@ -156,6 +164,7 @@ std::vector<Candidate> DiaFormat::propose(const Profile& profile, Precision prec
   for (const bool symmetric : {false, true}) {
     DiaParams p;
     p.symmetric = symmetric;
+    shape_for(profile, precision, p);
     Candidate c = candidate(profile, p, precision);
     if (c.applicable) {
       const Cost k = cost(profile, p, precision);
@@ -232,8 +241,9 @@ std::vector<std::int32_t> DiaFormat::stored_offsets(const std::vector<std::int32
 }
 
 std::string DiaFormat::kernel_name(const DiaParams& p, std::int64_t stored, Precision precision) {
-  return fmt::format("spmv_{}_d{}_b{}_r{}_{}", p.symmetric ? "diasym" : "dia", stored, p.block_size,
-                     p.rows_per_thread, codegen::precision_tag(precision));
+  return fmt::format("spmv_{}_d{}_b{}_r{}{}_{}", p.symmetric ? "diasym" : "dia", stored,
+                     p.block_size, p.rows_per_thread, p.interior ? "i" : "",
+                     codegen::precision_tag(precision));
 }
 
 KernelSource DiaFormat::generate(const Encoded& e, const FormatParams& params,
@@ -266,6 +276,8 @@ KernelSource DiaFormat::generate_kernel(const DiaParams& p, Precision precision,
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
       {fmt::format("constexpr int kRowsPerThread = {};", p.rows_per_thread),
        "rows each thread sums, kBlockSize apart"},
+      {fmt::format("constexpr bool kInterior = {};", p.interior ? "true" : "false"),
+       p.interior ? "tiles inside the matrix skip the bounds tests" : "every row tests its bounds"},
       {fmt::format("constexpr bool kSymmetric = {};", p.symmetric ? "true" : "false"),
        p.symmetric ? "lower diagonals stored, the upper ones read mirrored"
                    : "every occupied diagonal stored"},
@@ -278,7 +290,7 @@ KernelSource DiaFormat::generate_kernel(const DiaParams& p, Precision precision,
       R"(
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
-{SIG}  spmvc::dia::spmv<kBlockSize, kRowsPerThread, kSymmetric, Value, Acc>(
+{SIG}  spmvc::dia::spmv<kBlockSize, kRowsPerThread, kInterior, kSymmetric, Value, Acc>(
       Diagonals{{}}, nrows, ncols, values, x, y, alpha, beta);
 }}
 )",

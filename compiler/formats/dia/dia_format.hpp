@@ -33,6 +33,11 @@ class DiaFormat final : public FormatUnit {
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
 
+  /// The planner's thread shape for a matrix (`symmetric` and `block_size` left as they are):
+  /// with 4-byte values, interior tiles skip the bounds tests, and a band within
+  /// heuristics::kDiaNarrowBand of the main diagonal takes two rows a thread; with 8-byte values
+  /// one row a thread, every row tested (dia_model.hpp says why).
+  static void shape_for(const Profile& profile, Precision precision, DiaParams& p);
   /// Diagonals a parameter set stores for a matrix with `diagonals` occupied ones (a symmetric
   /// pattern's: the main one and half of the others).
   static std::int64_t stored_diagonals(std::int64_t diagonals, bool symmetric);
@@ -45,7 +50,8 @@ class DiaFormat final : public FormatUnit {
   static KernelSource generate_kernel(const DiaParams& p, Precision precision, std::int64_t nrows,
                                       const std::vector<std::int32_t>& offsets,
                                       const std::string& banner);
-  /// Entry point name, e.g. spmv_dia_d27_b256_f64 (spmv_diasym_d14_... when symmetric).
+  /// Entry point name, e.g. spmv_dia_d27_b256_r1_f64, spmv_diasym_d14_b256_r2i_f32 (symmetric,
+  /// two rows a thread, interior tiles untested).
   static std::string kernel_name(const DiaParams& p, std::int64_t stored, Precision precision);
 };
 
