@@ -22,64 +22,76 @@ namespace dia {
 template <int... kOffsets>
 struct Offsets {};
 
-/// Adds the d-th stored diagonal (offset `offset`) to the sum of the row `t` places past `v`'s
-/// and `x`'s origin (both shifted to the tile's first row). kChecked: test that the column and
-/// the mirrored row lie inside the matrix; a tile whose rows all keep every diagonal inside
-/// skips the tests.
-template <bool kChecked, bool kSymmetric, typename Value, typename Acc>
-__device__ __forceinline__ void add_diagonal(int offset, int d, int t, long long row,
-                                             long long nrows, long long ncols,
-                                             const Value* __restrict__ v,
+/// Adds the d-th stored diagonal (offset `offset`) to row `row`'s sum, testing that the column
+/// and the mirrored row lie inside the matrix.
+template <bool kSymmetric, typename Value, typename Acc>
+__device__ __forceinline__ void add_diagonal(int offset, int d, long long row, long long nrows,
+                                             long long ncols, const Value* __restrict__ values,
                                              const Value* __restrict__ x, Acc& sum) {
-  const Value* diagonal = v + static_cast<long long>(d) * nrows;
-  if (!kChecked || (row + offset >= 0 && row + offset < ncols)) {
-    const Value a = kSymmetric ? load_ro(diagonal + t) : load_stream(diagonal + t);
-    sum += static_cast<Acc>(a) * static_cast<Acc>(load_ro(x + t + offset));
+  const Value* diagonal = values + static_cast<long long>(d) * nrows;
+  const long long c = row + offset;
+  if (c >= 0 && c < ncols) {
+    const Value v = kSymmetric ? load_ro(diagonal + row) : load_stream(diagonal + row);
+    sum += static_cast<Acc>(v) * static_cast<Acc>(load_ro(x + c));
   }
   if (kSymmetric && offset < 0) {
-    // The row whose entry (row - offset, row) mirrors (row, row - offset).
-    if (!kChecked || row - offset < nrows)
-      sum += static_cast<Acc>(load_ro(diagonal + t - offset)) *
-             static_cast<Acc>(load_ro(x + t - offset));
+    const long long m = row - offset;  // the row whose entry (m, row) mirrors (row, m)
+    if (m < nrows)
+      sum += static_cast<Acc>(load_ro(diagonal + m)) * static_cast<Acc>(load_ro(x + m));
   }
 }
 
-/// The tile's rows: thread i takes rows first + i, first + i + kBlockSize, ... (kRowsPerThread
-/// of them), so each diagonal's loads stay coalesced and a thread keeps that many rows' loads in
-/// flight.
+/// add_diagonal without the tests, for a tile inside the matrix: the row `t` places past the
+/// tile's first, whose row `v` and `x` point at.
+template <bool kSymmetric, typename Value, typename Acc>
+__device__ __forceinline__ void add_interior_diagonal(int offset, int d, int t, long long nrows,
+                                                      const Value* __restrict__ v,
+                                                      const Value* __restrict__ x, Acc& sum) {
+  const Value* diagonal = v + static_cast<long long>(d) * nrows;
+  const Value a = kSymmetric ? load_ro(diagonal + t) : load_stream(diagonal + t);
+  sum += static_cast<Acc>(a) * static_cast<Acc>(load_ro(x + t + offset));
+  if (kSymmetric && offset < 0)
+    sum += static_cast<Acc>(load_ro(diagonal + t - offset)) *
+           static_cast<Acc>(load_ro(x + t - offset));
+}
+
+/// The tile's rows from `first`: thread i takes rows first + i, first + i + kBlockSize, ...
+/// (kRowsPerThread of them), so each diagonal's loads stay coalesced and a thread keeps that many
+/// rows' loads in flight. kChecked: rows past the matrix are skipped and every load is tested
+/// (add_diagonal); otherwise the tile lies inside the matrix (add_interior_diagonal).
 template <bool kChecked, int kBlockSize, int kRowsPerThread, bool kSymmetric, typename Value,
           typename Acc, int... kOffsets>
-__device__ __forceinline__ void tile_rows(long long first, long long end, long long nrows,
-                                          long long ncols, const Value* __restrict__ values,
+__device__ __forceinline__ void tile_rows(long long first, long long nrows, long long ncols,
+                                          const Value* __restrict__ values,
                                           const Value* __restrict__ x, Value* __restrict__ y,
                                           Acc alpha, Acc beta) {
   constexpr int kCount = sizeof...(kOffsets);
   // The offsets as a local array, its loops unrolled: each index is a constant, so each offset
   // is an immediate (no memory holds them).
   const int offsets[kCount > 0 ? kCount : 1] = {kOffsets...};
-  const Value* v = values + first;
-  const Value* xt = x + first;
+  const long long row0 = first + threadIdx.x;
+  if (kChecked && kRowsPerThread == 1 && row0 >= nrows) return;
   Acc sum[kRowsPerThread];
-  bool live[kRowsPerThread];
 #pragma unroll
-  for (int i = 0; i < kRowsPerThread; ++i) {
-    sum[i] = Acc(0);
-    live[i] = !kChecked || first + threadIdx.x + i * kBlockSize < end;
-  }
+  for (int i = 0; i < kRowsPerThread; ++i) sum[i] = Acc(0);
 #pragma unroll
   for (int d = 0; d < kCount; ++d) {
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
-      const int t = static_cast<int>(threadIdx.x) + i * kBlockSize;
-      if (live[i])
-        add_diagonal<kChecked, kSymmetric>(offsets[d], d, t, first + t, nrows, ncols, v, xt,
-                                           sum[i]);
+      const long long row = row0 + i * kBlockSize;
+      if (!kChecked) {
+        add_interior_diagonal<kSymmetric>(offsets[d], d,
+                                          static_cast<int>(threadIdx.x) + i * kBlockSize, nrows,
+                                          values + first, x + first, sum[i]);
+      } else if (kRowsPerThread == 1 || row < nrows) {
+        add_diagonal<kSymmetric>(offsets[d], d, row, nrows, ncols, values, x, sum[i]);
+      }
     }
   }
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i) {
-    const long long row = first + threadIdx.x + i * kBlockSize;
-    if (live[i]) store_y(y, row, sum[i], alpha, beta);
+    const long long row = row0 + i * kBlockSize;
+    if (!kChecked || kRowsPerThread == 1 || row < nrows) store_y(y, row, sum[i], alpha, beta);
   }
 }
 
@@ -104,10 +116,10 @@ __device__ __forceinline__ void spmv(Offsets<kOffsets...>, long long nrows, long
                         end - 1 + kHigh < ncols && (!kSymmetric || end - 1 - kLow < nrows);
   if (interior) {
     tile_rows<false, kBlockSize, kRowsPerThread, kSymmetric, Value, Acc, kOffsets...>(
-        first, end, nrows, ncols, values, x, y, alpha, beta);
+        first, nrows, ncols, values, x, y, alpha, beta);
   } else {
     tile_rows<true, kBlockSize, kRowsPerThread, kSymmetric, Value, Acc, kOffsets...>(
-        first, end, nrows, ncols, values, x, y, alpha, beta);
+        first, nrows, ncols, values, x, y, alpha, beta);
   }
 }
 

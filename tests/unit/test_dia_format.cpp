@@ -152,21 +152,21 @@ TEST_CASE("dia: rows per thread set the tile, the grid and the kernel's name") {
   const formats::DiaFormat f;
   const Profile p = inspect(gen::from_spec("stencil2d:n=40"), InspectDepth::rows);  // 1600 rows
   DiaParams d = dia(false);
-  d.rows_per_thread = 3;
+  d.rows_per_thread = 4;
   const auto why = f.cannot_implement(p, d, Precision::f32);
   REQUIRE(why);
-  CHECK(why->find("3 rows a thread") != std::string::npos);
-  d.rows_per_thread = 4;
+  CHECK(why->find("4 rows a thread") != std::string::npos);
+  d.rows_per_thread = 2;
   d.block_size = 128;
   CHECK_FALSE(f.cannot_implement(p, d, Precision::f32));
   const Encoded e = f.encode(gen::from_spec("stencil2d:n=40"), d, Precision::f32);
   const KernelSource k = f.generate(e, d, "");
-  CHECK(k.kernel_name == "spmv_dia_d5_b128_r4i_f32");
+  CHECK(k.kernel_name == "spmv_dia_d5_b128_r2i_f32");
   CHECK(k.block == 128);
-  CHECK(k.grid == 4);  // 1600 rows in tiles of 512
-  CHECK(k.source.find("constexpr int kRowsPerThread = 4;") != std::string::npos);
+  CHECK(k.grid == 7);  // 1600 rows in tiles of 256
+  CHECK(k.source.find("constexpr int kRowsPerThread = 2;") != std::string::npos);
   d.interior = false;
-  CHECK(f.generate(e, d, "").kernel_name == "spmv_dia_d5_b128_r4_f32");
+  CHECK(f.generate(e, d, "").kernel_name == "spmv_dia_d5_b128_r2_f32");
 }
 
 TEST_CASE("dia: the planner's thread shape follows the value width and the band") {

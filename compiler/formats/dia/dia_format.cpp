@@ -111,8 +111,8 @@ std::optional<std::string> DiaFormat::cannot_implement(const Profile& profile,
   const DiaParams& p = params_of(params);
   if (p.block_size < 32 || p.block_size > 1024 || p.block_size % 32 != 0)
     return fmt::format("block size {} is not a multiple of 32 in 32..1024", p.block_size);
-  if (p.rows_per_thread != 1 && p.rows_per_thread != 2 && p.rows_per_thread != 4)
-    return fmt::format("{} rows a thread: dia takes 1, 2 or 4", p.rows_per_thread);
+  if (p.rows_per_thread != 1 && p.rows_per_thread != 2)
+    return fmt::format("{} rows a thread: dia takes 1 or 2", p.rows_per_thread);
   if (profile.nrows > std::numeric_limits<std::int32_t>::max() ||
       profile.ncols > std::numeric_limits<std::int32_t>::max())
     return fmt::format("{} x {} does not fit 32-bit rows and columns", profile.nrows,

@@ -16,7 +16,7 @@ struct DiaParams {
   static constexpr std::string_view kFormat = "dia";
   bool symmetric = false;   ///< S: the lower diagonals and the main one stored, the rest mirrored
   int block_size = 256;     ///< threads per block
-  int rows_per_thread = 1;  ///< r: rows each thread sums (1, 2 or 4): more loads in flight
+  int rows_per_thread = 1;  ///< r: rows each thread sums (1 or 2): more loads in flight
   bool interior = true;     ///< i: tiles inside the matrix skip the bounds tests
   static void fields(auto& p, auto&& f) {
     f("symmetric", "S", p.symmetric);
