@@ -275,8 +275,8 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   std::int64_t nblocks = 0;
   bool narrow_columns = false;
   if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
-    runtime::DeviceRowBlocks blocks =
-        runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_size, kernels);
+    runtime::DeviceRowBlocks blocks = runtime::stream_row_blocks(
+        a.row_ptr, a.nrows, params->tile, params->block_size * params->rows_per_lane, kernels);
     nblocks = blocks.nblocks;
     if (params->narrow_columns) {
       // Wide blocks read the caller's col_idx (bound below as col_wide).

@@ -11,7 +11,8 @@
 //
 // Layout (0-based CSR plus the block partition):
 //   row_blocks[nblocks+1]  int; block b computes rows [row_blocks[b], row_blocks[b+1]). A block
-//                          holds at most kBlockSize rows and kTile nonzeros, or one longer row.
+//                          holds at most kBlockSize x kRowsPerLane rows and kTile nonzeros, or
+//                          one longer row.
 //   row_ptr[nrows+1]       Offset (int or long long)
 //   col_idx[nnz]           int; or, with narrow columns (Columns = NarrowColumns), per block a
 //                          base column and an unsigned short offset per nonzero when the block's
@@ -25,6 +26,8 @@
 // every block's critical path, so neither rounds that share long rows among more lanes nor
 // blocks that walk several row blocks in turn pay (the hardware's scheduling of independent
 // blocks hides the bounds' latency better; both measured slower, bench/results/README.md).
+// With kRowsPerLane 2 a block may hold up to 2 x kBlockSize rows, lane t summing rows t and
+// t + kBlockSize: short rows then fill a tile of eight products a thread.
 // With one lane per row (more than kBlockSize / 2 rows, as on census and road graphs) a lane
 // walks its row four products at a time with one compare, then up to three under predicates:
 // the lanes' counts differ and a warp runs its longest row, so each step's overhead counts.
@@ -223,14 +226,15 @@ struct LongRowSum {
   }
 };
 
-template <int kBlockSize, int kTile, typename Offset, typename Value, typename Acc,
-          typename Columns, typename Values>
+template <int kBlockSize, int kTile, int kRowsPerLane, typename Offset, typename Value,
+          typename Acc, typename Columns, typename Values>
 __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
                                      const Offset* __restrict__ row_ptr, Columns columns,
                                      Values values, const Value* __restrict__ x,
                                      Value* __restrict__ y, Acc alpha, Acc beta) {
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kTile % kBlockSize == 0, "the tile is a whole number of block-wide steps");
+  static_assert(kRowsPerLane == 1 || kRowsPerLane == 2, "a lane sums one or two rows");
   constexpr int kSteps = kTile / kBlockSize;
   __shared__ Acc products[kTile];
 
@@ -248,6 +252,12 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   if (local < rows) {
     row_begin = __ldg(bounds + local);
     row_end = __ldg(bounds + local + 1);
+  }
+  // A block of more rows than threads (kRowsPerLane 2): lane t also sums row t + kBlockSize.
+  Offset row2_begin = 0, row2_end = 0;
+  if (kRowsPerLane > 1 && t + kBlockSize < rows) {
+    row2_begin = __ldg(bounds + t + kBlockSize);
+    row2_end = __ldg(bounds + t + kBlockSize + 1);
   }
   const Offset start = __ldg(bounds);
   const Offset end = __ldg(bounds + rows);
@@ -277,6 +287,11 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
     if (rows > kBlockSize / 2) {
       // One lane per row (shift == 0): no shuffles.
       if (t < rows) store_y(y, first + t, strided_sum(products, b, e, 1), alpha, beta);
+      if (kRowsPerLane > 1 && t + kBlockSize < rows) {
+        const int b2 = static_cast<int>(row2_begin - start);
+        const int e2 = static_cast<int>(row2_end - start);
+        store_y(y, first + t + kBlockSize, strided_sum(products, b2, e2, 1), alpha, beta);
+      }
       return;
     }
     const int lanes = 1 << shift;

@@ -206,6 +206,9 @@ std::optional<std::string> spmm_unsupported(const SpmmSubject& s) {
                        s.format);
   if (s.columns_renumbered)
     return "the ordering renumbered the columns (the SpMM kernels read X in the caller's order)";
+  if (const auto* p = std::get_if<CsrStreamParams>(&s.params); p != nullptr && p->rows_per_lane > 1)
+    return "csr_stream with two rows a lane (m=2): its row blocks hold more rows than the SpMM "
+           "kernel's threads";
   return std::nullopt;
 }
 

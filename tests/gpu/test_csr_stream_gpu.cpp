@@ -2,6 +2,9 @@
 // power-law rows, every proposed shape, alpha and beta; then every public matrix.
 #include <doctest/doctest.h>
 
+#include <utility>
+
+#include "device_csr.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "gpu_support.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -63,6 +66,37 @@ TEST_CASE("gpu: csr_stream on empty, long and power-law rows, every shape, alpha
     }
   }
   CHECK(tested >= 4 * 3 * 3);
+}
+
+TEST_CASE("gpu: csr_stream with two rows a lane, from host CSR and from device arrays") {
+  if (!have_device()) return;
+  // Short rows (a 5-point stencil, and the band with empty and long rows): blocks of more rows
+  // than threads, lane t summing rows t and t + block_size, beside blocks of one long row.
+  for (const CsrMatrix& a : {gen::stencil_2d_5pt(300, 200), empty_and_long_rows()}) {
+    for (const auto& [block, tile] : {std::pair{256, 2048}, std::pair{64, 512}}) {
+      for (const bool narrow : {false, true}) {
+        for (Precision p : {Precision::f64, Precision::f32}) {
+          CsrStreamParams params;
+          params.block_size = block;
+          params.tile = tile;
+          params.rows_per_lane = 2;
+          params.narrow_columns = narrow;
+          CAPTURE(a.nrows);
+          CAPTURE(block);
+          CAPTURE(narrow);
+          CAPTURE(to_string(p));
+          const Operator op = compile(a, forced(p, params));
+          CHECK(check(a, op) <= tolerance(p));
+          CHECK(check(a, op, -0.5, 1.25) <= tolerance(p));
+          const runtime::ResidentCsr r = runtime::upload_csr(a, p);
+          Options o = forced(p, params);
+          o.tiered = false;
+          const Operator dev = compile(r.view, o);
+          CHECK(check(a, dev) <= tolerance(p));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("gpu: csr_stream with 16-bit columns, narrow and wide blocks mixed") {

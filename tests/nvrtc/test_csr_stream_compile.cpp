@@ -2,6 +2,8 @@
 // and 16-bit columns, compiles with NVRTC to an sm_90 CUBIN without spills (no GPU needed).
 #include <doctest/doctest.h>
 
+#include <utility>
+
 #include "formats/csr_stream/csr_stream_format.hpp"
 #include "nvrtc_support.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -27,4 +29,24 @@ TEST_CASE("csr_stream: every proposed shape and precision compiles without spill
     }
   }
   CHECK(compiled >= 3 * 3 * 3);
+}
+
+TEST_CASE("csr_stream: two rows a lane compiles without spills") {
+  const CsrMatrix a = gen::stencil_2d_5pt(200, 100);
+  const formats::CsrStreamFormat unit;
+  for (const auto& [block, tile] : {std::pair{256, 2048}, std::pair{128, 1024}}) {
+    for (const bool narrow : {false, true}) {
+      for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+        CsrStreamParams params;
+        params.block_size = block;
+        params.tile = tile;
+        params.rows_per_lane = 2;
+        params.narrow_columns = narrow;
+        const Encoded e = unit.encode(a, params, p);
+        const KernelSource k = unit.generate(e, params, "");
+        CHECK(k.kernel_name.find("_m2") != std::string::npos);
+        test::check_compiles(k);
+      }
+    }
+  }
 }

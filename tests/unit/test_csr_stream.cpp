@@ -38,6 +38,40 @@ double round_trip(const CsrMatrix& a, const CsrStreamParams& p, Precision precis
 
 }  // namespace
 
+TEST_CASE("csr_stream: two rows a lane let a block hold twice its threads in rows") {
+  // A 5-point stencil: 5 nonzeros a row, so a tile of 2048 holds about 400 rows.
+  const CsrMatrix a = gen::stencil_2d_5pt(300, 200);
+  const CsrStreamFormat unit;
+  CsrStreamParams p;
+  p.block_size = 256;
+  p.tile = 2048;
+  const auto widest = [&](const CsrStreamParams& q) {
+    const Encoded e = unit.encode(a, q, Precision::f32);
+    const auto* rb = reinterpret_cast<const std::int32_t*>(e.array("row_blocks").bytes.data());
+    std::int64_t most = 0;
+    for (std::int64_t b = 0; b + 1 < e.array("row_blocks").count(); ++b)
+      most = std::max<std::int64_t>(most, rb[b + 1] - rb[b]);
+    return most;
+  };
+  CHECK(widest(p) == 256);  // one row a lane: the rows bind before the tile
+  p.rows_per_lane = 2;
+  CHECK(CsrStreamFormat::block_rows(p) == 512);
+  const std::int64_t two = widest(p);
+  CHECK(two > 256);
+  CHECK(two <= 512);
+  // Fewer blocks, so the model charges fewer block starts.
+  const Profile profile = inspect(a, InspectDepth::rows);
+  CsrStreamParams one = p;
+  one.rows_per_lane = 1;
+  CHECK(CsrStreamFormat::estimated_blocks(profile, p) <
+        0.7 * CsrStreamFormat::estimated_blocks(profile, one));
+  CHECK(unit.cannot_implement(profile, p, Precision::f32) == std::nullopt);
+  p.rows_per_lane = 3;
+  const auto why = unit.cannot_implement(profile, p, Precision::f32);
+  REQUIRE(why);
+  CHECK(why->find("3 rows a lane") != std::string::npos);
+}
+
 TEST_CASE("csr_stream: blocks hold at most a tile and a group's rows, or one longer row") {
   const CsrMatrix a = awkward(20000);
   for (const auto& [block, tile] : {std::pair{256, 1024}, {128, 512}, {64, 64}, {256, 2048}}) {

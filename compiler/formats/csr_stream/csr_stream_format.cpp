@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -19,9 +20,17 @@ namespace spmvc::formats {
 
 namespace {
 
-// (block size, tile) pairs the planner tries: 4 and 8 nonzeros per thread at 256 threads, and a
-// small block for matrices with few rows.
-constexpr std::pair<int, int> kShapes[] = {{256, 1024}, {256, 2048}, {128, 512}};
+// (block size, tile, rows a lane) the planner tries: 4 and 8 nonzeros per thread at 256 threads,
+// a small block for matrices with few rows, and for short rows (fewer than kShortRowMean
+// nonzeros on average, where a block's rows, not its tile, would end it) 512 threads with two
+// rows a lane and 8 nonzeros a thread. That last shape measured 1.11-1.15x cuSPARSE's best on
+// the four census graphs x16M fp32 on the H200, against 0.99-1.08x for 256 threads and 1,024
+// nonzeros (bench/results/2026-11-29-h200-dia-tiles/census-rows-per-lane.txt).
+struct Shape {
+  int block, tile, rows_per_lane;
+};
+constexpr Shape kShapes[] = {{256, 1024, 1}, {256, 2048, 1}, {128, 512, 1}, {512, 4096, 2}};
+constexpr double kShortRowMean = 8.0;
 
 const CsrStreamParams& params_of(const FormatParams& params) {
   const auto* p = std::get_if<CsrStreamParams>(&params);
@@ -213,7 +222,7 @@ double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStream
   // block (half a block more) when it needs more than one.
   const double groups = std::ceil(static_cast<double>(profile.nrows) / kGroupRows);
   const double tiles = groups > 0 ? short_nnz / groups / (p.tile * fill) : 0;
-  const double by_rows = groups > 0 ? short_rows / groups / p.block_size : 0;
+  const double by_rows = groups > 0 ? short_rows / groups / block_rows(p) : 0;
   const double full = std::max(tiles, by_rows);
   const double per_group = full <= 1 ? 1.0 : full + 0.5;
   return std::max(1.0, groups * per_group) + long_rows;
@@ -236,13 +245,15 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
   // Rows per block: as many as fill the tile (greedy cutting leaves about a row's worth short),
   // at most block_size.
   const double fill = std::max(0.5, 1.0 - mean / p.tile);
-  const int per_block = static_cast<int>(
-      std::clamp(std::floor(p.tile * fill / mean), 1.0, static_cast<double>(p.block_size)));
+  const int per_block = static_cast<int>(std::clamp(
+      std::floor(p.tile * fill / mean), 1.0, static_cast<double>(CsrStreamFormat::block_rows(p))));
   int lanes = 32;
   while (lanes > 1 && lanes * per_block > p.block_size) lanes >>= 1;
+  // A lane with two rows (more rows than threads) takes both in turn.
+  const double turns = per_block > p.block_size ? 2.0 : 1.0;
   auto steps = [&](const HistogramBin& bin) {
     const double len = 0.5 * static_cast<double>(bin.lo + std::min<std::int64_t>(bin.hi, p.tile));
-    return std::max(1.0, std::ceil(len / lanes));
+    return turns * std::max(1.0, std::ceil(len / lanes));
   };
   // E[max of per_block rows] = sum over bins of steps * (F(bin)^n - F(bin-)^n), bins in
   // increasing order (CsrFormat::warp_imbalance's estimate, with the block's rows as the group).
@@ -264,10 +275,10 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
 }  // namespace
 
 double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamParams& p) {
-  // The same (tile, block size) is asked for by each column width and value coding: kept for the
-  // planning.
-  thread_local PlanningMemo<std::pair<int, int>, double> kept;
-  return kept.get(profile, {p.tile, p.block_size},
+  // The same (tile, block size, rows a lane) is asked for by each column width and value coding:
+  // kept for the planning.
+  thread_local PlanningMemo<std::tuple<int, int, int>, double> kept;
+  return kept.get(profile, {p.tile, p.block_size, p.rows_per_lane},
                   [&] { return stream_imbalance_afresh(profile, p); });
 }
 
@@ -346,6 +357,8 @@ std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& prof
     return fmt::format("tile {} is not 1..8 times the block size {}", p.tile, p.block_size);
   if (p.tile > 4096)
     return fmt::format("tile {} exceeds 4096 nonzeros (32 KiB of shared memory)", p.tile);
+  if (p.rows_per_lane != 1 && p.rows_per_lane != 2)
+    return fmt::format("{} rows a lane: csr_stream takes 1 or 2", p.rows_per_lane);
   if (auto why = value_coding_problem(profile, p.values, precision)) return why;
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
@@ -362,10 +375,12 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
   // span less than 2^16. Narrow columns decide per block, not per nonzero, which column array
   // to read, and measured faster on the H100 wherever they apply.
   for (const bool narrow : {false, true}) {
-    for (const auto& [block, tile] : kShapes) {
+    for (const auto& [block, tile, rows_per_lane] : kShapes) {
+      if (rows_per_lane > 1 && !(profile.row_mean < kShortRowMean)) continue;
       CsrStreamParams p;
       p.block_size = block;
       p.tile = tile;
+      p.rows_per_lane = rows_per_lane;
       p.offsets64 = needs_offsets64(profile.nnz);
       p.narrow_columns = narrow;
       const double share = narrow ? narrow_share(profile, p) : 0.0;
@@ -390,7 +405,7 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
                                 Precision precision) const {
   const CsrStreamParams& p = params_of(params);
   Encoded e = encoded_for(a, precision);
-  const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, p.block_size);
+  const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, block_rows(p));
   e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
   e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());
@@ -417,7 +432,8 @@ void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& param
 }
 
 std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision precision) {
-  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}_{}", p.block_size, p.tile,
+  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}{}_{}", p.block_size, p.tile,
+                     p.rows_per_lane > 1 ? fmt::format("_m{}", p.rows_per_lane) : "",
                      p.offsets64 ? "_o64" : "", p.narrow_columns ? "_c16" : "",
                      value_coding_tag(p.values), codegen::precision_tag(precision));
 }
@@ -465,6 +481,8 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
       {fmt::format("constexpr int kTile = {};", p.tile),
        "nonzeros a block stages in shared memory"},
+      {fmt::format("constexpr int kRowsPerLane = {};", p.rows_per_lane),
+       "rows a lane sums when each row has one"},
       {fmt::format("using Offset = {};", offset), "row_ptr element"},
       {fmt::format("using Value = {};", value), "stored values, x and y"},
       {fmt::format("using Acc = {};", acc), "accumulation"},
@@ -474,8 +492,8 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
-{SIG}  spmvc::csr_stream::spmv<kBlockSize, kTile, Offset, Value, Acc>(row_blocks, row_ptr, {CP},
-                                                                 {VP}, x, y, alpha, beta);
+{SIG}  spmvc::csr_stream::spmv<kBlockSize, kTile, kRowsPerLane, Offset, Value, Acc>(
+      row_blocks, row_ptr, {CP}, {VP}, x, y, alpha, beta);
 }}
 )",
       fmt::arg("CP", p.narrow_columns ? "spmvc::csr_stream::NarrowColumns{col_base, col16, "

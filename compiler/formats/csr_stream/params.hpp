@@ -21,12 +21,16 @@ struct CsrStreamParams {
   /// columns span less than 2^16 (blocks that span more keep 32-bit columns in a side array)
   bool narrow_columns = false;
   int values = 0;  ///< formats::ValueCoding (spmvc/params/values.hpp)
+  /// Rows a lane sums when every row has one lane (1 or 2): a block holds up to block_size x
+  /// rows_per_lane rows, so short rows fill a larger tile
+  int rows_per_lane = 1;
   static void fields(auto& p, auto&& f) {
     f("block_size", "b", p.block_size);
     f("tile", "tile", p.tile);
     f("offsets64", "o64", p.offsets64);
     f("narrow_columns", "c16", p.narrow_columns);
     f("values", "val", p.values);
+    f("rows_per_lane", "m", p.rows_per_lane);
   }
 };
 
