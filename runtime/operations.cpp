@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -177,10 +178,21 @@ const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations&
     fallback.spmm_cusparse = "never";
     ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
     // The planner may pick a format with no SpMM kernel of its own (bro_ell) from device arrays
-    // too: csr_stream then, which has one for any matrix.
+    // too: csr_stream then, which has one for any matrix; and where that (or the caller's
+    // parameters) takes two rows a lane, which the SpMM unit does not, the same shape with one.
+    const auto two_rows_a_lane = [&] {
+      const auto* p = std::get_if<CsrStreamParams>(&ops.spmm_fallback->plan().params);
+      return p != nullptr && p->rows_per_lane > 1;
+    };
     const std::string& picked = ops.spmm_fallback->plan().format;
-    if (picked != "csr" && picked != "csr_stream") {
+    if ((picked != "csr" && picked != "csr_stream") || two_rows_a_lane()) {
       fallback.format = "csr_stream";
+      ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
+    }
+    if (two_rows_a_lane()) {
+      CsrStreamParams one = std::get<CsrStreamParams>(ops.spmm_fallback->plan().params);
+      one.rows_per_lane = 1;
+      fallback.params = FormatParams{one};
       ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
     }
     timings.spmm_note = fmt::format("built a {} encoding from the kept CSR ({}): {}",

@@ -159,6 +159,21 @@ TEST_CASE("gpu: apply_many over csr, csr_stream, ell, sell and a format without 
   CHECK(checked >= 3 * 5 * 2 * 2 * 5);
 }
 
+TEST_CASE("gpu: apply_many on csr_stream with two rows a lane runs a one-row-a-lane copy") {
+  if (!have_device()) return;
+  const CsrMatrix a = gen::stencil_2d_5pt(300, 200);
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(to_string(p));
+    Options o = options_for(p, "csr_stream:block_size=256,tile=2048,rows_per_lane=2");
+    o.spmm_cusparse = "never";
+    const Operator op = compile(a, o);
+    REQUIRE(std::get<CsrStreamParams>(op.plan().params).rows_per_lane == 2);
+    CHECK(check_many(a, op, 8, DenseLayout::row_major) <= tolerance(p));
+    CHECK(op.timings().spmm_note.find("built a csr_stream") != std::string::npos);
+    CHECK(op.timings().spmm_note.find("two rows a lane") != std::string::npos);
+  }
+}
+
 TEST_CASE("gpu: apply_many with X and Y one element off the packs' alignment") {
   if (!have_device()) return;
   // Row-major units read and write a lane's columns in packs of up to 16 bytes. X and Y that

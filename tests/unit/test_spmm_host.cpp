@@ -218,6 +218,28 @@ TEST_CASE("spmm units: formats without a kernel, and renumbered columns, say why
   CHECK_THROWS_AS(compiler::generate_spmm(s, 4, DenseLayout::col_major), InternalError);
 }
 
+TEST_CASE("spmm units: csr_stream with two rows a lane says why it has none") {
+  const CsrMatrix a = gen::stencil_2d_5pt(40, 40);
+  Options o;
+  o.format = "csr_stream";
+  CsrStreamParams p;
+  p.block_size = 256;
+  p.tile = 2048;
+  p.rows_per_lane = 2;
+  o.params = FormatParams{p};
+  const Build b = build(a, o);
+  const compiler::SpmmSubject s = compiler::spmm_subject(b.plan, b.encoded, b.profile);
+  const auto why = compiler::spmm_unsupported(s);
+  REQUIRE(why.has_value());
+  CHECK(why->find("two rows a lane") != std::string::npos);
+  // One row a lane: the same shape has its unit.
+  p.rows_per_lane = 1;
+  o.params = FormatParams{p};
+  const Build one = build(a, o);
+  CHECK_FALSE(
+      compiler::spmm_unsupported(compiler::spmm_subject(one.plan, one.encoded, one.profile)));
+}
+
 TEST_CASE("spmm units: a device-array plan's arrays follow its value coding") {
   const CsrMatrix a = gen::stencil_2d_5pt(20, 20);
   Plan plan;
