@@ -21,6 +21,15 @@ using namespace spmvc;
 
 namespace {
 
+// compile(DeviceCsr)'s options here: no disk cache, no generic tier.
+Options device_options(Precision p) {
+  Options o;
+  o.precision = p;
+  o.disk_cache = false;
+  o.tiered = false;
+  return o;
+}
+
 struct Kernels {
   runtime::KernelCache cache{{}};
   runtime::DeviceEllKernels ell;
@@ -112,10 +121,7 @@ TEST_CASE("gpu: compile(DeviceCsr) picks dia's symmetric half for a symmetric st
   for (const Precision p : {Precision::f64, Precision::f32}) {
     CAPTURE(std::string(to_string(p)));
     const runtime::ResidentCsr r = runtime::upload_csr(a, p);
-    Options o;
-    o.precision = p;
-    o.disk_cache = false;
-    o.tiered = false;
+    const Options o = device_options(p);
     const Operator op = compile(r.view, o);
     CHECK(op.plan().format == "dia");
     const auto* params = std::get_if<DiaParams>(&op.plan().params);
@@ -142,10 +148,7 @@ TEST_CASE("gpu: compile(DeviceCsr) shapes dia's threads as the host planner does
   for (const Precision p : {Precision::f64, Precision::f32}) {
     CAPTURE(std::string(to_string(p)));
     const runtime::ResidentCsr r = runtime::upload_csr(a, p);
-    Options o;
-    o.precision = p;
-    o.disk_cache = false;
-    o.tiered = false;
+    Options o = device_options(p);
     o.format = "dia";
     const Operator op = compile(r.view, o);
     CHECK(op.profile().bandwidth == 8);

@@ -21,11 +21,13 @@ namespace spmvc::formats {
 namespace {
 
 // (block size, tile, rows a lane) the planner tries: 4 and 8 nonzeros per thread at 256 threads,
-// a small block for matrices with few rows, and for short rows (fewer than kShortRowMean
-// nonzeros on average, where a block's rows, not its tile, would end it) 512 threads with two
-// rows a lane and 8 nonzeros a thread. That last shape measured 1.11-1.15x cuSPARSE's best on
-// the four census graphs x16M fp32 on the H200, against 0.99-1.08x for 256 threads and 1,024
-// nonzeros (bench/results/2026-11-29-h200-dia-tiles/census-rows-per-lane.txt).
+// a small block for matrices with few rows, and in fp32 for short rows (fewer than
+// kShortRowMean nonzeros on average, where a block's rows, not its tile, would end it) 512
+// threads with two rows a lane and 8 nonzeros a thread. That last shape measured 1.11-1.15x
+// cuSPARSE's best on the four census graphs x16M fp32 on the H200, against 0.99-1.08x for 256
+// threads and 1,024 nonzeros (bench/results/2026-11-29-h200-dia-tiles/census-rows-per-lane.txt);
+// in fp64 it measured 0.95-0.99x of the 256 x 1024 shape (census-rows-per-lane-f64.txt), and its
+// 16-bit value table spills registers there.
 struct Shape {
   int block, tile, rows_per_lane;
 };
@@ -376,7 +378,8 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
   // to read, and measured faster on the H100 wherever they apply.
   for (const bool narrow : {false, true}) {
     for (const auto& [block, tile, rows_per_lane] : kShapes) {
-      if (rows_per_lane > 1 && !(profile.row_mean < kShortRowMean)) continue;
+      if (rows_per_lane > 1 && (precision != Precision::f32 || !(profile.row_mean < kShortRowMean)))
+        continue;
       CsrStreamParams p;
       p.block_size = block;
       p.tile = tile;
@@ -393,6 +396,9 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
                                estimated_blocks(profile, p), tile, 100.0 * cost_p.lane_efficiency);
         if (narrow)
           c.reason += fmt::format("; 16-bit columns in about {:.0f}% of blocks", 100.0 * share);
+        if (rows_per_lane > 1)
+          c.reason +=
+              fmt::format("; two rows a lane ({:.1f} nonzeros a row on average)", profile.row_mean);
       }
       out.push_back(std::move(c));
     }

@@ -177,6 +177,12 @@ std::vector<Candidate> DiaFormat::propose(const Profile& profile, Precision prec
           static_cast<double>(stored_diagonals(profile.diagonals, symmetric)) *
               static_cast<double>(profile.nrows) / nnz,
           k.matrix_bytes / nnz);
+      c.reason += p.rows_per_thread > 1
+                      ? fmt::format("; two rows a thread (every nonzero within {} of the diagonal)",
+                                    heuristics::kDiaNarrowBand)
+                      : "";
+      c.reason += p.interior ? "; interior tiles untested (4-byte values)"
+                             : "; every row tested (8-byte values)";
     }
     out.push_back(std::move(c));
   }

@@ -1,5 +1,5 @@
 // matrix:  216 x 216, 4096 nonzeros; rows 8..27 (mean 18.96, sd 5.90), 0 empty
-// plan:    csr_stream [b=256 tile=1024 c16 val=3], f32, reorder none
+// plan:    csr_stream [b=256 tile=1024 c16 val=3 m=1], f32, reorder none
 // model:   20456 bytes per multiply, 1.79 us predicted
 // why:     parameters forced by the caller
 //
@@ -274,13 +274,14 @@ __device__ __forceinline__ float group_sum_32_float(float v) {
 }
 
 __device__ __forceinline__ void
-csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
+csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
     const int *__restrict row_blocks, const int *__restrict row_ptr,
     csr_stream_NarrowColumns columns, TableValues_float_unsignedshort values,
     const float *__restrict x, float *__restrict y, float alpha, float beta) {
   static_assert(256 % 32 == 0, "blocks are whole warps");
   static_assert(1024 % 256 == 0,
                 "the tile is a whole number of block-wide steps");
+  static_assert(1 == 1 || 1 == 2, "a lane sums one or two rows");
   __shared__ static float products[1024];
   const int first = __ldg(row_blocks + blockIdx.x);
   const int last = __ldg(row_blocks + blockIdx.x + 1);
@@ -295,6 +296,9 @@ csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_fl
     row_begin = __ldg(bounds + local);
     row_end = __ldg(bounds + local + 1);
   }
+  int row2_begin = 0;
+  int row2_end = 0;
+  {}
   const int start = __ldg(bounds);
   const int end = __ldg(bounds + rows);
   const int code = columns.block_code(static_cast<int>(blockIdx.x));
@@ -316,6 +320,7 @@ csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_fl
         store_y_float_float(y, first + t,
                             csr_stream_strided_sum_float(products, b, e, 1),
                             alpha, beta);
+      {}
       return;
     }
     const int lanes = 1 << shift;
@@ -351,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(256)
         const int *__restrict col_wide, const unsigned short *__restrict values,
         const float *__restrict values_table, const float *__restrict x,
         float *__restrict y, float alpha, float beta) {
-  csr_stream_spmv_256_1024_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
+  csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
       row_blocks, row_ptr, csr_stream_NarrowColumns{col_base, col16, col_wide},
       TableValues_float_unsignedshort{values, values_table}, x, y, alpha, beta);
 }
