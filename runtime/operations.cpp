@@ -185,7 +185,7 @@ const Operations::SpmmUnit* generated_unit(const Operator::Impl& im, Operations&
       return p != nullptr && p->rows_per_lane > 1;
     };
     const std::string& picked = ops.spmm_fallback->plan().format;
-    if ((picked != "csr" && picked != "csr_stream") || two_rows_a_lane()) {
+    if (picked != "csr" && picked != "csr_stream") {
       fallback.format = "csr_stream";
       ops.spmm_fallback = std::make_unique<Operator>(compile(csr, fallback));
     }

@@ -34,7 +34,8 @@ TEST_CASE("csr_stream: every proposed shape and precision compiles without spill
 TEST_CASE("csr_stream: two rows a lane compiles without spills") {
   const CsrMatrix a = gen::stencil_2d_5pt(200, 100);
   const formats::CsrStreamFormat unit;
-  for (const auto& [block, tile] : {std::pair{256, 2048}, std::pair{128, 1024}}) {
+  for (const auto& [block, tile] :
+       {std::pair{256, 2048}, std::pair{128, 1024}, std::pair{512, 4096}}) {
     for (const bool narrow : {false, true}) {
       for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
         CsrStreamParams params;
