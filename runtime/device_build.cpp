@@ -6,6 +6,7 @@
 // arrays (ell, sell, hyb and dia in device_build_ell.cpp), and the kernel comes from the cache.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <variant>
@@ -133,8 +134,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
     im->profile.diagonals = diagonals.count;
     // On few diagonals the farthest one is the bandwidth, which dia's thread shape reads.
     for (const std::int32_t o : diagonals.occupied)
-      im->profile.bandwidth =
-          std::max<std::int64_t>(im->profile.bandwidth, o < 0 ? -std::int64_t{o} : o);
+      im->profile.bandwidth = std::max(im->profile.bandwidth, std::abs(std::int64_t{o}));
     im->profile.structurally_symmetric = diagonals.structural;
     im->profile.numerically_symmetric = diagonals.numerical;
   }
@@ -275,8 +275,8 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   std::int64_t nblocks = 0;
   bool narrow_columns = false;
   if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
-    runtime::DeviceRowBlocks blocks = runtime::stream_row_blocks(
-        a.row_ptr, a.nrows, params->tile, params->block_size * params->rows_per_lane, kernels);
+    runtime::DeviceRowBlocks blocks =
+        runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_rows(), kernels);
     nblocks = blocks.nblocks;
     if (params->narrow_columns) {
       // Wide blocks read the caller's col_idx (bound below as col_wide).

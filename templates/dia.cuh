@@ -106,8 +106,8 @@ __device__ __forceinline__ void spmv(Offsets<kOffsets...>, long long nrows, long
   constexpr int kTile = kBlockSize * kRowsPerThread;
   // The offsets ascend: the first is the lowest, the last the highest.
   constexpr int kAll[kCount + 1] = {kOffsets..., 0};
-  constexpr int kLow = kCount > 0 ? kAll[0] : 0;
-  constexpr int kHigh = kCount > 0 ? kAll[kCount > 0 ? kCount - 1 : 0] : 0;
+  constexpr int kLow = kAll[0];  // 0 when no diagonal is stored (kAll is then {0})
+  constexpr int kHigh = kAll[kCount > 0 ? kCount - 1 : 0];
   const long long first = static_cast<long long>(blockIdx.x) * kTile;
   const long long end = first + kTile < nrows ? first + kTile : nrows;
   // kInterior: a whole tile whose every row reads every diagonal inside x (and, symmetric, every

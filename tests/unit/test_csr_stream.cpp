@@ -55,7 +55,7 @@ TEST_CASE("csr_stream: two rows a lane let a block hold twice its threads in row
   };
   CHECK(widest(p) == 256);  // one row a lane: the rows bind before the tile
   p.rows_per_lane = 2;
-  CHECK(CsrStreamFormat::block_rows(p) == 512);
+  CHECK(p.block_rows() == 512);
   const std::int64_t two = widest(p);
   CHECK(two > 256);
   CHECK(two <= 512);

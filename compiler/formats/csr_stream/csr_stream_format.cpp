@@ -224,7 +224,7 @@ double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStream
   // block (half a block more) when it needs more than one.
   const double groups = std::ceil(static_cast<double>(profile.nrows) / kGroupRows);
   const double tiles = groups > 0 ? short_nnz / groups / (p.tile * fill) : 0;
-  const double by_rows = groups > 0 ? short_rows / groups / block_rows(p) : 0;
+  const double by_rows = groups > 0 ? short_rows / groups / p.block_rows() : 0;
   const double full = std::max(tiles, by_rows);
   const double per_group = full <= 1 ? 1.0 : full + 0.5;
   return std::max(1.0, groups * per_group) + long_rows;
@@ -247,8 +247,8 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
   // Rows per block: as many as fill the tile (greedy cutting leaves about a row's worth short),
   // at most block_size.
   const double fill = std::max(0.5, 1.0 - mean / p.tile);
-  const int per_block = static_cast<int>(std::clamp(
-      std::floor(p.tile * fill / mean), 1.0, static_cast<double>(CsrStreamFormat::block_rows(p))));
+  const int per_block = static_cast<int>(
+      std::clamp(std::floor(p.tile * fill / mean), 1.0, static_cast<double>(p.block_rows())));
   int lanes = 32;
   while (lanes > 1 && lanes * per_block > p.block_size) lanes >>= 1;
   // A lane with two rows (more rows than threads) takes both in turn.
@@ -411,7 +411,7 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
                                 Precision precision) const {
   const CsrStreamParams& p = params_of(params);
   Encoded e = encoded_for(a, precision);
-  const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, block_rows(p));
+  const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, p.block_rows());
   e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
   e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());

@@ -47,8 +47,6 @@ class CsrStreamFormat final : public FormatUnit {
   /// slower on short-row graphs).
   static constexpr int kGroupRows = 2048;
   /// The block partition: nblocks+1 row starts, ending with a.nrows ({0, 0} for no rows).
-  /// The most rows a row block holds: block_size x rows_per_lane.
-  static int block_rows(const CsrStreamParams& p) { return p.block_size * p.rows_per_lane; }
   static std::vector<std::int32_t> row_blocks(const CsrMatrix& a, int tile, int block_size);
   /// Blocks the partition will have, estimated from the profile (nnz / tile, rows / block_size
   /// and one per row longer than the tile, whichever bounds most).

@@ -24,6 +24,8 @@ struct CsrStreamParams {
   /// Rows a lane sums when every row has one lane (1 or 2): a block holds up to block_size x
   /// rows_per_lane rows, so short rows fill a larger tile
   int rows_per_lane = 1;
+  /// The most rows a row block holds (the host encoder's and the GPU build's partitions)
+  int block_rows() const { return block_size * rows_per_lane; }
   static void fields(auto& p, auto&& f) {
     f("block_size", "b", p.block_size);
     f("tile", "tile", p.tile);
