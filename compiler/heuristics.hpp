@@ -23,6 +23,16 @@ inline constexpr double kLaunchSeconds = 4.0e-6;
 inline constexpr double kCusparseAlg2Factor64 = 1.114;
 inline constexpr double kCusparseAlg2Factor32 = 1.229;
 
+/// cuSPARSE's CSR ALG1: each row's fixed cost beyond its bytes (its bounds and its sum's
+/// reduction and store), charged as this many bytes of reading. On suite v13 (pass1 of the
+/// H100's and the H200's 2026-11-24 runs, and the H200's csr-stream-33 of 2026-11-29) ALG1 ran
+/// 1.20-1.28x its plain CSR-bytes prediction fp32 on the census graphs (4.8 nonzeros a row)
+/// against 1.01-1.08x on rows of 25 and more; with 16 bytes a row the median absolute deviation
+/// of log(measured / predicted) falls from 0.08-0.10 to 0.04-0.05 on both GPUs and precisions.
+/// Without it the model handed the census graphs to cuSPARSE in fp32, where csr_stream measured
+/// 1.03-1.08x faster.
+inline constexpr double kCusparseRowBytes = 16.0;
+
 /// L2 capacity that data reused within one multiply (x between gathers; y between its first
 /// write and its atomic updates) can count on: half of the H100's 50 MB, as its L2 is two
 /// partitions and a line read by SMs on both sides can be held twice. AMB's assumption

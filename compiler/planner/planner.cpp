@@ -308,7 +308,8 @@ double predict_cusparse(const Profile& profile, const PlanOptions& options) {
   const double offset = profile.nnz > std::numeric_limits<std::int32_t>::max() ? 8.0 : 4.0;
   const double bytes = static_cast<double>(profile.nrows + 1) * offset +
                        static_cast<double>(profile.nnz) * (4.0 + vb) +
-                       static_cast<double>(profile.nrows + profile.ncols) * vb;
+                       static_cast<double>(profile.nrows + profile.ncols) * vb +
+                       static_cast<double>(profile.nrows) * heuristics::kCusparseRowBytes;
   // Deterministic plans weigh CSR ALG2, slower than ALG1 by a factor of the precision's.
   const double algorithm = !options.deterministic ? 1.0
                            : options.precision == Precision::f64

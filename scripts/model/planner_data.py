@@ -160,6 +160,27 @@ def sector_bytes(row):
     return row[4] if row is not None and len(row) > 4 else 0.0
 
 
+# Parameters that a format's label gained after suites were timed, each with the value every
+# earlier kernel ran: csr_stream's rows a lane (m), dia's rows a thread (r) and its untested
+# interior tiles (i, written "no-i" when off; dia's earlier kernel tested every row).
+LABEL_DEFAULTS = {"csr_stream": ("m=1",), "dia": ("r=1", "no-i")}
+
+
+def _label_key(token):
+    """A label token's parameter: "m" of "m=2", "i" of "i" and of "no-i"."""
+    name = token.split("=", 1)[0]
+    return name[3:] if name.startswith("no-") else name
+
+
+def label_tokens(fmt, label):
+    """A label as the set of its tokens, with the parameters it does not name at LABEL_DEFAULTS
+    (a timing from before the parameter existed ran that value)."""
+    tokens = set(label.split())
+    named = {_label_key(t) for t in tokens}
+    tokens.update(t for t in LABEL_DEFAULTS.get(fmt, ()) if _label_key(t) not in named)
+    return frozenset(tokens)
+
+
 def observations(result, plan, profile, cusparse=True, build_rows=None):
     """Per measured format of one suite result: the build's candidate with the measured
     parameters (label), its raw (uncalibrated) predicted seconds under both cost models, its warp
@@ -172,7 +193,7 @@ def observations(result, plan, profile, cusparse=True, build_rows=None):
     bandwidth = plan["calibration"]["read_bandwidth"]
     build_rows = build_rows or {}
     cands = [c for c in plan["candidates"] if c["applicable"]]
-    by_label = {(c["format"], c["label"]): c for c in cands}
+    by_label = {(c["format"], label_tokens(c["format"], c["label"])): c for c in cands}
     top = {}
     for c in cands:
         top.setdefault(c["format"], c)
@@ -189,7 +210,7 @@ def observations(result, plan, profile, cusparse=True, build_rows=None):
             named.add(p["format"])
             timed.append(p)
     for m in timed:
-        c = by_label.get((m["format"], m["params"]))
+        c = by_label.get((m["format"], label_tokens(m["format"], m["params"])))
         if c is None:
             out[m["format"]] = {"ms": m["ms"] * 1e-3, "missing": m["params"]}
             continue
@@ -198,7 +219,7 @@ def observations(result, plan, profile, cusparse=True, build_rows=None):
         charged = sector_bytes(build_rows.get((m["format"], result["precision"]))) * gather
         out[m["format"]] = {
             "ms": m["ms"] * 1e-3,
-            "label": m["params"],
+            "label": c["label"],
             "raw": {k: v / tf - charged for k, v in c["seconds_by_model"].items()},
             "gather": gather,
             "predicted": c["seconds_by_model"],
@@ -234,21 +255,22 @@ def supersede(entries):
 
 # compiler/heuristics.hpp's kLaunchSeconds: the floor under every predicted time.
 LAUNCH_SECONDS = 4.0e-6
+CUSPARSE_ROW_BYTES = 16.0  # heuristics::kCusparseRowBytes
 
 
 def cusparse_observation(result, plan, sectors=0.0, build_sector_bytes=0.0):
     """cuSPARSE's CSR SpMV (ALG1 with preprocessing, the faster of its CSR algorithms on every
     suite v13 matrix, and what a plan with engine cusparse runs) as one more measured "format":
     its raw prediction is compiler::predict_cusparse's without the factor, the plain CSR bytes
-    (the suite's csr_bytes: offsets, columns, values, x and y) at the plan's read bandwidth plus
-    the launch; "gather" its x sectors (0: not charged) over that bandwidth; its prediction the
+    (the suite's csr_bytes: offsets, columns, values, x and y) and CUSPARSE_ROW_BYTES a row at the
+    plan's read bandwidth plus the launch; "gather" its x sectors (0: not charged) over that bandwidth; its prediction the
     build's (the plan's cusparse_seconds, which charged build_sector_bytes per sector), where the
     build made one. None where the suite did not time it."""
     alg1 = result.get("cusparse", {}).get("csr_alg1", {})
     if "ms" not in alg1 or not alg1.get("correct", True) or not result.get("csr_bytes"):
         return None
     bandwidth = plan["calibration"]["read_bandwidth"]
-    raw = LAUNCH_SECONDS + result["csr_bytes"] / bandwidth
+    raw = LAUNCH_SECONDS + (result["csr_bytes"] + CUSPARSE_ROW_BYTES * result["nrows"]) / bandwidth
     gather = sectors / bandwidth
     charged = raw + build_sector_bytes * gather
     predicted = plan.get("cusparse_seconds", charged)

@@ -25,6 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))  # scripts/model/ -> the repository
 MODELS = ("compulsory", "traffic")
 
+sys.path.insert(0, HERE)
+from planner_data import label_tokens  # noqa: E402
+
 
 def plan_json(spmvc, matrices, result):
     """`spmvc plan --json` for the result's matrix as the suite built it."""
@@ -79,12 +82,13 @@ def main():
                 continue
             print(f"{r['matrix']} {r['precision']} ...", file=sys.stderr)
             plan = plan_json(a.spmvc, a.matrices, r)
-            by_label = {(c["format"], c["label"]): c for c in plan["candidates"] if c["applicable"]}
+            by_label = {(c["format"], label_tokens(c["format"], c["label"])): c
+                        for c in plan["candidates"] if c["applicable"]}
             best_measured = min(m["ms"] for m in r["formats"] if m.get("correct"))
             for m in r["formats"]:
                 if "ms" not in m or not m.get("correct"):
                     continue
-                c = by_label.get((m["format"], m["params"]))
+                c = by_label.get((m["format"], label_tokens(m["format"], m["params"])))
                 if c is None:
                     unmatched.append(f"{r['matrix']} {r['precision']} {m['format']} [{m['params']}]")
                     continue

@@ -6,6 +6,7 @@ the prior's pull is strong, the pick fit leaves the median's numbers; with_prior
 the suites did not fit."""
 import math
 import os
+import re
 import sys
 import unittest
 
@@ -253,11 +254,16 @@ class CusparseCandidateTest(unittest.TestCase):
     picks slower than the suite's best cuSPARSE."""
 
     def test_observation_and_below_cusparse(self):
-        r = {"matrix": "m", "precision": "f64", "csr_bytes": 3.0e9, "best_cusparse_ms": 1.0,
-             "cusparse": {"csr_alg1": {"ms": 1.1, "correct": True}}}
+        # 3 GB of CSR and 1.5e8 rows at 16 bytes each (2.4 GB) over 3 TB/s: 1.8 ms, and the launch.
+        r = {"matrix": "m", "precision": "f64", "csr_bytes": 3.0e9, "nrows": 1.5e8,
+             "best_cusparse_ms": 1.0, "cusparse": {"csr_alg1": {"ms": 1.1, "correct": True}}}
         plan = {"calibration": {"read_bandwidth": 3.0e12}}
         o = pd.cusparse_observation(r, plan)
-        self.assertAlmostEqual(o["raw"]["compulsory"], 1e-3 + pd.LAUNCH_SECONDS)
+        # The same constant as the compiler's.
+        with open(os.path.join(pd.ROOT, "compiler", "heuristics.hpp")) as f:
+            cxx = re.search(r"kCusparseRowBytes = ([0-9.]+);", f.read())
+        self.assertEqual(pd.CUSPARSE_ROW_BYTES, float(cxx[1]))
+        self.assertAlmostEqual(o["raw"]["compulsory"], 1.8e-3 + pd.LAUNCH_SECONDS)
         self.assertAlmostEqual(o["ms"], 1.1e-3)
         self.assertFalse(o["build_predicted"])
         plan["cusparse_seconds"] = 2e-3

@@ -316,11 +316,8 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
                    4.0 * blocks / std::max(1.0, static_cast<double>(profile.nnz));
   }
   Cost c;
-  // Each block also pays a fixed start (its bounds, then its row bounds, before any nonzero
-  // loads), charged as heuristics::kStreamBlockBytes of reading.
   c.matrix_bytes =
-      static_cast<double>(profile.nrows + 1) * ob +
-      (blocks + 1) * (4.0 + heuristics::kStreamBlockBytes) +
+      static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
       static_cast<double>(profile.nnz) * (column_bytes + value_code_bytes(p.values, precision)) +
       value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
@@ -328,8 +325,11 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
   // Loads have no idle lanes; what is left is the tail of each block's tile.
   const double fill =
       std::min(1.0, static_cast<double>(profile.nnz) / std::max(1.0, blocks * p.tile));
-  // Each row's reduction and each product's trip through shared memory, as bytes of reading.
-  const double work = heuristics::kStreamRowBytes * static_cast<double>(profile.nrows) +
+  // Each block's fixed start (its bounds, then its rows' bounds, before any nonzero loads),
+  // each row's reduction and each product's trip through shared memory, as bytes of reading:
+  // time the kernel spends, not bytes it moves.
+  const double work = heuristics::kStreamBlockBytes * (blocks + 1) +
+                      heuristics::kStreamRowBytes * static_cast<double>(profile.nrows) +
                       heuristics::kStreamNonzeroBytes * static_cast<double>(profile.nnz);
   c.lane_efficiency = (0.75 + 0.25 * fill) * value_coding_efficiency(p.values, profile, precision) *
                       c.total() / std::max(1.0, c.total() + work);

@@ -4,10 +4,16 @@
 namespace spmvc::heuristics {
 
 /// csr_stream: the fixed start of each row block (its bounds, then its rows' bounds, before any
-/// nonzero loads), charged as this many bytes of reading: the H100 tile sweeps (fp32, x16M,
-/// scripts/gpu/param-sweep) put a block's start at a few hundred bytes of reading. Without it the
-/// model ranked the 512-nonzero tile first on short-row graphs, where it measured slower.
-inline constexpr double kStreamBlockBytes = 256.0;
+/// nonzero loads), charged as this many bytes of reading in the model's own units (before the
+/// calibration's factor, about 0.4-0.5 for csr_stream on the H100 and the H200: some 650 bytes
+/// read). Measured: halving the tile from 1024 to 512 cost 190-770 bytes of reading a block on
+/// the H100 (suite v5's sweep, email-Enron and ct2010 x16M fp32); the 512-thread tile of 4096
+/// with two rows a lane saved 1,500-2,800 a block against 256 x 1024 on the four census graphs
+/// x16M fp32 on the H200 (bench/results/2026-11-29-h200-dia-tiles/census-rows-per-lane.txt). At
+/// 256 the model ranked that shape behind 256 x 1024, which measured 4-12% slower there; at 1536
+/// it ranks it first by 1-2%. Without the term the model ranked the 512-nonzero tile first on
+/// short-row graphs, where it measured slower.
+inline constexpr double kStreamBlockBytes = 1536.0;
 
 /// csr_stream: the work each row and each nonzero costs beyond its bytes (a nonzero's product
 /// goes through shared memory, a row's sum through the reduction), charged as bytes of reading:
