@@ -1,13 +1,17 @@
 // Host cost of the planner alone: make_plan on one inspected Profile, repeated, and each
 // format's share (make_plan with that format forced by name).
 //
-//   spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]] [--cold]
+//   spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]] [--cold] [--list] [--precision P]
+//                         [--replicate-to NNZ]
 //
 // SPEC is a generator spec or Matrix Market file as the CLI takes it (e.g.
-// stencil27:nx=126,ny=126,nz=126). The Profile is inspected once at the pipeline's depth
-// (InspectDepth::rows). The first call is shown apart: it is what a compile() pays, and it fills
-// the caches that later calls find (cci's code tables); then the median and the best of REPEATS
-// (default 50) further calls (0: the first call only, e.g. under callgrind).
+// stencil27:nx=126,ny=126,nz=126); --replicate-to makes it I_k (x) A with at least NNZ nonzeros,
+// as the suite's " x16M" entries are, and --precision plans f64 (the default) or f32. --list
+// prints the first call's candidates with their predicted times and cuSPARSE's. The Profile is
+// inspected once at the pipeline's depth (InspectDepth::rows). The first call is shown apart: it
+// is what a compile() pays, and it fills the caches that later calls find (cci's code tables);
+// then the median and the best of REPEATS (default 50) further calls (0: the first call only,
+// e.g. under callgrind).
 // Under callgrind, `--toggle-collect='spmvc::compiler::make_plan*'` counts the planner only.
 // --device plans as compile(DeviceCsr) does (compiler::plan_device_csr over the device build's
 // formats, the matrix's host arrays standing in for device ones: the planner reads only their
@@ -62,7 +66,18 @@ std::pair<double, double> timed(int repeats, const std::function<void()>& fn) {
 
 // compile(DeviceCsr)'s planning, timed: the first call apart, then the median and best of
 // `repeats` more.
-int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats, bool cold) {
+// The plan's applicable candidates, best first (--list), and cuSPARSE's predicted time.
+void print_candidates(const spmvc::Plan& plan) {
+  if (plan.cusparse_seconds > 0)
+    fmt::print("  cuSPARSE predicted {:.2f} us\n", plan.cusparse_seconds * 1e6);
+  for (const spmvc::Candidate& c : plan.candidates)
+    if (c.applicable)
+      fmt::print("  {:<10} {:<40} {:9.2f} us  {}\n", c.format, c.label, c.predicted_seconds * 1e6,
+                 c.reason);
+}
+
+int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats, bool cold,
+                bool list, spmvc::Options options) {
   spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
   profile.block_shapes.clear();  // format auto from device arrays runs no block pass
   const std::vector<std::int32_t> row_ptr(a.row_ptr.begin(), a.row_ptr.end());
@@ -70,13 +85,13 @@ int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats, 
                            row_ptr.data(), a.col_idx.data(), a.values.data()};
   spmvc::BuildTarget target;
   target.gpu = gpu;
-  const spmvc::Options options;
   spmvc::Plan plan;
   const auto [first, unused] =
       timed(1, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, options, target); });
   fmt::print("plan_device_csr ({}): first call {:.1f} us, {} candidates; plan {} [{}]{}\n", gpu,
              first * 1e6, plan.candidates.size(), plan.format, spmvc::describe(plan.params),
              plan.engine == spmvc::Engine::cusparse ? " on cuSPARSE" : "");
+  if (list) print_candidates(plan);
   if (repeats == 0) return 0;
   const auto [median, best] =
       timed(repeats, [&] { plan = spmvc::compiler::plan_device_csr(d, profile, options, target); });
@@ -109,17 +124,33 @@ int plan_device(const spmvc::CsrMatrix& a, const std::string& gpu, int repeats, 
 
 int main(int argc, char** argv) try {
   if (argc < 2) {
-    std::fputs("usage: spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]] [--cold]\n", stderr);
+    std::fputs(
+        "usage: spmvc_bench_plan_time SPEC [REPEATS] [--device [GPU]] [--cold] [--list] "
+        "[--precision P] [--replicate-to NNZ]\n",
+        stderr);
     return 2;
   }
   const std::string spec = argv[1];
   int repeats = 50;
   std::string device_gpu;  // empty: the host planner
   bool cold = false;
+  bool list = false;
+  spmvc::Options options;
+  std::int64_t replicate_to = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
+    if ((arg == "--precision" || arg == "--replicate-to") && i + 1 == argc) {
+      fmt::print(stderr, "error: {} needs a value\n", arg);
+      return 2;
+    }
     if (arg == "--cold") {
       cold = true;
+    } else if (arg == "--list") {
+      list = true;
+    } else if (arg == "--precision") {
+      options.precision = spmvc::parse_precision(argv[++i]);
+    } else if (arg == "--replicate-to") {
+      replicate_to = std::stoll(argv[++i]);
     } else if (arg == "--device") {
       device_gpu = i + 1 < argc && argv[i + 1][0] != '-' && !std::isdigit(argv[i + 1][0])
                        ? argv[++i]
@@ -128,29 +159,34 @@ int main(int argc, char** argv) try {
       repeats = std::max(0, std::stoi(arg));
     }
   }
-  const spmvc::CsrMatrix a = load(spec);
-  fmt::print("{}: {} x {}, {} nonzeros\n", spec, a.nrows, a.ncols, a.nnz());
+  spmvc::CsrMatrix a = load(spec);
+  if (replicate_to > a.nnz() && a.nnz() > 0)
+    a = spmvc::gen::replicate(a, (replicate_to + a.nnz() - 1) / a.nnz());
+  fmt::print("{}: {} x {}, {} nonzeros, {}\n", spec, a.nrows, a.ncols, a.nnz(),
+             spmvc::to_string(options.precision));
   if (cold && device_gpu.empty()) {
     std::fputs("error: --cold times the device planner: give --device too\n", stderr);
     return 2;
   }
-  if (!device_gpu.empty()) return plan_device(a, device_gpu, repeats, cold);
+  if (!device_gpu.empty()) return plan_device(a, device_gpu, repeats, cold, list, options);
   const spmvc::Profile profile = spmvc::inspect(a, spmvc::InspectDepth::rows);
 
-  spmvc::compiler::PlanOptions options;
+  spmvc::compiler::PlanOptions plan_options;
+  plan_options.precision = options.precision;
   spmvc::Plan plan;
   const auto [first, unused] =
-      timed(1, [&] { plan = spmvc::compiler::make_plan(profile, options); });
+      timed(1, [&] { plan = spmvc::compiler::make_plan(profile, plan_options); });
   fmt::print("make_plan: first call {:.1f} us, {} candidates; plan {} [{}]\n", first * 1e6,
              plan.candidates.size(), plan.format, spmvc::describe(plan.params));
+  if (list) print_candidates(plan);
   if (repeats == 0) return 0;
   const auto [median, best] =
-      timed(repeats, [&] { plan = spmvc::compiler::make_plan(profile, options); });
+      timed(repeats, [&] { plan = spmvc::compiler::make_plan(profile, plan_options); });
   fmt::print("make_plan: median {:.1f} us, best {:.1f} us, {} candidates; plan {} [{}]\n",
              median * 1e6, best * 1e6, plan.candidates.size(), plan.format,
              spmvc::describe(plan.params));
   for (const spmvc::formats::FormatUnit* f : spmvc::formats::registry()) {
-    spmvc::compiler::PlanOptions one = options;
+    spmvc::compiler::PlanOptions one = plan_options;
     one.format = std::string(f->name());
     try {
       const auto [m, b] = timed(repeats, [&] { (void)spmvc::compiler::make_plan(profile, one); });
