@@ -13,7 +13,8 @@
 // non-zero delta), adds the sum to y with one atomic (a fire-and-forget reduction in L2 on
 // sm_90). The paper's segmented scan and second reduction kernel become these atomics. Every
 // lane of the warp decodes fields of the same widths, so the symbol-load branch is uniform; the
-// column and value loads are coalesced (entry e of the 32 lanes is 32 consecutive slots).
+// column and value loads are coalesced (entry e of the 32 lanes is 32 consecutive slots) and
+// evict-first (load_stream), so that they leave x's lines in L1 as ell's do.
 #pragma once
 
 // SPMVC_BRO_HOST_TEST: tests/unit/test_bro_host_decode.cpp compiles these templates as host
@@ -76,8 +77,8 @@ __device__ __forceinline__ void spmv_coo(
     }
     if (e < valid) {
       const long long i = base + static_cast<long long>(e) * 32 + lane;
-      sum += static_cast<Acc>(load_ro(values + i)) *
-             static_cast<Acc>(load_ro(x + load_ro(col_idx + i)));
+      sum += static_cast<Acc>(load_stream(values + i)) *
+             static_cast<Acc>(load_ro(x + load_stream(col_idx + i)));
     }
   }
   if (valid > 0) atomicAdd(y + y_row(row), static_cast<Value>(alpha * sum));

@@ -4,7 +4,8 @@
 //
 // Layout: n entries sorted by row (columns in any order within a row):
 //   rows[n] int, cols[n] int, values[n] Value.
-// No padding: the entry count is an argument.
+// No padding: the entry count is an argument. The entries, read once per multiply, are loaded
+// evict-first (load_stream) so that they leave x's lines in L1, as ell's are.
 //
 // Thread mapping: warp w owns the entries [w * kInterval, (w + 1) * kInterval). It walks them 32
 // at a time, one per lane: each lane forms its product, then a segmented inclusive scan over the
@@ -47,8 +48,9 @@ __device__ __forceinline__ void spmv_add(long long n, const int* __restrict__ ro
     int row = -1;  // lanes past the end hold row -1, which matches no real row
     Acc v = Acc(0);
     if (i < end) {
-      row = load_ro(rows + i);
-      v = static_cast<Acc>(load_ro(values + i)) * static_cast<Acc>(load_ro(x + load_ro(cols + i)));
+      row = load_stream(rows + i);
+      v = static_cast<Acc>(load_stream(values + i)) *
+          static_cast<Acc>(load_ro(x + load_stream(cols + i)));
     }
     if (lane == 0) {
       if (row == carry_row) {

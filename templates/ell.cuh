@@ -7,6 +7,9 @@
 // i.e. column-major as in the paper when T = 1, and for T > 1 the T slots a row's lanes read in
 // one step sit side by side, so a warp's loads of one step are always one contiguous run. The
 // pitch keeps each step's run aligned to 128 bytes. Padding slots hold column -1 and value 0.
+// The columns and values, read once per multiply, are loaded evict-first (load_stream) so that
+// they leave x's lines in L1: on the H200, Kronecker scale 21 under dbg took hyb 191 us against
+// 198 fp32 and 247 against 256 fp64 (bench/results/2026-11-29-h200-stream-loads-ell/).
 //   row_lengths[nrows]  int, ELL-R only: the row's nonzeros
 //   col[kWidth*pitch]   int
 //   values[...]         Value
@@ -62,8 +65,8 @@ __device__ __forceinline__ void spmv(long long nrows, const int* __restrict__ ro
           c[u] = 0;
           v[u] = Value(0);
           if (i + u < mine) {
-            c[u] = load_ro(col + p + u * stride);
-            v[u] = load_ro(values + p + u * stride);
+            c[u] = load_stream(col + p + u * stride);
+            v[u] = load_stream(values + p + u * stride);
           }
         }
 #pragma unroll
@@ -77,12 +80,12 @@ __device__ __forceinline__ void spmv(long long nrows, const int* __restrict__ ro
         int c[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-          c[u] = s + u < kSteps ? load_ro(col + p + u * stride) : -1;
+          c[u] = s + u < kSteps ? load_stream(col + p + u * stride) : -1;
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           if (c[u] >= 0) {
-            sum += static_cast<Acc>(load_ro(values + p + u * stride)) *
+            sum += static_cast<Acc>(load_stream(values + p + u * stride)) *
                    static_cast<Acc>(load_ro(x + c[u]));
           }
         }

@@ -8,7 +8,8 @@
 //     slice_ptr[s] + (k / T) * (C * T) + i * T + (k % T),
 // column-major within the slice as in the paper when T = 1, with a row's T lanes side by side
 // for T > 1. slice_ptr[s + 1] - slice_ptr[s] = w_s * C. Padding slots (and the rows past nrows
-// in the last slice) hold column -1 and value 0.
+// in the last slice) hold column -1 and value 0. Columns and values are loaded evict-first
+// (load_stream), as ell's are.
 //   slice_ptr[nslices+1]  long long (64-bit: the slots may pass 2^31)
 //   perm[nrows]           int, only when sigma > 1
 //   col[slice_ptr[nslices]], values[...]
@@ -45,10 +46,10 @@ __device__ __forceinline__ void spmv(long long nrows, const long long* __restric
     const int in_slice = static_cast<int>(sorted_row % kSliceHeight);
     const long long end = slice_ptr[slice + 1];
     for (long long p = slice_ptr[slice] + in_slice * kThreadsPerRow + lane; p < end; p += kStep) {
-      const int c = load_ro(col + p);
+      const int c = load_stream(col + p);
       // Nonzeros are packed left: a -1 means the rest of this lane's slots are padding too.
       if (c < 0) break;
-      sum += static_cast<Acc>(load_ro(values + p)) * static_cast<Acc>(load_ro(x + c));
+      sum += static_cast<Acc>(load_stream(values + p)) * static_cast<Acc>(load_ro(x + c));
     }
   }
   sum = group_sum<kThreadsPerRow>(sum);

@@ -61,3 +61,10 @@ TEST_CASE("bro_coo and bro_hyb: intervals and symbols compile without spills") {
     }
   }
 }
+
+TEST_CASE("bro_coo loads its columns and values evict-first and gathers x through L1") {
+  const std::string ptx = test::ptx_of(
+      generate("rmat:scale=8,ef=8", Precision::f64, "bro_coo", BroCooParams{256, 32, 256}));
+  CHECK(test::occurrences(ptx, "ld.global.cs.") >= 2);
+  CHECK(test::occurrences(ptx, "ld.global.nc.f64") >= 1);
+}

@@ -79,3 +79,29 @@ TEST_CASE("hyb: lanes, intervals, ELL-R and precision compile without spills") {
     }
   }
 }
+
+TEST_CASE("ell, sell and hyb load their columns and values evict-first and gather x through L1") {
+  // A stream read once per multiply is loaded ld.global.cs (load_stream), so that it leaves x's
+  // lines in L1; x is gathered ld.global.nc (load_ro). hyb's COO launch streams rows, columns
+  // and values too.
+  using spmvc::test::occurrences;
+  using spmvc::test::ptx_of;
+  spmvc::EllParams e;
+  e.unroll = 1;
+  for (bool r : {true, false}) {
+    e.row_lengths = r;
+    CAPTURE(r);
+    const std::string ptx = ptx_of(generate("stencil27:n=4", "ell", spmvc::Precision::f32, e));
+    CHECK(occurrences(ptx, "ld.global.cs.") >= 2);
+    CHECK(occurrences(ptx, "ld.global.nc.f32") >= 1);
+  }
+  spmvc::SellParams s;
+  const std::string sell = ptx_of(generate("stencil27:n=4", "sell", spmvc::Precision::f32, s));
+  CHECK(occurrences(sell, "ld.global.cs.") >= 2);
+  CHECK(occurrences(sell, "ld.global.nc.f32") >= 1);
+  spmvc::HybParams h;
+  h.width = 4;
+  const std::string hyb = ptx_of(generate("rmat:scale=7,ef=8", "hyb", spmvc::Precision::f64, h));
+  CHECK(occurrences(hyb, "ld.global.cs.") >= 5);
+  CHECK(occurrences(hyb, "ld.global.nc.f64") >= 2);
+}

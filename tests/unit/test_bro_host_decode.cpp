@@ -41,6 +41,10 @@ template <typename T>
 T load_ro(const T* p) {
   return *p;
 }
+template <typename T>
+T load_stream(const T* p) {
+  return *p;
+}
 template <int kGroup, typename Acc>
 Acc group_sum(Acc v) {
   static_assert(kGroup == 1, "the host run has one lane per row");

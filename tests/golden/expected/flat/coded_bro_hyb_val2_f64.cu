@@ -367,6 +367,15 @@ __device__ __forceinline__ unsigned int bro_BitReader_32::take(
   return d;
 }
 
+__device__ __forceinline__ double load_stream_double_unsignedchar(
+    const TableValues_double_unsignedchar &p) {
+  return __ldg(p.table + __ldcs(p.code));
+}
+
+__device__ __forceinline__ int load_stream_int(const int *p) {
+  return __ldcs(p);
+}
+
 __device__ __forceinline__ void
 bro_spmv_coo_1024_32_256_double_double_TableValues_double_unsignedchar(
     const long long *__restrict count, const int *__restrict row_base,
@@ -405,8 +414,9 @@ bro_spmv_coo_1024_32_256_double_double_TableValues_double_unsignedchar(
     }
     if (e < valid) {
       const long long i = base + static_cast<long long>(e) * 32 + lane;
-      sum += static_cast<double>(load_ro_double_unsignedchar(values + i)) *
-             static_cast<double>(load_ro_double(x + load_ro_int(col_idx + i)));
+      sum +=
+          static_cast<double>(load_stream_double_unsignedchar(values + i)) *
+          static_cast<double>(load_ro_double(x + load_stream_int(col_idx + i)));
     }
   }
   if (valid > 0) atomicAdd(y + y_row(row), static_cast<double>(alpha * sum));
