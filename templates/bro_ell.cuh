@@ -22,7 +22,8 @@
 // with a shuffle reduction, 64-bit symbols, kPrefetch (the next symbol is loaded as soon as the
 // current one is taken, so its latency is off the index -> x chain), kUnroll (indices decoded
 // ahead of their gathers), and widths from __constant__ data or baked into the unit as template
-// arguments (spmv_baked: every shift and symbol index is then a compile-time constant).
+// arguments (spmv_baked: every shift and symbol index is then a compile-time constant). Symbols
+// and values, read once per multiply, are loaded evict-first (load_stream), as ell's are.
 #pragma once
 
 // SPMVC_BRO_HOST_TEST: tests/unit/test_bro_host_decode.cpp compiles these templates as host
@@ -59,7 +60,7 @@ struct SymbolStream<Word, kStride, false> {
   const Word* __restrict__ p;
   __device__ __forceinline__ explicit SymbolStream(const Word* start) : p(start) {}
   __device__ __forceinline__ Word operator()() {
-    const Word w = load_ro(p);
+    const Word w = load_stream(p);
     p += kStride;
     return w;
   }
@@ -70,10 +71,10 @@ struct SymbolStream<Word, kStride, true> {
   const Word* __restrict__ p;
   Word next;
   __device__ __forceinline__ explicit SymbolStream(const Word* start)
-      : p(start + kStride), next(load_ro(start)) {}
+      : p(start + kStride), next(load_stream(start)) {}
   __device__ __forceinline__ Word operator()() {
     const Word w = next;
-    next = load_ro(p);
+    next = load_stream(p);
     p += kStride;
     return w;
   }
@@ -177,7 +178,7 @@ __device__ __forceinline__ void spmv(
       Value a[kUnroll];
       SPMVC_BRO_PRAGMA(unroll)
       for (int u = 0; u < kUnroll; ++u)
-        a[u] = valid[u] ? load_ro(v + static_cast<long long>(j0 + u) * kLanes) : Value(0);
+        a[u] = valid[u] ? load_stream(v + static_cast<long long>(j0 + u) * kLanes) : Value(0);
       SPMVC_BRO_PRAGMA(unroll)
       for (int u = 0; u < kUnroll; ++u)
         if (valid[u]) sum += static_cast<Acc>(a[u]) * static_cast<Acc>(load_ro(x + c[u]));
@@ -232,7 +233,7 @@ __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int nco
     if constexpr (sizeof(Acc) == sizeof(Value)) {
       if (kJ < ncol && d != 0u) {  // kJ < ncol is uniform; a zero field is padding
         col += static_cast<int>(d);
-        sum += static_cast<Acc>(load_ro(v + kJ * kLanes)) * static_cast<Acc>(load_ro(x + col));
+        sum += static_cast<Acc>(load_stream(v + kJ * kLanes)) * static_cast<Acc>(load_ro(x + col));
       }
     } else if (kJ < ncol) {
       // Wider accumulation than storage (fp32 values, fp64 sums): the branch above made ptxas
@@ -240,7 +241,7 @@ __device__ __forceinline__ void baked_steps(const Word (&sym)[kSymbols], int nco
       // a select drops its product. Only here: where the branch does not spill, it measured
       // faster (bench/results/2026-11-23-h100-bro-sweep).
       col += static_cast<int>(d);
-      const Acc product = static_cast<Acc>(load_ro(v + kJ * kLanes)) *
+      const Acc product = static_cast<Acc>(load_stream(v + kJ * kLanes)) *
                           static_cast<Acc>(load_ro(x + (col < 0 ? 0 : col)));
       sum += d != 0u ? product : Acc(0);
     }
@@ -277,7 +278,7 @@ __device__ __forceinline__ void spmv_baked(
     const Word* __restrict__ s = symbols + sym_ptr[slice] * kLanes + local;
     Word sym[kSymbols];
     SPMVC_BRO_PRAGMA(unroll)
-    for (int m = 0; m < kSymbols; ++m) sym[m] = load_ro(s + m * kLanes);
+    for (int m = 0; m < kSymbols; ++m) sym[m] = load_stream(s + m * kLanes);
     baked_steps<Pattern, kSymbolBits, kLanes, 0>(sym, ncol, -1, values + cbase * kLanes + local, x,
                                                  sum);
   }

@@ -68,3 +68,14 @@ TEST_CASE("bro_coo loads its columns and values evict-first and gathers x throug
   CHECK(test::occurrences(ptx, "ld.global.cs.") >= 2);
   CHECK(test::occurrences(ptx, "ld.global.nc.f64") >= 1);
 }
+
+TEST_CASE("bro_ell loads its symbols and values evict-first and gathers x through L1") {
+  for (bool prefetch : {false, true}) {
+    CAPTURE(prefetch);
+    BroEllParams b;
+    b.prefetch = prefetch;
+    const std::string ptx = test::ptx_of(generate("stencil27:n=6", Precision::f64, "bro_ell", b));
+    CHECK(test::occurrences(ptx, "ld.global.cs.") >= 2);
+    CHECK(test::occurrences(ptx, "ld.global.nc.f64") >= 1);
+  }
+}

@@ -34,9 +34,9 @@ struct bro_BitReader_32 {
                                bro_SymbolStream_unsignedint_32_false &next);
 };
 
-__device__ __forceinline__ unsigned int load_ro_unsignedint(
+__device__ __forceinline__ unsigned int load_stream_unsignedint(
     const unsigned int *p) {
-  return __ldg(p);
+  return __ldcs(p);
 }
 
 __device__ __forceinline__ unsigned int
@@ -49,9 +49,9 @@ bro_baked_field_bro_WidthPattern_8_6_3_6_6_6_5_32_0_unsignedint_2(
   }
 }
 
-__device__ __forceinline__ double load_ro_double_unsignedchar(
+__device__ __forceinline__ double load_stream_double_unsignedchar(
     const TableValues_double_unsignedchar &p) {
-  return __ldg(p.table + __ldg(p.code));
+  return __ldg(p.table + __ldcs(p.code));
 }
 
 __device__ __forceinline__ TableValues_double_unsignedchar
@@ -144,8 +144,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_6_unsignedint_2_TableValues
     {
       if (6 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 6 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 6 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_7_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -164,8 +165,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_5_unsignedint_2_TableValues
     {
       if (5 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 5 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 5 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_6_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -184,8 +186,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_4_unsignedint_2_TableValues
     {
       if (4 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 4 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 4 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_5_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -204,8 +207,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_3_unsignedint_2_TableValues
     {
       if (3 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 3 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 3 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_4_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -224,8 +228,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_2_unsignedint_2_TableValues
     {
       if (2 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 2 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 2 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_3_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -244,8 +249,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_1_unsignedint_2_TableValues
     {
       if (1 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 1 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 1 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_2_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -264,8 +270,9 @@ bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_0_unsignedint_2_TableValues
     {
       if (0 < ncol && d != 0U) {
         col += static_cast<int>(d);
-        sum += static_cast<double>(load_ro_double_unsignedchar(v + 0 * 32)) *
-               static_cast<double>(load_ro_double(x + col));
+        sum +=
+            static_cast<double>(load_stream_double_unsignedchar(v + 0 * 32)) *
+            static_cast<double>(load_ro_double(x + col));
       }
     }
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_1_unsignedint_2_TableValues_double_unsignedchar_double_double(
@@ -322,7 +329,7 @@ bro_spmv_baked_32_1_32_256_bro_WidthPattern_8_6_3_6_6_6_5_double_double_TableVal
     unsigned int sym[2];
 
 #pragma unroll
-    for (int m = 0; m < 2; ++m) sym[m] = load_ro_unsignedint(s + m * 32);
+    for (int m = 0; m < 2; ++m) sym[m] = load_stream_unsignedint(s + m * 32);
     bro_baked_steps_bro_WidthPattern_8_6_3_6_6_6_5_32_32_0_unsignedint_2_TableValues_double_unsignedchar_double_double(
         sym, ncol, -1, values + cbase * 32 + local, x, sum);
   }
@@ -349,7 +356,7 @@ __device__ __forceinline__ int load_ro_int(const int *p) { return __ldg(p); }
 
 __device__ __forceinline__ unsigned int
 bro_SymbolStream_unsignedint_32_false::operator()() {
-  const unsigned int w = load_ro_unsignedint(this->p);
+  const unsigned int w = load_stream_unsignedint(this->p);
   this->p += 32;
   return w;
 }
@@ -365,11 +372,6 @@ __device__ __forceinline__ unsigned int bro_BitReader_32::take(
   this->window <<= bits;
   this->left -= bits;
   return d;
-}
-
-__device__ __forceinline__ double load_stream_double_unsignedchar(
-    const TableValues_double_unsignedchar &p) {
-  return __ldg(p.table + __ldcs(p.code));
 }
 
 __device__ __forceinline__ int load_stream_int(const int *p) {
