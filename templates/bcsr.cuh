@@ -24,10 +24,6 @@
 // A block row's lanes deal out its stored blocks, then its mirrored ones, the same way. A stored
 // value is read twice, once for each of its two rows; the second read, by a block row near the
 // first, mostly comes from L2.
-//
-// The block columns, the mirror index and (in the whole matrix, read once) the values are loaded
-// evict-first (load_stream), so that they leave x's lines in L1, as ell's do; the symmetric
-// half's values, read twice, are not.
 #pragma once
 
 #include "spmvc/common.cuh"
@@ -74,7 +70,7 @@ __device__ __forceinline__ void spmv(long long nrows, long long ncols,
   if (brow < nbrows) {
     const long long end = brow_ptr[brow + 1];
     for (long long j = brow_ptr[brow] + lane; j < end; j += kT) {
-      const long long col0 = static_cast<long long>(load_stream(bcol + j)) * kC;
+      const long long col0 = static_cast<long long>(load_ro(bcol + j)) * kC;
       Acc xv[kC];
 #pragma unroll
       for (int k = 0; k < kC; ++k) {
@@ -88,9 +84,7 @@ __device__ __forceinline__ void spmv(long long nrows, long long ncols,
 #pragma unroll
       for (int i = 0; i < kR; ++i) {
 #pragma unroll
-        for (int k = 0; k < kC; ++k) {
-          sum[i] += static_cast<Acc>(load_stream(v + i * kC + k)) * xv[k];
-        }
+        for (int k = 0; k < kC; ++k) sum[i] += static_cast<Acc>(load_ro(v + i * kC + k)) * xv[k];
       }
     }
   }
@@ -141,13 +135,13 @@ __device__ __forceinline__ void spmv_symmetric(
   if (brow < nbrows) {
     const long long end = brow_ptr[brow + 1];
     for (long long j = brow_ptr[brow] + lane; j < end; j += kT) {
-      const long long col0 = static_cast<long long>(load_stream(bcol + j)) * kC;
+      const long long col0 = static_cast<long long>(load_ro(bcol + j)) * kC;
       block_products<kR, kC, kColTail>(sum, values + j * (kR * kC), false, col0, ncols, x);
     }
     const long long mend = mptr[brow + 1];
     for (long long m = mptr[brow] + lane; m < mend; m += kT) {
-      const long long col0 = static_cast<long long>(load_stream(mrow + m)) * kC;
-      const long long at = load_stream(mpos + m);
+      const long long col0 = static_cast<long long>(load_ro(mrow + m)) * kC;
+      const long long at = load_ro(mpos + m);
       block_products<kR, kC, kColTail>(sum, values + at * (kR * kC), true, col0, ncols, x);
     }
   }

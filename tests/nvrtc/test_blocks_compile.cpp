@@ -1,6 +1,5 @@
 // Every golden plan of the dense-block formats, and a grid of their parameters in every
-// precision, compiles with NVRTC to an sm_90 CUBIN without register spills (no GPU needed); bcsr's
-// streams are loaded evict-first.
+// precision, compiles with NVRTC to an sm_90 CUBIN without register spills (no GPU needed).
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -8,7 +7,6 @@
 
 #include "block_plans.hpp"
 #include "nvrtc_compiler.hpp"
-#include "nvrtc_support.hpp"
 
 TEST_CASE("block formats: every golden plan compiles to an sm_90 CUBIN without spills") {
   for (const auto& g : spmvc::test::block_golden_plans()) {
@@ -41,18 +39,5 @@ TEST_CASE("block formats: every shape, mapping and precision compiles without sp
       CHECK(cubin.spill_store_bytes == 0);
       CHECK(cubin.spill_load_bytes == 0);
     }
-  }
-}
-
-TEST_CASE("bcsr loads its block columns and values evict-first and gathers x through L1") {
-  // The symmetric half reads each stored value twice: only its index arrays stream.
-  for (bool symmetric : {false, true}) {
-    CAPTURE(symmetric);
-    spmvc::BcsrParams b;
-    b.symmetric = symmetric;
-    const auto g = spmvc::test::block_plan("evict", "banded:n=61,hbw=3", spmvc::Precision::f64, b);
-    const std::string ptx = spmvc::test::ptx_of(spmvc::test::generate_golden(g));
-    CHECK(spmvc::test::occurrences(ptx, "ld.global.cs.") >= (symmetric ? 3 : 2));
-    CHECK(spmvc::test::occurrences(ptx, "ld.global.nc.f64") >= (symmetric ? 2 : 1));
   }
 }
