@@ -24,6 +24,12 @@
 // A block row's lanes deal out its stored blocks, then its mirrored ones, the same way. A stored
 // value is read twice, once for each of its two rows; the second read, by a block row near the
 // first, mostly comes from L2.
+//
+// The block columns and values are read through L1 (load_ro), not evict-first as ell's are: a
+// lane reads its block's r*c values one by one, so the block's lines are reused from L1 between
+// its own loads. Evict-first measured 16% slower on bcsstk16 x16M fp64 and 25% on elasticity
+// n=60 fp64 on the H200 (5% faster on bcsstk16 fp32;
+// bench/results/2026-11-29-h200-stream-loads-ell/bcsr-stream-ab.txt).
 #pragma once
 
 #include "spmvc/common.cuh"
