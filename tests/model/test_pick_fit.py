@@ -227,6 +227,35 @@ class SupersedeTest(unittest.TestCase):
         self.assertAlmostEqual(fitted[("csr_stream", "f32")][0], 1.2, places=6)
 
 
+class LabelMatchTest(unittest.TestCase):
+    """A timing taken before a format's label gained a parameter matches the candidate with the
+    value every earlier kernel ran, and no other; tokens match in any order."""
+
+    def test_label_defaults(self):
+        plan = {"calibration": {"read_bandwidth": 1e12},
+                "candidates": [
+                    {"format": "csr_stream", "label": "b=256 tile=1024 c16 m=1", "applicable": True,
+                     "time_factor": 1.0, "seconds_by_model": {"compulsory": 1e-5}, "params": {}},
+                    {"format": "csr_stream", "label": "b=512 tile=4096 c16 m=2", "applicable": True,
+                     "time_factor": 1.0, "seconds_by_model": {"compulsory": 2e-5}, "params": {}},
+                    {"format": "dia", "label": "S b=256 r=1 no-i", "applicable": True,
+                     "time_factor": 1.0, "seconds_by_model": {"compulsory": 3e-5}, "params": {}}]}
+        r = {"matrix": "m", "precision": "f64", "formats": [
+            {"format": "csr_stream", "params": "b=256 tile=1024 c16", "ms": 0.01, "correct": True},
+            {"format": "dia", "params": "S b=256", "ms": 0.03, "correct": True}]}
+        profile = {"row_length": {"histogram": [{"lo": 4, "hi": 4, "count": 100}]}}
+        obs = pd.observations(r, plan, profile, cusparse=False)
+        self.assertEqual(obs["csr_stream"]["label"], "b=256 tile=1024 c16 m=1")
+        self.assertAlmostEqual(obs["csr_stream"]["raw"]["compulsory"], 1e-5)
+        self.assertEqual(obs["dia"]["label"], "S b=256 r=1 no-i")
+        # A timing that names a value matches only that value: dia with r=2 has no candidate.
+        r["formats"][1]["params"] = "S b=256 r=2"
+        self.assertEqual(pd.observations(r, plan, profile, cusparse=False)["dia"]["missing"],
+                         "S b=256 r=2")
+        self.assertEqual(pd.label_tokens("csr_stream", "m=2 tile=4096 c16 b=512"),
+                         pd.label_tokens("csr_stream", "b=512 tile=4096 c16 m=2"))
+
+
 class CsrStreamImbalanceTest(unittest.TestCase):
     """planner_data's mirror of CsrStreamFormat::warp_imbalance, on the histogram
     tests/unit/test_power_law_plan.cpp checks the C++ with (the same hand-computed value)."""
