@@ -150,7 +150,18 @@ int main(int argc, char** argv) try {
     } else if (arg == "--precision") {
       options.precision = spmvc::parse_precision(argv[++i]);
     } else if (arg == "--replicate-to") {
-      replicate_to = std::stoll(argv[++i]);
+      const std::string value = argv[++i];
+      std::size_t used = 0;
+      try {
+        replicate_to = std::stoll(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != value.size() || replicate_to < 1) {
+        fmt::print(stderr, "error: --replicate-to: '{}' is not a positive count of nonzeros\n",
+                   value);
+        return 2;
+      }
     } else if (arg == "--device") {
       device_gpu = i + 1 < argc && argv[i + 1][0] != '-' && !std::isdigit(argv[i + 1][0])
                        ? argv[++i]
