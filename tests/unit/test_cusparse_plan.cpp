@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration.hpp"
 #include "heuristics.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -49,6 +50,25 @@ TEST_CASE("cusparse: its prediction is the plain CSR bytes at the GPU's bandwidt
     // Every multiply reads at least the values and columns once.
     const double bytes = static_cast<double>(graph().nnz) * (4 + value_bytes(p));
     CHECK(calibrated > bytes / 3.06e12);
+  }
+}
+
+TEST_CASE("cusparse: each row costs its offset, its y value and kCusparseRowBytes of reading") {
+  // ALG1's fixed cost a row (its bounds, its sum's reduction and store) beside the CSR bytes.
+  CHECK(heuristics::kCusparseRowBytes > 0);
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(std::string(to_string(p)));
+    compiler::PlanOptions o = with_cusparse(p, "auto");
+    o.read_bandwidth = 3e12;
+    Profile more_rows = graph();
+    more_rows.nrows += 1'000'000;
+    const double per_row =
+        (compiler::predict_cusparse(more_rows, o) - compiler::predict_cusparse(graph(), o)) / 1e6;
+    const double factor =
+        compiler::time_factor(compiler::find_calibration(o.arch, o.gpu), "cusparse", p);
+    CHECK(per_row ==
+          doctest::Approx((4 + value_bytes(p) + heuristics::kCusparseRowBytes) / 3e12 * factor)
+              .epsilon(1e-9));
   }
 }
 
