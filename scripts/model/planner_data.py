@@ -262,10 +262,11 @@ def cusparse_observation(result, plan, sectors=0.0, build_sector_bytes=0.0):
     """cuSPARSE's CSR SpMV (ALG1 with preprocessing, the faster of its CSR algorithms on every
     suite v13 matrix, and what a plan with engine cusparse runs) as one more measured "format":
     its raw prediction is compiler::predict_cusparse's without the factor, the plain CSR bytes
-    (the suite's csr_bytes: offsets, columns, values, x and y) and CUSPARSE_ROW_BYTES a row at the
-    plan's read bandwidth plus the launch; "gather" its x sectors (0: not charged) over that bandwidth; its prediction the
-    build's (the plan's cusparse_seconds, which charged build_sector_bytes per sector), where the
-    build made one. None where the suite did not time it."""
+    (the suite's csr_bytes: offsets, columns, values, x and y) and CUSPARSE_ROW_BYTES a row at
+    the plan's read bandwidth plus the launch; "gather" its x sectors (0: not charged) over that
+    bandwidth; its prediction the build's (the plan's cusparse_seconds, which charged
+    build_sector_bytes per sector), where the build made one. None where the suite did not time
+    it."""
     alg1 = result.get("cusparse", {}).get("csr_alg1", {})
     if "ms" not in alg1 or not alg1.get("correct", True) or not result.get("csr_bytes"):
         return None

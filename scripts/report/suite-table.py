@@ -6,8 +6,8 @@ values, P pattern or few values, G power-law rows) end with the figures per clas
 precision: geomean of each pick over the best cuSPARSE, the count of generated picks below 1.0x
 (<1), the count of picks handed to cuSPARSE itself (cuS: the baseline's own kernel, its ratio
 run-to-run noise around 1.0, counted and reported as cuSPARSE rather than as a loss), and the
-share of matrices where the model pick is within 5% of the measured oracle. Break-even medians are the
-suite's own (our one-time cost over the saving per multiply against the best cuSPARSE) and,
+share of matrices where the model pick is within 5% of the measured oracle. Break-even medians
+are the suite's own (our one-time cost over the saving per multiply against the best cuSPARSE) and,
 for the pick from device arrays, the count from which it is ahead of every cuSPARSE algorithm
 with that algorithm's setup (descriptor, buffer, preprocessing) counted on its side."""
 import json
