@@ -242,34 +242,54 @@ void DeviceBuffer::fill_bytes(unsigned char value, std::size_t offset, std::size
 
 // ---- LoadedKernel ----
 
-LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& kernel_name)
-    : name_(kernel_name) {
-  if (cubin.empty()) throw InternalError("LoadedKernel: empty CUBIN for " + kernel_name);
+LoadedLibrary load_library(const std::vector<char>& cubin, const std::string& what) {
+  if (cubin.empty()) throw InternalError("LoadedKernel: empty CUBIN for " + what);
   cudaLibrary_t lib = nullptr;
   if (const cudaError_t e =
           cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
       e != cudaSuccess) {
-    throw_cuda(e, fmt::format("cudaLibraryLoadData({})", kernel_name));
+    throw_cuda(e, fmt::format("cudaLibraryLoadData({})", what));
   }
+  return {lib, [](void* l) { (void)cudaLibraryUnload(static_cast<cudaLibrary_t>(l)); }};
+}
+
+LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& kernel_name)
+    : LoadedKernel(load_library(cubin, kernel_name), kernel_name) {}
+
+LoadedKernel::LoadedKernel(LoadedLibrary library, const std::string& kernel_name, bool resolve)
+    : library_(std::move(library)), name_(kernel_name) {
   cudaKernel_t kernel = nullptr;
-  if (const cudaError_t e = cudaLibraryGetKernel(&kernel, lib, kernel_name.c_str());
+  if (const cudaError_t e = cudaLibraryGetKernel(
+          &kernel, static_cast<cudaLibrary_t>(library_.get()), kernel_name.c_str());
       e != cudaSuccess) {
-    (void)cudaLibraryUnload(lib);
     throw_cuda(e, fmt::format("cudaLibraryGetKernel({})", kernel_name));
   }
+  kernel_ = kernel;
   // Lazy loading (the default since CUDA 12.2) defers loading the code onto the device until
   // first use; asking for the attributes forces it now, so an image the GPU cannot run fails
   // here, by name, rather than at the first launch.
+  if (resolve) this->resolve();
+}
+
+void LoadedKernel::resolve() const {
+  if (registers_.load() >= 0) return;
   cudaFuncAttributes attributes{};
-  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, static_cast<const void*>(kernel));
+  if (const cudaError_t e = cudaFuncGetAttributes(&attributes, static_cast<const void*>(kernel_));
       e != cudaSuccess) {
-    (void)cudaLibraryUnload(lib);
-    throw_cuda(e, fmt::format("cudaFuncGetAttributes({})", kernel_name));
+    throw_cuda(e, fmt::format("cudaFuncGetAttributes({})", name_));
   }
-  library_ = lib;
-  kernel_ = kernel;
-  registers_ = attributes.numRegs;
-  local_bytes_ = static_cast<int>(attributes.localSizeBytes);
+  local_bytes_.store(static_cast<int>(attributes.localSizeBytes));
+  registers_.store(attributes.numRegs);
+}
+
+int LoadedKernel::registers() const {
+  resolve();
+  return registers_.load();
+}
+
+int LoadedKernel::local_bytes() const {
+  resolve();
+  return local_bytes_.load();
 }
 
 void LoadedKernel::set_global(const std::string& symbol, const void* host,
@@ -277,7 +297,7 @@ void LoadedKernel::set_global(const std::string& symbol, const void* host,
   void* address = nullptr;
   std::size_t size = 0;
   if (const cudaError_t e = cudaLibraryGetGlobal(
-          &address, &size, static_cast<cudaLibrary_t>(library_), symbol.c_str());
+          &address, &size, static_cast<cudaLibrary_t>(library_.get()), symbol.c_str());
       e != cudaSuccess)
     throw_cuda(e, fmt::format("cudaLibraryGetGlobal({}, {})", name_, symbol));
   if (size != bytes)
@@ -290,10 +310,10 @@ void LoadedKernel::set_global(const std::string& symbol, const void* host,
 }
 
 LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept
-    : library_(std::exchange(o.library_, nullptr)),
+    : library_(std::move(o.library_)),
       kernel_(std::exchange(o.kernel_, nullptr)),
-      registers_(o.registers_),
-      local_bytes_(o.local_bytes_),
+      registers_(o.registers_.load()),
+      local_bytes_(o.local_bytes_.load()),
       shared_opted_(o.shared_opted_.load()),
       name_(std::move(o.name_)) {}
 
@@ -302,16 +322,14 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
     std::swap(library_, o.library_);
     std::swap(kernel_, o.kernel_);
     std::swap(name_, o.name_);
-    std::swap(registers_, o.registers_);
-    std::swap(local_bytes_, o.local_bytes_);
+    registers_.store(o.registers_.exchange(registers_.load()));
+    local_bytes_.store(o.local_bytes_.exchange(local_bytes_.load()));
     shared_opted_.store(o.shared_opted_.exchange(shared_opted_.load()));
   }
   return *this;
 }
 
-LoadedKernel::~LoadedKernel() {
-  if (library_ != nullptr) (void)cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
-}
+LoadedKernel::~LoadedKernel() = default;
 
 void LoadedKernel::launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
                           void* stream) const {

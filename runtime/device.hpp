@@ -74,10 +74,19 @@ class DeviceBuffer {
   bool pooled_ = false;
 };
 
-/// A CUBIN loaded with cudaLibraryLoadData and one kernel looked up by name.
+/// A CUBIN loaded with cudaLibraryLoadData (a cudaLibrary_t), unloaded when its last holder lets
+/// go. `what` names it in errors.
+using LoadedLibrary = std::shared_ptr<void>;
+LoadedLibrary load_library(const std::vector<char>& cubin, const std::string& what);
+
+/// One kernel, looked up by name in a loaded CUBIN: its own load, or a library it shares with
+/// other kernels of the same image (one load however many entries are taken from it).
 class LoadedKernel {
  public:
   LoadedKernel(const std::vector<char>& cubin, const std::string& kernel_name);
+  /// With `resolve` false the kernel's code is loaded onto the device at its first launch (or
+  /// registers()), not now: a build unit's entries that a build never launches cost nothing.
+  LoadedKernel(LoadedLibrary library, const std::string& kernel_name, bool resolve = true);
   LoadedKernel(LoadedKernel&&) noexcept;
   LoadedKernel& operator=(LoadedKernel&&) noexcept;
   LoadedKernel(const LoadedKernel&) = delete;
@@ -99,14 +108,17 @@ class LoadedKernel {
   /// Registers per thread and local-memory bytes per thread (spills land there), as the driver
   /// reports them for the loaded image. NVRTC can serve a CUBIN from its own cache without
   /// running ptxas, and then its log has no resource lines; these numbers are always there.
-  int registers() const { return registers_; }
-  int local_bytes() const { return local_bytes_; }
+  int registers() const;
+  int local_bytes() const;
 
  private:
-  void* library_ = nullptr;  // cudaLibrary_t
-  void* kernel_ = nullptr;   // cudaKernel_t
-  int registers_ = -1;
-  int local_bytes_ = -1;
+  LoadedLibrary library_;   // cudaLibrary_t
+  void* kernel_ = nullptr;  // cudaKernel_t
+  /// Queried from the driver at construction, or at the first registers() or local_bytes() when
+  /// the kernel was not resolved then (-1 until known).
+  void resolve() const;
+  mutable std::atomic<int> registers_{-1};
+  mutable std::atomic<int> local_bytes_{-1};
   /// Dynamic shared memory the kernel may use without another cudaFuncSetAttribute.
   mutable std::atomic<std::size_t> shared_opted_{std::size_t{48} * 1024};
   std::string name_;

@@ -65,6 +65,22 @@ Operator compile(const DeviceCsr& a, const Options& options) {
   return Operator::Impl::wrap(build_from_device_arrays(a, options, device, start));
 }
 
+void preload_device_build(const Options& options, const runtime::DeviceInfo& device,
+                          std::int64_t nrows, std::int64_t nnz) noexcept {
+  try {
+    runtime::set_device(options.device);
+    runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
+    (void)runtime::load_device_csr_kernels(cache, device);
+    (void)runtime::load_device_ell_kernels(cache, device);
+    const bool bro_wanted = options.format == "auto" || options.format.starts_with("bro_");
+    if (bro_wanted && !options.csr && !options.params)
+      (void)runtime::load_device_bro_kernels(cache, device);
+    if (runtime::tiered(options))
+      runtime::GenericCsr::preload(nrows, nnz, options.precision, device.ordinal);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the build loads the same and reports
+  }
+}
+
 std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, const Options& options,
                                                          const runtime::DeviceInfo& device,
                                                          Clock::time_point start,

@@ -101,6 +101,12 @@ GenericCsr::GenericCsr(const DeviceCsr& a, Precision precision, int ordinal)
   load(ordinal, /*offsets64=*/false, a.nnz);
 }
 
+void GenericCsr::preload(std::int64_t nrows, std::int64_t nnz, Precision precision, int ordinal) {
+  (void)shared_kernel(generic_image(),
+                      generic_csr_entry(generic_threads_per_row(nnz, nrows), precision, false),
+                      ordinal);
+}
+
 void GenericCsr::load(int ordinal, bool offsets64, std::int64_t nnz) {
   threads_per_row_ = generic_threads_per_row(nnz, nrows_);
   kernel_ = shared_kernel(generic_image(),

@@ -35,6 +35,10 @@ class GenericCsr {
   /// Device bytes the copy of `a` takes (64-bit offsets, 32-bit columns, precision's values).
   static std::int64_t copy_bytes(const CsrMatrix& a, Precision precision);
   GenericCsr(const DeviceCsr& a, Precision precision, int ordinal);
+  /// Loads the kernel that GenericCsr(DeviceCsr of `nrows` rows and `nnz` nonzeros, precision,
+  /// ordinal) uses, so that its construction finds it loaded (a process's first load is a
+  /// module load); on the current device.
+  static void preload(std::int64_t nrows, std::int64_t nnz, Precision precision, int ordinal);
 
   /// y = alpha*A*x + beta*y on `stream`, asynchronous like Operator::apply.
   void apply(const void* x, void* y, double alpha, double beta, void* stream) const;

@@ -462,10 +462,20 @@ std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
   static std::mutex mutex;
   // Never destroyed: unloading at exit would race the CUDA runtime's own teardown.
   static auto* loaded = new std::map<Key, std::shared_ptr<const LoadedKernel>>();
+  // One load of an image per device, whatever number of its entries are taken: a build unit
+  // holds tens of entry points, and a fresh process's first GPU build loaded 32 of them, each a
+  // load of its whole image, for 8-10 ms on an H200 (2.5-3.5 ms with one load per image;
+  // bench/results/2026-11-29-h200-first-multiply/design-ab.txt).
+  static auto* libraries = new std::map<std::pair<int, std::string>, LoadedLibrary>();
   Key k{ordinal, cached.key, entry};
   std::lock_guard lock(mutex);
   auto& slot = (*loaded)[k];
-  if (!slot) slot = std::make_shared<const LoadedKernel>(cached.cubin.image, entry);
+  if (!slot) {
+    LoadedLibrary& library = (*libraries)[{ordinal, cached.key}];
+    if (!library) library = load_library(cached.cubin.image, entry);
+    // Resolved at its first launch: a unit's entries that no build launches are never loaded.
+    slot = std::make_shared<const LoadedKernel>(library, entry, /*resolve=*/false);
+  }
   return slot;
 }
 

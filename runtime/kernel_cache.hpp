@@ -101,10 +101,11 @@ class KernelCache {
 };
 
 /// Kernels loaded onto devices, shared by the whole process: entry `entry` of the CUBIN cached
-/// under `key`, on device `ordinal` (current). Loading an image costs a few tenths of a
-/// millisecond, which an application compiling many matrices would otherwise pay per matrix for
-/// kernels it already has. Loaded kernels stay loaded until the process ends. Not for images whose
-/// __device__ variables a caller sets (LoadedKernel::set_global): those need their own load.
+/// under `key`, on device `ordinal` (current), every entry of one image from one load of it.
+/// Loading an image costs a few tenths of a millisecond, which an application compiling many
+/// matrices would otherwise pay per matrix (and a build unit per entry) for kernels it already
+/// has. Loaded kernels stay loaded until the process ends. Not for images whose __device__
+/// variables a caller sets (LoadedKernel::set_global): those need their own load.
 std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
                                                   const std::string& entry, int ordinal);
 

@@ -3,11 +3,17 @@
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <mutex>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -48,6 +54,102 @@ std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
   return chunks;
 }
 
+void FillerPool::run(int n, const std::function<void(int)>& fn) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (started_ < n - 1) {
+    const int from = started_ + 1;
+    started_ = n - 1;
+    last_ = started_;
+    // The roots of the new threads (whose parents are not new) start here.
+    for (int i = from; i <= started_; ++i) {
+      if (i / 2 < from) adopt(i, caller_owns_);
+    }
+  }
+  job_ = &fn;
+  n_ = n;
+  errors_.assign(static_cast<std::size_t>(n), nullptr);
+  pending_ = 0;
+  for (int i = 1; i < n; ++i) {
+    if (std::find(caller_owns_.begin(), caller_owns_.end(), i) == caller_owns_.end()) ++pending_;
+  }
+  ++generation_;
+  lock.unlock();
+  start_.notify_all();
+  run_own(fn, 0, caller_owns_, errors_);
+  lock.lock();
+  done_.wait(lock, [&] { return pending_ == 0; });
+  std::exception_ptr first;
+  for (const std::exception_ptr& e : errors_) {
+    if (e) {
+      first = e;
+      break;
+    }
+  }
+  lock.unlock();
+  if (first) std::rethrow_exception(first);
+}
+
+int FillerPool::threads() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return started_ - refused_.load();
+}
+
+void FillerPool::adopt(int i, std::vector<int>& owner) {
+  try {
+    if (refuse_start_ && refuse_start_(i)) throw std::system_error(EAGAIN, std::generic_category());
+    std::thread([this, i] {
+      std::vector<int> own;
+      for (const int child : {2 * i, 2 * i + 1}) {
+        if (child <= last_) adopt(child, own);
+      }
+      work(i, own);
+    }).detach();
+  } catch (const std::system_error&) {
+    refused_.fetch_add(1);
+    owner.push_back(i);
+    for (const int child : {2 * i, 2 * i + 1}) {
+      if (child <= last_) adopt(child, owner);
+    }
+  }
+}
+
+void FillerPool::run_own(const std::function<void(int)>& fn, int i, const std::vector<int>& adopted,
+                         std::vector<std::exception_ptr>& errors) {
+  const auto once = [&](int k) {
+    try {
+      fn(k);
+    } catch (...) {
+      errors[static_cast<std::size_t>(k)] = std::current_exception();
+    }
+  };
+  once(i);
+  for (const int j : adopted) {
+    if (j < static_cast<int>(errors.size())) once(j);
+  }
+}
+
+void FillerPool::work(int i, const std::vector<int>& adopted) {
+  std::uint64_t seen = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    start_.wait(lock, [&] { return generation_ != seen; });
+    seen = generation_;
+    if (i >= n_) continue;
+    const std::function<void(int)>& fn = *job_;
+    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n_));
+    lock.unlock();
+    run_own(fn, i, adopted, errors);
+    lock.lock();
+    for (std::size_t k = 0; k < errors.size(); ++k) {
+      if (errors[k]) errors_[k] = errors[k];
+    }
+    int shares = 1;
+    for (const int k : adopted) shares += k < n_ ? 1 : 0;
+    pending_ -= shares;
+    if (pending_ == 0) done_.notify_one();
+  }
+}
+
 namespace {
 
 void check(cudaError_t e, const char* call) {
@@ -63,55 +165,174 @@ void check(cudaError_t e, const char* call) {
 // dominated on virtual machines by page faults and by the driver's pinning (H200 host,
 // bench/results/2026-11-29-h200-first-upload/host-memory-probe.txt, 64 MiB): cudaHostAlloc 34-41
 // ms; 4 KiB pages faulted in by one thread 41 ms; pages advised to be transparent huge pages 15-18
-// ms by one thread, 3.8 ms by eight; cudaHostRegister once 2-4 ms; but each of 16 buffers faulted
-// in and registered by the filler that owns it, 10.5 ms in all. So the buffers sit in one mapping
-// advised to use huge pages, faulted in by up to kUploadMaxFillers threads at once and registered
-// in one call, at the first upload. Where the mapping or the registration is refused, one
-// cudaHostAlloc holds them.
+// ms by one thread, 3.8 ms by eight; cudaHostRegister once 2-4 ms. So the buffers sit in one
+// mapping advised to use huge pages, pinned a group of kStagingGroupFillers fillers' buffers at a
+// time by the first upload that uses them: the group's fillers fault their own buffers in, then
+// fill their first chunks while a registering thread pins the group (one cudaHostRegister a
+// group, in group order), and wait for the pinning only before their first copy. Against faulting
+// all 32 MiB in by sixteen threads and then registering it once, a fresh process's first multiply
+// from host CSR (27-point stencil, 16.8M nonzeros) came 0.6-1.1 ms sooner
+// (bench/results/2026-11-29-h200-first-multiply/design-ab.txt). Where the mapping or a
+// registration is refused, that upload copies the group's buffers as pageable memory and later
+// ones stage through one cudaHostAlloc block.
 struct Staging {
   static constexpr std::size_t kBuffers = std::size_t{kUploadMaxFillers} * kUploadBuffersPerFiller;
   static constexpr std::size_t kBytes = kBuffers * kUploadChunkBytes;
-  std::mutex mutex;
-  std::array<void*, kBuffers> buffers{};  // all null until prepare() succeeds
+  static constexpr std::size_t kFillerBytes = kUploadBuffersPerFiller * kUploadChunkBytes;
+  static constexpr int kGroups = kStagingGroups;
+  static constexpr std::size_t kGroupBytes = kStagingGroupFillers * kFillerBytes;
+  static_assert(kUploadMaxFillers % kStagingGroupFillers == 0);
+  std::mutex mutex;         // held through an upload
+  char* slab = nullptr;     // the mapping, or the cudaHostAlloc block
+  void* mapping = nullptr;  // the mapping as mmap returned it (before alignment)
+  bool host_alloc = false;  // slab is a cudaHostAlloc block: every group pinned
+  bool refused = false;     // a registration failed: the next upload takes cudaHostAlloc
+  std::array<bool, kGroups> pinned{};
 
-  // Called with the mutex held, before the fillers start.
-  void prepare() {
-    if (buffers[0] != nullptr) return;
-    char* base = pinned_mapping();
-    if (base == nullptr) {
+  void* buffer(int b) const { return slab + static_cast<std::size_t>(b) * kUploadChunkBytes; }
+
+  // Called with the mutex held, before the fillers start: the slab exists, and the groups that
+  // `fillers` fillers use and that are not pinned yet are returned (in order) for this upload to
+  // pin.
+  std::vector<int> prepare(int fillers) {
+    if (refused && !host_alloc) {
+      // The mapping stays (a pinned group of it may still be registered); the block replaces it.
       void* p = nullptr;
       check(cudaHostAlloc(&p, kBytes, cudaHostAllocPortable), "cudaHostAlloc(upload staging)");
-      base = static_cast<char*>(p);
+      slab = static_cast<char*>(p);
+      host_alloc = true;
+      pinned.fill(true);
     }
-    for (std::size_t b = 0; b < kBuffers; ++b) buffers[b] = base + b * kUploadChunkBytes;
-  }
-
-  // kBytes of fresh huge-page-advised memory, 2 MiB-aligned, faulted in and registered; null
-  // (and nothing kept) where the system refuses.
-  static char* pinned_mapping() {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    void* raw =
-        ::mmap(nullptr, kBytes + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) return nullptr;
-    const auto at = reinterpret_cast<std::uintptr_t>(raw);
-    char* slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
-    (void)::madvise(slab, kBytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where it is not taken
-    // Faulted in by up to kUploadMaxFillers threads, each a contiguous share.
-    parallel_for(static_cast<std::int64_t>(kBytes),
-                 static_cast<std::int64_t>(kBytes / kUploadMaxFillers),
-                 [&](std::int64_t begin, std::int64_t end) {
-                   std::memset(slab + begin, 0, static_cast<std::size_t>(end - begin));
-                 });
-    if (cudaHostRegister(slab, kBytes, cudaHostRegisterPortable) == cudaSuccess) return slab;
-    (void)cudaGetLastError();
-    (void)::munmap(raw, kBytes + kHuge);
-    return nullptr;
+    if (slab == nullptr) {
+      constexpr std::size_t kHuge = std::size_t{2} << 20;
+      void* raw = ::mmap(nullptr, kBytes + kHuge, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (raw == MAP_FAILED) {
+        refused = true;
+        return prepare(fillers);
+      }
+      mapping = raw;
+      const auto at = reinterpret_cast<std::uintptr_t>(raw);
+      slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
+      (void)::madvise(slab, kBytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where not taken
+    }
+    std::vector<int> groups;
+    const int used = (fillers + kStagingGroupFillers - 1) / kStagingGroupFillers;
+    for (int g = 0; g < used; ++g) {
+      if (!pinned[static_cast<std::size_t>(g)]) groups.push_back(g);
+    }
+    return groups;
   }
 };
 
 Staging& staging() {
   static Staging* s = new Staging;
   return *s;
+}
+
+// Writes a byte in every 4 KiB page of [p, p + bytes): the pages are faulted in (a huge page at
+// its first byte where the advice was taken) and private to the process before they are pinned.
+void fault_in(char* p, std::size_t bytes) {
+  constexpr std::size_t kPage = 4096;
+  for (std::size_t i = 0; i < bytes; i += kPage) p[i] = 0;
+}
+
+// One upload's pinning of the staging groups its fillers use that are not pinned yet. Filler f
+// faults its own buffers in and reports (faulted(f)); the registering thread faults in the group's
+// buffers of fillers this upload does not run, waits for the group's fillers, and pins the group
+// with one cudaHostRegister; a filler waits (ready(f)) before its first copy. Joined by the
+// destructor (run by the upload's end, error or not).
+class GroupPinning {
+ public:
+  GroupPinning(Staging& s, std::vector<int> groups, int fillers, int device)
+      : s_(s), groups_(std::move(groups)), fillers_(fillers) {
+    state_.fill(kDone);
+    for (const int g : groups_) {
+      pinning_[static_cast<std::size_t>(g)] = true;
+      state_[static_cast<std::size_t>(g)] = kPending;
+    }
+    if (groups_.empty()) return;
+    thread_ = std::thread([this, device] { run(device); });
+  }
+  GroupPinning(const GroupPinning&) = delete;
+  GroupPinning& operator=(const GroupPinning&) = delete;
+  ~GroupPinning() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  /// Whether filler f's group is pinned by this upload (f must fault its buffers in and report).
+  bool pinning(int f) const { return pinning_[group_of(f)]; }
+
+  /// Filler f's buffers are faulted in.
+  void faulted(int f) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      ++faulted_[group_of(f)];
+    }
+    changed_.notify_all();
+  }
+
+  /// Waits until filler f's group is pinned or refused; true when pinned.
+  bool ready(int f) {
+    const std::size_t g = group_of(f);
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return state_[g] != kPending || stop_; });
+    return state_[g] == kDone;
+  }
+
+ private:
+  static constexpr int kPending = 0, kDone = 1, kRefused = 2;
+  static std::size_t group_of(int f) { return static_cast<std::size_t>(f / kStagingGroupFillers); }
+
+  void run(int device) {
+    const bool device_set = cudaSetDevice(device) == cudaSuccess;
+    for (const int g : groups_) {
+      const auto gi = static_cast<std::size_t>(g);
+      char* base = s_.slab + gi * Staging::kGroupBytes;
+      // The group's fillers that this upload does not run: their buffers are faulted in here.
+      const int first = g * kStagingGroupFillers;
+      const int running = std::clamp(fillers_ - first, 0, kStagingGroupFillers);
+      fault_in(base + static_cast<std::size_t>(running) * Staging::kFillerBytes,
+               static_cast<std::size_t>(kStagingGroupFillers - running) * Staging::kFillerBytes);
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return faulted_[gi] == running || stop_; });
+        if (stop_) return;
+      }
+      const bool ok = device_set && cudaHostRegister(base, Staging::kGroupBytes,
+                                                     cudaHostRegisterPortable) == cudaSuccess;
+      if (!ok) (void)cudaGetLastError();
+      {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        state_[gi] = ok ? kDone : kRefused;
+        // Kept for the next uploads (owned by s_'s mutex, which the upload holds).
+        if (ok) s_.pinned[gi] = true;
+        if (!ok) s_.refused = true;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  Staging& s_;
+  std::vector<int> groups_;
+  int fillers_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::array<bool, Staging::kGroups> pinning_{};  // the groups this upload pins (fixed)
+  std::array<int, Staging::kGroups> state_{};     // kPending until the group is pinned
+  std::array<int, Staging::kGroups> faulted_{};
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+FillerPool& filler_pool() {
+  static FillerPool* pool = new FillerPool;  // never destroyed: its threads never end
+  return *pool;
 }
 
 // One upload's events, one per staging buffer (created on the current device). Buffer b's event
@@ -155,6 +376,12 @@ class BufferEvents {
 
 }  // namespace
 
+int staging_pinned_groups() {
+  Staging& s = staging();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  return static_cast<int>(std::count(s.pinned.begin(), s.pinned.end(), true));
+}
+
 void staged_upload(const std::vector<UploadPart>& parts) {
   std::size_t total = 0;
   for (const UploadPart& p : parts) total += p.bytes;
@@ -166,22 +393,34 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   check(cudaGetDevice(&device), "cudaGetDevice");
   Staging& s = staging();
   const std::lock_guard<std::mutex> lock(s.mutex);
-  s.prepare();
+  std::vector<int> groups = s.prepare(fillers);
+  // Destroyed after the events (which wait for the copies) and before the lock.
+  GroupPinning pinning(s, std::move(groups), fillers, device);
   BufferEvents events(fillers * kUploadBuffersPerFiller);
   std::atomic<bool> failed{false};
-  std::vector<Range> ranges(static_cast<std::size_t>(fillers));
-  for (int f = 0; f < fillers; ++f) ranges[static_cast<std::size_t>(f)] = {f, f + 1};
-  run_ranges(ranges, [&](std::size_t filler, std::int64_t, std::int64_t) {
+  const std::function<void(int)> fill = [&](int f) {
+    // First, whatever happens next: the group's pinning waits for this report.
+    bool waited = !pinning.pinning(f);
+    if (!waited) {
+      fault_in(static_cast<char*>(s.buffer(f * kUploadBuffersPerFiller)), Staging::kFillerBytes);
+      pinning.faulted(f);
+    }
     try {
       // The runtime's current device is per thread: the fillers take the caller's.
       check(cudaSetDevice(device), "cudaSetDevice");
       for (const UploadChunk& c : chunks) {
-        if (static_cast<std::size_t>(c.filler) != filler) continue;
+        if (c.filler != f) continue;
         if (failed.load(std::memory_order_relaxed)) return;
-        void* buffer = s.buffers[static_cast<std::size_t>(c.buffer)];
+        void* buffer = s.buffer(c.buffer);
         events.wait(c.buffer);
         const UploadPart& p = parts[c.part];
         p.fill(c.offset, c.bytes, buffer);
+        // A group that could not be pinned is copied as pageable memory (the call returns once
+        // the driver has read the buffer).
+        if (!waited) {
+          (void)pinning.ready(f);
+          waited = true;
+        }
         check(cudaMemcpyAsync(static_cast<char*>(p.device) + c.offset, buffer, c.bytes,
                               cudaMemcpyHostToDevice, nullptr),
               "cudaMemcpyAsync(upload staging to device)");
@@ -191,8 +430,9 @@ void staged_upload(const std::vector<UploadPart>& parts) {
       failed.store(true);
       throw;
     }
-  });
-  // (A filler that threw is rethrown by run_ranges; the events' destructor then waits.)
+  };
+  filler_pool().run(fillers, fill);
+  // (A filler that threw is rethrown by run(); the events' destructor then waits.)
   events.wait_all();
 }
 

@@ -1,16 +1,23 @@
 // Uploading whole host arrays (a CsrMatrix's) to device memory fast. A pageable cudaMemcpy runs
 // at the rate one host thread copies into the driver's pinned buffers (about 8 GB/s on an H200's
-// host, a seventh of the PCIe 5 link), so the bytes go through pinned staging buffers that several
-// host threads fill at once (copying, or converting: 64-bit offsets to 32-bit, double to float)
-// while the copy engine moves the filled ones. The staging buffers are allocated once per process
-// and reused; uploads are serialised on them.
+// host, a seventh of the PCIe 5 link; pageable copies issued by 4-16 threads on streams of their
+// own, or as one cudaMemcpyBatchAsync whose sources the driver may read in any order, took the
+// same 29-33 ms for 200 MiB: bench/results/2026-11-29-h200-first-multiply/host-memory-probe.txt),
+// so the bytes go through pinned staging buffers that several host threads fill at once (copying,
+// or converting: 64-bit offsets to 32-bit, double to float) while the copy engine moves the
+// filled ones. The staging buffers and the threads are kept for the process; uploads are
+// serialised on them.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <vector>
 
 namespace spmvc::runtime {
@@ -26,6 +33,10 @@ namespace spmvc::runtime {
 inline constexpr std::size_t kUploadChunkBytes = std::size_t{1} << 20;
 inline constexpr int kUploadMaxFillers = 16;
 inline constexpr int kUploadBuffersPerFiller = 2;
+/// The staging is pinned a group of this many fillers' buffers at a time, each group by the
+/// first upload that uses it, while its fillers fill their first chunks (upload.cpp).
+inline constexpr int kStagingGroupFillers = 4;
+inline constexpr int kStagingGroups = kUploadMaxFillers / kStagingGroupFillers;
 
 /// Fills `staging` with the `bytes` bytes of the source's payload from byte `offset` (in the
 /// uploaded type: converting functions write the converted elements).
@@ -64,12 +75,60 @@ std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
                                        std::size_t chunk_bytes, int fillers,
                                        int buffers_per_filler);
 
+/// Host threads that run an upload's fillers, started by the first run() that needs them and
+/// parked between runs until the process ends (never destroy a pool): starting them for each
+/// upload delayed the last filler's first chunk by 1-2 ms on an H200's host. New threads start in
+/// a binary tree (thread i starts 2i and 2i + 1, then works), so the last of fifteen waits for
+/// four thread starts rather than fifteen: a fresh process's first multiply from host CSR came
+/// 0.2-0.9 ms sooner (bench/results/2026-11-29-h200-first-multiply/design-ab.txt). A thread the
+/// system refuses to start is not lost: the thread that tried runs its share, and its subtree's,
+/// itself. One run() at a time.
+class FillerPool {
+ public:
+  FillerPool() = default;
+  /// For tests: thread i is refused as if the system had no thread left for it.
+  explicit FillerPool(std::function<bool(int)> refuse_start)
+      : refuse_start_(std::move(refuse_start)) {}
+  FillerPool(const FillerPool&) = delete;
+  FillerPool& operator=(const FillerPool&) = delete;
+
+  /// Runs fn(i) once for each i in [0, n) (n >= 1), i = 0 on the caller's thread, and returns when
+  /// all are done; then rethrows the exception of the lowest i that threw.
+  void run(int n, const std::function<void(int)>& fn);
+  /// Threads started so far (the caller's not counted).
+  int threads() const;
+
+ private:
+  void adopt(int i, std::vector<int>& owner);
+  static void run_own(const std::function<void(int)>& fn, int i, const std::vector<int>& adopted,
+                      std::vector<std::exception_ptr>& errors);
+  void work(int i, const std::vector<int>& adopted);
+
+  std::function<bool(int)> refuse_start_;
+  mutable std::mutex mutex_;
+  std::condition_variable start_, done_;
+  int started_ = 0;               // threads 1..started_ exist or are adopted
+  int last_ = 0;                  // == started_, read by starting threads
+  std::vector<int> caller_owns_;  // the shares of threads that could not be started by run()
+  std::atomic<int> refused_{0};   // threads that could not be started
+  const std::function<void(int)>* job_ = nullptr;
+  int n_ = 0;
+  int pending_ = 0;  // shares still running on the pool's threads
+  std::uint64_t generation_ = 0;
+  std::vector<std::exception_ptr> errors_;
+};
+
 /// Uploads the parts through the staging buffers, filled by upload_fillers(total bytes,
 /// host_threads()) threads (spmvc/parallel.hpp), the copies on the default stream, and waits
 /// until the last copy is done. The device memory must be on the current device. A fill that
 /// throws stops the others; the first filler's error (in filler order) is rethrown once every
 /// copy already issued is done.
 void staged_upload(const std::vector<UploadPart>& parts);
+
+/// How many staging groups are pinned (0 to kStagingGroups): an upload by f fillers pins the
+/// first ceil(f / kStagingGroupFillers) groups where they are not pinned yet. All of them where
+/// the staging is a cudaHostAlloc block (the mapping or its pinning was refused).
+int staging_pinned_groups();
 
 /// An UploadPart that copies `count` elements of T from `host` as they are.
 template <class T>

@@ -1,5 +1,6 @@
-// The device layer on a real GPU: memory, CUBIN load and launch, events, cuSPARSE, bandwidth.
-// Every case returns early (and the run exits 77, skipped) when there is no device.
+// The device layer on a real GPU: memory, CUBIN load (one library, several kernels) and launch,
+// events, cuSPARSE, bandwidth. Every case returns early (and the run exits 77, skipped) when there
+// is no device.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -281,6 +282,32 @@ TEST_CASE("an NVRTC CUBIN loads and runs: y = 2x + i") {
   const float ms = timer.stop_ms();
   CHECK(ms >= 0);
   CHECK(std::isfinite(ms));
+}
+
+TEST_CASE("kernels taken from one loaded library run, resolved at their first use") {
+  SPMVC_REQUIRE_DEVICE();
+  const DeviceInfo info = probe_device();
+  const Cubin c = compile_cubin(axpy_source(), info.arch());
+  const LoadedLibrary library = load_library(c.image, "axpy image");
+  {
+    const LoadedKernel first(library, "spmvc_test_axpy", /*resolve=*/false);
+    const LoadedKernel second(library, "spmvc_test_axpy", /*resolve=*/false);
+    CHECK(library.use_count() == 3);
+    run_axpy(first, 1000);  // loaded onto the device by its launch
+    // Unlaunched, its attributes are asked of the driver when they are read.
+    CHECK(second.registers() > 0);
+    CHECK(second.registers() == first.registers());
+    CHECK(second.local_bytes() >= 0);
+    try {
+      const LoadedKernel missing(library, "no_such_kernel", /*resolve=*/false);
+      FAIL("a missing entry of a shared library loaded");
+    } catch (const DeviceError& e) {
+      CHECK(std::string(e.what()).find("no_such_kernel") != std::string::npos);
+    }
+  }
+  // The kernels let go; the library stays loaded for its holder.
+  CHECK(library.use_count() == 1);
+  run_axpy(LoadedKernel(library, "spmvc_test_axpy"), 5000);
 }
 
 TEST_CASE("a CUBIN read back from the disk cache runs") {

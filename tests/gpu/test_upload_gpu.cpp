@@ -2,7 +2,8 @@
 // and of many chunks (more than the staging buffers, so buffers are reused) arrive byte for
 // byte, with one filler thread and with the most; converting parts arrive converted across chunk
 // boundaries; a fill that throws surfaces its error and leaves the next upload whole;
-// upload_csr's arrays equal the host matrix's.
+// upload_csr's arrays equal the host matrix's; the staging's groups are pinned as the fillers
+// that use them first run.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -75,6 +76,23 @@ TEST_CASE("staged upload: odd sizes arrive byte for byte") {
       CHECK(back[sizes[i]] == 0xA5);  // nothing past the part
     }
   }
+  set_host_parallelism({});
+}
+
+TEST_CASE("staged upload: each staging group is pinned by the first upload that uses it") {
+  if (!test::have_device()) return;
+  const std::size_t n = 3 * kUploadMaxFillers * kUploadChunkBytes + 11;
+  const std::vector<unsigned char> host = pattern(n, 3);
+  runtime::DeviceBuffer d(n);
+  set_host_parallelism({1, false});
+  runtime::staged_upload({runtime::upload_part(d.get(), host.data(), n)});
+  CHECK(download<unsigned char>(d, n) == host);
+  CHECK(runtime::staging_pinned_groups() >= 1);
+  set_host_parallelism({kUploadMaxFillers, false});
+  d.fill_bytes(0);
+  runtime::staged_upload({runtime::upload_part(d.get(), host.data(), n)});
+  CHECK(download<unsigned char>(d, n) == host);
+  CHECK(runtime::staging_pinned_groups() == runtime::kStagingGroups);
   set_host_parallelism({});
 }
 

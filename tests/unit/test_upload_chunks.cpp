@@ -1,18 +1,25 @@
 // The staged upload's arithmetic (runtime/upload.hpp): chunks cover every part's bytes once, in
 // order, in whole elements, never past the chunk size; they go to the fillers in turn, each
 // cycling through buffers no other filler touches; the fill functions write the right
-// (converted) elements for a chunk at any offset.
+// (converted) elements for a chunk at any offset. The filler pool runs every share once per run,
+// the caller's on the caller's thread, as it grows, when a thread start is refused, and rethrows
+// the lowest share's error.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "spmvc/error.hpp"
 #include "upload.hpp"
 
 using spmvc::runtime::converting_part;
+using spmvc::runtime::FillerPool;
 using spmvc::runtime::kUploadBuffersPerFiller;
 using spmvc::runtime::kUploadChunkBytes;
 using spmvc::runtime::kUploadMaxFillers;
@@ -161,4 +168,58 @@ TEST_CASE("upload parts: fills copy and convert the chunk at its offset") {
   std::vector<double> dout(1, 0.0);
   same.fill(24, 8, dout.data());
   CHECK(dout[0] == 1e300);
+}
+
+namespace {
+// Runs `n` shares on `pool` and checks each ran once, share 0 on this thread.
+void check_run(FillerPool& pool, int n) {
+  std::array<std::atomic<int>, 32> ran{};
+  std::atomic<bool> zero_here{false};
+  const std::thread::id me = std::this_thread::get_id();
+  pool.run(n, [&](int i) {
+    ran[static_cast<std::size_t>(i)].fetch_add(1);
+    if (i == 0) zero_here = std::this_thread::get_id() == me;
+  });
+  CAPTURE(n);
+  for (int i = 0; i < 32; ++i) CHECK(ran[static_cast<std::size_t>(i)].load() == (i < n ? 1 : 0));
+  CHECK(zero_here.load());
+}
+}  // namespace
+
+TEST_CASE("filler pool: every share once per run, as the pool grows and shrinks") {
+  // Never destroyed: its threads park until the process ends.
+  auto* pool = new FillerPool;
+  for (const int n : {1, 3, 16, 5, 16, 2, 9}) check_run(*pool, n);
+  CHECK(pool->threads() == 15);
+}
+
+TEST_CASE("filler pool: a thread the system refuses is run by the one that tried") {
+  // Thread 1 (a root, started by the caller) and thread 6 (started by thread 3) are refused:
+  // the caller runs share 1 and starts 2 and 3; thread 3 runs share 6 and starts 12 and 13.
+  auto* pool = new FillerPool([](int i) { return i == 1 || i == 6; });
+  for (const int n : {16, 4, 16, 7}) check_run(*pool, n);
+  CHECK(pool->threads() == 13);
+  // Refused roots of a later growth too.
+  auto* grown = new FillerPool([](int i) { return i >= 4 && i % 2 == 0; });
+  for (const int n : {3, 10, 16}) check_run(*grown, n);
+}
+
+TEST_CASE("filler pool: the lowest share's error is rethrown once all are done") {
+  auto* pool = new FillerPool;
+  std::atomic<int> finished{0};
+  CHECK_THROWS_WITH_AS(pool->run(16,
+                                 [&](int i) {
+                                   if (i == 7) throw std::runtime_error("share 7");
+                                   if (i == 3) throw std::runtime_error("share 3");
+                                   finished.fetch_add(1);
+                                 }),
+                       "share 3", std::runtime_error);
+  CHECK(finished.load() == 14);
+  CHECK_THROWS_WITH_AS(pool->run(4,
+                                 [](int i) {
+                                   if (i == 0) throw std::runtime_error("share 0");
+                                   throw std::runtime_error("other");
+                                 }),
+                       "share 0", std::runtime_error);
+  check_run(*pool, 16);  // and the pool still works
 }
