@@ -29,8 +29,13 @@ int upload_fillers(std::size_t total_bytes, int threads) {
 }
 
 std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
-                                       std::size_t chunk_bytes) {
+                                       std::size_t chunk_bytes, int fillers,
+                                       int buffers_per_filler) {
+  if (fillers < 1 || buffers_per_filler < 1)
+    throw InternalError(fmt::format("upload_chunks: {} fillers of {} staging buffers each", fillers,
+                                    buffers_per_filler));
   std::vector<UploadChunk> chunks;
+  std::size_t k = 0;
   for (std::size_t part = 0; part < parts.size(); ++part) {
     const UploadPart& p = parts[part];
     if (p.element_bytes == 0 || p.element_bytes > chunk_bytes)
@@ -38,8 +43,13 @@ std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
           fmt::format("upload_chunks: part {}'s {}-byte elements do not fit {}-byte chunks", part,
                       p.element_bytes, chunk_bytes));
     const std::size_t step = chunk_bytes / p.element_bytes * p.element_bytes;
-    for (std::size_t offset = 0; offset < p.bytes; offset += step)
-      chunks.push_back({part, offset, std::min(step, p.bytes - offset)});
+    for (std::size_t offset = 0; offset < p.bytes; offset += step, ++k) {
+      const auto f = static_cast<std::size_t>(fillers);
+      const int filler = static_cast<int>(k % f);
+      const int buffer = filler * buffers_per_filler +
+                         static_cast<int>(k / f % static_cast<std::size_t>(buffers_per_filler));
+      chunks.push_back({part, offset, std::min(step, p.bytes - offset), filler, buffer});
+    }
   }
   return chunks;
 }
@@ -377,7 +387,8 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   for (const UploadPart& p : parts) total += p.bytes;
   if (total == 0) return;
   const int fillers = upload_fillers(total, host_threads());
-  const std::vector<UploadChunk> chunks = upload_chunks(parts, kUploadChunkBytes);
+  const std::vector<UploadChunk> chunks =
+      upload_chunks(parts, kUploadChunkBytes, fillers, kUploadBuffersPerFiller);
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   Staging& s = staging();
@@ -387,7 +398,6 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   GroupPinning pinning(s, std::move(groups), fillers, device);
   BufferEvents events(fillers * kUploadBuffersPerFiller);
   std::atomic<bool> failed{false};
-  std::atomic<std::size_t> next{0};  // the first chunk no filler has taken
   const std::function<void(int)> fill = [&](int f) {
     // First, whatever happens next: the group's pinning waits for this report.
     bool waited = !pinning.pinning(f);
@@ -398,16 +408,11 @@ void staged_upload(const std::vector<UploadPart>& parts) {
     try {
       // The runtime's current device is per thread: the fillers take the caller's.
       check(cudaSetDevice(device), "cudaSetDevice");
-      // Each filler takes the next chunk not taken, into its own buffers in turn: a filler that
-      // starts late or waits for its group's pinning leaves its share to the others.
-      for (int taken = 0;; ++taken) {
+      for (const UploadChunk& c : chunks) {
+        if (c.filler != f) continue;
         if (failed.load(std::memory_order_relaxed)) return;
-        const std::size_t k = next.fetch_add(1);
-        if (k >= chunks.size()) return;
-        const UploadChunk& c = chunks[k];
-        const int b = f * kUploadBuffersPerFiller + taken % kUploadBuffersPerFiller;
-        void* buffer = s.buffer(b);
-        events.wait(b);
+        void* buffer = s.buffer(c.buffer);
+        events.wait(c.buffer);
         const UploadPart& p = parts[c.part];
         p.fill(c.offset, c.bytes, buffer);
         // A group that could not be pinned is copied as pageable memory (the call returns once
@@ -419,7 +424,7 @@ void staged_upload(const std::vector<UploadPart>& parts) {
         check(cudaMemcpyAsync(static_cast<char*>(p.device) + c.offset, buffer, c.bytes,
                               cudaMemcpyHostToDevice, nullptr),
               "cudaMemcpyAsync(upload staging to device)");
-        events.record(b);
+        events.record(c.buffer);
       }
     } catch (...) {
       failed.store(true);

@@ -51,11 +51,14 @@ struct UploadPart {
   StageFill fill;
 };
 
-/// One piece of a staged upload: `bytes` bytes from byte `offset` of part `part`.
+/// One piece of a staged upload: `bytes` bytes from byte `offset` of part `part`, filled by
+/// host thread `filler` into staging buffer `buffer`.
 struct UploadChunk {
   std::size_t part = 0;
   std::size_t offset = 0;
   std::size_t bytes = 0;
+  int filler = 0;
+  int buffer = 0;
 };
 
 /// How many host threads fill the staging buffers for `total_bytes` when `threads` may run:
@@ -63,10 +66,14 @@ struct UploadChunk {
 int upload_fillers(std::size_t total_bytes, int threads);
 
 /// The parts cut into chunks of at most `chunk_bytes` (rounded down to whole elements), part
-/// after part, in order. InternalError when a part's element does not fit a chunk. No chunks for
+/// after part, in order. Chunk k (counting across the parts) goes to filler k mod `fillers`, into
+/// the `buffers_per_filler` buffers that filler owns in turn: buffer
+/// filler * buffers_per_filler + (k / fillers) mod buffers_per_filler. InternalError when a
+/// part's element does not fit a chunk, or `fillers` or `buffers_per_filler` < 1. No chunks for
 /// empty parts.
 std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
-                                       std::size_t chunk_bytes);
+                                       std::size_t chunk_bytes, int fillers,
+                                       int buffers_per_filler);
 
 /// Host threads that run an upload's fillers, started by the first run() that needs them and
 /// parked between runs until the process ends (never destroy a pool): starting them for each
@@ -113,10 +120,9 @@ class FillerPool {
 
 /// Uploads the parts through the staging buffers, filled by upload_fillers(total bytes,
 /// host_threads()) threads (spmvc/parallel.hpp), the copies on the default stream, and waits
-/// until the last copy is done. Each filler takes the next chunk of upload_chunks(parts,
-/// kUploadChunkBytes) that no filler has taken, through its own kUploadBuffersPerFiller buffers in
-/// turn. The device memory must be on the current device. A fill that throws stops the others;
-/// the first filler's error (in filler order) is rethrown once every copy already issued is done.
+/// until the last copy is done. The device memory must be on the current device. A fill that
+/// throws stops the others; the first filler's error (in filler order) is rethrown once every
+/// copy already issued is done.
 void staged_upload(const std::vector<UploadPart>& parts);
 
 /// How many staging groups are pinned (0 to kStagingGroups): an upload by f fillers pins the

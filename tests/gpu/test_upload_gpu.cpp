@@ -104,7 +104,7 @@ TEST_CASE("staged upload: a fill that throws is rethrown, and the next upload is
   runtime::DeviceBuffer d(n);
   runtime::UploadPart failing = runtime::upload_part(d.get(), host.data(), n);
   const runtime::StageFill copy = failing.fill;
-  // The chunk after the first round fails, while the other fillers are still filling.
+  // The third filler fails at its second chunk, while the others are still filling.
   failing.fill = [copy](std::size_t offset, std::size_t bytes, void* staging) {
     if (offset == (kUploadMaxFillers + 2) * kUploadChunkBytes)
       throw InputError("test", 0, "this chunk cannot be read");

@@ -1,5 +1,6 @@
 // The staged upload's arithmetic (runtime/upload.hpp): chunks cover every part's bytes once, in
-// order, in whole elements, never past the chunk size; the fill functions write the right
+// order, in whole elements, never past the chunk size; they go to the fillers in turn, each
+// cycling through buffers no other filler touches; the fill functions write the right
 // (converted) elements for a chunk at any offset. The filler pool runs every share once per run,
 // the caller's on the caller's thread, as it grows, when a thread start is refused, and rethrows
 // the lowest share's error.
@@ -19,6 +20,7 @@
 
 using spmvc::runtime::converting_part;
 using spmvc::runtime::FillerPool;
+using spmvc::runtime::kUploadBuffersPerFiller;
 using spmvc::runtime::kUploadChunkBytes;
 using spmvc::runtime::kUploadMaxFillers;
 using spmvc::runtime::upload_chunks;
@@ -36,10 +38,13 @@ UploadPart sized(std::size_t bytes, std::size_t element) {
 }
 
 // The chunks tile each part's [0, bytes) in order, part after part, each whole elements and at
-// most `chunk` bytes.
+// most `chunk` bytes; chunk k goes to filler k mod fillers, which cycles through its own
+// buffers; no two fillers share a buffer.
 void check_schedule(const std::vector<UploadChunk>& chunks, const std::vector<UploadPart>& parts,
-                    std::size_t chunk) {
+                    std::size_t chunk, int fillers, int per_filler) {
   std::vector<std::size_t> at(parts.size(), 0);
+  std::vector<int> next_buffer(static_cast<std::size_t>(fillers));
+  for (int f = 0; f < fillers; ++f) next_buffer[static_cast<std::size_t>(f)] = f * per_filler;
   std::size_t part = 0;
   for (std::size_t k = 0; k < chunks.size(); ++k) {
     const UploadChunk& c = chunks[k];
@@ -52,6 +57,11 @@ void check_schedule(const std::vector<UploadChunk>& chunks, const std::vector<Up
     CHECK(c.bytes <= chunk);
     CHECK(c.bytes % parts[c.part].element_bytes == 0);
     at[c.part] += c.bytes;
+    CHECK(c.filler == static_cast<int>(k % static_cast<std::size_t>(fillers)));
+    int& expected = next_buffer[static_cast<std::size_t>(c.filler)];
+    CHECK(c.buffer == expected);
+    CHECK(c.buffer / per_filler == c.filler);  // the filler's own buffers only
+    expected = c.filler * per_filler + (expected - c.filler * per_filler + 1) % per_filler;
   }
   for (std::size_t i = 0; i < parts.size(); ++i) CHECK(at[i] == parts[i].bytes);
 }
@@ -63,44 +73,53 @@ TEST_CASE("upload chunks: odd sizes around the chunk size") {
        {std::size_t{0}, std::size_t{1}, chunk - 1, chunk, chunk + 1, 7 * chunk + 5}) {
     CAPTURE(total);
     const std::vector<UploadPart> parts{sized(total, 1)};
-    const auto chunks = upload_chunks(parts, chunk);
-    check_schedule(chunks, parts, chunk);
+    const auto chunks = upload_chunks(parts, chunk, 3, 2);
+    check_schedule(chunks, parts, chunk, 3, 2);
     CHECK(chunks.size() == (total + chunk - 1) / chunk);
   }
-  // chunk + 1 bytes: a full chunk then one byte.
-  const auto two = upload_chunks({sized(chunk + 1, 1)}, chunk);
+  // chunk + 1 bytes: a full chunk then one byte, by the second filler into its first buffer.
+  const auto two = upload_chunks({sized(chunk + 1, 1)}, chunk, 3, 2);
   REQUIRE(two.size() == 2);
   CHECK(two[1].offset == chunk);
   CHECK(two[1].bytes == 1);
+  CHECK(two[1].filler == 1);
+  CHECK(two[1].buffer == 2);
 }
 
 TEST_CASE("upload chunks: whole elements when the chunk size is not a multiple") {
   // 8-byte elements through 60-byte chunks: 56 bytes (7 elements) a chunk.
   const std::vector<UploadPart> parts{sized(8 * 20, 8)};
-  const auto chunks = upload_chunks(parts, 60);
-  check_schedule(chunks, parts, 60);
+  const auto chunks = upload_chunks(parts, 60, 1, 2);
+  check_schedule(chunks, parts, 60, 1, 2);
   REQUIRE(chunks.size() == 3);
   CHECK(chunks[0].bytes == 56);
   CHECK(chunks[2].bytes == 8 * 20 - 2 * 56);
+  // One filler alternates its two buffers.
+  CHECK(chunks[0].buffer == 0);
+  CHECK(chunks[1].buffer == 1);
+  CHECK(chunks[2].buffer == 0);
 }
 
-TEST_CASE("upload chunks: several parts, one after the other") {
+TEST_CASE("upload chunks: several parts share the fillers' rotation") {
   // A CSR's parts: 8-byte offsets, 4-byte columns, 8-byte values, an empty part between.
   const std::vector<UploadPart> parts{sized(8 * 11, 8), sized(0, 4), sized(4 * 50, 4),
                                       sized(8 * 50, 8)};
-  const auto chunks = upload_chunks(parts, 64);
-  check_schedule(chunks, parts, 64);
-  // 88 bytes: 2 chunks; 200: 4; 400: 7.
-  CHECK(chunks.size() == 13);
-  for (const UploadChunk& c : chunks) CHECK(c.part != 1);
+  for (const int fillers : {1, 2, 3, 8}) {
+    CAPTURE(fillers);
+    const auto chunks = upload_chunks(parts, 64, fillers, kUploadBuffersPerFiller);
+    check_schedule(chunks, parts, 64, fillers, kUploadBuffersPerFiller);
+    // 88 bytes: 2 chunks; 200: 4; 400: 7.
+    CHECK(chunks.size() == 13);
+    for (const UploadChunk& c : chunks) CHECK(c.part != 1);
+  }
 }
 
 TEST_CASE("upload chunks: the runtime's sizes tile a large array") {
   const std::vector<UploadPart> parts{sized(5 * kUploadChunkBytes + 12, 4)};
   const int fillers = upload_fillers(parts[0].bytes, 64);
   CHECK(fillers == std::min(6, kUploadMaxFillers));
-  const auto chunks = upload_chunks(parts, kUploadChunkBytes);
-  check_schedule(chunks, parts, kUploadChunkBytes);
+  const auto chunks = upload_chunks(parts, kUploadChunkBytes, fillers, kUploadBuffersPerFiller);
+  check_schedule(chunks, parts, kUploadChunkBytes, fillers, kUploadBuffersPerFiller);
   CHECK(chunks.size() == 6);
 }
 
@@ -115,9 +134,11 @@ TEST_CASE("upload fillers: bounded by the threads, the chunks and the maximum") 
 }
 
 TEST_CASE("upload chunks: impossible arguments are internal errors") {
-  CHECK_THROWS_AS(upload_chunks({sized(16, 0)}, 8), spmvc::InternalError);
-  CHECK_THROWS_AS(upload_chunks({sized(16, 16)}, 8), spmvc::InternalError);
-  CHECK_THROWS_WITH_AS(upload_chunks({sized(8, 4), sized(16, 16)}, 8),
+  CHECK_THROWS_AS(upload_chunks({sized(16, 0)}, 8, 1, 2), spmvc::InternalError);
+  CHECK_THROWS_AS(upload_chunks({sized(16, 16)}, 8, 1, 2), spmvc::InternalError);
+  CHECK_THROWS_AS(upload_chunks({sized(16, 4)}, 8, 0, 2), spmvc::InternalError);
+  CHECK_THROWS_AS(upload_chunks({sized(16, 4)}, 8, 1, 0), spmvc::InternalError);
+  CHECK_THROWS_WITH_AS(upload_chunks({sized(8, 4), sized(16, 16)}, 8, 1, 2),
                        doctest::Contains("part 1's 16-byte elements"), spmvc::InternalError);
 }
 
