@@ -38,7 +38,10 @@ constexpr double kMinNonzerosPerRow = 6.0;
 // 512-nonzero tiles 1.12x; csr with a warp per row fell to 0.42x, the hubs' long rows now side
 // by side), as the modelled misses fell from 0.70 to 0.39 of the gathers. In fp64 the same order
 // cut them from 0.70 to 0.52 and gained nothing (hyb 0.99x): hyb's own bytes already stream at
-// 82% of the read bandwidth there, so only 4-byte values take the rule.
+// 82% of the read bandwidth there. With evict-first streams hyb reached 1.04x on scale 21 in fp64,
+// but on scale 22 every format so ordered stays below cuSPARSE (hyb 0.96x, csr_stream 0.95x,
+// bro_coo 0.95x; bench/results/2026-11-29-h200-kronecker-f64/), so only 4-byte values take the
+// rule.
 constexpr double kHubSkew = 64.0;
 constexpr double kHubMissShare = 0.5;
 constexpr double kHubMissCut = 0.3;
