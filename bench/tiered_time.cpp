@@ -4,6 +4,7 @@
 //
 //   spmvc_bench_tiered SPEC [--replicate-to NNZ] [--precision f64|f32|f32acc64] [--runs N]
 //                      [--path host|device|both] [--host-build host|auto] [--warm-units yes|no]
+//                      [--warm-up yes|no]
 //
 // SPEC is a generator spec or Matrix Market file. Each run compiles into a fresh cache directory
 // (so the chosen kernel is in neither cache level), then multiplies back to back, waiting for
@@ -12,7 +13,9 @@
 // (one unit per installation, not the chosen kernel); with no (the default) the first run pays
 // what a fresh process pays once its CUDA context exists: the build units' module loads (and
 // their compile where the library holds no nvcc image for the GPU), the generic kernel's load,
-// and on the host path the process's first upload (the staging buffers' pinning). Each line is
+// and on the host path the process's first upload (the staging buffers' pinning). With --warm-up
+// yes, spmvc::warm_up runs on a thread of its own from the start, while the matrix is generated or
+// read, and is joined before the first run (as an application would overlap it). Each line is
 // followed by compile()'s stages. Times in milliseconds from the compile() call. --host-build picks
 // Options::build for the host-CSR path: host (this benchmark's default, the host pipeline) or auto
 // (the GPU build on the uploaded CSR where the options allow it; its build kernels are cached
@@ -26,6 +29,7 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device.hpp"
@@ -150,7 +154,8 @@ int main(int argc, char** argv) try {
   if (argc < 2) {
     std::fputs(
         "usage: spmvc_bench_tiered SPEC [--replicate-to NNZ] [--precision f64|f32|f32acc64] "
-        "[--runs N] [--path host|device|both] [--host-build host|auto] [--warm-units yes|no]\n",
+        "[--runs N] [--path host|device|both] [--host-build host|auto] [--warm-units yes|no] "
+        "[--warm-up yes|no]\n",
         stderr);
     return 2;
   }
@@ -161,6 +166,7 @@ int main(int argc, char** argv) try {
   std::string path = "both";
   spmvc::BuildMode host_build = spmvc::BuildMode::host;
   bool warm_units = false;
+  bool warm_up = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) throw spmvc::InputError(arg, 0, "needs a value");
@@ -183,17 +189,41 @@ int main(int argc, char** argv) try {
       if (value != "yes" && value != "no")
         throw spmvc::InputError(arg, 0, "'" + value + "' is not yes or no");
       warm_units = value == "yes";
+    } else if (arg == "--warm-up") {
+      if (value != "yes" && value != "no")
+        throw spmvc::InputError(arg, 0, "'" + value + "' is not yes or no");
+      warm_up = value == "yes";
     } else {
       throw spmvc::InputError(arg, 0, "unknown option");
     }
   }
 
+  // The warm-up takes the options the runs compile with (their precision, tiered).
+  std::thread warming;
+  double warm_up_ms = 0;
+  if (warm_up) {
+    spmvc::Options w;
+    w.precision = precision;
+    w.tiered = true;
+    warming = std::thread([w, &warm_up_ms] {
+      const auto t0 = Clock::now();
+      try {
+        spmvc::warm_up(w);
+      } catch (const std::exception& e) {  // the runs report the same error
+        std::fprintf(stderr, "spmvc_bench_tiered: warm_up: %s\n", e.what());
+      }
+      warm_up_ms = ms_since(t0);
+    });
+  }
   spmvc::CsrMatrix a = load(spec);
   if (replicate_to > a.nnz() && a.nnz() > 0)
     a = spmvc::gen::replicate(a, (replicate_to + a.nnz() - 1) / a.nnz());
+  if (warming.joinable()) warming.join();
   const rt::DeviceInfo device = rt::probe_device(0);
   fmt::print("{}: {} x {}, {} nonzeros, {}, {}\n", spec, a.nrows, a.ncols, a.nnz(),
              spmvc::to_string(precision), device.name);
+  if (warm_up)
+    fmt::print("warm_up: {:.1f} ms on its thread, beside the matrix's loading\n", warm_up_ms);
 
   spmvc::Options options;
   options.precision = precision;

@@ -383,6 +383,10 @@ spmvc_status spmvc_emit(const spmvc_matrix* matrix, const char* options_json, co
   });
 }
 
+spmvc_status spmvc_warm_up(const char* options_json) {
+  return guarded([&] { spmvc::warm_up(parse_options(options_json)); });
+}
+
 spmvc_status spmvc_compile(const spmvc_matrix* matrix, const char* options_json,
                            spmvc_operator** out) {
   return guarded([&] {

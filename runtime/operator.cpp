@@ -397,6 +397,13 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   return op;
 }
 
+void warm_up(const Options& options) {
+  const runtime::DeviceInfo device = runtime::probe_device(options.device);
+  runtime::set_device(options.device);
+  runtime::prepare_staging();
+  preload_device_build(options, device, 0, -1);
+}
+
 bool device_available(std::string* why) {
   try {
     runtime::probe_device(0);

@@ -137,8 +137,9 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
 
 /// Loads what build_from_device_arrays on a matrix of `nrows` rows and `nnz` nonzeros loads
 /// first in a process (the build units' modules, the generic tier's kernel where the options
-/// tier): compile(CsrMatrix) runs it on a thread of its own during the upload. Sets `device`
-/// current on the calling thread; errors are left to the build, which loads the same again.
+/// tier; with nnz < 0, the generic kernels for every row length): compile(CsrMatrix) runs it on a
+/// thread of its own during the upload. Sets `device` current on the calling thread; errors are
+/// left to the build, which loads the same again.
 void preload_device_build(const Options& options, const runtime::DeviceInfo& device,
                           std::int64_t nrows, std::int64_t nnz) noexcept;
 

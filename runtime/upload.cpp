@@ -277,6 +277,15 @@ class GroupPinning {
     changed_.notify_all();
   }
 
+  /// Waits until every group this upload pins is pinned or refused.
+  void wait_all() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] {
+      return std::none_of(groups_.begin(), groups_.end(),
+                          [&](int g) { return state_[static_cast<std::size_t>(g)] == kPending; });
+    });
+  }
+
   /// Waits until filler f's group is pinned or refused; true when pinned.
   bool ready(int f) {
     const std::size_t g = group_of(f);
@@ -380,6 +389,21 @@ int staging_pinned_groups() {
   Staging& s = staging();
   const std::lock_guard<std::mutex> lock(s.mutex);
   return static_cast<int>(std::count(s.pinned.begin(), s.pinned.end(), true));
+}
+
+void prepare_staging() {
+  const int fillers = upload_fillers(Staging::kBytes, host_threads());
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  Staging& s = staging();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  GroupPinning pinning(s, s.prepare(fillers), fillers, device);
+  filler_pool().run(fillers, [&](int f) {
+    if (!pinning.pinning(f)) return;
+    fault_in(static_cast<char*>(s.buffer(f * kUploadBuffersPerFiller)), Staging::kFillerBytes);
+    pinning.faulted(f);
+  });
+  pinning.wait_all();
 }
 
 void staged_upload(const std::vector<UploadPart>& parts) {

@@ -125,6 +125,10 @@ class FillerPool {
 /// copy already issued is done.
 void staged_upload(const std::vector<UploadPart>& parts);
 
+/// Gets what a process's first staged_upload with the most fillers would get first: the staging
+/// buffers pinned and the filler threads started (spmvc::warm_up). Nothing where they are ready.
+void prepare_staging();
+
 /// How many staging groups are pinned (0 to kStagingGroups): an upload by f fillers pins the
 /// first ceil(f / kStagingGroupFillers) groups where they are not pinned yet. All of them where
 /// the staging is a cudaHostAlloc block (the mapping or its pinning was refused).

@@ -60,7 +60,7 @@ extern "C" {
 
 /** Version of this interface; a change that breaks callers increments the major number. */
 #define SPMVC_C_API_VERSION_MAJOR 1
-#define SPMVC_C_API_VERSION_MINOR 1
+#define SPMVC_C_API_VERSION_MINOR 2
 
 typedef enum spmvc_status {
   SPMVC_OK = 0,
@@ -136,6 +136,13 @@ spmvc_status spmvc_emit(const spmvc_matrix* matrix, const char* options_json, co
                         char** files_json);
 
 /* ---- operators: need a GPU ---- */
+
+/** Gets ready what the process's first spmvc_compile on the options' device would otherwise get
+ * inside its own time: the CUDA context, the pinned staging and host threads that upload a host
+ * matrix, and the GPU build's kernels (spmvc::warm_up). Blocking (hundreds of milliseconds where
+ * it creates the context): call it on a thread of your own while the matrix is read. Never
+ * required. */
+spmvc_status spmvc_warm_up(const char* options_json);
 
 /** Inspects, plans, generates, JIT-compiles and uploads a host matrix. */
 spmvc_status spmvc_compile(const spmvc_matrix* matrix, const char* options_json,

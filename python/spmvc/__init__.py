@@ -25,6 +25,7 @@ from . import _lib
 
 __all__ = [
     "compile", "load", "inspect", "plan", "generate", "emit", "device_available", "version",
+    "warm_up",
     "Operator", "Plan", "Profile", "Source", "Explanation",
     "Error", "InputError", "NoDeviceError", "DeviceError", "CompileError", "InternalError",
     "LibraryNotFoundError",
@@ -53,6 +54,15 @@ def version():
 def device_available():
     """(True, "") when a CUDA device is usable, else (False, the reason)."""
     return _lib.device_available()
+
+
+def warm_up(precision="f64", **options):
+    """Gets ready what the process's first compile() would otherwise get inside its own time:
+    the CUDA context, the pinned buffers and host threads that upload a host matrix, and the GPU
+    build's kernels. Blocking (hundreds of milliseconds where it creates the context): run it on
+    a thread of your own (threading.Thread(target=spmvc.warm_up).start()) while the matrix is
+    read. Takes compile()'s options; never required. Raises NoDeviceError without a GPU."""
+    _lib.call("spmvc_warm_up", _options_json(precision=precision, **options))
 
 
 def _options_json(precision="f64", planner="model", format="auto", params=None, reorder="none",

@@ -106,6 +106,7 @@ _SIGNATURES = {
     "spmvc_plan": [_handle, _str, _int, _text_out],
     "spmvc_generate": [_handle, _str, _text_out, _text_out],
     "spmvc_emit": [_handle, _str, _str, _text_out],
+    "spmvc_warm_up": [_str],
     "spmvc_compile": [_handle, _str, _handle_p],
     "spmvc_compile_device_csr": [_i64, _i64, _i64, _void_p, _void_p, _void_p, _str, _handle_p],
     "spmvc_operator_destroy": [_handle],

@@ -225,6 +225,7 @@ class BadInput(unittest.TestCase):
             self.skipTest("a GPU is present")
         e = self.assert_raises_message(spmvc.NoDeviceError, why, spmvc.compile, self.a)
         self.assertIsInstance(e, spmvc.DeviceError)
+        self.assert_raises_message(spmvc.NoDeviceError, why, spmvc.warm_up, precision="f32")
 
     def test_library_not_found_names_the_path(self):
         env = dict(os.environ, SPMVC_LIBRARY="/nonexistent/libspmvc.so")

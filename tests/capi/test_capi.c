@@ -236,8 +236,12 @@ static void test_compile(void) {
   if (!spmvc_device_available(&why)) {
     expect_error(spmvc_compile(a, NULL, &op), SPMVC_ERROR_NO_DEVICE, why, "compile without GPU");
     CHECK(op == NULL);
+    expect_error(spmvc_warm_up(NULL), SPMVC_ERROR_NO_DEVICE, why, "warm-up without GPU");
+    expect_error(spmvc_warm_up("{\"precision\": \"f16\"}"), SPMVC_ERROR_INPUT, "precision",
+                 "warm-up with a bad option");
     spmvc_string_free(why);
   } else {
+    CHECK(spmvc_warm_up("{\"precision\": \"f32\"}") == SPMVC_OK);
     CHECK(spmvc_compile(a, "{\"disk_cache\": false}", &op) == SPMVC_OK);
     const double x[] = {1, 2, 3};
     double y[] = {1, 1, 1};

@@ -3,12 +3,13 @@
 // byte, with one filler thread and with the most; converting parts arrive converted across chunk
 // boundaries; a fill that throws surfaces its error and leaves the next upload whole;
 // upload_csr's arrays equal the host matrix's; the staging's groups are pinned as the fillers
-// that use them first run.
+// that use them first run, or all at once by warm_up, from several threads at a time.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device.hpp"
@@ -17,6 +18,7 @@
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/parallel.hpp"
+#include "spmvc/spmvc.hpp"
 #include "upload.hpp"
 
 using namespace spmvc;
@@ -93,6 +95,23 @@ TEST_CASE("staged upload: each staging group is pinned by the first upload that 
   runtime::staged_upload({runtime::upload_part(d.get(), host.data(), n)});
   CHECK(download<unsigned char>(d, n) == host);
   CHECK(runtime::staging_pinned_groups() == runtime::kStagingGroups);
+  set_host_parallelism({});
+}
+
+TEST_CASE("warm_up pins the staging for the most fillers, from several threads at once") {
+  if (!test::have_device()) return;
+  set_host_parallelism({kUploadMaxFillers, false});
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 3; ++i) callers.emplace_back([] { spmvc::warm_up(); });
+  for (std::thread& t : callers) t.join();
+  CHECK(runtime::staging_pinned_groups() == runtime::kStagingGroups);
+  spmvc::warm_up();  // again: nothing left to do
+  // And an upload after it arrives whole.
+  const std::size_t n = 2 * kUploadMaxFillers * kUploadChunkBytes + 5;
+  const std::vector<unsigned char> host = pattern(n, 11);
+  runtime::DeviceBuffer d(n);
+  runtime::staged_upload({runtime::upload_part(d.get(), host.data(), n)});
+  CHECK(download<unsigned char>(d, n) == host);
   set_host_parallelism({});
 }
 

@@ -24,6 +24,7 @@
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/spmvc.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -580,6 +581,7 @@ TEST_CASE("probe_device describes the GPU or reports that there is none") {
     a.col_idx = {0};
     a.values = {1.0};
     CHECK_THROWS_AS(CusparseCsr(a, Precision::f64), NoDeviceError);
+    CHECK_THROWS_AS(spmvc::warm_up(), NoDeviceError);
   }
 }
 
