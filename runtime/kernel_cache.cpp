@@ -456,27 +456,52 @@ std::string KernelCache::write_disk(const std::string& key, const Cubin& cubin) 
   return error;
 }
 
-std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
-                                                  const std::string& entry, int ordinal) {
+namespace {
+
+// The process's shared kernels (shared_kernel), never destroyed: unloading at exit would race
+// the CUDA runtime's own teardown.
+struct SharedKernels {
   using Key = std::tuple<int, std::string, std::string>;
-  static std::mutex mutex;
-  // Never destroyed: unloading at exit would race the CUDA runtime's own teardown.
-  static auto* loaded = new std::map<Key, std::shared_ptr<const LoadedKernel>>();
+  std::mutex mutex;
+  std::map<Key, std::shared_ptr<const LoadedKernel>> loaded;
   // One load of an image per device, whatever number of its entries are taken: a build unit
   // holds tens of entry points, and a fresh process's first GPU build loaded 32 of them, each a
   // load of its whole image, for 8-10 ms on an H200 (2.5-3.5 ms with one load per image;
   // bench/results/2026-11-29-h200-first-multiply/design-ab.txt).
-  static auto* libraries = new std::map<std::pair<int, std::string>, LoadedLibrary>();
-  Key k{ordinal, cached.key, entry};
-  std::lock_guard lock(mutex);
-  auto& slot = (*loaded)[k];
+  std::map<std::pair<int, std::string>, LoadedLibrary> libraries;
+};
+
+SharedKernels& shared_kernels() {
+  static auto* s = new SharedKernels;
+  return *s;
+}
+
+}  // namespace
+
+std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
+                                                  const std::string& entry, int ordinal) {
+  SharedKernels& s = shared_kernels();
+  std::lock_guard lock(s.mutex);
+  auto& slot = s.loaded[{ordinal, cached.key, entry}];
   if (!slot) {
-    LoadedLibrary& library = (*libraries)[{ordinal, cached.key}];
+    LoadedLibrary& library = s.libraries[{ordinal, cached.key}];
     if (!library) library = load_library(cached.cubin.image, entry);
     // Resolved at its first launch: a unit's entries that no build launches are never loaded.
     slot = std::make_shared<const LoadedKernel>(library, entry, /*resolve=*/false);
   }
   return slot;
+}
+
+void resolve_shared_kernels(int ordinal) {
+  std::vector<std::shared_ptr<const LoadedKernel>> kernels;
+  {
+    SharedKernels& s = shared_kernels();
+    std::lock_guard lock(s.mutex);
+    for (const auto& [key, kernel] : s.loaded) {
+      if (std::get<0>(key) == ordinal) kernels.push_back(kernel);
+    }
+  }
+  for (const auto& k : kernels) (void)k->registers();
 }
 
 }  // namespace spmvc::runtime

@@ -109,4 +109,8 @@ class KernelCache {
 std::shared_ptr<const LoadedKernel> shared_kernel(const CachedKernel& cached,
                                                   const std::string& entry, int ordinal);
 
+/// Loads the code of every shared kernel of device `ordinal` (current) onto it now, as its first
+/// launch would (spmvc::warm_up, off the caller's timed path).
+void resolve_shared_kernels(int ordinal);
+
 }  // namespace spmvc::runtime

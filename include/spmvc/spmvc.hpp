@@ -226,12 +226,13 @@ Operator compile(const DeviceCsr& a, const Options& options = {});
 /// Gets ready what a process's first compile() on `options.device` would otherwise get inside
 /// its own time: the device's CUDA context, the pinned staging buffers and host threads that
 /// upload a CsrMatrix, and the GPU build's kernels (and the generic tier's, where the options
-/// tier) loaded. Blocking, and slow where it creates the context (hundreds of milliseconds): run it
-/// on a thread of your own while the matrix is read or assembled, and the first compile() starts
-/// as a later one would (on an H200, the 27-point stencil at 16.8M nonzeros from host CSR, empty
-/// kernel cache: the first multiply 12.8 ms fp64 / 9.8 ms fp32 after compile() without it, about
-/// 7.5 / 5.9 ms with it). Safe to call more than once and from several threads; never required.
-/// Throws NoDeviceError without a GPU.
+/// tier) loaded onto the device. Blocking, and slow where it creates the context (about 0.2 s on
+/// an H200): run it on a thread of your own while the matrix is read or assembled, and the first
+/// compile() starts as a later one would. On an H200, the 27-point stencil at 16.8M nonzeros,
+/// empty kernel cache, fp64 / fp32: the first multiply is done 9.4 / 7.6 ms after compile() from
+/// host CSR with it and 13.0 / 10.6 ms without; from device arrays 2.8 / 2.3 against 5.8 / 5.1
+/// (bench/results/2026-11-29-h200-first-multiply/warm-up.txt). Safe to call more than once and
+/// from several threads; never required. Throws NoDeviceError without a GPU.
 void warm_up(const Options& options = {});
 
 /// True when a CUDA device is usable; otherwise `why` says what is missing.
