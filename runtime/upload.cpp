@@ -54,7 +54,8 @@ std::vector<UploadChunk> upload_chunks(const std::vector<UploadPart>& parts,
   return chunks;
 }
 
-void FillerPool::run(int n, const std::function<void(int)>& fn) {
+void FillerPool::run(int n, const std::function<void(int)>& fn,
+                     const std::function<void(int)>& prologue) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (started_ < n - 1) {
     const int from = started_ + 1;
@@ -66,6 +67,7 @@ void FillerPool::run(int n, const std::function<void(int)>& fn) {
     }
   }
   job_ = &fn;
+  prologue_ = prologue ? &prologue : nullptr;
   n_ = n;
   errors_.assign(static_cast<std::size_t>(n), nullptr);
   pending_ = 0;
@@ -75,7 +77,7 @@ void FillerPool::run(int n, const std::function<void(int)>& fn) {
   ++generation_;
   lock.unlock();
   start_.notify_all();
-  run_own(fn, 0, caller_owns_, errors_);
+  run_own(fn, prologue_, 0, caller_owns_, errors_);
   lock.lock();
   done_.wait(lock, [&] { return pending_ == 0; });
   std::exception_ptr first;
@@ -113,19 +115,24 @@ void FillerPool::adopt(int i, std::vector<int>& owner) {
   }
 }
 
-void FillerPool::run_own(const std::function<void(int)>& fn, int i, const std::vector<int>& adopted,
-                         std::vector<std::exception_ptr>& errors) {
-  const auto once = [&](int k) {
+void FillerPool::run_own(const std::function<void(int)>& fn,
+                         const std::function<void(int)>* prologue, int i,
+                         const std::vector<int>& adopted, std::vector<std::exception_ptr>& errors) {
+  const auto n = static_cast<int>(errors.size());
+  const auto once = [&](const std::function<void(int)>& f, int k) {
+    if (k >= n || errors[static_cast<std::size_t>(k)]) return;
     try {
-      fn(k);
+      f(k);
     } catch (...) {
       errors[static_cast<std::size_t>(k)] = std::current_exception();
     }
   };
-  once(i);
-  for (const int j : adopted) {
-    if (j < static_cast<int>(errors.size())) once(j);
+  if (prologue != nullptr) {
+    once(*prologue, i);
+    for (const int j : adopted) once(*prologue, j);
   }
+  once(fn, i);
+  for (const int j : adopted) once(fn, j);
 }
 
 void FillerPool::work(int i, const std::vector<int>& adopted) {
@@ -136,9 +143,10 @@ void FillerPool::work(int i, const std::vector<int>& adopted) {
     seen = generation_;
     if (i >= n_) continue;
     const std::function<void(int)>& fn = *job_;
+    const std::function<void(int)>* prologue = prologue_;
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n_));
     lock.unlock();
-    run_own(fn, i, adopted, errors);
+    run_own(fn, prologue, i, adopted, errors);
     lock.lock();
     for (std::size_t k = 0; k < errors.size(); ++k) {
       if (errors[k]) errors_[k] = errors[k];
@@ -237,11 +245,13 @@ void fault_in(char* p, std::size_t bytes) {
   for (std::size_t i = 0; i < bytes; i += kPage) p[i] = 0;
 }
 
-// One upload's pinning of the staging groups its fillers use that are not pinned yet. Filler f
-// faults its own buffers in and reports (faulted(f)); the registering thread faults in the group's
-// buffers of fillers this upload does not run, waits for the group's fillers, and pins the group
-// with one cudaHostRegister; a filler waits (ready(f)) before its first copy. Joined by the
-// destructor (run by the upload's end, error or not).
+// One upload's pinning of the staging groups its fillers use that are not pinned yet. Each
+// filler faults its own buffers in (fault_own, in the pool's prologue, which runs before any
+// share on a thread waits: a share run by another filler's thread, where a thread could not be
+// started, reports before that thread blocks); the registering thread faults in the buffers of
+// the fillers this upload does not run, waits for the group's buffers, and pins the group with
+// one cudaHostRegister. A filler waits (ready(f)) before its first copy. Joined by the destructor
+// (run by the upload's end, error or not).
 class GroupPinning {
  public:
   GroupPinning(Staging& s, std::vector<int> groups, int fillers, int device)
@@ -265,17 +275,11 @@ class GroupPinning {
     if (thread_.joinable()) thread_.join();
   }
 
-  /// Whether filler f's group is pinned by this upload (f must fault its buffers in and report).
+  /// Whether filler f's group is pinned by this upload.
   bool pinning(int f) const { return pinning_[group_of(f)]; }
 
-  /// Filler f's buffers are faulted in.
-  void faulted(int f) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      ++faulted_[group_of(f)];
-    }
-    changed_.notify_all();
-  }
+  /// Faults filler f's buffers in (once).
+  void fault_own(int f) { claim_and_fault(f); }
 
   /// Waits until every group this upload pins is pinned or refused.
   void wait_all() {
@@ -296,25 +300,40 @@ class GroupPinning {
 
  private:
   static constexpr int kPending = 0, kDone = 1, kRefused = 2;
+  static constexpr int kUnclaimed = 0, kClaimed = 1, kFaulted = 2;
   static std::size_t group_of(int f) { return static_cast<std::size_t>(f / kStagingGroupFillers); }
+
+  void claim_and_fault(int f) {
+    int expected = kUnclaimed;
+    std::atomic<int>& r = region_[static_cast<std::size_t>(f)];
+    if (!r.compare_exchange_strong(expected, kClaimed)) return;
+    fault_in(static_cast<char*>(s_.buffer(f * kUploadBuffersPerFiller)), Staging::kFillerBytes);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      r.store(kFaulted);
+    }
+    changed_.notify_all();
+  }
 
   void run(int device) {
     const bool device_set = cudaSetDevice(device) == cudaSuccess;
     for (const int g : groups_) {
       const auto gi = static_cast<std::size_t>(g);
-      char* base = s_.slab + gi * Staging::kGroupBytes;
-      // The group's fillers that this upload does not run: their buffers are faulted in here.
       const int first = g * kStagingGroupFillers;
-      const int running = std::clamp(fillers_ - first, 0, kStagingGroupFillers);
-      fault_in(base + static_cast<std::size_t>(running) * Staging::kFillerBytes,
-               static_cast<std::size_t>(kStagingGroupFillers - running) * Staging::kFillerBytes);
+      for (int f = std::max(first, fillers_); f < first + kStagingGroupFillers; ++f)
+        claim_and_fault(f);
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return faulted_[gi] == running || stop_; });
+        changed_.wait(lock, [&] {
+          return stop_ || std::all_of(region_.begin() + first,
+                                      region_.begin() + first + kStagingGroupFillers,
+                                      [](const std::atomic<int>& r) { return r == kFaulted; });
+        });
         if (stop_) return;
       }
-      const bool ok = device_set && cudaHostRegister(base, Staging::kGroupBytes,
-                                                     cudaHostRegisterPortable) == cudaSuccess;
+      const bool ok =
+          device_set && cudaHostRegister(s_.slab + gi * Staging::kGroupBytes, Staging::kGroupBytes,
+                                         cudaHostRegisterPortable) == cudaSuccess;
       if (!ok) (void)cudaGetLastError();
       {
         const std::lock_guard<std::mutex> lock(mutex_);
@@ -332,9 +351,9 @@ class GroupPinning {
   int fillers_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::array<bool, Staging::kGroups> pinning_{};  // the groups this upload pins (fixed)
-  std::array<int, Staging::kGroups> state_{};     // kPending until the group is pinned
-  std::array<int, Staging::kGroups> faulted_{};
+  std::array<bool, Staging::kGroups> pinning_{};              // the groups this upload pins (fixed)
+  std::array<int, Staging::kGroups> state_{};                 // kPending until the group is pinned
+  std::array<std::atomic<int>, kUploadMaxFillers> region_{};  // each filler's buffers
   bool stop_ = false;
   std::thread thread_;
 };
@@ -398,11 +417,11 @@ void prepare_staging() {
   Staging& s = staging();
   const std::lock_guard<std::mutex> lock(s.mutex);
   GroupPinning pinning(s, s.prepare(fillers), fillers, device);
-  filler_pool().run(fillers, [&](int f) {
-    if (!pinning.pinning(f)) return;
-    fault_in(static_cast<char*>(s.buffer(f * kUploadBuffersPerFiller)), Staging::kFillerBytes);
-    pinning.faulted(f);
-  });
+  filler_pool().run(
+      fillers, [](int) {},
+      [&](int f) {
+        if (pinning.pinning(f)) pinning.fault_own(f);
+      });
   pinning.wait_all();
 }
 
@@ -422,13 +441,12 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   GroupPinning pinning(s, std::move(groups), fillers, device);
   BufferEvents events(fillers * kUploadBuffersPerFiller);
   std::atomic<bool> failed{false};
+  // Before any share on a thread waits for a pinning: each share's buffers faulted in.
+  const std::function<void(int)> fault = [&](int f) {
+    if (pinning.pinning(f)) pinning.fault_own(f);
+  };
   const std::function<void(int)> fill = [&](int f) {
-    // First, whatever happens next: the group's pinning waits for this report.
     bool waited = !pinning.pinning(f);
-    if (!waited) {
-      fault_in(static_cast<char*>(s.buffer(f * kUploadBuffersPerFiller)), Staging::kFillerBytes);
-      pinning.faulted(f);
-    }
     try {
       // The runtime's current device is per thread: the fillers take the caller's.
       check(cudaSetDevice(device), "cudaSetDevice");
@@ -455,7 +473,7 @@ void staged_upload(const std::vector<UploadPart>& parts) {
       throw;
     }
   };
-  filler_pool().run(fillers, fill);
+  filler_pool().run(fillers, fill, fault);
   // (A filler that threw is rethrown by run(); the events' destructor then waits.)
   events.wait_all();
 }

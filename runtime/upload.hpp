@@ -93,14 +93,19 @@ class FillerPool {
   FillerPool& operator=(const FillerPool&) = delete;
 
   /// Runs fn(i) once for each i in [0, n) (n >= 1), i = 0 on the caller's thread, and returns when
-  /// all are done; then rethrows the exception of the lowest i that threw.
-  void run(int n, const std::function<void(int)>& fn);
+  /// all are done; then rethrows the exception of the lowest i that threw. Where `prologue` is
+  /// given, a thread runs prologue(k) for every share k it runs before fn of any of them (a
+  /// share whose prologue threw is not run further), so fn may wait for what the prologues of
+  /// all shares do, even a share run on another share's thread.
+  void run(int n, const std::function<void(int)>& fn,
+           const std::function<void(int)>& prologue = {});
   /// Threads started so far (the caller's not counted).
   int threads() const;
 
  private:
   void adopt(int i, std::vector<int>& owner);
-  static void run_own(const std::function<void(int)>& fn, int i, const std::vector<int>& adopted,
+  static void run_own(const std::function<void(int)>& fn, const std::function<void(int)>* prologue,
+                      int i, const std::vector<int>& adopted,
                       std::vector<std::exception_ptr>& errors);
   void work(int i, const std::vector<int>& adopted);
 
@@ -112,6 +117,7 @@ class FillerPool {
   std::vector<int> caller_owns_;  // the shares of threads that could not be started by run()
   std::atomic<int> refused_{0};   // threads that could not be started
   const std::function<void(int)>* job_ = nullptr;
+  const std::function<void(int)>* prologue_ = nullptr;
   int n_ = 0;
   int pending_ = 0;  // shares still running on the pool's threads
   std::uint64_t generation_ = 0;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -202,6 +203,37 @@ TEST_CASE("filler pool: a thread the system refuses is run by the one that tried
   // Refused roots of a later growth too.
   auto* grown = new FillerPool([](int i) { return i >= 4 && i % 2 == 0; });
   for (const int n : {3, 10, 16}) check_run(*grown, n);
+}
+
+TEST_CASE("filler pool: every share's prologue runs before a share waits for them all") {
+  // Threads 1 and 6 refused: their shares run after others' on the caller's and thread 3's.
+  // Each share waits (bounded) until all prologues ran, as an upload's fillers wait for their
+  // staging group's pinning, which waits for every filler's buffers to be faulted in.
+  auto* pool = new FillerPool([](int i) { return i == 1 || i == 6; });
+  for (const int n : {16, 9}) {
+    std::atomic<int> prologues{0};
+    std::atomic<int> saw_all{0};
+    pool->run(
+        n,
+        [&](int) {
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (prologues.load() < n && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+          if (prologues.load() == n) saw_all.fetch_add(1);
+        },
+        [&](int) { prologues.fetch_add(1); });
+    CAPTURE(n);
+    CHECK(saw_all.load() == n);
+  }
+  // A share whose prologue throws is not run; the error is the lowest share's.
+  std::atomic<int> ran{0};
+  CHECK_THROWS_WITH_AS(pool->run(
+                           8, [&](int) { ran.fetch_add(1); },
+                           [](int i) {
+                             if (i == 5) throw std::runtime_error("prologue 5");
+                           }),
+                       "prologue 5", std::runtime_error);
+  CHECK(ran.load() == 7);
 }
 
 TEST_CASE("filler pool: the lowest share's error is rethrown once all are done") {
