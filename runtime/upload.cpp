@@ -417,8 +417,9 @@ void prepare_staging() {
   Staging& s = staging();
   const std::lock_guard<std::mutex> lock(s.mutex);
   GroupPinning pinning(s, s.prepare(fillers), fillers, device);
+  // Each thread's first CUDA call sets up the runtime's state for that thread: done here too.
   filler_pool().run(
-      fillers, [](int) {},
+      fillers, [&](int) { check(cudaSetDevice(device), "cudaSetDevice"); },
       [&](int f) {
         if (pinning.pinning(f)) pinning.fault_own(f);
       });
