@@ -229,8 +229,9 @@ Operator compile(const DeviceCsr& a, const Options& options = {});
 /// tier) loaded onto the device. Blocking, and slow where it creates the context (about 0.2 s on
 /// an H200): run it on a thread of your own while the matrix is read or assembled, and the first
 /// compile() starts as a later one would. On an H200, the 27-point stencil at 16.8M nonzeros,
-/// empty kernel cache, fp64 / fp32: the first multiply is done 9.4 / 7.6 ms after compile() from
-/// host CSR with it and 13.0 / 10.6 ms without; from device arrays 2.8 / 2.3 against 5.8 / 5.1
+/// empty kernel cache, fp64 / fp32: the first multiply is done 9.4-10.4 / 7.6-8.9 ms after
+/// compile() from host CSR with it and 13.0-13.4 / 10.6-11.0 ms without (three lends of the
+/// machine); from device arrays 2.8 / 2.3 against 5.8 / 5.1
 /// (bench/results/2026-11-29-h200-first-multiply/warm-up.txt). Safe to call more than once and
 /// from several threads; never required. Throws NoDeviceError without a GPU.
 void warm_up(const Options& options = {});

@@ -61,9 +61,9 @@ def warm_up(precision="f64", **options):
     the CUDA context, the pinned buffers and host threads that upload a host matrix, and the GPU
     build's kernels. Blocking (about 0.2 s where it creates the context): run it on a thread of
     your own (threading.Thread(target=spmvc.warm_up).start()) while the matrix is read, and the
-    first compile() starts as a later one would (on an H200, a 16.8M-nonzero matrix from the host:
-    its first multiply 9.4 ms fp64 after compile() against 13.0 without). Takes compile()'s
-    options; never required. Raises NoDeviceError without a GPU."""
+    first compile() starts as a later one would (on an H200, a 16.8M-nonzero matrix from the
+    host: its first multiply 9.4-10.4 ms fp64 after compile() against 13.0-13.4 without). Takes
+    compile()'s options; never required. Raises NoDeviceError without a GPU."""
     _lib.call("spmvc_warm_up", _options_json(precision=precision, **options))
 
 
