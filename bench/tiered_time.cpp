@@ -199,13 +199,13 @@ int main(int argc, char** argv) try {
   }
 
   // The warm-up takes the options the runs compile with (their precision, tiered).
-  std::thread warming;
+  std::jthread warming;  // joined below, or on the way out of an error
   double warm_up_ms = 0;
   if (warm_up) {
     spmvc::Options w;
     w.precision = precision;
     w.tiered = true;
-    warming = std::thread([w, &warm_up_ms] {
+    warming = std::jthread([w, &warm_up_ms] {
       const auto t0 = Clock::now();
       try {
         spmvc::warm_up(w);
