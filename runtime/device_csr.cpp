@@ -1,8 +1,6 @@
 #include "device_csr.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -17,7 +15,6 @@
 namespace spmvc::runtime {
 
 ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
-  const auto xt0 = std::chrono::steady_clock::now();
   ResidentCsr r;
   const auto nnz = a.col_idx.size();
   r.row_ptr = DeviceBuffer(a.row_ptr.size() * 4);
@@ -33,9 +30,7 @@ ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
   } else {
     parts.push_back(converting_part<float>(r.values.get(), a.values.data(), a.values.size()));
   }
-  const double xalloc = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - xt0).count();
   staged_upload(parts);
-  if (std::getenv("SPMVC_X_TRACE")) std::fprintf(stderr, "[upload_csr] alloc %.2f ms, all %.2f ms\n", xalloc, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - xt0).count());
   r.view = view_of(r, a);
   return r;
 }
