@@ -77,11 +77,8 @@ void preload_device_build(const Options& options, const runtime::DeviceInfo& dev
       (void)runtime::load_device_bro_kernels(cache, device);
     if (runtime::tiered(options) && nnz >= 0)
       runtime::GenericCsr::preload(nrows, nnz, options.precision, device.ordinal);
-    // Every row length's entry (1 to 32 threads a row): one load of the image.
-    if (runtime::tiered(options) && nnz < 0) {
-      for (std::int64_t per_row = 1; per_row <= 32; per_row *= 2)
-        runtime::GenericCsr::preload(1, per_row, options.precision, device.ordinal);
-    }
+    if (runtime::tiered(options) && nnz < 0)
+      runtime::GenericCsr::preload(options.precision, device.ordinal);
   } catch (...) {  // NOLINT(bugprone-empty-catch): the build loads the same and reports
   }
 }

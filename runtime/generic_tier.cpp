@@ -107,6 +107,12 @@ void GenericCsr::preload(std::int64_t nrows, std::int64_t nnz, Precision precisi
                       ordinal);
 }
 
+void GenericCsr::preload(Precision precision, int ordinal) {
+  for (int threads_per_row = 1; threads_per_row <= 32; threads_per_row *= 2)
+    (void)shared_kernel(generic_image(), generic_csr_entry(threads_per_row, precision, false),
+                        ordinal);
+}
+
 void GenericCsr::load(int ordinal, bool offsets64, std::int64_t nnz) {
   threads_per_row_ = generic_threads_per_row(nnz, nrows_);
   kernel_ = shared_kernel(generic_image(),

@@ -39,6 +39,9 @@ class GenericCsr {
   /// ordinal) uses, so that its construction finds it loaded (a process's first load is a
   /// module load); on the current device.
   static void preload(std::int64_t nrows, std::int64_t nnz, Precision precision, int ordinal);
+  /// The same for every row length: each threads-per-row entry of `precision` (one load of the
+  /// image; spmvc::warm_up, before any matrix is known).
+  static void preload(Precision precision, int ordinal);
 
   /// y = alpha*A*x + beta*y on `stream`, asynchronous like Operator::apply.
   void apply(const void* x, void* y, double alpha, double beta, void* stream) const;

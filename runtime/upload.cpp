@@ -191,8 +191,7 @@ struct Staging {
   static constexpr std::size_t kGroupBytes = kStagingGroupFillers * kFillerBytes;
   static_assert(kUploadMaxFillers % kStagingGroupFillers == 0);
   std::mutex mutex;         // held through an upload
-  char* slab = nullptr;     // the mapping, or the cudaHostAlloc block
-  void* mapping = nullptr;  // the mapping as mmap returned it (before alignment)
+  char* slab = nullptr;     // the mapping (2 MiB-aligned), or the cudaHostAlloc block
   bool host_alloc = false;  // slab is a cudaHostAlloc block: every group pinned
   bool refused = false;     // a registration failed: the next upload takes cudaHostAlloc
   std::array<bool, kGroups> pinned{};
@@ -219,7 +218,6 @@ struct Staging {
         refused = true;
         return prepare(fillers);
       }
-      mapping = raw;
       const auto at = reinterpret_cast<std::uintptr_t>(raw);
       slab = reinterpret_cast<char*>((at + kHuge - 1) / kHuge * kHuge);
       (void)::madvise(slab, kBytes, MADV_HUGEPAGE);  // advice: 4 KiB pages where not taken
@@ -278,8 +276,10 @@ class GroupPinning {
   /// Whether filler f's group is pinned by this upload.
   bool pinning(int f) const { return pinning_[group_of(f)]; }
 
-  /// Faults filler f's buffers in (once).
-  void fault_own(int f) { claim_and_fault(f); }
+  /// Faults filler f's buffers in (once), where this upload pins its group.
+  void fault_own(int f) {
+    if (pinning(f)) claim_and_fault(f);
+  }
 
   /// Waits until every group this upload pins is pinned or refused.
   void wait_all() {
@@ -290,12 +290,11 @@ class GroupPinning {
     });
   }
 
-  /// Waits until filler f's group is pinned or refused; true when pinned.
-  bool ready(int f) {
+  /// Waits until filler f's group is pinned or refused.
+  void ready(int f) {
     const std::size_t g = group_of(f);
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] { return state_[g] != kPending || stop_; });
-    return state_[g] == kDone;
   }
 
  private:
@@ -420,9 +419,7 @@ void prepare_staging() {
   // Each thread's first CUDA call sets up the runtime's state for that thread: done here too.
   filler_pool().run(
       fillers, [&](int) { check(cudaSetDevice(device), "cudaSetDevice"); },
-      [&](int f) {
-        if (pinning.pinning(f)) pinning.fault_own(f);
-      });
+      [&](int f) { pinning.fault_own(f); });
   pinning.wait_all();
 }
 
@@ -443,9 +440,7 @@ void staged_upload(const std::vector<UploadPart>& parts) {
   BufferEvents events(fillers * kUploadBuffersPerFiller);
   std::atomic<bool> failed{false};
   // Before any share on a thread waits for a pinning: each share's buffers faulted in.
-  const std::function<void(int)> fault = [&](int f) {
-    if (pinning.pinning(f)) pinning.fault_own(f);
-  };
+  const std::function<void(int)> fault = [&](int f) { pinning.fault_own(f); };
   const std::function<void(int)> fill = [&](int f) {
     bool waited = !pinning.pinning(f);
     try {
@@ -461,7 +456,7 @@ void staged_upload(const std::vector<UploadPart>& parts) {
         // A group that could not be pinned is copied as pageable memory (the call returns once
         // the driver has read the buffer).
         if (!waited) {
-          (void)pinning.ready(f);
+          pinning.ready(f);
           waited = true;
         }
         check(cudaMemcpyAsync(static_cast<char*>(p.device) + c.offset, buffer, c.bytes,
