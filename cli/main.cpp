@@ -316,7 +316,8 @@ int main(int argc, char** argv) {
   bench
       ->add_option("--planner-reorder", sargs.planner_reorder,
                    "suite: the planner picks' ordering (auto: the planner decides, with renumbered "
-                   "columns: dbg for hyb on fp32 hub graphs, RCM where x accesses are scattered; "
+                   "columns: dbg for hyb on hub graphs whose x fits in half the L2, RCM where x "
+                   "accesses are scattered; "
                    "none)")
       ->check(CLI::IsMember({"auto", "none"}))
       ->capture_default_str();

@@ -36,15 +36,19 @@ constexpr double kMinNonzerosPerRow = 6.0;
 // (bench/results/2026-11-29-h200-hub-order/): on Kronecker scale 21, fp32, dbg with renumbered
 // columns took hyb from 0.97x to 1.17x of the best cuSPARSE (bro_coo 1.13x, csr_stream with
 // 512-nonzero tiles 1.12x; csr with a warp per row fell to 0.42x, the hubs' long rows now side
-// by side), as the modelled misses fell from 0.70 to 0.39 of the gathers. In fp64 the same order
-// cut them from 0.70 to 0.52 and gained nothing (hyb 0.99x): hyb's own bytes already stream at
-// 82% of the read bandwidth there. With evict-first streams hyb reached 1.04x on scale 21 in fp64,
-// but on scale 22 every format so ordered stays below cuSPARSE (hyb 0.96x, csr_stream 0.95x,
-// bro_coo 0.95x; bench/results/2026-11-29-h200-kronecker-f64/), so only 4-byte values take the
-// rule.
+// by side), as the modelled misses fell from 0.70 to 0.39 of the gathers; in fp64, where they
+// fell from 0.70 to 0.52, hyb so ordered measured 1.04x (bench/results/2026-11-29-h200-g-class/).
 constexpr double kHubSkew = 64.0;
 constexpr double kHubMissShare = 0.5;
-constexpr double kHubMissCut = 0.3;
+constexpr double kHubMissCut = 0.2;
+/// The rule holds while x fits in half the L2 (one partition of the H100's and the H200's 50 MB).
+/// With evict-first streams, on the H200: Kronecker scale 21 in fp64 and scale 22 in fp32 (x of
+/// 16 MiB) gained (hyb 1.04x and 1.11x of cuSPARSE), scale 22 in fp64 (32 MiB) lost with every
+/// format so ordered (hyb 0.96x, csr_stream 0.95x, bro_coo 0.95x;
+/// bench/results/2026-11-29-h200-kronecker-f64/). ncu there: cuSPARSE's kernel and hyb's COO part
+/// both keep the L1 and L2 over 88% busy, with half their L2 lookups missing
+/// (bench/results/2026-11-29-h200-g-class/): a larger x misses to DRAM whatever its order.
+constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
 /// A caller expecting fewer multiplies does not get the hub order: on Kronecker scale 21 (fp32,
 /// H200) it cost 3.7 s of host time (the order, its check and the permuted copy) and saved 36 us
 /// a multiply against cuSPARSE, about 100,000 multiplies to repay.
@@ -56,7 +60,7 @@ constexpr const char* kHubFormat = "hyb";
 // The hub rule, or nothing where it does not apply (then the RCM rule decides).
 std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision, double per_row) {
   const int vb = value_bytes(precision);
-  if (vb != 4) return std::nullopt;
+  if (!hub_order_x_fits(a.ncols, precision)) return std::nullopt;
   std::vector<std::int64_t> count(static_cast<std::size_t>(a.ncols), 0);
   for (const std::int32_t c : a.col_idx) ++count[static_cast<std::size_t>(c)];
   const double mean = static_cast<double>(a.nnz()) / static_cast<double>(a.ncols);
@@ -72,7 +76,8 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
       "dbg, columns renumbered, for {}: a hub graph (its most read column {:.0f} times the mean, "
       "{:.1f} nonzeros per row) whose gathers of x mostly miss L1 ({:.2f} modelled); grouping the "
       "hubs brings that to {:.2f} (on Kronecker scale 21, fp32, hyb so ordered measured 1.17x of "
-      "cuSPARSE on the H200: a gain the cost model has no term for, so cuSPARSE is not weighed)",
+      "cuSPARSE on the H200, 1.04x in fp64: a gain the cost model has no term for, so cuSPARSE "
+      "is not weighed)",
       kHubFormat, hottest / mean, per_row, before, after);
   c.renumber_columns = true;
   c.format = kHubFormat;
@@ -81,6 +86,10 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
 }
 
 }  // namespace
+
+bool hub_order_x_fits(std::int64_t ncols, Precision precision) {
+  return static_cast<double>(ncols) * value_bytes(precision) <= kHubMaxXBytes;
+}
 
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free,
                                std::optional<std::int64_t> multiplies) {

@@ -326,6 +326,9 @@ struct OrderingChoice {
 /// not be repaid by fewer.
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt);
+/// Whether x (ncols values) is small enough for choose_ordering's hub rule: half the L2 of the
+/// H100 and the H200, past which grouping the hubs measured slower than cuSPARSE.
+bool hub_order_x_fits(std::int64_t ncols, Precision precision);
 
 /// Every registered format's name, in the registry's order.
 std::vector<std::string> format_names();
