@@ -45,9 +45,9 @@ constexpr double kHubMissCut = 0.2;
 /// With evict-first streams, on the H200: Kronecker scale 21 in fp64 and scale 22 in fp32 (x of
 /// 16 MiB) gained (hyb 1.04x and 1.11x of cuSPARSE), scale 22 in fp64 (32 MiB) lost with every
 /// format so ordered (hyb 0.96x, csr_stream 0.95x, bro_coo 0.95x;
-/// bench/results/2026-11-29-h200-kronecker-f64/). ncu there: cuSPARSE's kernel and hyb's COO part
-/// both keep the L1 and L2 over 88% busy, with half their L2 lookups missing
-/// (bench/results/2026-11-29-h200-g-class/): a larger x misses to DRAM whatever its order.
+/// bench/results/2026-11-29-h200-kronecker-f64/). ncu on scale 22 in fp64: cuSPARSE's kernel and
+/// hyb's COO part both keep the L1 and L2 over 88% busy with 59% and 49% of their L2 lookups
+/// hitting (bench/results/2026-11-29-h200-g-class/): the gathers' throughput bounds both.
 constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
 /// A caller expecting fewer multiplies does not get the hub order: on Kronecker scale 21 (fp32,
 /// H200) it cost 3.7 s of host time (the order, its check and the permuted copy) and saved 36 us
