@@ -49,10 +49,12 @@ constexpr double kHubMissCut = 0.2;
 /// hyb's COO part both keep the L1 and L2 over 88% busy with 59% and 49% of their L2 lookups
 /// hitting (bench/results/2026-11-29-h200-g-class/): the gathers' throughput bounds both.
 constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
-/// A caller expecting fewer multiplies does not get the hub order: on Kronecker scale 21 (fp32,
-/// H200) it cost 3.7 s of host time (the order, its check and the permuted copy) and saved 36 us
-/// a multiply against cuSPARSE, about 100,000 multiplies to repay.
-constexpr std::int64_t kHubMinMultiplies = 100'000;
+/// A caller expecting fewer multiplies does not get the hub order: on Kronecker scale 21 (H200)
+/// it cost 3.7 s of host time (the order, its check and the permuted copy) and saved 36 us a
+/// multiply against cuSPARSE in fp32, about 100,000 multiplies to repay, and 10 us in fp64
+/// (255.5 -> 245.7 us, bench/results/2026-11-29-h200-g-class/picks-table.txt), about 400,000.
+constexpr std::int64_t kHubMinMultiplies32 = 100'000;
+constexpr std::int64_t kHubMinMultiplies64 = 400'000;
 /// The format the hub order is taken for: its COO part splits the nonzeros evenly whatever the
 /// rows' lengths, which the hubs' long rows, numbered together, need.
 constexpr const char* kHubFormat = "hyb";
@@ -107,7 +109,8 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
         per_row, kMinNonzerosPerRow);
     return c;
   }
-  if (format_free && (!multiplies || *multiplies >= kHubMinMultiplies)) {
+  const std::int64_t hub_multiplies = vb == 4 ? kHubMinMultiplies32 : kHubMinMultiplies64;
+  if (format_free && (!multiplies || *multiplies >= hub_multiplies)) {
     if (std::optional<OrderingChoice> hub = hub_order(a, precision, per_row)) return *hub;
   }
   const LocalityStats before = locality(a, vb);
