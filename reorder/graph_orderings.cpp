@@ -202,8 +202,13 @@ std::vector<std::int32_t> metis_ordering(const Pattern& g) {
                                   mperm.data(), miperm.data());
   if (status == METIS_ERROR_MEMORY) throw std::bad_alloc();
   if (status != METIS_OK) {
-    throw InternalError(
-        fmt::format("METIS_NodeND failed on a {}-vertex graph (status {})", g.n, status));
+    // GKlib, under METIS, traps SIGTERM while METIS runs and turns it into METIS_ERROR: a process
+    // told to stop (by `timeout`, say) mid-order ends here, not by the signal.
+    throw InternalError(fmt::format(
+        "METIS_NodeND failed on a {}-vertex graph (status {}{})", g.n, status,
+        status == METIS_ERROR ? ", METIS_ERROR: an error inside METIS, or a SIGTERM that METIS "
+                                "trapped while it ordered"
+                              : ""));
   }
   // The manuals disagree on which of the two arrays is which. Measured on METIS 5.1: the `perm`
   // argument lists old vertices in elimination order (a 2D grid's top-level separator is at its
