@@ -18,6 +18,12 @@
 //                          base column and an unsigned short offset per nonzero when the block's
 //                          columns span less than 2^16, else int columns in a side array
 //   values[nnz]            Value, or coded (common.cuh)
+//   slots[nnz]             unsigned short, with sorted tiles (Slots = Slotted) only: a block that
+//                          fits the tile stores its columns and values in column order, and
+//                          slots[k] is nonzero k's place in the block's CSR order, where its
+//                          product goes in shared memory. The reduction reads the products as
+//                          without it, so y is the same bit for bit; a warp's gather of x touches
+//                          fewer lines.
 //
 // Reduction: with R rows in a block, L = the largest power of two <= min(32, kBlockSize / R)
 // lanes share each row; they sum its products cyclically and combine them with warp shuffles.
@@ -130,6 +136,32 @@ __device__ __forceinline__ int lanes_per_row_log2(int rows) {
   return s < 0 ? 0 : s;
 }
 
+/// Where a staged product goes in shared memory. InPlace: nonzero k's product at k (the
+/// nonzeros in CSR order). Slotted: at slots[k] (sorted tiles).
+struct InPlace {
+  static constexpr bool kSorted = false;
+  template <typename K>
+  __device__ __forceinline__ InPlace operator+(K) const {
+    return {};
+  }
+  template <typename K>
+  __device__ __forceinline__ int operator()(K) const {
+    return 0;
+  }
+};
+struct Slotted {
+  static constexpr bool kSorted = true;
+  const unsigned short* __restrict__ slots;
+  template <typename K>
+  __device__ __forceinline__ Slotted operator+(K i) const {
+    return Slotted{slots + i};
+  }
+  template <typename K>
+  __device__ __forceinline__ int operator()(K k) const {
+    return static_cast<int>(load_stream(slots + k));
+  }
+};
+
 template <typename Values>
 struct IsTable {
   static constexpr bool value = false;
@@ -145,12 +177,14 @@ struct IsTable<TableValues<Value, Code>> {
 /// accessor start at the block's first nonzero, so each step's loads are the thread's pointer
 /// plus a constant. A struct with a force-inlined call rather than a lambda: NVRTC left a generic
 /// lambda's call out of line, with a stack frame.
-template <int kBlockSize, int kSteps, typename Value, typename Acc, typename Values>
+template <int kBlockSize, int kSteps, typename Value, typename Acc, typename Values,
+          typename Slots = InPlace>
 struct StreamTile {
   Values values;
   const Value* __restrict__ x;
   Acc* products;
   int n, t;
+  Slots slots;  // from the block's first nonzero
   template <typename Column>
   __device__ __forceinline__ void operator()(Column column) const {
     // 16-bit columns beside table-coded values keep two pairs in flight: four spilled at the
@@ -160,25 +194,33 @@ struct StreamTile {
     // The thread's own pointers: each step's loads and store add a constant to them.
     const Column column_t = column + t;
     const Values values_t = values + t;
+    const Slots slots_t = slots + t;
     Acc* const products_t = products + t;
     const int left = n - t;  // step s is the thread's while s * kBlockSize < left
 #pragma unroll
     for (int r = 0; r < kSteps; r += kRound) {
       int c[kRound];
       Value v[kRound];
+      int at[kRound];
 #pragma unroll
       for (int i = 0; i < kRound; ++i) {
         const int k = (r + i) * kBlockSize;
         if (k < left) {
           c[i] = column_t(k);
           v[i] = load_stream(values_t + k);
+          if (Slots::kSorted) at[i] = slots_t(k);
         }
       }
 #pragma unroll
       for (int i = 0; i < kRound; ++i) {
         const int k = (r + i) * kBlockSize;
         if (k < left) {
-          products_t[k] = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+          const Acc product = static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+          if (Slots::kSorted) {
+            products[at[i]] = product;
+          } else {
+            products_t[k] = product;
+          }
         }
       }
     }
@@ -227,11 +269,12 @@ struct LongRowSum {
 };
 
 template <int kBlockSize, int kTile, int kRowsPerLane, typename Offset, typename Value,
-          typename Acc, typename Columns, typename Values>
+          typename Acc, typename Columns, typename Values, typename Slots = InPlace>
 __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
                                      const Offset* __restrict__ row_ptr, Columns columns,
                                      Values values, const Value* __restrict__ x,
-                                     Value* __restrict__ y, Acc alpha, Acc beta) {
+                                     Value* __restrict__ y, Acc alpha, Acc beta,
+                                     Slots slots = Slots{}) {
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kTile % kBlockSize == 0, "the tile is a whole number of block-wide steps");
   static_assert(kRowsPerLane == 1 || kRowsPerLane == 2, "a lane sums one or two rows");
@@ -275,9 +318,10 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
 
   if (end - start <= static_cast<Offset>(kTile)) {
     // Nonzeros counted from the block's first: int indices (n <= kTile).
-    using Stream = StreamTile<kBlockSize, kSteps, Value, Acc, Values>;
-    columns.with_block(code, static_cast<long long>(start),
-                       Stream{values + start, x, products, static_cast<int>(end - start), t});
+    using Stream = StreamTile<kBlockSize, kSteps, Value, Acc, Values, Slots>;
+    columns.with_block(
+        code, static_cast<long long>(start),
+        Stream{values + start, x, products, static_cast<int>(end - start), t, slots + start});
     __syncthreads();
     if (!kBoundsFirst) {
       b = static_cast<int>(row_begin - start);

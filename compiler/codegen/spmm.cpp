@@ -209,6 +209,9 @@ std::optional<std::string> spmm_unsupported(const SpmmSubject& s) {
   if (const auto* p = std::get_if<CsrStreamParams>(&s.params); p != nullptr && p->rows_per_lane > 1)
     return "csr_stream with two rows a lane (m=2): its row blocks hold more rows than the SpMM "
            "kernel's threads";
+  if (const auto* p = std::get_if<CsrStreamParams>(&s.params); p != nullptr && p->sorted)
+    return "csr_stream with sorted tiles (srt): its columns and values are stored in each tile's "
+           "column order, and the SpMM kernel reads them in CSR order";
   return std::nullopt;
 }
 

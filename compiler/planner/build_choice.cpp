@@ -30,6 +30,8 @@ std::optional<OptionRefusal> params_refusal(const FormatParams& params, std::int
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64)
       return OptionRefusal{"params", "64-bit row offsets (the GPU build's are 32-bit)"};
+    if (q->sorted)
+      return OptionRefusal{"params", "csr_stream's sorted tiles (srt) are built on the host only"};
   } else if (const auto* b = std::get_if<BcsrParams>(&params); b != nullptr && b->symmetric) {
     return OptionRefusal{"params", "bcsr's symmetric half (S=1) is built on the host only"};
   } else if (const auto* c = std::get_if<SellParams>(&params)) {

@@ -59,6 +59,9 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
       return fmt::format("{}-wide loads need col_idx and values aligned to {} elements", v, v);
   } else if (const auto* q = std::get_if<CsrStreamParams>(&params)) {
     if (q->offsets64) return "64-bit row offsets: DeviceCsr has 32-bit ones";
+    if (q->sorted)
+      return "sorted tiles (srt): the GPU builds csr_stream in CSR order; compile(CsrMatrix) "
+             "builds sorted tiles on the host";
   } else if (std::holds_alternative<EllParams>(params) ||
              std::holds_alternative<HybParams>(params)) {
     // Built from any CSR.

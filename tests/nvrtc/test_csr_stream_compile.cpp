@@ -51,3 +51,23 @@ TEST_CASE("csr_stream: two rows a lane compiles without spills") {
     }
   }
 }
+
+TEST_CASE(
+    "csr_stream: sorted tiles compile without spills in every proposed one-row-a-lane shape") {
+  const CsrMatrix a = gen::rmat(10, 8);
+  const formats::CsrStreamFormat unit;
+  int compiled = 0;
+  for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+    for (const Candidate& c : unit.propose(inspect(a, InspectDepth::rows), p)) {
+      CsrStreamParams params = std::get<CsrStreamParams>(c.params);
+      if (!c.applicable || params.rows_per_lane != 1) continue;
+      params.sorted = true;
+      const Encoded e = unit.encode(a, params, p);
+      const KernelSource k = unit.generate(e, params, "");
+      CHECK(k.kernel_name.find("_srt") != std::string::npos);
+      test::check_compiles(k);
+      ++compiled;
+    }
+  }
+  CHECK(compiled >= 3 * 3);
+}

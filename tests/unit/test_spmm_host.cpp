@@ -238,6 +238,14 @@ TEST_CASE("spmm units: csr_stream with two rows a lane says why it has none") {
   const Build one = build(a, o);
   CHECK_FALSE(
       compiler::spmm_unsupported(compiler::spmm_subject(one.plan, one.encoded, one.profile)));
+  // Sorted tiles: the arrays are not in the CSR order the SpMM unit reads.
+  p.sorted = true;
+  o.params = FormatParams{p};
+  const Build sorted = build(a, o);
+  const auto why_sorted = compiler::spmm_unsupported(
+      compiler::spmm_subject(sorted.plan, sorted.encoded, sorted.profile));
+  REQUIRE(why_sorted.has_value());
+  CHECK(why_sorted->find("sorted tiles") != std::string::npos);
 }
 
 TEST_CASE("spmm units: a device-array plan's arrays follow its value coding") {

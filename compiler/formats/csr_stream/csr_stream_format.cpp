@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <tuple>
 #include <utility>
 
@@ -76,15 +77,48 @@ std::vector<std::int32_t> decoded_columns(const Encoded& e, const std::int32_t* 
   return out;
 }
 
+// Sorted tiles (CsrStreamParams::sorted) back in CSR order: nonzero k of a block goes to its
+// slot, as the kernel's product does. A slot outside the block, or two nonzeros sent to one slot,
+// is an encoding error.
+template <typename Offset, typename Value>
+void unsort_tiles(const Encoded& e, const std::int32_t* blocks, const Offset* row_ptr,
+                  std::vector<std::int32_t>& col, std::vector<Value>& values) {
+  const EncodedArray& slots_arr = e.array("slots");
+  if (slots_arr.count() != static_cast<std::int64_t>(col.size()))
+    throw InternalError("csr_stream: a slot per nonzero expected");
+  const std::uint16_t* slots = typed<std::uint16_t>(slots_arr);
+  std::vector<std::int32_t> in_order_col(col.size());
+  std::vector<Value> in_order_values(values.size());
+  std::vector<char> taken(col.size(), 0);
+  const auto nblocks = static_cast<std::size_t>(e.array("row_blocks").count() - 1);
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    const std::int64_t start = row_ptr[blocks[b]], end = row_ptr[blocks[b + 1]];
+    for (std::int64_t k = start; k < end; ++k) {
+      const std::int64_t to = start + slots[static_cast<std::size_t>(k)];
+      if (to >= end || taken[static_cast<std::size_t>(to)])
+        throw InternalError(fmt::format("csr_stream: block {} sends nonzero {} to slot {} wrongly",
+                                        b, k, to - start));
+      taken[static_cast<std::size_t>(to)] = 1;
+      in_order_col[static_cast<std::size_t>(to)] = col[static_cast<std::size_t>(k)];
+      in_order_values[static_cast<std::size_t>(to)] = values[static_cast<std::size_t>(k)];
+    }
+  }
+  col = std::move(in_order_col);
+  values = std::move(in_order_values);
+}
+
 template <typename Offset, typename Value>
 void multiply(const Encoded& e, int coding, std::span<const double> x, std::span<double> y,
               double alpha, double beta) {
   const EncodedArray& blocks_arr = e.array("row_blocks");
   const std::int32_t* blocks = typed<std::int32_t>(blocks_arr);
   const Offset* row_ptr = typed<Offset>(e.array("row_ptr"));
-  const std::vector<std::int32_t> col = decoded_columns(e, blocks, row_ptr);
-  const std::vector<Value> values =
+  std::vector<std::int32_t> col = decoded_columns(e, blocks, row_ptr);
+  std::vector<Value> values =
       stored_values<Value>(e, "values", coding, static_cast<std::int64_t>(col.size()));
+  if (std::any_of(e.arrays.begin(), e.arrays.end(),
+                  [](const EncodedArray& arr) { return arr.name == "slots"; }))
+    unsort_tiles(e, blocks, row_ptr, col, values);
   // Walk the rows block by block, as the kernel does: a partition that skipped or repeated a
   // row would show here as a row never written or written twice.
   std::vector<char> written(static_cast<std::size_t>(e.nrows), 0);
@@ -157,6 +191,43 @@ void encode_narrow_columns(const CsrMatrix& a, const std::vector<std::int32_t>& 
   arrays.push_back(make_array<std::int32_t>("col_base", ElemType::i32, base));
   arrays.push_back(std::move(narrow));
   arrays.push_back(std::move(wide));
+}
+
+// The copy of `a` that CsrStreamParams::sorted encodes: within each block that fits the tile,
+// the nonzeros in column order (ties in CSR order), and in `slots` each one's place in the block's
+// CSR order. A longer row's block keeps its order (a row's columns are its own order already):
+// its slots count up.
+CsrMatrix sort_tiles(const CsrMatrix& a, const std::vector<std::int32_t>& blocks, int tile,
+                     std::vector<std::uint16_t>& slots) {
+  CsrMatrix out;
+  out.nrows = a.nrows;
+  out.ncols = a.ncols;
+  out.row_ptr = a.row_ptr;
+  out.col_idx.resize(a.col_idx.size());
+  out.values.resize(a.values.size());
+  slots.assign(a.col_idx.size(), 0);
+  const auto nblocks = static_cast<std::int64_t>(blocks.size()) - 1;
+  parallel_for(nblocks, 256, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<std::uint16_t> order;
+    for (std::int64_t b = lo; b < hi; ++b) {
+      const std::int64_t start = a.row_ptr[static_cast<std::size_t>(blocks[b])];
+      const std::int64_t end = a.row_ptr[static_cast<std::size_t>(blocks[b + 1])];
+      const std::int64_t n = end - start;
+      order.resize(static_cast<std::size_t>(n <= tile ? n : 0));
+      std::iota(order.begin(), order.end(), std::uint16_t{0});
+      const std::int32_t* col = a.col_idx.data() + start;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::uint16_t i, std::uint16_t j) { return col[i] < col[j]; });
+      for (std::int64_t k = 0; k < n; ++k) {
+        const std::int64_t from = n <= tile ? order[static_cast<std::size_t>(k)] : k;
+        const auto to = static_cast<std::size_t>(start + k);
+        out.col_idx[to] = col[from];
+        out.values[to] = a.values[static_cast<std::size_t>(start + from)];
+        slots[to] = static_cast<std::uint16_t>(n <= tile ? from : k % 65536);
+      }
+    }
+  });
+  return out;
 }
 
 }  // namespace
@@ -316,10 +387,10 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
                    4.0 * blocks / std::max(1.0, static_cast<double>(profile.nnz));
   }
   Cost c;
-  c.matrix_bytes =
-      static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
-      static_cast<double>(profile.nnz) * (column_bytes + value_code_bytes(p.values, precision)) +
-      value_table_bytes(p.values, profile, precision);
+  c.matrix_bytes = static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
+                   static_cast<double>(profile.nnz) * (column_bytes + (p.sorted ? 2.0 : 0.0) +
+                                                       value_code_bytes(p.values, precision)) +
+                   value_table_bytes(p.values, profile, precision);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   // Loads have no idle lanes; what is left is the tail of each block's tile.
@@ -415,13 +486,18 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
   e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());
+  // Sorted tiles: the columns and values (and their codes) in each tile's column order.
+  std::vector<std::uint16_t> slots;
+  const CsrMatrix sorted = p.sorted ? sort_tiles(a, blocks, p.tile, slots) : CsrMatrix{};
+  const CsrMatrix& m = p.sorted ? sorted : a;
   if (p.narrow_columns) {
-    encode_narrow_columns(a, blocks, e.arrays);
+    encode_narrow_columns(m, blocks, e.arrays);
   } else {
-    e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, a.col_idx, nnz));
+    e.arrays.push_back(make_array<std::int32_t>("col_idx", ElemType::i32, m.col_idx, nnz));
   }
-  e.arrays.push_back(value_array("values", precision, a.values, nnz));
-  code_values(e.arrays, "values", p.values, a);
+  e.arrays.push_back(value_array("values", precision, m.values, nnz));
+  code_values(e.arrays, "values", p.values, m);
+  if (p.sorted) e.arrays.push_back(make_array<std::uint16_t>("slots", ElemType::u16, slots));
   return e;
 }
 
@@ -438,10 +514,11 @@ void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& param
 }
 
 std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision precision) {
-  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}{}_{}", p.block_size, p.tile,
+  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}{}{}_{}", p.block_size, p.tile,
                      p.rows_per_lane > 1 ? fmt::format("_m{}", p.rows_per_lane) : "",
                      p.offsets64 ? "_o64" : "", p.narrow_columns ? "_c16" : "",
-                     value_coding_tag(p.values), codegen::precision_tag(precision));
+                     p.sorted ? "_srt" : "", value_coding_tag(p.values),
+                     codegen::precision_tag(precision));
 }
 
 KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& params,
@@ -464,6 +541,7 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
     k.params.push_back({KernelParam::Kind::array, "col_idx"});
   }
   k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
+  if (p.sorted) k.params.push_back({KernelParam::Kind::array, "slots"});
   k.params.insert(k.params.end(), {{KernelParam::Kind::x, "x"},
                                    {KernelParam::Kind::y, "y"},
                                    {KernelParam::Kind::alpha, "alpha"},
@@ -473,7 +551,7 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
   // generated before its arrays exist (generate_kernel from a row-block count).
   const auto array_decl = [&](const std::string& name) {
     if (name == "row_ptr") return codegen::ArrayDecl{p.offsets64 ? ElemType::i64 : ElemType::i32};
-    if (name == "col16") return codegen::ArrayDecl{ElemType::u16};
+    if (name == "col16" || name == "slots") return codegen::ArrayDecl{ElemType::u16};
     if (name == "values") return codegen::ArrayDecl{value_code_type(p.values, precision)};
     if (name == "values_table") return codegen::ArrayDecl{value_elem_type(precision)};
     return codegen::ArrayDecl{ElemType::i32};  // row_blocks, col_idx, col_base, col_wide
@@ -499,14 +577,15 @@ static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offset
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
 {SIG}  spmvc::csr_stream::spmv<kBlockSize, kTile, kRowsPerLane, Offset, Value, Acc>(
-      row_blocks, row_ptr, {CP}, {VP}, x, y, alpha, beta);
+      row_blocks, row_ptr, {CP}, {VP}, x, y, alpha, beta{SP});
 }}
 )",
       fmt::arg("CP", p.narrow_columns ? "spmvc::csr_stream::NarrowColumns{col_base, col16, "
                                         "col_wide}"
                                       : "spmvc::csr_stream::WideColumns{col_idx}"),
-      fmt::arg("VP", vals.pass), fmt::arg("OB", p.offsets64 ? 8 : 4),
-      fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
+      fmt::arg("VP", vals.pass),
+      fmt::arg("SP", p.sorted ? ", spmvc::csr_stream::Slotted{slots}" : ""),
+      fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,
                                                "kBlockSize")));
   return k;

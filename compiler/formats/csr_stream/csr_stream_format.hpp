@@ -10,6 +10,11 @@
 //   col16       u16                       nnz: column - col_base of the block (0 in wide blocks)
 //   col_wide    i32                       the wide blocks' columns, block after block (>= 1)
 //   values      f64 (f32 for f32 and f32_acc64), or coded (values/values.hpp)
+//   slots       u16 (sorted only)         nnz: with sorted tiles each block that fits the tile
+//                                         holds its columns and values (and codes) in column
+//                                         order, and slots[k] is nonzero k's place in the
+//                                         block's CSR order (a longer row's block keeps its
+//                                         order: its slots count up)
 // Rows are taken in groups of kGroupRows rows, and each group is cut greedily from its first row:
 // a block takes consecutive rows of the group while it holds at most `tile` nonzeros and
 // block_size rows; a row longer than `tile` forms a block alone. Empty rows ride along with their

@@ -24,6 +24,11 @@ struct CsrStreamParams {
   /// Rows a lane sums when every row has one lane (1 or 2): a block holds up to block_size x
   /// rows_per_lane rows, so short rows fill a larger tile
   int rows_per_lane = 1;
+  /// Each block that fits the tile stores its nonzeros in column order, with a 16-bit slot per
+  /// nonzero: its product's place in the block's CSR order in shared memory. A warp's gather of
+  /// x then touches fewer lines (scripts/model/tile-gather-lines.py); y is the same bit for bit.
+  /// Built by the host encoder only, and not proposed by the planner: it has no GPU timings yet
+  bool sorted = false;
   /// The most rows a row block holds (the host encoder's and the GPU build's partitions)
   int block_rows() const { return block_size * rows_per_lane; }
   static void fields(auto& p, auto&& f) {
@@ -33,6 +38,7 @@ struct CsrStreamParams {
     f("narrow_columns", "c16", p.narrow_columns);
     f("values", "val", p.values);
     f("rows_per_lane", "m", p.rows_per_lane);
+    f("sorted", "srt", p.sorted);
   }
 };
 

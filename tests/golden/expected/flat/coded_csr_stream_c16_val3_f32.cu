@@ -9,7 +9,9 @@
 
 struct csr_stream_NarrowColumns;
 struct TableValues_float_unsignedshort;
-struct csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort;
+struct csr_stream_InPlace;
+struct
+    csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace;
 struct csr_stream_ShortColumn;
 struct csr_stream_IntColumn;
 struct
@@ -22,7 +24,7 @@ struct csr_stream_NarrowColumns {
   __device__ int block_code(int b) const;
   __device__ void with_block(
       int at, long long start,
-      const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
+      const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace
           &f) const;
   __device__ float with_block_absolute(
       int at, long long start,
@@ -36,12 +38,18 @@ struct TableValues_float_unsignedshort {
   __device__ TableValues_float_unsignedshort operator+(int i) const;
 };
 
-struct csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort {
+struct csr_stream_InPlace {
+  __device__ csr_stream_InPlace operator+(int) const;
+};
+
+struct
+    csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace {
   TableValues_float_unsignedshort values;
   const float *__restrict x;
   float *products;
   int n;
   int t;
+  csr_stream_InPlace slots;
   __device__ void operator()(csr_stream_ShortColumn column) const;
   __device__ void operator()(csr_stream_IntColumn column) const;
 };
@@ -92,6 +100,11 @@ TableValues_float_unsignedshort::operator+(int i) const {
   return TableValues_float_unsignedshort{this->code + i, this->table};
 }
 
+__device__ __forceinline__ csr_stream_InPlace
+csr_stream_InPlace::operator+(int) const {
+  return {};
+}
+
 __device__ __forceinline__ unsigned short load_stream_unsignedshort(
     const unsigned short *p) {
   return __ldcs(p);
@@ -112,10 +125,11 @@ __device__ __forceinline__ float load_ro_float(const float *p) {
 }
 
 __device__ __forceinline__ void
-csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort::
+csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace::
 operator()(csr_stream_ShortColumn column) const {
   const csr_stream_ShortColumn column_t = column + this->t;
   const TableValues_float_unsignedshort values_t = this->values + this->t;
+  const csr_stream_InPlace slots_t = this->slots + this->t;
   float *const products_t = this->products + this->t;
   const int left = this->n - this->t;
 
@@ -123,6 +137,7 @@ operator()(csr_stream_ShortColumn column) const {
   for (int r = 0; r < 4; r += 2) {
     int c[2];
     float v[2];
+    int at[2];
 
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
@@ -130,6 +145,7 @@ operator()(csr_stream_ShortColumn column) const {
       if (k < left) {
         c[i] = column_t(k);
         v[i] = load_stream_float_unsignedshort(values_t + k);
+        {}
       }
     }
 
@@ -137,8 +153,9 @@ operator()(csr_stream_ShortColumn column) const {
     for (int i = 0; i < 2; ++i) {
       const int k = (r + i) * 256;
       if (k < left) {
-        products_t[k] = static_cast<float>(v[i]) *
-                        static_cast<float>(load_ro_float(this->x + c[i]));
+        const float product = static_cast<float>(v[i]) *
+                              static_cast<float>(load_ro_float(this->x + c[i]));
+        { products_t[k] = product; }
       }
     }
   }
@@ -158,10 +175,11 @@ __device__ __forceinline__ int csr_stream_IntColumn::operator()(int k) const {
 }
 
 __device__ __forceinline__ void
-csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort::
+csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace::
 operator()(csr_stream_IntColumn column) const {
   const csr_stream_IntColumn column_t = column + this->t;
   const TableValues_float_unsignedshort values_t = this->values + this->t;
+  const csr_stream_InPlace slots_t = this->slots + this->t;
   float *const products_t = this->products + this->t;
   const int left = this->n - this->t;
 
@@ -169,6 +187,7 @@ operator()(csr_stream_IntColumn column) const {
   for (int r = 0; r < 4; r += 4) {
     int c[4];
     float v[4];
+    int at[4];
 
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -176,6 +195,7 @@ operator()(csr_stream_IntColumn column) const {
       if (k < left) {
         c[i] = column_t(k);
         v[i] = load_stream_float_unsignedshort(values_t + k);
+        {}
       }
     }
 
@@ -183,8 +203,9 @@ operator()(csr_stream_IntColumn column) const {
     for (int i = 0; i < 4; ++i) {
       const int k = (r + i) * 256;
       if (k < left) {
-        products_t[k] = static_cast<float>(v[i]) *
-                        static_cast<float>(load_ro_float(this->x + c[i]));
+        const float product = static_cast<float>(v[i]) *
+                              static_cast<float>(load_ro_float(this->x + c[i]));
+        { products_t[k] = product; }
       }
     }
   }
@@ -192,7 +213,7 @@ operator()(csr_stream_IntColumn column) const {
 
 __device__ __forceinline__ void csr_stream_NarrowColumns::with_block(
     int at, long long start,
-    const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort
+    const csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace
         &f) const {
   if (at >= 0) return f(csr_stream_ShortColumn{this->narrow + start, at});
   return f(csr_stream_IntColumn{this->wide + (-1 - at)});
@@ -274,10 +295,11 @@ __device__ __forceinline__ float group_sum_32_float(float v) {
 }
 
 __device__ __forceinline__ void
-csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
+csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace(
     const int *__restrict row_blocks, const int *__restrict row_ptr,
     csr_stream_NarrowColumns columns, TableValues_float_unsignedshort values,
-    const float *__restrict x, float *__restrict y, float alpha, float beta) {
+    const float *__restrict x, float *__restrict y, float alpha, float beta,
+    csr_stream_InPlace slots) {
   static_assert(256 % 32 == 0, "blocks are whole warps");
   static_assert(1024 % 256 == 0,
                 "the tile is a whole number of block-wide steps");
@@ -308,8 +330,9 @@ csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_
   if (end - start <= static_cast<int>(1024)) {
     columns.with_block(
         code, static_cast<long long>(start),
-        csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort{
-            values + start, x, products, static_cast<int>(end - start), t});
+        csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace{
+            values + start, x, products, static_cast<int>(end - start), t,
+            slots + start});
     __syncthreads();
     {
       b = static_cast<int>(row_begin - start);
@@ -356,7 +379,8 @@ extern "C" __global__ void __launch_bounds__(256)
         const int *__restrict col_wide, const unsigned short *__restrict values,
         const float *__restrict values_table, const float *__restrict x,
         float *__restrict y, float alpha, float beta) {
-  csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort(
+  csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace(
       row_blocks, row_ptr, csr_stream_NarrowColumns{col_base, col16, col_wide},
-      TableValues_float_unsignedshort{values, values_table}, x, y, alpha, beta);
+      TableValues_float_unsignedshort{values, values_table}, x, y, alpha, beta,
+      csr_stream_InPlace{});
 }
