@@ -75,10 +75,12 @@ void preload_device_build(const Options& options, const runtime::DeviceInfo& dev
     const bool bro_wanted = options.format == "auto" || options.format.starts_with("bro_");
     if (bro_wanted && !options.csr && !options.params)
       (void)runtime::load_device_bro_kernels(cache, device);
-    if (runtime::tiered(options) && nnz >= 0)
-      runtime::GenericCsr::preload(nrows, nnz, options.precision, device.ordinal);
-    if (runtime::tiered(options) && nnz < 0)
-      runtime::GenericCsr::preload(options.precision, device.ordinal);
+    if (runtime::tiered(options)) {
+      if (nnz >= 0)
+        runtime::GenericCsr::preload(nrows, nnz, options.precision, device.ordinal);
+      else
+        runtime::GenericCsr::preload(options.precision, device.ordinal);
+    }
   } catch (...) {  // NOLINT(bugprone-empty-catch): the build loads the same and reports
   }
 }

@@ -60,7 +60,6 @@ void FillerPool::run(int n, const std::function<void(int)>& fn,
   if (started_ < n - 1) {
     const int from = started_ + 1;
     started_ = n - 1;
-    last_ = started_;
     // The roots of the new threads (whose parents are not new) start here.
     for (int i = from; i <= started_; ++i) {
       if (i / 2 < from) adopt(i, caller_owns_);
@@ -102,7 +101,7 @@ void FillerPool::adopt(int i, std::vector<int>& owner) {
     std::thread([this, i] {
       std::vector<int> own;
       for (const int child : {2 * i, 2 * i + 1}) {
-        if (child <= last_) adopt(child, own);
+        if (child <= started_) adopt(child, own);
       }
       work(i, own);
     }).detach();
@@ -110,7 +109,7 @@ void FillerPool::adopt(int i, std::vector<int>& owner) {
     refused_.fetch_add(1);
     owner.push_back(i);
     for (const int child : {2 * i, 2 * i + 1}) {
-      if (child <= last_) adopt(child, owner);
+      if (child <= started_) adopt(child, owner);
     }
   }
 }

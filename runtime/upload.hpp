@@ -112,8 +112,8 @@ class FillerPool {
   std::function<bool(int)> refuse_start_;
   mutable std::mutex mutex_;
   std::condition_variable start_, done_;
-  int started_ = 0;               // threads 1..started_ exist or are adopted
-  int last_ = 0;                  // == started_, read by starting threads
+  int started_ = 0;               // threads 1..started_ exist or are adopted (read unlocked by
+                                  // starting threads: run() changes it only between runs)
   std::vector<int> caller_owns_;  // the shares of threads that could not be started by run()
   std::atomic<int> refused_{0};   // threads that could not be started
   const std::function<void(int)>* job_ = nullptr;

@@ -108,17 +108,15 @@ void unsort_tiles(const Encoded& e, const std::int32_t* blocks, const Offset* ro
 }
 
 template <typename Offset, typename Value>
-void multiply(const Encoded& e, int coding, std::span<const double> x, std::span<double> y,
-              double alpha, double beta) {
+void multiply(const Encoded& e, const CsrStreamParams& p, std::span<const double> x,
+              std::span<double> y, double alpha, double beta) {
   const EncodedArray& blocks_arr = e.array("row_blocks");
   const std::int32_t* blocks = typed<std::int32_t>(blocks_arr);
   const Offset* row_ptr = typed<Offset>(e.array("row_ptr"));
   std::vector<std::int32_t> col = decoded_columns(e, blocks, row_ptr);
   std::vector<Value> values =
-      stored_values<Value>(e, "values", coding, static_cast<std::int64_t>(col.size()));
-  if (std::any_of(e.arrays.begin(), e.arrays.end(),
-                  [](const EncodedArray& arr) { return arr.name == "slots"; }))
-    unsort_tiles(e, blocks, row_ptr, col, values);
+      stored_values<Value>(e, "values", p.values, static_cast<std::int64_t>(col.size()));
+  if (p.sorted) unsort_tiles(e, blocks, row_ptr, col, values);
   // Walk the rows block by block, as the kernel does: a partition that skipped or repeated a
   // row would show here as a row never written or written twice.
   std::vector<char> written(static_cast<std::size_t>(e.nrows), 0);
@@ -509,7 +507,7 @@ void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& param
       static_cast<std::int64_t>(y.size()) != e.nrows)
     throw InputError("reference_spmv", 0, "x or y has the wrong length");
   with_offset_and_value(p.offsets64, e.precision, [&]<typename Offset, typename Value>() {
-    multiply<Offset, Value>(e, p.values, x, y, alpha, beta);
+    multiply<Offset, Value>(e, p, x, y, alpha, beta);
   });
 }
 
