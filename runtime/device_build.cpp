@@ -5,9 +5,12 @@
 // (compiler/planner/device_plan.cpp), the GPU encodes what the plan needs beside the caller's
 // arrays (ell, sell, hyb and dia in device_build_ell.cpp), and the kernel comes from the cache.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <variant>
 
@@ -85,37 +88,42 @@ void preload_device_build(const Options& options, const runtime::DeviceInfo& dev
   }
 }
 
-std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, const Options& options,
-                                                         const runtime::DeviceInfo& device,
-                                                         Clock::time_point start,
-                                                         const HostUpload* upload) {
-  auto im = std::make_unique<Operator::Impl>();
-  im->nrows = a.nrows;
-  im->ncols = a.ncols;
-  CompileTimings& timings = im->timings;
-  timings.build = "device";
-  if (upload != nullptr) {
-    // Before the tiers copy the timings (Tiers::refresh writes their upload back).
-    im->resident = upload->resident;
-    timings.upload = upload->seconds;
-    timings.build_why = upload->why;
-  } else {
-    timings.build_why = "compile(DeviceCsr): the matrix is in device memory";
-  }
+namespace {
+
+// What the GPU build has once the row pass has checked the arrays.
+struct Checked {
+  runtime::DeviceCsrKernels kernels;
+  runtime::DeviceEllKernels ell_kernels;
+  runtime::DeviceInspection inspection;
+  double inspect_seconds = 0;  // the row pass's
+};
+
+// Whether the whole build goes to a tiered operator's background thread (Tiers::Scope::build):
+// for format auto only, whose later passes raise no InputError (a named format's can: unsorted
+// columns for BRO or the block formats), so every error about the caller's arrays still comes
+// from compile().
+bool build_in_background(const Options& options) {
+  return runtime::tiered(options) && options.format == "auto" && !options.csr && !options.params;
+}
+
+// The GPU build after the row pass: the other inspection passes, the plan, the encoding, the
+// source and the kernel, into `im` with its stages in `timings`. `tiers`: set when this runs on
+// a tiered operator's background thread (Scope::build), which it settles once the operator's
+// description is final and publishes once apply() may switch; else a kernel in neither cache
+// level compiles on a thread of its own where the options tier (Scope::kernel).
+void finish_build(Operator::Impl& im, CompileTimings& timings, const DeviceCsr& a,
+                  const Options& options, const runtime::DeviceInfo& device, Checked checked,
+                  Clock::time_point start, runtime::Tiers* tiers,
+                  const std::atomic<bool>* abandoned) {
+  const bool from_host = im.resident != nullptr;
   runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
-
-  // The build kernels: the library's own (nvcc, build_units.hpp) where they serve this GPU, else
-  // a unit compiled through the cache like any other; their load counts as compile time.
-  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
-  const runtime::DeviceEllKernels ell_kernels = runtime::load_device_ell_kernels(cache, device);
-  timings.compile = kernels.seconds + ell_kernels.seconds;
-  timings.cache_note = kernels.disk_note;
-  // Every unit comes from the same place for one device (build_units.hpp's rule).
-  timings.build_units = kernels.nvcc && ell_kernels.nvcc ? "nvcc" : "nvrtc";
-
-  auto t0 = Clock::now();
-  runtime::DeviceInspection inspection = runtime::inspect_device(a, options.precision, kernels);
-  im->profile = std::move(inspection.profile);
+  const runtime::DeviceCsrKernels& kernels = checked.kernels;
+  const runtime::DeviceEllKernels& ell_kernels = checked.ell_kernels;
+  runtime::DeviceInspection& inspection = checked.inspection;
+  // The row pass's time counts towards the inspection.
+  auto t0 = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(checked.inspect_seconds));
+  im.profile = std::move(inspection.profile);
   std::string wanted_format = options.format;
   if (options.csr) wanted_format = "csr";
   if (options.params) wanted_format = std::string(format_of(*options.params));
@@ -141,7 +149,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   if (many_values) {
     auto found = runtime::value_patterns16_device(a, options.precision, value_kernels);
-    im->profile.distinct_values =
+    im.profile.distinct_values =
         found ? static_cast<std::int64_t>(found->size()) : kDistinctValuesCap + 1;
     if (found) values16.patterns = std::move(*found);
   }
@@ -151,12 +159,12 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   runtime::DeviceDiagonals diagonals;
   if (wanted_format == "auto" || wanted_format == "dia") {
     diagonals = runtime::inspect_diagonals_device(a, options.precision, ell_kernels);
-    im->profile.diagonals = diagonals.count;
+    im.profile.diagonals = diagonals.count;
     // On few diagonals the farthest one is the bandwidth, which dia's thread shape reads.
     for (const std::int32_t o : diagonals.occupied)
-      im->profile.bandwidth = std::max(im->profile.bandwidth, std::abs(std::int64_t{o}));
-    im->profile.structurally_symmetric = diagonals.structural;
-    im->profile.numerically_symmetric = diagonals.numerical;
+      im.profile.bandwidth = std::max(im.profile.bandwidth, std::abs(std::int64_t{o}));
+    im.profile.structurally_symmetric = diagonals.structural;
+    im.profile.numerically_symmetric = diagonals.numerical;
   }
   // The block shapes, for bcsr's and bellpack's models, where the caller asked for one of them.
   // Not for format "auto": on the H100 the pass took 9-31 ms at 16-53M nonzeros (27-point
@@ -174,7 +182,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
                        fmt::format("{} is built on the GPU from sorted columns, but the columns "
                                    "do not strictly increase within every row",
                                    wanted_format));
-    im->profile.block_shapes = std::move(blocks.shapes);
+    im.profile.block_shapes = std::move(blocks.shapes);
   }
 
   // The plan, in two parts (compiler::DevicePlanning): the formats the row pass's Profile
@@ -183,12 +191,12 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   BuildTarget target;
   target.arch = device.arch();
   target.gpu = device.name;
-  compiler::DevicePlanning planning(a, options, target, upload != nullptr);
+  compiler::DevicePlanning planning(a, options, target, from_host);
   // A named format without 16-bit tables (sell and the block formats) and more than 256
   // distinct values, not counted further: the planner sees more than a 16-bit table holds;
   // the Profile keeps the row pass's "more than 256".
-  const std::int64_t counted = im->profile.distinct_values;
-  if (values_uncounted) im->profile.distinct_values = kDistinctValuesCap + 1;
+  const std::int64_t counted = im.profile.distinct_values;
+  if (values_uncounted) im.profile.distinct_values = kDistinctValuesCap + 1;
   // The columns' deltas, for the BRO formats' models, where the options let BRO be chosen; that
   // pass measures each slice height's longest rows too (Profile::slice_longest), which the ell
   // unit's own pass measures otherwise. It is launched first and read back after the row
@@ -205,33 +213,33 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
     pending = runtime::launch_bro_inspection(a, *bro_kernels);
   }
   const auto t_rows = Clock::now();
-  planning.propose_row_formats(im->profile);
+  planning.propose_row_formats(im.profile);
   const double plan_seconds = seconds_since(t_rows);
   bool slices_measured = false;
   if (pending) {
-    const std::string problem = runtime::finish_bro_inspection(*pending, im->profile);
+    const std::string problem = runtime::finish_bro_inspection(*pending, im.profile);
     slices_measured = problem.empty();  // unsorted columns: the pass keeps none of its counts
     if (!problem.empty() && (wanted_format == "bro_ell" || wanted_format == "bro_hyb"))
       throw InputError(
           "DeviceCsr", 0,
           fmt::format("{} delta-codes sorted columns, but {}", wanted_format, problem));
   }
-  if (!slices_measured) im->profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
+  if (!slices_measured) im.profile.slice_longest = runtime::slice_longest_device(a, ell_kernels);
   timings.inspect = seconds_since(t0) - plan_seconds;
-  im->profile.inspect_seconds = timings.inspect;
+  im.profile.inspect_seconds = timings.inspect;
 
   t0 = Clock::now();
-  im->plan = planning.finish(im->profile);
-  im->profile.distinct_values = counted;
+  im.plan = planning.finish(im.profile);
+  im.profile.distinct_values = counted;
   timings.plan = plan_seconds + seconds_since(t0);
 
   // What is encoded, on the GPU: ell, sell and hyb's arrays, the BRO formats' whole encodings,
   // or csr_stream's row blocks and 16-bit columns, 8-bit value codes or fp32 values beside the
   // caller's arrays.
   t0 = Clock::now();
-  const int coding = compiler::value_coding(im->plan);
-  const bool ell_family = codegen::device_ell_family(im->plan.format);
-  const bool block_family = codegen::device_block_family(im->plan.format);
+  const int coding = compiler::value_coding(im.plan);
+  const bool ell_family = codegen::device_ell_family(im.plan.format);
+  const bool block_family = codegen::device_block_family(im.plan.format);
   if (coding == formats::kValuesTable16 && values16.kernels == nullptr) {
     // A 16-bit table forced on at most 256 distinct values: the row pass's patterns serve.
     value_kernels = runtime::load_device_value_kernels(cache, device);
@@ -239,36 +247,36 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   std::int64_t ell_width = 0, coo_entries = 0;
   std::optional<runtime::BroBuilt> bro;
-  const bool dia = im->plan.format == "dia";
+  const bool dia = im.plan.format == "dia";
   std::vector<std::int32_t> dia_offsets;
   if (dia) {
     runtime::DeviceDiaBuild built =
-        runtime::build_dia_device(a, im->plan, diagonals.occupied, ell_kernels);
+        runtime::build_dia_device(a, im.plan, diagonals.occupied, ell_kernels);
     dia_offsets = std::move(built.offsets);
     for (auto& [name, buffer] : built.arrays) {
-      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
-      im->arrays.emplace_back(std::move(name), std::move(buffer));
+      im.device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im.arrays.emplace_back(std::move(name), std::move(buffer));
     }
   } else if (block_family) {
     if (!block_kernels) throw InternalError("a block plan without the block inspection");
     runtime::DeviceBlockBuild built =
-        runtime::build_block_device(a, im->plan, *block_kernels, ell_kernels);
+        runtime::build_block_device(a, im.plan, *block_kernels, ell_kernels);
     for (auto& [name, buffer] : built.arrays) {
-      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
-      im->arrays.emplace_back(std::move(name), std::move(buffer));
+      im.device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im.arrays.emplace_back(std::move(name), std::move(buffer));
     }
   } else if (ell_family) {
     runtime::DeviceEllBuild built = runtime::build_ell_family_device(
-        a, im->plan, im->profile, inspection.value_patterns, kernels, ell_kernels,
+        a, im.plan, im.profile, inspection.value_patterns, kernels, ell_kernels,
         values16.kernels != nullptr ? &values16 : nullptr);
     ell_width = built.width;
     coo_entries = built.coo;
     for (auto& [name, buffer] : built.arrays) {
-      im->device_bytes += static_cast<std::int64_t>(buffer.bytes());
-      im->arrays.emplace_back(std::move(name), std::move(buffer));
+      im.device_bytes += static_cast<std::int64_t>(buffer.bytes());
+      im.arrays.emplace_back(std::move(name), std::move(buffer));
     }
   } else {
-    bro = runtime::encode_bro_plan(*im, a, inspection.value_patterns,
+    bro = runtime::encode_bro_plan(im, a, inspection.value_patterns,
                                    bro_kernels ? &*bro_kernels : nullptr,
                                    values16.kernels != nullptr ? &values16 : nullptr);
   }
@@ -278,23 +286,23 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   if (!own_encoding && coding == formats::kValuesTable8) {
     runtime::DeviceValueCodes coded =
         runtime::code_values_device(a, options.precision, inspection.value_patterns, kernels);
-    im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
-    im->arrays.emplace_back("values", std::move(coded.codes));
-    im->arrays.emplace_back("values_table", std::move(coded.table));
+    im.device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
+    im.arrays.emplace_back("values", std::move(coded.codes));
+    im.arrays.emplace_back("values_table", std::move(coded.table));
   } else if (!own_encoding && coding == formats::kValuesTable16) {
     runtime::DeviceValueCodes coded =
         runtime::code_values16_device(a, options.precision, values16.patterns, value_kernels);
-    im->device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
-    im->arrays.emplace_back("values", std::move(coded.codes));
-    im->arrays.emplace_back("values_table", std::move(coded.table));
+    im.device_bytes += static_cast<std::int64_t>(coded.codes.bytes() + coded.table.bytes());
+    im.arrays.emplace_back("values", std::move(coded.codes));
+    im.arrays.emplace_back("values_table", std::move(coded.table));
   } else if (!own_encoding && coding == formats::kValuesF32) {
     runtime::DeviceBuffer narrow = runtime::narrow_values_device(a, kernels);
-    im->device_bytes += static_cast<std::int64_t>(narrow.bytes());
-    im->arrays.emplace_back("values", std::move(narrow));
+    im.device_bytes += static_cast<std::int64_t>(narrow.bytes());
+    im.arrays.emplace_back("values", std::move(narrow));
   }
   std::int64_t nblocks = 0;
   bool narrow_columns = false;
-  if (const auto* params = std::get_if<CsrStreamParams>(&im->plan.params)) {
+  if (const auto* params = std::get_if<CsrStreamParams>(&im.plan.params)) {
     runtime::DeviceRowBlocks blocks =
         runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_rows(), kernels);
     nblocks = blocks.nblocks;
@@ -302,36 +310,36 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
       // Wide blocks read the caller's col_idx (bound below as col_wide).
       runtime::DeviceNarrowColumns narrow =
           runtime::narrow_columns_device(a, blocks.starts, nblocks, kernels);
-      im->device_bytes += static_cast<std::int64_t>(narrow.base.bytes() + narrow.col16.bytes());
-      im->arrays.emplace_back("col_base", std::move(narrow.base));
-      im->arrays.emplace_back("col16", std::move(narrow.col16));
+      im.device_bytes += static_cast<std::int64_t>(narrow.base.bytes() + narrow.col16.bytes());
+      im.arrays.emplace_back("col_base", std::move(narrow.base));
+      im.arrays.emplace_back("col16", std::move(narrow.col16));
       narrow_columns = true;
     }
-    im->device_bytes += static_cast<std::int64_t>(blocks.starts.bytes());
-    im->arrays.emplace_back("row_blocks", std::move(blocks.starts));
+    im.device_bytes += static_cast<std::int64_t>(blocks.starts.bytes());
+    im.arrays.emplace_back("row_blocks", std::move(blocks.starts));
   }
   timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
-  im->source =
-      block_family ? compiler::generate_device_block(im->plan, im->profile, a.nrows, a.ncols, a.nnz)
-      : ell_family ? compiler::generate_device_ell(im->plan, im->profile, ell_width, coo_entries)
-      : dia        ? compiler::generate_device_dia(im->plan, im->profile, dia_offsets)
-      : bro        ? runtime::generate_bro_plan(*im, a, *bro)
-                   : compiler::generate_device_csr(im->plan, im->profile, a, nblocks);
-  if (options.transform_source) im->source = options.transform_source(im->source);
+  im.source =
+      block_family ? compiler::generate_device_block(im.plan, im.profile, a.nrows, a.ncols, a.nnz)
+      : ell_family ? compiler::generate_device_ell(im.plan, im.profile, ell_width, coo_entries)
+      : dia        ? compiler::generate_device_dia(im.plan, im.profile, dia_offsets)
+      : bro        ? runtime::generate_bro_plan(im, a, *bro)
+                   : compiler::generate_device_csr(im.plan, im.profile, a, nblocks);
+  if (options.transform_source) im.source = options.transform_source(im.source);
   timings.codegen = seconds_since(t0);
 
-  // Tiered (Options::tiered): a kernel in neither cache level compiles in the background while
-  // the generic tier multiplies on the caller's arrays, which the inspection above has checked.
+  // On the background thread the kernel is obtained last (below); else a kernel in neither
+  // cache level compiles in the background while the generic tier multiplies on the caller's
+  // arrays, which the row pass has checked (Options::tiered).
   std::optional<runtime::CachedKernel> found;
-  if (runtime::tiered(options)) found = cache.find(im->source, device.arch());
-  const bool tiered = runtime::tiered(options) && !found;
+  if (tiers == nullptr && runtime::tiered(options)) found = cache.find(im.source, device.arch());
+  const bool tiered = tiers == nullptr && runtime::tiered(options) && !found;
   if (found) {
-    timings.compile +=
-        found->seconds + im->load_cached(*found, device, /*own_load=*/false, timings);
-  } else if (!tiered) {
-    timings.compile += im->load_kernels(cache, device, /*own_load=*/false);
+    timings.compile += found->seconds + im.load_cached(*found, device, /*own_load=*/false, timings);
+  } else if (!tiered && tiers == nullptr) {
+    timings.compile += im.load_kernels(cache, device, /*own_load=*/false);
   }
 
   // The caller's arrays the kernel reads (its values only when they are not coded or dropped;
@@ -339,47 +347,121 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   const bool plain = coding == formats::kValuesPlain;
   const auto vb = static_cast<std::int64_t>(value_bytes(options.precision));
   // (The ell family's, the block formats' and the BRO kernels read only spmvc's arrays.)
-  if (upload != nullptr) {
+  if (from_host) {
     // compile(CsrMatrix)'s copy: the operator's own memory, whatever reads it.
-    const runtime::ResidentCsr& r = *upload->resident;
-    im->device_bytes +=
+    const runtime::ResidentCsr& r = *im.resident;
+    im.device_bytes +=
         static_cast<std::int64_t>(r.row_ptr.bytes() + r.col_idx.bytes() + r.values.bytes());
   } else if (!own_encoding) {
-    im->device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
+    im.device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   }
-  im->borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
-  if (narrow_columns) im->borrowed.push_back({"col_wide", a.col_idx});
-  if (im->plan.engine == Engine::cusparse) {
+  im.borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
+  if (narrow_columns) im.borrowed.push_back({"col_wide", a.col_idx});
+  if (im.plan.engine == Engine::cusparse) {
     // cuSPARSE multiplies the caller's CSR arrays; the csr kernel (compiled above, or by the
     // tier's thread) serves SpMM and the transposed multiply.
     t0 = Clock::now();
-    im->cusparse = std::make_shared<runtime::CusparseEngine>(a.nrows, a.ncols, a.nnz, a.row_ptr,
-                                                             a.col_idx, a.values, options.precision,
-                                                             im->plan.cusparse_algorithm);
+    im.cusparse = std::make_shared<runtime::CusparseEngine>(a.nrows, a.ncols, a.nnz, a.row_ptr,
+                                                            a.col_idx, a.values, options.precision,
+                                                            im.plan.cusparse_algorithm);
     timings.cusparse_setup = seconds_since(t0);
     timings.engine = "cusparse";
   }
-  if (!tiered) im->bind_arrays();
-  im->options = options;
-  im->device_matrix = a;
-  runtime::attach_operations(*im, a, options, nblocks);
+  if (!tiered && tiers == nullptr) im.bind_arrays();
+  im.options = options;
+  im.device_matrix = a;
+  runtime::attach_operations(im, a, options, nblocks);
   runtime::synchronize();
-  if (!tiered) return im;
+
+  if (tiers != nullptr) {
+    // The operator's description is final; a cuSPARSE engine multiplies from now on, while the
+    // csr kernel it keeps for SpMM and the transpose compiles.
+    if (im.plan.engine == Engine::cusparse)
+      tiers->publish(timings);
+    else
+      tiers->settle(timings);
+    const auto t1 = Clock::now();
+    const runtime::CachedKernel cached = cache.get(im.source, device.arch());
+    if (abandoned != nullptr && abandoned->load()) return;
+    const double obtained = seconds_since(t1);
+    timings.compile += obtained + im.load_cached(cached, device, /*own_load=*/false, timings);
+    im.bind_arrays();
+    return;
+  }
+  if (!tiered) return;
 
   t0 = Clock::now();
   auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
   timings.generic_setup = seconds_since(t0);
-  im->tiers = std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal);
+  im.tiers = std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal);
+  // A cuSPARSE engine multiplies at once; the thread compiles the csr kernel it keeps.
+  if (im.plan.engine == Engine::cusparse) im.tiers->publish(timings);
   // The thread writes the operator's launches, which apply() reads only after the switch; the
   // Impl outlives the thread (Tiers is its last member).
-  Operator::Impl* raw = im.get();
-  im->tiers->start([raw, &cache, device](CompileTimings& t, const std::atomic<bool>& abandoned) {
+  Operator::Impl* raw = &im;
+  im.tiers->start([raw, &cache, device](CompileTimings& t, const std::atomic<bool>& gone) {
     const auto t1 = Clock::now();
     const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
-    if (abandoned.load()) return;
+    if (gone.load()) return;
     const double obtained = seconds_since(t1);
     t.compile += obtained + raw->load_cached(cached, device, /*own_load=*/false, t);
     raw->bind_arrays();
+  });
+}
+
+}  // namespace
+
+std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, const Options& options,
+                                                         const runtime::DeviceInfo& device,
+                                                         Clock::time_point start,
+                                                         const HostUpload* upload) {
+  auto im = std::make_unique<Operator::Impl>();
+  im->nrows = a.nrows;
+  im->ncols = a.ncols;
+  CompileTimings& timings = im->timings;
+  timings.build = "device";
+  if (upload != nullptr) {
+    // Before the tiers copy the timings (Tiers::refresh writes their upload back).
+    im->resident = upload->resident;
+    timings.upload = upload->seconds;
+    timings.build_why = upload->why;
+  } else {
+    timings.build_why = "compile(DeviceCsr): the matrix is in device memory";
+  }
+  runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
+
+  // The build kernels: the library's own (nvcc, build_units.hpp) where they serve this GPU, else
+  // a unit compiled through the cache like any other; their load counts as compile time.
+  Checked checked;
+  checked.kernels = runtime::load_device_csr_kernels(cache, device);
+  checked.ell_kernels = runtime::load_device_ell_kernels(cache, device);
+  timings.compile = checked.kernels.seconds + checked.ell_kernels.seconds;
+  timings.cache_note = checked.kernels.disk_note;
+  // Every unit comes from the same place for one device (build_units.hpp's rule).
+  timings.build_units = checked.kernels.nvcc && checked.ell_kernels.nvcc ? "nvcc" : "nvrtc";
+
+  // The row pass: InputError here when the arrays do not form a CSR matrix.
+  const auto t0 = Clock::now();
+  checked.inspection = runtime::inspect_device(a, options.precision, checked.kernels);
+  checked.inspect_seconds = seconds_since(t0);
+
+  if (!build_in_background(options)) {
+    finish_build(*im, im->timings, a, options, device, std::move(checked), start, nullptr, nullptr);
+    return im;
+  }
+  // Tiered, format auto: the generic tier multiplies on the checked arrays from here on, and
+  // the rest of the build runs on the tiers' thread (Tiers::Scope::build).
+  const auto t1 = Clock::now();
+  auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
+  timings.generic_setup = seconds_since(t1);
+  im->tiers = std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal,
+                                               runtime::Tiers::Scope::build);
+  Operator::Impl* raw = im.get();
+  auto kept = std::make_shared<Checked>(std::move(checked));
+  im->tiers->start([raw, a, options, device, kept, start](CompileTimings& t,
+                                                          const std::atomic<bool>& abandoned) {
+    finish_build(*raw, t, a, options, device, std::move(*kept), start, raw->tiers.get(),
+                 &abandoned);
   });
   return im;
 }

@@ -407,6 +407,7 @@ const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
 
 void Operator::apply_transpose(const void* x, void* y, double alpha, double beta,
                                void* stream) const {
+  impl_->settled();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   const Operator* t = nullptr;
   {
@@ -417,6 +418,7 @@ void Operator::apply_transpose(const void* x, void* y, double alpha, double beta
 }
 
 const Plan& Operator::transpose_plan() const {
+  impl_->settled();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   std::lock_guard lock(ops.mutex);
   return runtime::transposed(*impl_, ops).plan();
@@ -461,7 +463,7 @@ void Operator::apply_many_host(std::span<const double> x, std::span<double> y, i
     throw InputError("apply_many_host", 0,
                      fmt::format("X has {} elements (need {} x {}), Y has {} (need {} x {})",
                                  x.size(), impl_->ncols, k, y.size(), impl_->nrows, k));
-  on_host_arrays(impl_->plan.precision, x, y,
+  on_host_arrays(plan().precision, x, y,
                  [&](const void* dx, void* dy) { apply_many(dx, dy, k, layout, alpha, beta); });
 }
 
@@ -472,7 +474,7 @@ void Operator::apply_transpose_host(std::span<const double> x, std::span<double>
     throw InputError("apply_transpose_host", 0,
                      fmt::format("x has {} elements (need nrows = {}), y has {} (need ncols = {})",
                                  x.size(), impl_->nrows, y.size(), impl_->ncols));
-  on_host_arrays(impl_->plan.precision, x, y,
+  on_host_arrays(plan().precision, x, y,
                  [&](const void* dx, void* dy) { apply_transpose(dx, dy, alpha, beta); });
 }
 

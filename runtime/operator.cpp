@@ -228,9 +228,20 @@ Operator::~Operator() = default;
 
 std::int64_t Operator::nrows() const { return impl_->nrows; }
 std::int64_t Operator::ncols() const { return impl_->ncols; }
-const Plan& Operator::plan() const { return impl_->plan; }
-const Profile& Operator::profile() const { return impl_->profile; }
-const KernelSource& Operator::source() const { return impl_->source; }
+// A GPU build on its tiers' thread (Tiers::Scope::build) writes what these return: they wait
+// for it to settle.
+const Plan& Operator::plan() const {
+  impl_->settled();
+  return impl_->plan;
+}
+const Profile& Operator::profile() const {
+  impl_->settled();
+  return impl_->profile;
+}
+const KernelSource& Operator::source() const {
+  impl_->settled();
+  return impl_->source;
+}
 const CompileTimings& Operator::timings() const {
   if (impl_->tiers) impl_->tiers->refresh(impl_->timings);
   return impl_->timings;
@@ -238,21 +249,25 @@ const CompileTimings& Operator::timings() const {
 void Operator::wait_specialised() const {
   if (impl_->tiers) impl_->tiers->wait_ready();
 }
-std::int64_t Operator::device_bytes() const { return impl_->device_bytes; }
+std::int64_t Operator::device_bytes() const {
+  impl_->settled();
+  return impl_->device_bytes;
+}
 
 void Operator::apply(const void* x, void* y, double alpha, double beta, void* stream) const {
   // The hot path: no allocation and no lookups. Argument slots live on the stack; device
   // pointers of the encoded arrays were resolved once in compile(). A tiered operator costs one
   // atomic load here once it has switched.
   const Impl& im = *impl_;
-  // A cuSPARSE engine is ready when compile() returns: a tier compiling in the background (the
-  // device-array path's csr kernel, for SpMM and the transposed multiply) does not stand in for it.
+  // The generic tier until the background work lets apply() switch: for a cuSPARSE plan that is
+  // as soon as its engine is ready (at once where compile() set it up, the background then
+  // compiling only the csr kernel for SpMM and the transposed multiply).
+  if (im.tiers && !im.tiers->switched() && im.tiers->apply_generic(x, y, alpha, beta, stream))
+    return;
   if (im.cusparse) {
     im.cusparse->apply(x, y, alpha, beta, stream);
     return;
   }
-  if (im.tiers && !im.tiers->switched() && im.tiers->apply_generic(x, y, alpha, beta, stream))
-    return;
   runtime::LaunchArgs args(im.nrows, im.ncols, im.plan.precision != Precision::f32, alpha, beta);
   for (const Impl::Launch& launch : im.launches) {
     launch.kernel->launch(launch.desc.grid, launch.desc.block, launch.desc.shared_bytes,
@@ -268,7 +283,7 @@ void Operator::apply_host(std::span<const double> x, std::span<double> y, double
     throw InputError("apply_host", 0,
                      fmt::format("x has {} elements (need {}), y has {} (need {})", x.size(),
                                  impl_->ncols, y.size(), impl_->nrows));
-  const bool f64 = impl_->plan.precision == Precision::f64;
+  const bool f64 = plan().precision == Precision::f64;
   const std::size_t vb = f64 ? 8 : 4;
   runtime::DeviceBuffer dx(std::max<std::size_t>(x.size() * vb, 1));
   runtime::DeviceBuffer dy(std::max<std::size_t>(y.size() * vb, 1));

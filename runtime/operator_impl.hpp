@@ -91,6 +91,11 @@ struct Operator::Impl {
                      bool own_load, CompileTimings& t);
   /// Resolves every launch's array parameters to device pointers (after the arrays are in place).
   void bind_arrays();
+  /// Waits until the fields above are final: a GPU build on its tiers' thread writes them
+  /// (Tiers::Scope::build); at once otherwise. Rethrows that build's error.
+  void settled() const {
+    if (tiers) tiers->wait_settled();
+  }
 
   /// The operator for `build` (of the caller's matrix, through the pipeline): compiles through
   /// the kernel cache (or loads `found`, the unit's kernel already looked up), uploads the

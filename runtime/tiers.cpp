@@ -29,8 +29,13 @@ bool tiered(const Options& options) {
 }
 
 Tiers::Tiers(std::unique_ptr<GenericCsr> generic, const CompileTimings& timings,
-             std::chrono::steady_clock::time_point start, int ordinal)
-    : generic_(std::move(generic)), timings_(timings), start_(start), ordinal_(ordinal) {}
+             std::chrono::steady_clock::time_point start, int ordinal, Scope scope)
+    : generic_(std::move(generic)),
+      timings_(timings),
+      start_(start),
+      ordinal_(ordinal),
+      scope_(scope),
+      settled_(scope == Scope::kernel) {}
 
 Tiers::~Tiers() {
   {
@@ -64,8 +69,11 @@ void Tiers::run(Work work) {
   std::unique_lock lock(mutex_);
   timings_ = std::move(timings);
   done_ = true;
-  ready_ = !error && !abandoned_.load();
-  ready_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
+  // Published work stays switchable whatever failed after (the csr kernel of a cuSPARSE plan).
+  if (!ready_ && !error && !abandoned_.load()) {
+    ready_ = true;
+    ready_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
+  }
   if (error) {
     error_ = error;
     try {
@@ -108,6 +116,34 @@ void Tiers::wait_ready() {
   if (error_) std::rethrow_exception(error_);
 }
 
+void Tiers::settle(const CompileTimings& so_far) {
+  {
+    std::lock_guard lock(mutex_);
+    timings_ = so_far;
+    settled_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Tiers::publish(const CompileTimings& so_far) {
+  {
+    std::lock_guard lock(mutex_);
+    timings_ = so_far;
+    settled_ = true;
+    if (!ready_ && !abandoned_.load()) {
+      ready_ = true;
+      ready_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
+    }
+  }
+  cv_.notify_all();
+}
+
+void Tiers::wait_settled() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return settled_ || done_; });
+  if (!settled_ && error_) std::rethrow_exception(error_);
+}
+
 void Tiers::switch_now() {
   if (switched()) return;
   std::unique_lock lock(mutex_);
@@ -121,7 +157,10 @@ void Tiers::switch_now() {
 
 void Tiers::refresh(CompileTimings& t) const {
   std::lock_guard lock(mutex_);
-  if (done_) {
+  if (scope_ == Scope::build) {
+    t = timings_;  // every stage after the upload comes from the thread
+    t.specialised_ready = ready_ ? ready_seconds_ : -1;
+  } else if (done_) {
     t.compile = timings_.compile;
     t.upload = timings_.upload;
     t.kernel_origin = timings_.kernel_origin;

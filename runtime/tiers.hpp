@@ -5,6 +5,14 @@
 // specialised kernel from then on, so a multiply runs one complete tier or the other. The
 // generic tier's memory is freed by the background thread once every launch already made on it
 // is done.
+//
+// Two scopes of background work. The kernel's (the host pipeline, and a GPU build whose format
+// the caller named): the operator's plan, profile, source and arrays are final when compile()
+// returns, and the thread compiles the kernel. The whole build's (the GPU build of format auto):
+// compile() returns once the GPU has checked the arrays, and the thread plans, encodes and
+// compiles; it settles the operator's description (settle()) before the kernel's compile, and
+// may let apply() switch before its work is done (publish(): a cuSPARSE plan, whose engine is
+// ready while the csr kernel for SpMM and the transpose still compiles).
 #pragma once
 
 #include <atomic>
@@ -34,10 +42,13 @@ class Tiers {
   /// the timings it measures. It returns early (its work abandoned) once `abandoned` is set.
   using Work = std::function<void(CompileTimings& timings, const std::atomic<bool>& abandoned)>;
 
+  /// What the background thread builds: the kernel only, or the whole build (above).
+  enum class Scope { kernel, build };
+
   /// `timings`: the operator's timings so far (the background adds its steps to a copy);
   /// `start`: when compile() was called; `ordinal`: the device the background thread uses.
   Tiers(std::unique_ptr<GenericCsr> generic, const CompileTimings& timings,
-        std::chrono::steady_clock::time_point start, int ordinal);
+        std::chrono::steady_clock::time_point start, int ordinal, Scope scope = Scope::kernel);
   /// Abandons work not yet started (an upload after a compile in flight) and joins the thread:
   /// at most one NVRTC compile's wait.
   ~Tiers();
@@ -54,10 +65,19 @@ class Tiers {
   bool switched() const { return switched_.load(std::memory_order_acquire); }
   /// Blocks until the background work is done; rethrows its error.
   void wait_ready();
+  /// For the work: the operator's plan, profile, source, arrays and operations are final;
+  /// `so_far`, its timings now, is what timings() reports until the work is done.
+  void settle(const CompileTimings& so_far);
+  /// For the work: settle(), and apply() may switch now, before the rest of the work is done.
+  void publish(const CompileTimings& so_far);
+  /// Blocks until the operator's description is final (at once for Scope::kernel); rethrows
+  /// the error of work that failed before it settled.
+  void wait_settled();
   /// Waits for the specialised tier (rethrowing a failed build) and switches to it at once, for
   /// work on the specialised tier's arrays (update_values, apply_many); at once when switched.
   void switch_now();
-  /// Copies the tiers' state and the background's timings (once it finished) into `t`.
+  /// Copies the tiers' state and the background's timings into `t`: for Scope::kernel the
+  /// kernel's steps once the work is done, for Scope::build every stage, as settled and as done.
   void refresh(CompileTimings& t) const;
 
  private:
@@ -69,8 +89,10 @@ class Tiers {
   CompileTimings timings_;               // guarded by mutex_: the background's copy
   std::chrono::steady_clock::time_point start_;
   int ordinal_;
+  Scope scope_;
+  bool settled_ = false;                // guarded by mutex_: the description is final
   bool done_ = false;                   // guarded by mutex_: background work finished
-  bool ready_ = false;                  // guarded by mutex_: finished without error
+  bool ready_ = false;                  // guarded by mutex_: published, or finished without error
   std::exception_ptr error_;            // guarded by mutex_
   std::string error_text_;              // guarded by mutex_
   double ready_seconds_ = -1;           // guarded by mutex_

@@ -246,6 +246,7 @@ ValueUpdate rebuild_in_place(std::unique_ptr<Operator::Impl>& impl, Clock::time_
   Operator::Impl& im = *impl;
   std::unique_ptr<Operator::Impl> fresh =
       Operator::Impl::unwrap(compile(*im.device_matrix, im.options));
+  fresh->settled();  // a tiered build plans and encodes on its thread
   Operator::Impl& f = *fresh;
   ValueUpdate u;
   if (std::optional<std::string> why = plan_change(im.plan, f.plan)) {

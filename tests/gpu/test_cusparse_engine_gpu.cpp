@@ -74,14 +74,18 @@ TEST_CASE("gpu: from device arrays, the cuSPARSE engine runs on the caller's CSR
       Options o = with_cusparse(p, "always");
       o.tiered = tiered;
       const Operator op = compile(r.view, o);
+      // Tiered, the plan comes on the tiers' thread; plan() waits for it, and the engine is
+      // ready then, before the csr kernel (for SpMM and the transpose) is compiled.
       REQUIRE(op.plan().engine == Engine::cusparse);
       CHECK(op.timings().engine == "cusparse");
       CHECK(op.timings().cusparse_setup > 0);
       CHECK(op.timings().upload == 0.0);
-      // Before any wait for the background compile (tiered): cuSPARSE's y, not the generic
-      // tier's, and right.
+      // Before any wait for the background compile: cuSPARSE's y, not the generic tier's, and
+      // right.
       CHECK(spmvc::test::check(a, op) <= tolerance(p));
       CHECK(spmvc::test::check(a, op, 1.5, 0.5) <= tolerance(p));
+      CHECK(op.timings().generic_applies == 0);
+      CHECK(op.timings().tier == "specialised");
       op.wait_specialised();
       CHECK(spmvc::test::check(a, op, -2.0, 1.0) <= tolerance(p));
     }

@@ -2,7 +2,8 @@
 // so the kernel is in neither level and the operator starts on the generic tier: its multiplies
 // must agree with the specialised kernel's, the switch must happen at an apply() with every
 // multiply around it complete and correct, and the blocking compile must never use the generic
-// tier.
+// tier. The GPU build of format auto plans on the tiers' thread: compile() returns once the
+// arrays are checked, and what the operator reports waits for the plan.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -96,12 +97,62 @@ TEST_CASE("gpu: tiered off, or the kernel cached: every multiply on the speciali
     CHECK(op.timings().generic_applies == 0);
     CHECK(op.timings().specialised_ready < 0);
   }
-  // Tiered, but the kernel is in the cache now: no generic tier.
+  // Tiered, the kernel in the cache now. Format auto: the GPU build plans on the tiers' thread,
+  // which finds the kernel in memory and compiles nothing; no multiply has asked for a tier.
   const Operator cached = compile(a, tiered_options(Precision::f64, dir.path()));
-  CHECK(cached.timings().tier == "specialised");
+  cached.wait_specialised();
   CHECK(cached.timings().kernel_origin == "memory");
   CHECK(check(a, cached) <= tolerance(Precision::f64));
+  CHECK(cached.timings().tier == "specialised");
   CHECK(cached.timings().generic_applies == 0);
+  // A named plan is final when compile() returns: with its kernel cached (by a blocking compile
+  // first: its passes differ from format auto's, and so may its source), no generic tier.
+  Options named = tiered_options(Precision::f64, dir.path(), /*tiered=*/false);
+  named.params = cached.plan().params;
+  (void)compile(a, named);
+  named.tiered = true;
+  const Operator forced = compile(a, named);
+  CHECK(forced.timings().tier == "specialised");
+  CHECK(forced.timings().kernel_origin == "memory");
+  CHECK(check(a, forced) <= tolerance(Precision::f64));
+  CHECK(forced.timings().generic_applies == 0);
+}
+
+TEST_CASE("gpu: tiered GPU build of format auto: compile() returns once the arrays are checked") {
+  if (!have_device()) return;
+  const CsrMatrix a = skewed();
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(to_string(p));
+    const bench::ResidentCsr resident(a, p);
+    spmvc::test::TempDir dir("tiered");
+    const Operator op = compile(resident.view(), tiered_options(p, dir.path()));
+    // The plan, the encoding and the kernel come on the tiers' thread; NVRTC takes tens of
+    // milliseconds, so the first multiply runs on the generic tier.
+    CHECK(check(a, op) <= tolerance(p));
+    CHECK(op.timings().generic_applies == 1);
+    // plan() waits for the thread to settle the operator; its stages are in timings() then.
+    CHECK(op.plan().format != "");
+    CHECK(op.timings().inspect > 0);
+    CHECK(op.timings().plan > 0);
+    CHECK(op.timings().build == "device");
+    CHECK(op.device_bytes() > 0);
+    op.wait_specialised();
+    CHECK(op.timings().kernel_origin == "nvrtc");
+    CHECK(check(a, op) <= tolerance(p));
+    CHECK(op.timings().tier == "specialised");
+    CHECK(op.timings().generic_applies == 1);
+  }
+  // Bad arrays are still compile()'s InputError, from the GPU's row pass, on both paths.
+  spmvc::test::TempDir dir("tiered");
+  CsrMatrix bad = a;
+  bad.col_idx[100] = static_cast<std::int32_t>(a.ncols);
+  const bench::ResidentCsr resident(bad, Precision::f64);
+  CHECK_THROWS_WITH_AS(compile(resident.view(), tiered_options(Precision::f64, dir.path())),
+                       doctest::Contains("outside 0.."), InputError);
+  Options host_csr = tiered_options(Precision::f64, dir.path());
+  host_csr.build = BuildMode::device;
+  CHECK_THROWS_WITH_AS(compile(bad, host_csr), doctest::Contains("first at nonzero 100"),
+                       InputError);
 }
 
 TEST_CASE("gpu: many applies on a stream across the switch are all complete and correct") {
