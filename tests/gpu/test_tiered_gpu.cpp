@@ -155,6 +155,55 @@ TEST_CASE("gpu: tiered GPU build of format auto: compile() returns once the arra
                        InputError);
 }
 
+TEST_CASE("gpu: tiered GPU build: the transpose, SpMM and new values right after compile()") {
+  if (!have_device()) return;
+  // Each call below comes before anything waited for the tiers' thread: it must wait for the
+  // plan (or the specialised tier) and give the right result.
+  const CsrMatrix a = skewed();
+  const double tol = tolerance(Precision::f64);
+  const auto n = static_cast<std::size_t>(a.nrows), m = static_cast<std::size_t>(a.ncols);
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 13) / 8;
+  const bench::ResidentCsr resident(a, Precision::f64);
+  {
+    spmvc::test::TempDir dir("tiered");
+    const Operator op = compile(resident.view(), tiered_options(Precision::f64, dir.path()));
+    std::vector<double> got(m), ref(m, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (auto k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+        ref[static_cast<std::size_t>(a.col_idx[static_cast<std::size_t>(k)])] +=
+            a.values[static_cast<std::size_t>(k)] * x[i];
+    op.apply_transpose_host(x, got);
+    CHECK(compiler::relative_error(got, ref) <= tol);
+  }
+  {
+    spmvc::test::TempDir dir("tiered");
+    const Operator op = compile(resident.view(), tiered_options(Precision::f64, dir.path()));
+    // Two vectors, column-major: x and x reversed.
+    std::vector<double> xs(2 * m), ys(2 * n), ref0(n), ref1(n);
+    for (std::size_t j = 0; j < m; ++j) {
+      xs[j] = 1.0 + static_cast<double>(j % 7) / 4;
+      xs[m + j] = xs[m - 1 - j];
+    }
+    op.apply_many_host(xs, ys, 2, DenseLayout::col_major);
+    compiler::csr_reference_spmv(a, std::span<const double>(xs).first(m), ref0);
+    compiler::csr_reference_spmv(a, std::span<const double>(xs).subspan(m), ref1);
+    CHECK(compiler::relative_error(std::span<const double>(ys).first(n), ref0) <= tol);
+    CHECK(compiler::relative_error(std::span<const double>(ys).subspan(n), ref1) <= tol);
+  }
+  {
+    // Host CSR through the GPU build: the new values go into its own upload.
+    spmvc::test::TempDir dir("tiered");
+    Operator op = compile(a, tiered_options(Precision::f64, dir.path()));
+    CsrMatrix b = a;
+    for (double& v : b.values) v = 2 * v + 1;
+    const ValueUpdate u = op.update_values(b.values);
+    CHECK(check(b, op) <= tol);
+    // In place: the specialised tier it switched to (a re-plan is a new tiered operator).
+    if (!u.replanned) CHECK(op.timings().tier == "specialised");
+  }
+}
+
 TEST_CASE("gpu: many applies on a stream across the switch are all complete and correct") {
   if (!have_device()) return;
   // Small integer values and x: every product and sum is exact in fp64, so y after n
