@@ -101,9 +101,13 @@ struct Checked {
 // Whether the whole build goes to a tiered operator's background thread (Tiers::Scope::build):
 // for format auto only, whose later passes raise no InputError (a named format's can: unsorted
 // columns for BRO or the block formats), so every error about the caller's arrays still comes
-// from compile().
-bool build_in_background(const Options& options) {
-  return runtime::tiered(options) && options.format == "auto" && !options.csr && !options.params;
+// from compile(); and only while `cache` holds no kernel at all, when the plan's kernel must be
+// compiled whatever the plan is, so that the generic tier would run first anyway. With any
+// kernel cached the plan comes first: a cached kernel then runs every multiply, and a solve
+// repeated with a warm cache rounds the same way each time.
+bool build_in_background(const Options& options, runtime::KernelCache& cache) {
+  return runtime::tiered(options) && options.format == "auto" && !options.csr && !options.params &&
+         cache.holds_none();
 }
 
 // The GPU build after the row pass: the other inspection passes, the plan, the encoding, the
@@ -445,12 +449,12 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   checked.inspection = runtime::inspect_device(a, options.precision, checked.kernels);
   checked.inspect_seconds = seconds_since(t0);
 
-  if (!build_in_background(options)) {
+  if (!build_in_background(options, cache)) {
     finish_build(*im, im->timings, a, options, device, std::move(checked), start, nullptr, nullptr);
     return im;
   }
-  // Tiered, format auto: the generic tier multiplies on the checked arrays from here on, and
-  // the rest of the build runs on the tiers' thread (Tiers::Scope::build).
+  // Tiered, format auto, nothing cached: the generic tier multiplies on the checked arrays from
+  // here on, and the rest of the build runs on the tiers' thread (Tiers::Scope::build).
   const auto t1 = Clock::now();
   auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
   timings.generic_setup = seconds_since(t1);

@@ -261,6 +261,20 @@ std::filesystem::path KernelCache::entry_path(const std::string& key) const {
   return dir_ / (key + ".cubin");
 }
 
+bool KernelCache::holds_none() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!memory_.empty() || !compiling_.empty()) return false;
+  }
+  if (dir_.empty()) return true;
+  bool absent = false;
+  if (!usable_dir(/*create=*/false, &absent).empty() || absent) return true;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".cubin") return false;
+  return true;
+}
+
 void KernelCache::clear_memory() {
   std::lock_guard lock(mutex_);
   memory_.clear();

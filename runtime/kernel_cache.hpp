@@ -64,6 +64,12 @@ class KernelCache {
   /// A disk hit is kept in memory, so the get() that follows is a memory hit.
   std::optional<CachedKernel> find(const KernelSource& src, const std::string& arch);
 
+  /// True when no kernel at all is cached or being compiled: nothing in memory, and no entry on
+  /// disk (any GPU's; the directory absent or unusable counts as none). Then any kernel must
+  /// be compiled, whatever its source: what a tiered GPU build asks before planning in the
+  /// background (runtime/device_build.cpp).
+  bool holds_none();
+
   /// The hex key for (src, arch); also the disk file's stem.
   static std::string key(const KernelSource& src, const std::string& arch);
   std::filesystem::path entry_path(const std::string& key) const;

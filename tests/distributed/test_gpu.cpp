@@ -211,6 +211,24 @@ TEST_CASE("NCCL transport: refused with the ranks named when they share a GPU, e
   if (rank_of(comm) == 0) CHECK(r.vs_single <= 1e-12);
 }
 
+TEST_CASE("each rank's blocks stay on the GPU select_device gave it") {
+  if (g_no_device) return;
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const int rank = rank_of(comm), size = size_of(comm);
+  int selected = -1;
+  REQUIRE(cudaGetDevice(&selected) == cudaSuccess);
+  const CsrMatrix a = spmvc::gen::stencil_3d_7pt(16, 16, 16);
+  const auto own = dist::make_partition(a, "block", size);
+  const dist::Operator op = dist::compile(dist::extract_rows(a, own.rows_of(rank)), own, comm);
+  int current = -1;
+  REQUIRE(cudaGetDevice(&current) == cudaSuccess);
+  CHECK(current == selected);
+  // The ghost vector is memory of that GPU.
+  cudaPointerAttributes at{};
+  REQUIRE(cudaPointerGetAttributes(&at, op.ghost_values()) == cudaSuccess);
+  CHECK(at.device == selected);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   ::setenv("SPMVC_TIERED", "0", 0);  // check the specialised kernels, as the other GPU tests

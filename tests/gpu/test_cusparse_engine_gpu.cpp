@@ -74,8 +74,9 @@ TEST_CASE("gpu: from device arrays, the cuSPARSE engine runs on the caller's CSR
       Options o = with_cusparse(p, "always");
       o.tiered = tiered;
       const Operator op = compile(r.view, o);
-      // Tiered, the plan comes on the tiers' thread; plan() waits for it, and the engine is
-      // ready then, before the csr kernel (for SpMM and the transpose) is compiled.
+      // Tiered: plan() waits for a plan made on the tiers' thread (with nothing cached), and
+      // the engine is ready then, before the csr kernel (for SpMM and the transpose) is
+      // compiled.
       REQUIRE(op.plan().engine == Engine::cusparse);
       CHECK(op.timings().engine == "cusparse");
       CHECK(op.timings().cusparse_setup > 0);

@@ -2,8 +2,8 @@
 // so the kernel is in neither level and the operator starts on the generic tier: its multiplies
 // must agree with the specialised kernel's, the switch must happen at an apply() with every
 // multiply around it complete and correct, and the blocking compile must never use the generic
-// tier. The GPU build of format auto plans on the tiers' thread: compile() returns once the
-// arrays are checked, and what the operator reports waits for the plan.
+// tier. With nothing cached, the GPU build of format auto plans on the tiers' thread: compile()
+// returns once the arrays are checked, and what the operator reports waits for the plan.
 #include <doctest/doctest.h>
 
 #include <cuda_runtime_api.h>
@@ -16,6 +16,7 @@
 #include "device.hpp"
 #include "gpu_support.hpp"
 #include "kernel_cache.hpp"
+#include "operator_impl.hpp"
 #include "spmvc/bench/gpu.hpp"
 #include "spmvc/generators.hpp"
 
@@ -97,16 +98,15 @@ TEST_CASE("gpu: tiered off, or the kernel cached: every multiply on the speciali
     CHECK(op.timings().generic_applies == 0);
     CHECK(op.timings().specialised_ready < 0);
   }
-  // Tiered, the kernel in the cache now. Format auto: the GPU build plans on the tiers' thread,
-  // which finds the kernel in memory and compiles nothing; no multiply has asked for a tier.
+  // Tiered, the kernel in the cache now: the plan comes first (the cache holds a kernel), and
+  // its kernel, cached, runs every multiply.
   const Operator cached = compile(a, tiered_options(Precision::f64, dir.path()));
-  cached.wait_specialised();
+  CHECK(cached.timings().tier == "specialised");
   CHECK(cached.timings().kernel_origin == "memory");
   CHECK(check(a, cached) <= tolerance(Precision::f64));
-  CHECK(cached.timings().tier == "specialised");
   CHECK(cached.timings().generic_applies == 0);
-  // A named plan is final when compile() returns: with its kernel cached (by a blocking compile
-  // first: its passes differ from format auto's, and so may its source), no generic tier.
+  // So does a named plan's, cached by a blocking compile first (its passes differ from format
+  // auto's, and so may its source).
   Options named = tiered_options(Precision::f64, dir.path(), /*tiered=*/false);
   named.params = cached.plan().params;
   (void)compile(a, named);
@@ -116,9 +116,16 @@ TEST_CASE("gpu: tiered off, or the kernel cached: every multiply on the speciali
   CHECK(forced.timings().kernel_origin == "memory");
   CHECK(check(a, forced) <= tolerance(Precision::f64));
   CHECK(forced.timings().generic_applies == 0);
+  // A fresh process with the disk entry: planned first too, the kernel from disk.
+  runtime::cache_for(dir.path()).clear_memory();
+  const Operator from_disk = compile(a, tiered_options(Precision::f64, dir.path()));
+  CHECK(from_disk.timings().tier == "specialised");
+  CHECK(from_disk.timings().kernel_origin == "disk");
 }
 
-TEST_CASE("gpu: tiered GPU build of format auto: compile() returns once the arrays are checked") {
+TEST_CASE(
+    "gpu: tiered GPU build of format auto, empty cache: compile() returns once the arrays are "
+    "checked") {
   if (!have_device()) return;
   const CsrMatrix a = skewed();
   for (Precision p : {Precision::f64, Precision::f32}) {

@@ -114,6 +114,31 @@ TEST_CASE("cache origins: compiled, then memory, then disk in a new cache") {
   CHECK(files_in(dir).size() == 1);
 }
 
+TEST_CASE("holds_none: nothing in memory or on disk, any GPU's entry counts") {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "cache";
+  KernelCache cache(dir);
+  CHECK(cache.holds_none());  // the directory does not exist yet
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  { std::ofstream(dir / "notes.txt") << "not a kernel"; }
+  CHECK(cache.holds_none());  // files that are not entries do not count
+  (void)cache.get(tiny_source(), "sm_90");
+  CHECK_FALSE(cache.holds_none());  // in memory and on disk
+  cache.clear_memory();
+  CHECK_FALSE(cache.holds_none());  // on disk
+  // Another GPU's entry is an entry too: a cache of another process sees it.
+  KernelCache other(dir);
+  CHECK_FALSE(other.holds_none());
+  fs::remove(cache.entry_path(KernelCache::key(tiny_source(), "sm_90")));
+  CHECK(other.holds_none());
+  // Memory only: empty until a kernel is compiled.
+  KernelCache memory_only("");
+  CHECK(memory_only.holds_none());
+  (void)memory_only.get(tiny_source(), "sm_90");
+  CHECK_FALSE(memory_only.holds_none());
+}
+
 TEST_CASE("cache origin names") {
   CHECK(to_string(CacheOrigin::compiled) == "nvrtc");
   CHECK(to_string(CacheOrigin::memory) == "memory");
