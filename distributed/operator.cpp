@@ -205,9 +205,13 @@ Operator compile(const CsrMatrix& local_rows, const RowOwnership& ownership, MPI
   impl->split = split_rows(local_rows, ownership, impl->rank);
   impl->plan = exchange_plan(impl->split, ownership, comm);
   const GhostSplit& s = impl->split;
-  if (s.local.nnz() > 0) impl->local.emplace(spmvc::compile(s.local, options.block));
+  // Both blocks on this rank's GPU, the current one (select_device's): Options::device would
+  // make every rank's blocks GPU 0's otherwise.
+  Options block_options = options.block;
+  check(cudaGetDevice(&block_options.device), "cudaGetDevice");
+  if (s.local.nnz() > 0) impl->local.emplace(spmvc::compile(s.local, block_options));
   if (s.ghost.nnz() > 0) {
-    Options ghost_options = options.block;
+    Options ghost_options = block_options;
     // The ghost block is rectangular (rows x ghosts): the symmetric orderings do not apply.
     if (ghost_options.reorder != "auto" && s.ghost.nrows != s.ghost.ncols)
       ghost_options.reorder = "none";

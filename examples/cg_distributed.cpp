@@ -2,8 +2,11 @@
 // matrix, partitions it and scatters the rows; every rank multiplies its rows with
 // spmvc::distributed::Operator and does its part of the vector work with cuBLAS, the dot
 // products summed over ranks with MPI_Allreduce. Then rank 0 solves the same system on one GPU
-// with spmvc::Operator and the same CG, and checks that both converged alike: the same
-// iteration count and final relative residuals within 1e-10 of each other.
+// with spmvc::Operator and the same CG, and checks that both converged alike: iteration counts
+// within 1% of each other (at least one iteration apart allowed) and final relative residuals
+// within 1e-10. Not the same count: the ranks sum their rows' products and their parts of each
+// dot product in another order than one GPU does, and on an ill-conditioned system that many
+// iterations amplify (G3_circuit on two H200s: 10,049 iterations distributed, 10,035 on one).
 //
 //   mpirun -n 4 cg_distributed A.mtx[.gz|.xz] | SPEC [--partition block|metis]
 //          [--transport mpi|nccl] [--tol 1e-10] [--max-iter 5000]
@@ -13,6 +16,7 @@
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -153,7 +157,8 @@ int run(int argc, char** argv, MPI_Comm comm) {
         [&](const double* in, double* out) { single.apply(in, out); }, tol, max_iter);
     const double gap = std::abs(d.relative_residual - s.relative_residual);
     const bool converged = d.iterations < max_iter;
-    const bool alike = d.iterations == s.iterations && gap <= 1e-10;
+    const int apart = std::abs(d.iterations - s.iterations);
+    const bool alike = apart <= std::max(1, s.iterations / 100) && gap <= 1e-10;
     std::printf(
         "cg_distributed: %s, %lld rows, %lld nonzeros, %d ranks, partition %s, transport %s\n",
         source.c_str(), static_cast<long long>(a.nrows), static_cast<long long>(a.nnz()), size,
@@ -163,7 +168,7 @@ int run(int argc, char** argv, MPI_Comm comm) {
     std::printf("  single GPU:  %d iterations, relative residual %.3e, %.4f s\n", s.iterations,
                 s.relative_residual, s.seconds);
     std::printf("  %s\n", !converged ? "FAILED: no convergence within --max-iter"
-                          : alike    ? "ok: same iterations, residuals within 1e-10"
+                          : alike    ? "ok: iterations within 1%, residuals within 1e-10"
                                      : "FAILED: the runs differ");
     status = converged && alike ? 0 : 1;
   }

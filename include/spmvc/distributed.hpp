@@ -153,8 +153,9 @@ ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions = 20);
 
 /// Collective over `comm`: splits this rank's rows (global columns, the ownership's local
 /// order), derives the exchange plan, compiles each block with spmvc::compile on the current
-/// CUDA device and sets up the transport. With Transport::nccl, ranks that share a GPU are an
-/// InputError naming them. Every rank must pass the same ownership.
+/// CUDA device (whatever DistOptions::block's device says) and sets up the transport. With
+/// Transport::nccl, ranks that share a GPU are an InputError naming them. Every rank must pass the
+/// same ownership.
 Operator compile(const CsrMatrix& local_rows, const RowOwnership& ownership, MPI_Comm comm,
                  const DistOptions& options = {});
 
