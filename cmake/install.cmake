@@ -3,6 +3,9 @@
 #   lib/libspmvc.so*     the shared library (kernel templates embedded)
 #   bin/spmvc            the command
 #   lib/cmake/spmvc/     spmvcConfig.cmake: find_package(spmvc CONFIG REQUIRED) gives spmvc::spmvc
+#   lib/libspmvc_distributed.so*, include/spmvc/distributed*.hpp
+#                        where MPI was found: the distributed operator, the package's component
+#                        `distributed` (spmvc::distributed)
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -16,11 +19,22 @@ install(PROGRAMS $<TARGET_FILE:spmvc> DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/spmvc ${PROJECT_BINARY_DIR}/include/spmvc
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h"
-  # The distributed operator (distributed/, MPI) is not in libspmvc.so: its headers stay out.
+  # The distributed operator (distributed/, MPI) is its own library: its headers go with it.
   PATTERN "distributed*.hpp" EXCLUDE)
+if(TARGET spmvc_distributed_shared)
+  install(TARGETS spmvc_distributed_shared EXPORT spmvcDistributedTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/include/spmvc/distributed.hpp
+    ${PROJECT_SOURCE_DIR}/include/spmvc/distributed_layout.hpp
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/spmvc)
+endif()
 
 set(SPMVC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/spmvc)
 install(EXPORT spmvcTargets NAMESPACE spmvc:: DESTINATION ${SPMVC_CMAKE_DIR})
+if(TARGET spmvc_distributed_shared)
+  install(EXPORT spmvcDistributedTargets NAMESPACE spmvc:: DESTINATION ${SPMVC_CMAKE_DIR})
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/spmvcConfig.cmake.in
   ${PROJECT_BINARY_DIR}/spmvcConfig.cmake
   INSTALL_DESTINATION ${SPMVC_CMAKE_DIR}
