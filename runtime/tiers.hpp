@@ -6,13 +6,14 @@
 // generic tier's memory is freed by the background thread once every launch already made on it
 // is done.
 //
-// Two scopes of background work. The kernel's (the host pipeline, and a GPU build whose format
-// the caller named): the operator's plan, profile, source and arrays are final when compile()
-// returns, and the thread compiles the kernel. The whole build's (the GPU build of format auto):
-// compile() returns once the GPU has checked the arrays, and the thread plans, encodes and
-// compiles; it settles the operator's description (settle()) before the kernel's compile, and
-// may let apply() switch before its work is done (publish(): a cuSPARSE plan, whose engine is
-// ready while the csr kernel for SpMM and the transpose still compiles).
+// Two scopes of background work. The kernel's (the host pipeline, a GPU build whose format the
+// caller named, and any GPU build while a kernel is cached): the operator's plan, profile,
+// source and arrays are final when compile() returns, and the thread compiles the kernel. The
+// whole build's (the GPU build of format auto while the cache holds no kernel): compile()
+// returns once the GPU has checked the arrays, and the thread plans, encodes and compiles; it
+// settles the operator's description (settle()) before the kernel's compile, and may let apply()
+// switch before its work is done (publish(): a cuSPARSE plan, whose engine is ready while the csr
+// kernel for SpMM and the transpose still compiles).
 #pragma once
 
 #include <atomic>
