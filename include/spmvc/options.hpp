@@ -135,7 +135,10 @@ struct Options {
   /// the environment sets SPMVC_TIERED=0 (a whole process, such as a test suite that checks
   /// specialised kernels, turned off without code changes). Measure mode always blocks (it times
   /// compiled candidates), and so does compile(CsrMatrix) when the device cannot hold the
-  /// generic tier's copy of the matrix beside the encoding.
+  /// generic tier's copy of the matrix beside the encoding. While the kernel cache holds no
+  /// kernel at all, the GPU build of format auto also plans and encodes on that thread: compile()
+  /// returns once the GPU has checked the arrays, and Operator::plan(), profile(), source() and
+  /// device_bytes() wait for the plan.
   std::optional<bool> tiered;
   /// compile(CsrMatrix): where the matrix is inspected, planned and encoded. The GPU build
   /// uploads the CSR once (32-bit offsets and columns, values in the precision's type) and runs

@@ -172,6 +172,8 @@ class Operator {
 
   std::int64_t nrows() const;
   std::int64_t ncols() const;
+  /// The plan, profile, source and device_bytes of a tiered GPU build that plans in the
+  /// background (Options::tiered) wait for its plan, and rethrow its error if it failed first.
   const Plan& plan() const;
   const Profile& profile() const;
   const KernelSource& source() const;
