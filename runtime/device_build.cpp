@@ -110,6 +110,31 @@ bool build_in_background(const Options& options, runtime::KernelCache& cache) {
          cache.holds_none();
 }
 
+// The generic tier on the caller's (checked) arrays, and the tiers around it whose thread does
+// `scope`'s work (not started yet); its setup time goes into `timings` before the tiers copy them.
+void make_tiers(Operator::Impl& im, CompileTimings& timings, const DeviceCsr& a,
+                Precision precision, const runtime::DeviceInfo& device, Clock::time_point start,
+                runtime::Tiers::Scope scope) {
+  const auto t0 = Clock::now();
+  auto generic = std::make_unique<runtime::GenericCsr>(a, precision, device.ordinal);
+  timings.generic_setup = seconds_since(t0);
+  im.tiers =
+      std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal, scope);
+}
+
+// The tiers' thread's last step, in either scope: the kernel from the cache (NVRTC on a miss),
+// loaded and bound to the arrays; nothing after the compile once the operator is going away.
+void load_in_background(Operator::Impl& im, runtime::KernelCache& cache,
+                        const runtime::DeviceInfo& device, CompileTimings& t,
+                        const std::atomic<bool>& abandoned) {
+  const auto t0 = Clock::now();
+  const runtime::CachedKernel cached = cache.get(im.source, device.arch());
+  if (abandoned.load()) return;
+  const double obtained = seconds_since(t0);
+  t.compile += obtained + im.load_cached(cached, device, /*own_load=*/false, t);
+  im.bind_arrays();
+}
+
 // The GPU build after the row pass: the other inspection passes, the plan, the encoding, the
 // source and the kernel, into `im` with its stages in `timings`. `tiers`: set when this runs on
 // a tiered operator's background thread (Scope::build), which it settles once the operator's
@@ -384,32 +409,19 @@ void finish_build(Operator::Impl& im, CompileTimings& timings, const DeviceCsr& 
       tiers->publish(timings);
     else
       tiers->settle(timings);
-    const auto t1 = Clock::now();
-    const runtime::CachedKernel cached = cache.get(im.source, device.arch());
-    if (abandoned != nullptr && abandoned->load()) return;
-    const double obtained = seconds_since(t1);
-    timings.compile += obtained + im.load_cached(cached, device, /*own_load=*/false, timings);
-    im.bind_arrays();
+    load_in_background(im, cache, device, timings, *abandoned);
     return;
   }
   if (!tiered) return;
 
-  t0 = Clock::now();
-  auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
-  timings.generic_setup = seconds_since(t0);
-  im.tiers = std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal);
+  make_tiers(im, timings, a, options.precision, device, start, runtime::Tiers::Scope::kernel);
   // A cuSPARSE engine multiplies at once; the thread compiles the csr kernel it keeps.
   if (im.plan.engine == Engine::cusparse) im.tiers->publish(timings);
   // The thread writes the operator's launches, which apply() reads only after the switch; the
   // Impl outlives the thread (Tiers is its last member).
   Operator::Impl* raw = &im;
   im.tiers->start([raw, &cache, device](CompileTimings& t, const std::atomic<bool>& gone) {
-    const auto t1 = Clock::now();
-    const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
-    if (gone.load()) return;
-    const double obtained = seconds_since(t1);
-    t.compile += obtained + raw->load_cached(cached, device, /*own_load=*/false, t);
-    raw->bind_arrays();
+    load_in_background(*raw, cache, device, t, gone);
   });
 }
 
@@ -455,11 +467,7 @@ std::unique_ptr<Operator::Impl> build_from_device_arrays(const DeviceCsr& a, con
   }
   // Tiered, format auto, nothing cached: the generic tier multiplies on the checked arrays from
   // here on, and the rest of the build runs on the tiers' thread (Tiers::Scope::build).
-  const auto t1 = Clock::now();
-  auto generic = std::make_unique<runtime::GenericCsr>(a, options.precision, device.ordinal);
-  timings.generic_setup = seconds_since(t1);
-  im->tiers = std::make_unique<runtime::Tiers>(std::move(generic), timings, start, device.ordinal,
-                                               runtime::Tiers::Scope::build);
+  make_tiers(*im, timings, a, options.precision, device, start, runtime::Tiers::Scope::build);
   Operator::Impl* raw = im.get();
   auto kept = std::make_shared<Checked>(std::move(checked));
   im->tiers->start([raw, a, options, device, kept, start](CompileTimings& t,

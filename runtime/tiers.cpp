@@ -116,21 +116,16 @@ void Tiers::wait_ready() {
   if (error_) std::rethrow_exception(error_);
 }
 
-void Tiers::settle(const CompileTimings& so_far) {
-  {
-    std::lock_guard lock(mutex_);
-    timings_ = so_far;
-    settled_ = true;
-  }
-  cv_.notify_all();
-}
+void Tiers::settle(const CompileTimings& so_far) { mark_settled(so_far, /*ready=*/false); }
 
-void Tiers::publish(const CompileTimings& so_far) {
+void Tiers::publish(const CompileTimings& so_far) { mark_settled(so_far, /*ready=*/true); }
+
+void Tiers::mark_settled(const CompileTimings& so_far, bool ready) {
   {
     std::lock_guard lock(mutex_);
     timings_ = so_far;
     settled_ = true;
-    if (!ready_ && !abandoned_.load()) {
+    if (ready && !ready_ && !abandoned_.load()) {
       ready_ = true;
       ready_seconds_ = seconds_between(start_, std::chrono::steady_clock::now());
     }

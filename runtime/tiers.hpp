@@ -83,6 +83,8 @@ class Tiers {
 
  private:
   void run(Work work);
+  // settle() and publish(): the description final, and with `ready` apply() may switch.
+  void mark_settled(const CompileTimings& so_far, bool ready);
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;
