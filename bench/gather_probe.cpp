@@ -1,0 +1,167 @@
+// How close any kernel that keeps a matrix's nonzero order can come to cuSPARSE where x's gather
+// is the limit (power-law graphs): three passes over the nonzeros in storage order with no rows,
+// no row offsets and no y (gather_probe_kernels.cu), timed against cuSPARSE's CSR SpMV (ALG1 and
+// ALG2) on the same matrix in the same run:
+//   stream         the 32-bit column and value streams alone (what CSR reads besides x)
+//   gather         the column stream and x gathered at each column (a pattern matrix)
+//   gather+values  both streams and the gather: a CSR SpMV without its row sums
+// cuSPARSE's time over a pass's is the most a format could gain over it while reading those
+// streams in this order; gather's bounds a format that stores no values. No spmvc format is
+// involved. An ordering (spmvc::compute_ordering's names, symmetric ones only) renumbers rows
+// and columns first; a .mtx or .mtx.xz file is replicated down the diagonal to 16M nonzeros as
+// the suite's x16M entries are.
+//
+//   spmvc_bench_gather_probe [--order NAME] SPEC|FILE...
+//     (default: suite v13's Kronecker scale 21 and 22)
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "gather_probe_kernels.hpp"
+#include "spmvc/bench/cusparse.hpp"
+#include "spmvc/bench/gpu.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
+
+namespace {
+
+using spmvc::bench::CusparseAlg;
+using spmvc::bench::DeviceArray;
+
+constexpr std::int64_t kReplicateTo = 16'000'000;
+constexpr int kWarm = 5, kTimed = 40;
+
+template <typename F>
+double median_us(F&& launch) {
+  spmvc::bench::GpuTimer timer;
+  for (int i = 0; i < kWarm; ++i) launch();
+  std::vector<double> t;
+  for (int i = 0; i < kTimed; ++i) {
+    timer.start();
+    launch();
+    t.push_back(1e3 * timer.stop_ms());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+template <typename T>
+DeviceArray upload(const std::vector<T>& v) {
+  DeviceArray d(std::max<std::size_t>(v.size(), 1) * sizeof(T));
+  d.upload(v.data(), v.size() * sizeof(T));
+  return d;
+}
+
+template <typename T>
+double cusparse_best_us(const spmvc::CsrMatrix& a, const DeviceArray& dx, DeviceArray& dy) {
+  spmvc::bench::CusparseCsr cus(a, sizeof(T) == 8 ? spmvc::Precision::f64 : spmvc::Precision::f32);
+  double best = 1e30;
+  for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
+    cus.prepare(alg, dx.get(), dy.get());
+    best = std::min(best, median_us([&] { cus.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); }));
+  }
+  return best;
+}
+
+// `a` in the probed order; `input` the matrix as given, whose cuSPARSE time is the baseline (the
+// suite's), or null when `a` is it.
+template <typename T>
+void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::CsrMatrix& a,
+         int sms) {
+  constexpr bool kF64 = sizeof(T) == 8;
+  const auto n = static_cast<std::size_t>(a.ncols);
+  std::vector<T> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<T>(1.0 + static_cast<double>(i % 7) / 8);
+  const DeviceArray dx = upload(x), dcol = upload(a.col_idx);
+  const DeviceArray dval = upload(std::vector<T>(a.values.begin(), a.values.end()));
+  DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
+  const double here = cusparse_best_us<T>(a, dx, dy);
+  const double base = input != nullptr ? cusparse_best_us<T>(*input, dx, dy) : here;
+
+  const int blocks = sms * 8;  // the sweep's resident grid: 8 blocks of 256 a multiprocessor
+  const long long nnz = a.nnz();
+  using gather_probe::Layout;
+  DeviceArray out(
+      static_cast<std::size_t>(std::max(gather_probe::out_entries(Layout::sweep, blocks, nnz),
+                                        gather_probe::out_entries(Layout::tile, blocks, nnz))) *
+      sizeof(T));
+  const auto* col = static_cast<const int*>(dcol.get());
+  const auto* val = static_cast<const T*>(dval.get());
+  const auto* xs = static_cast<const T*>(dx.get());
+  auto* o = static_cast<T*>(out.get());
+  // Each pass's faster layout: s (sweep) or t (tile).
+  double us[3];
+  char layout[3];
+  for (int p = 0; p < 3; ++p) {
+    const auto pass = static_cast<gather_probe::Pass>(p);
+    const double sweep = median_us(
+        [&] { gather_probe::launch<T>(pass, Layout::sweep, blocks, nnz, col, val, xs, o); });
+    const double tile = median_us(
+        [&] { gather_probe::launch<T>(pass, Layout::tile, blocks, nnz, col, val, xs, o); });
+    us[p] = std::min(sweep, tile);
+    layout[p] = sweep <= tile ? 's' : 't';
+  }
+  spmvc::bench::synchronize();
+  std::printf("%-26s %s %9.1f %9.1f %8.1f%c %8.1f%c %8.1f%c %7.2fx %7.2fx\n", name.c_str(),
+              kF64 ? "f64" : "f32", base, here, us[0], layout[0], us[1], layout[1], us[2],
+              layout[2], base / us[1], base / us[2]);
+}
+
+spmvc::CsrMatrix load(const std::string& what) {
+  const bool file = what.ends_with(".mtx") || what.ends_with(".mtx.xz");
+  if (!file) return spmvc::gen::from_spec(what);
+  spmvc::CsrMatrix a = spmvc::read_matrix_market(what);
+  const std::int64_t k = a.nnz() > 0 ? (kReplicateTo + a.nnz() - 1) / a.nnz() : 1;
+  return k > 1 ? spmvc::gen::replicate(a, k) : a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string order = "none";
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--order" && i + 1 < argc) {
+      order = argv[++i];
+    } else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "usage: %s [--order NAME] SPEC|FILE...\n", argv[0]);
+      return 2;
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  if (inputs.empty()) inputs = {"rmat:scale=21,ef=16", "rmat:scale=22,ef=16"};
+  try {
+    const spmvc::bench::Gpu gpu = spmvc::bench::open_gpu();
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess) sms = 132;
+    std::printf(
+        "%s, %d SMs; order %s; medians of %d runs in us; cuSPARSE: its best on the "
+        "matrix as given, 'here' in the probed order; each pass's faster layout (s sweep, "
+        "t tile); ceiling = cuSPARSE / the pass\n",
+        gpu.name.c_str(), sms, order.c_str(), kTimed);
+    std::printf("%-26s %s %9s %9s %9s %9s %9s %8s %8s\n", "matrix", "prec", "cuSPARSE", "cuS here",
+                "stream", "gather", "gath+val", "ceil g", "ceil gv");
+    for (const std::string& in : inputs) {
+      const spmvc::CsrMatrix a = load(in);
+      const spmvc::CsrMatrix b =
+          order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
+      const spmvc::CsrMatrix* input = order != "none" ? &a : nullptr;
+      const std::string name = in.substr(in.find_last_of('/') + 1);
+      run<double>(name, input, b, sms);
+      run<float>(name, input, b, sms);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,31 @@
+// The gather probe's kernels (gather_probe_kernels.cu): one pass over a matrix's nonzeros in
+// storage order with no rows, 256-thread blocks on the default stream.
+#pragma once
+
+namespace gather_probe {
+
+enum class Pass {
+  stream,        // the column and value streams alone: sum of (T)col[k] * val[k]
+  gather,        // the column stream and x gathered: sum of x[col[k]] (a pattern matrix)
+  gather_values  // both streams and x gathered: sum of val[k] * x[col[k]]
+};
+
+/// How the nonzeros are dealt to the threads; in both, a warp's lanes take consecutive nonzeros.
+enum class Layout {
+  /// A resident grid (`blocks` blocks) sweeping the nonzeros in step: the whole grid's step
+  /// covers blocks * 256 consecutive nonzeros, so x's accesses of the moment stay close together.
+  sweep,
+  /// A block for each tile of 2048 consecutive nonzeros, 8 a thread, launched in order: the
+  /// tiles of csr_stream's default shape, without the row sums.
+  tile
+};
+
+/// The number of threads (entries of `out`) a launch writes for `nnz` nonzeros.
+long long out_entries(Layout layout, int blocks, long long nnz);
+
+/// One pass over nnz nonzeros; each thread writes its sum to out[thread].
+template <typename T>
+void launch(Pass pass, Layout layout, int blocks, long long nnz, const int* col, const T* val,
+            const T* x, T* out);
+
+}  // namespace gather_probe
