@@ -5,6 +5,10 @@
 //   stream         the 32-bit column and value streams alone (what CSR reads besides x)
 //   gather         the column stream and x gathered at each column (a pattern matrix)
 //   gather+values  both streams and the gather: a CSR SpMV without its row sums
+//   g+shm, gv+shm  the two gathers with each product stored to shared memory and read back, the
+//                  least that csr_stream's staging of products adds (tiles only)
+//   g+shfl, gv+shfl  the two gathers with each product through five warp shuffles, what a
+//                  warp-wide scan of the products in registers would add (tiles only)
 // cuSPARSE's time over a pass's is the most a format could gain over it while reading those
 // streams in this order; gather's bounds a format that stores no values. No spmvc format is
 // involved. An ordering (spmvc::compute_ordering's names, symmetric ones only) renumbers rows
@@ -96,22 +100,29 @@ void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::Cs
   const auto* val = static_cast<const T*>(dval.get());
   const auto* xs = static_cast<const T*>(dx.get());
   auto* o = static_cast<T*>(out.get());
-  // Each pass's faster layout: s (sweep) or t (tile).
-  double us[3];
-  char layout[3];
-  for (int p = 0; p < 3; ++p) {
+  // Each pass's faster layout: s (sweep) or t (tile); the shared and shuffle passes run tiles
+  // only.
+  constexpr int kPasses = 7;
+  double us[kPasses];
+  char layout[kPasses];
+  for (int p = 0; p < kPasses; ++p) {
     const auto pass = static_cast<gather_probe::Pass>(p);
-    const double sweep = median_us(
-        [&] { gather_probe::launch<T>(pass, Layout::sweep, blocks, nnz, col, val, xs, o); });
+    const bool tile_only = p >= static_cast<int>(gather_probe::Pass::gather_shared);
+    const double sweep = tile_only ? 1e30 : median_us([&] {
+      gather_probe::launch<T>(pass, Layout::sweep, blocks, nnz, col, val, xs, o);
+    });
     const double tile = median_us(
         [&] { gather_probe::launch<T>(pass, Layout::tile, blocks, nnz, col, val, xs, o); });
     us[p] = std::min(sweep, tile);
     layout[p] = sweep <= tile ? 's' : 't';
   }
   spmvc::bench::synchronize();
-  std::printf("%-26s %s %9.1f %9.1f %8.1f%c %8.1f%c %8.1f%c %7.2fx %7.2fx\n", name.c_str(),
-              kF64 ? "f64" : "f32", base, here, us[0], layout[0], us[1], layout[1], us[2],
-              layout[2], base / us[1], base / us[2]);
+  std::printf(
+      "%-26s %s %9.1f %9.1f %8.1f%c %8.1f%c %8.1f%c %8.1f %8.1f %8.1f %8.1f %7.2fx %7.2fx %7.2fx "
+      "%7.2fx\n",
+      name.c_str(), kF64 ? "f64" : "f32", base, here, us[0], layout[0], us[1], layout[1], us[2],
+      layout[2], us[3], us[4], us[5], us[6], base / us[1], base / us[2], base / us[3],
+      base / us[4]);
 }
 
 spmvc::CsrMatrix load(const std::string& what) {
@@ -148,8 +159,9 @@ int main(int argc, char** argv) {
         "matrix as given, 'here' in the probed order; each pass's faster layout (s sweep, "
         "t tile); ceiling = cuSPARSE / the pass\n",
         gpu.name.c_str(), sms, order.c_str(), kTimed);
-    std::printf("%-26s %s %9s %9s %9s %9s %9s %8s %8s\n", "matrix", "prec", "cuSPARSE", "cuS here",
-                "stream", "gather", "gath+val", "ceil g", "ceil gv");
+    std::printf("%-26s %s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s\n", "matrix", "prec",
+                "cuSPARSE", "cuS here", "stream", "gather", "gath+val", "g+shm", "gv+shm", "g+shfl",
+                "gv+shfl", "ceil g", "ceil gv", "ceil gs", "ceil gvs");
     for (const std::string& in : inputs) {
       const spmvc::CsrMatrix a = load(in);
       const spmvc::CsrMatrix b =

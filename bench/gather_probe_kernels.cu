@@ -16,7 +16,8 @@ __device__ __forceinline__ T term(long long k, const int* __restrict__ col,
                                   const T* __restrict__ val, const T* __restrict__ x) {
   if constexpr (kPass == Pass::stream) {
     return static_cast<T>(__ldcs(col + k)) * __ldcs(val + k);
-  } else if constexpr (kPass == Pass::gather) {
+  } else if constexpr (kPass == Pass::gather || kPass == Pass::gather_shared ||
+                       kPass == Pass::gather_shuffle) {
     return __ldg(x + __ldcs(col + k));
   } else {
     return __ldcs(val + k) * __ldg(x + __ldcs(col + k));
@@ -56,6 +57,21 @@ __global__ void __launch_bounds__(kBlock)
     const long long k = base + u * kBlock;
     t[u] = k < nnz ? term<T, kPass>(k, col, val, x) : T(0);
   }
+  if constexpr (kPass == Pass::gather_shared || kPass == Pass::gather_values_shared) {
+    __shared__ T products[kTile];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) products[threadIdx.x + u * kBlock] = t[u];
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) t[u] = products[threadIdx.x + u * kBlock];
+  }
+  if constexpr (kPass == Pass::gather_shuffle || kPass == Pass::gather_values_shuffle) {
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) t[u] += __shfl_xor_sync(0xffffffffu, t[u], d);
+    }
+  }
   T sum = 0;
 #pragma unroll
   for (int u = 0; u < kPer; ++u) sum += t[u];
@@ -65,7 +81,9 @@ __global__ void __launch_bounds__(kBlock)
 template <typename T, Pass kPass>
 void launch_pass(Layout layout, int blocks, long long nnz, const int* col, const T* val, const T* x,
                  T* out) {
-  if (layout == Layout::sweep) {
+  constexpr bool kTileOnly = kPass == Pass::gather_shared || kPass == Pass::gather_values_shared ||
+                             kPass == Pass::gather_shuffle || kPass == Pass::gather_values_shuffle;
+  if (layout == Layout::sweep && !kTileOnly) {
     sweep<T, kPass><<<blocks, kBlock>>>(nnz, col, val, x, out);
   } else {
     const unsigned grid = std::max(1u, static_cast<unsigned>((nnz + kTile - 1) / kTile));
@@ -93,6 +111,18 @@ void launch(Pass p, Layout layout, int blocks, long long nnz, const int* col, co
       break;
     case Pass::gather_values:
       launch_pass<T, Pass::gather_values>(layout, blocks, nnz, col, val, x, out);
+      break;
+    case Pass::gather_shared:
+      launch_pass<T, Pass::gather_shared>(layout, blocks, nnz, col, val, x, out);
+      break;
+    case Pass::gather_values_shared:
+      launch_pass<T, Pass::gather_values_shared>(layout, blocks, nnz, col, val, x, out);
+      break;
+    case Pass::gather_shuffle:
+      launch_pass<T, Pass::gather_shuffle>(layout, blocks, nnz, col, val, x, out);
+      break;
+    case Pass::gather_values_shuffle:
+      launch_pass<T, Pass::gather_values_shuffle>(layout, blocks, nnz, col, val, x, out);
       break;
   }
 }

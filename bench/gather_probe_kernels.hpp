@@ -5,9 +5,19 @@
 namespace gather_probe {
 
 enum class Pass {
-  stream,        // the column and value streams alone: sum of (T)col[k] * val[k]
-  gather,        // the column stream and x gathered: sum of x[col[k]] (a pattern matrix)
-  gather_values  // both streams and x gathered: sum of val[k] * x[col[k]]
+  stream,         // the column and value streams alone: sum of (T)col[k] * val[k]
+  gather,         // the column stream and x gathered: sum of x[col[k]] (a pattern matrix)
+  gather_values,  // both streams and x gathered: sum of val[k] * x[col[k]]
+  // gather and gather_values with each product taken through shared memory (stored, a barrier,
+  // read back by the thread that stored it): the least of what csr_stream's products cost
+  // beside the gather (tile layout only)
+  gather_shared,
+  gather_values_shared,
+  // gather and gather_values with each product taken through five warp shuffles (a butterfly
+  // sum across the warp), what a warp-wide segmented scan of the products in registers costs
+  // (tile layout only)
+  gather_shuffle,
+  gather_values_shuffle
 };
 
 /// How the nonzeros are dealt to the threads; in both, a warp's lanes take consecutive nonzeros.
@@ -23,7 +33,8 @@ enum class Layout {
 /// The number of threads (entries of `out`) a launch writes for `nnz` nonzeros.
 long long out_entries(Layout layout, int blocks, long long nnz);
 
-/// One pass over nnz nonzeros; each thread writes its sum to out[thread].
+/// One pass over nnz nonzeros; each thread writes its sum to out[thread]. The shared and shuffle
+/// passes run in the tile layout whatever `layout` says.
 template <typename T>
 void launch(Pass pass, Layout layout, int blocks, long long nnz, const int* col, const T* val,
             const T* x, T* out);
