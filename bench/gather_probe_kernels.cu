@@ -99,32 +99,23 @@ long long out_entries(Layout layout, int blocks, long long nnz) {
          static_cast<long long>(kBlock);
 }
 
+namespace {
+
+// The launch of pass p, one of kPasses.
+template <typename T, Pass... kPasses>
+void launch_one_of(Pass p, Layout layout, int blocks, long long nnz, const int* col, const T* val,
+                   const T* x, T* out) {
+  ((p == kPasses ? launch_pass<T, kPasses>(layout, blocks, nnz, col, val, x, out) : void()), ...);
+}
+
+}  // namespace
+
 template <typename T>
 void launch(Pass p, Layout layout, int blocks, long long nnz, const int* col, const T* val,
             const T* x, T* out) {
-  switch (p) {
-    case Pass::stream:
-      launch_pass<T, Pass::stream>(layout, blocks, nnz, col, val, x, out);
-      break;
-    case Pass::gather:
-      launch_pass<T, Pass::gather>(layout, blocks, nnz, col, val, x, out);
-      break;
-    case Pass::gather_values:
-      launch_pass<T, Pass::gather_values>(layout, blocks, nnz, col, val, x, out);
-      break;
-    case Pass::gather_shared:
-      launch_pass<T, Pass::gather_shared>(layout, blocks, nnz, col, val, x, out);
-      break;
-    case Pass::gather_values_shared:
-      launch_pass<T, Pass::gather_values_shared>(layout, blocks, nnz, col, val, x, out);
-      break;
-    case Pass::gather_shuffle:
-      launch_pass<T, Pass::gather_shuffle>(layout, blocks, nnz, col, val, x, out);
-      break;
-    case Pass::gather_values_shuffle:
-      launch_pass<T, Pass::gather_values_shuffle>(layout, blocks, nnz, col, val, x, out);
-      break;
-  }
+  launch_one_of<T, Pass::stream, Pass::gather, Pass::gather_values, Pass::gather_shared,
+                Pass::gather_values_shared, Pass::gather_shuffle, Pass::gather_values_shuffle>(
+      p, layout, blocks, nnz, col, val, x, out);
 }
 
 template void launch<float>(Pass, Layout, int, long long, const int*, const float*, const float*,

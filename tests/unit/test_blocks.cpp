@@ -628,3 +628,49 @@ TEST_CASE("bcsr S=1: offered for a symmetric blocked matrix at full depth, with 
   REQUIRE(why);
   CHECK(why->find("full inspection checks every matrix") != std::string::npos);
 }
+
+TEST_CASE("rank_aligned_shapes: the paying shapes by bytes, the least-bytes other, the best fill") {
+  // elasticity's 3x3 blocks fill completely; the made-up cost says r x c stores 10 / (r * c)
+  // bytes a nonzero, so larger shapes pay more; shapes whose bytes exceed the bound do not pay.
+  const Profile p = inspect(gen::elasticity_3d(6, 6, 6), InspectDepth::full);
+  const double nnz = static_cast<double>(p.nnz);
+  const auto bytes = [&](const BcsrParams& q) {
+    return nnz * 10.0 / (q.block_rows * q.block_cols);
+  };
+  const auto make = [](const BlockShape& b) {
+    BcsrParams q;
+    q.block_rows = b.r;
+    q.block_cols = b.c;
+    return q;
+  };
+  const auto ranked = formats::blocks::rank_aligned_shapes<BcsrParams>(p, 8.0, make, bytes);
+  REQUIRE_FALSE(ranked.paying.empty());
+  CHECK(ranked.paying.size() <= static_cast<std::size_t>(formats::blocks::kProposedShapes));
+  for (std::size_t i = 1; i < ranked.paying.size(); ++i)
+    CHECK(ranked.paying[i - 1].bytes <= ranked.paying[i].bytes);
+  double best_fill = 0, least_other = 1e300;
+  for (const BlockShape& b : p.block_shapes) {
+    if (b.placement != BlockPlacement::aligned || b.c > 8 || b.r * b.c < 2) continue;
+    best_fill = std::max(best_fill, b.fill());
+    const double by = nnz * 10.0 / (b.r * b.c);
+    const bool pays = b.fill() >= formats::blocks::kMinProposedFill &&
+                      by <= formats::blocks::kMaxBytesVsCsr * formats::blocks::csr_bytes(p, 8.0);
+    if (!pays) least_other = std::min(least_other, by);
+    // A paying shape is kept, or stores at least as many bytes as every one kept.
+    const bool kept = std::any_of(ranked.paying.begin(), ranked.paying.end(), [&](const auto& o) {
+      return o.p.block_rows == b.r && o.p.block_cols == b.c;
+    });
+    if (pays && !kept) CHECK(by >= ranked.paying.back().bytes);
+  }
+  CHECK(ranked.best_fill == best_fill);
+  REQUIRE(ranked.least_bad.has_value());
+  CHECK(ranked.least_bad->bytes == least_other);
+  CHECK(ranked.why_none(p).find("stores") != std::string::npos);
+  // No shapes: nothing pays, nothing to fall back on, and the reason says so.
+  Profile none = p;
+  none.block_shapes.clear();
+  const auto empty = formats::blocks::rank_aligned_shapes<BcsrParams>(none, 8.0, make, bytes);
+  CHECK(empty.paying.empty());
+  CHECK_FALSE(empty.least_bad.has_value());
+  CHECK(empty.why_none(none) == "no block shapes inspected");
+}

@@ -122,61 +122,33 @@ std::optional<std::string> BellpackFormat::cannot_implement(const Profile& profi
 }
 
 std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision precision) const {
-  struct Option {
-    BellpackParams p;
-    double bytes;
-    double fill;
-  };
-  std::vector<Option> options;
-  double best_fill = 0;
-  int best_r = 1, best_c = 1;
-  // The shape storing the fewest bytes among those that do not pay: what a forced format takes.
-  std::optional<Option> least_bad;
-  for (const BlockShape& b : profile.block_shapes) {
-    if (b.placement != BlockPlacement::aligned || b.c > 8 || b.r * b.c < 2) continue;
-    if (b.fill() > best_fill) {
-      best_fill = b.fill();
-      best_r = b.r;
-      best_c = b.c;
-    }
-    BellpackParams p;
-    p.block_rows = b.r;
-    p.block_cols = b.c;
-    const double bytes = cost(profile, p, precision).matrix_bytes;
-    if (b.fill() < blocks::kMinProposedFill ||
-        bytes > blocks::kMaxBytesVsCsr * blocks::csr_bytes(profile, value_bytes(precision))) {
-      if (!least_bad || bytes < least_bad->bytes) least_bad = Option{p, bytes, b.fill()};
-      continue;
-    }
-    options.push_back({p, bytes, b.fill()});
-  }
-  std::stable_sort(options.begin(), options.end(),
-                   [](const Option& a, const Option& b) { return a.bytes < b.bytes; });
+  const auto ranked = blocks::rank_aligned_shapes<BellpackParams>(
+      profile, value_bytes(precision),
+      [](const BlockShape& b) {
+        BellpackParams p;
+        p.block_rows = b.r;
+        p.block_cols = b.c;
+        return p;
+      },
+      [&](const BellpackParams& p) { return cost(profile, p, precision).matrix_bytes; });
   std::vector<Candidate> out;
-  for (std::size_t i = 0; i < options.size() && i < blocks::kProposedShapes; ++i) {
-    const BellpackParams& p = options[i].p;
-    Candidate c = candidate(profile, p, precision);
+  for (const auto& o : ranked.paying) {
+    Candidate c = candidate(profile, o.p, precision);
     if (c.applicable) {
-      c.reason =
-          fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero", p.block_rows,
-                      p.block_cols, 100.0 * options[i].fill,
-                      options[i].bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
+      c.reason = fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero",
+                             o.p.block_rows, o.p.block_cols, 100.0 * o.fill,
+                             o.bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
     }
     out.push_back(std::move(c));
   }
   if (out.empty()) {
-    const std::string reason = blocks::no_shape_reason(profile, best_r, best_c, best_fill);
-    if (least_bad) {
-      const Option& least = *least_bad;
-      out.push_back(
-          not_paying(profile, least.p, precision,
-                     blocks::least_bytes_reason(reason, least.p.block_rows, least.p.block_cols,
-                                                least.bytes, profile)));
+    if (ranked.least_bad) {
+      out.push_back(not_paying(profile, ranked.least_bad->p, precision, ranked.why_none(profile)));
     } else {
       BellpackParams p;
-      p.block_rows = best_r;
-      p.block_cols = best_c;
-      out.push_back(rejected(p, reason));
+      p.block_rows = ranked.best_r;
+      p.block_cols = ranked.best_c;
+      out.push_back(rejected(p, ranked.why_none(profile)));
     }
   }
   return out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,64 @@ inline double csr_bytes(const Profile& p, double value_bytes) {
 }
 /// Shapes each format proposes (the best by predicted bytes).
 inline constexpr int kProposedShapes = 3;
+/// One r x c shape a format may propose: its parameters, predicted matrix bytes and fill.
+template <typename Params>
+struct ShapeOption {
+  Params p;
+  double bytes = 0;
+  double fill = 0;
+};
+
+/// The aligned shapes of a Profile as bcsr and bellpack rank them (rank_aligned_shapes).
+template <typename Params>
+struct RankedShapes {
+  /// Those that pay (fill >= kMinProposedFill, bytes <= kMaxBytesVsCsr x csr's), fewest bytes
+  /// first, at most kProposedShapes.
+  std::vector<ShapeOption<Params>> paying;
+  /// The fewest bytes among those that do not pay: what a forced format takes.
+  std::optional<ShapeOption<Params>> least_bad;
+  /// The best fill seen, and its shape.
+  double best_fill = 0;
+  int best_r = 1, best_c = 1;
+
+  /// Why no shape is proposed, naming the least-bytes one where there is one.
+  std::string why_none(const Profile& profile) const {
+    const std::string reason = no_shape_reason(profile, best_r, best_c, best_fill);
+    if (!least_bad) return reason;
+    return least_bytes_reason(reason, least_bad->p.block_rows, least_bad->p.block_cols,
+                              least_bad->bytes, profile);
+  }
+};
+
+/// profile.block_shapes' aligned shapes of more than one entry and at most 8 columns, each made
+/// into parameters by make(shape) and costed by bytes(params) (matrix bytes), ranked for a
+/// format whose values take `value_bytes` bytes.
+template <typename Params, typename Make, typename Bytes>
+RankedShapes<Params> rank_aligned_shapes(const Profile& profile, double value_bytes, Make make,
+                                         Bytes bytes) {
+  RankedShapes<Params> out;
+  for (const BlockShape& b : profile.block_shapes) {
+    if (b.placement != BlockPlacement::aligned || b.c > 8 || b.r * b.c < 2) continue;
+    if (b.fill() > out.best_fill) {
+      out.best_fill = b.fill();
+      out.best_r = b.r;
+      out.best_c = b.c;
+    }
+    const Params p = make(b);
+    const ShapeOption<Params> o{p, bytes(p), b.fill()};
+    if (b.fill() < kMinProposedFill || o.bytes > kMaxBytesVsCsr * csr_bytes(profile, value_bytes)) {
+      if (!out.least_bad || o.bytes < out.least_bad->bytes) out.least_bad = o;
+      continue;
+    }
+    out.paying.push_back(o);
+  }
+  std::stable_sort(out.paying.begin(), out.paying.end(),
+                   [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  if (out.paying.size() > static_cast<std::size_t>(kProposedShapes))
+    out.paying.resize(kProposedShapes);
+  return out;
+}
+
 /// Dependent steps (load a block index, then its x) one lane or warp walks before the model
 /// charges it for lost memory parallelism; csr's 6 nonzeros per lane (heuristics.hpp) are 6 such
 /// steps, and a block step brings r*c independent values with it, so more are tolerated. Not
