@@ -666,6 +666,12 @@ TEST_CASE("rank_aligned_shapes: the paying shapes by bytes, the least-bytes othe
   REQUIRE(ranked.least_bad.has_value());
   CHECK(ranked.least_bad->bytes == least_other);
   CHECK(ranked.why_none(p).find("stores") != std::string::npos);
+  const auto& first = ranked.paying.front();
+  CHECK(first.reason(p) == fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero",
+                                       first.p.block_rows, first.p.block_cols, 100.0 * first.fill,
+                                       first.bytes / nnz));
+  CHECK(ranked.best_shape().block_rows == ranked.best_r);
+  CHECK(ranked.best_shape().block_cols == ranked.best_c);
   // No shapes: nothing pays, nothing to fall back on, and the reason says so.
   Profile none = p;
   none.block_shapes.clear();

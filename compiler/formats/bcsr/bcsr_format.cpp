@@ -244,11 +244,7 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
   for (const auto& o : ranked.paying) {
     const BcsrParams& p = o.p;
     Candidate c = candidate(profile, p, precision);
-    if (c.applicable) {
-      c.reason = fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero",
-                             p.block_rows, p.block_cols, 100.0 * o.fill,
-                             o.bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
-    }
+    if (c.applicable) c.reason = o.reason(profile);
     out.push_back(std::move(c));
     // A matrix equal to its transpose also offers the symmetric half of a square shape.
     if (p.block_rows == p.block_cols && profile.numerically_symmetric) {
@@ -267,14 +263,9 @@ std::vector<Candidate> BcsrFormat::propose(const Profile& profile, Precision pre
     }
   }
   if (out.empty()) {
-    if (ranked.least_bad) {
-      out.push_back(not_paying(profile, ranked.least_bad->p, precision, ranked.why_none(profile)));
-    } else {
-      BcsrParams p;
-      p.block_rows = ranked.best_r;
-      p.block_cols = ranked.best_c;
-      out.push_back(rejected(p, ranked.why_none(profile)));
-    }
+    out.push_back(ranked.least_bad ? not_paying(profile, ranked.least_bad->p, precision,
+                                                ranked.why_none(profile))
+                                   : rejected(ranked.best_shape(), ranked.why_none(profile)));
   }
   return out;
 }

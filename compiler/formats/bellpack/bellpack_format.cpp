@@ -134,22 +134,13 @@ std::vector<Candidate> BellpackFormat::propose(const Profile& profile, Precision
   std::vector<Candidate> out;
   for (const auto& o : ranked.paying) {
     Candidate c = candidate(profile, o.p, precision);
-    if (c.applicable) {
-      c.reason = fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero",
-                             o.p.block_rows, o.p.block_cols, 100.0 * o.fill,
-                             o.bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
-    }
+    if (c.applicable) c.reason = o.reason(profile);
     out.push_back(std::move(c));
   }
   if (out.empty()) {
-    if (ranked.least_bad) {
-      out.push_back(not_paying(profile, ranked.least_bad->p, precision, ranked.why_none(profile)));
-    } else {
-      BellpackParams p;
-      p.block_rows = ranked.best_r;
-      p.block_cols = ranked.best_c;
-      out.push_back(rejected(p, ranked.why_none(profile)));
-    }
+    out.push_back(ranked.least_bad ? not_paying(profile, ranked.least_bad->p, precision,
+                                                ranked.why_none(profile))
+                                   : rejected(ranked.best_shape(), ranked.why_none(profile)));
   }
   return out;
 }

@@ -55,6 +55,12 @@ struct ShapeOption {
   Params p;
   double bytes = 0;
   double fill = 0;
+  /// Why the shape is proposed: its fill and matrix bytes a nonzero.
+  std::string reason(const Profile& profile) const {
+    return fmt::format("{}x{} blocks {:.0f}% full, {:.2f} matrix bytes per nonzero", p.block_rows,
+                       p.block_cols, 100.0 * fill,
+                       bytes / std::max<double>(1.0, static_cast<double>(profile.nnz)));
+  }
 };
 
 /// The aligned shapes of a Profile as bcsr and bellpack rank them (rank_aligned_shapes).
@@ -69,6 +75,13 @@ struct RankedShapes {
   double best_fill = 0;
   int best_r = 1, best_c = 1;
 
+  /// The best-fill shape, what a format rejects when no shape can stand in.
+  Params best_shape() const {
+    Params p;
+    p.block_rows = best_r;
+    p.block_cols = best_c;
+    return p;
+  }
   /// Why no shape is proposed, naming the least-bytes one where there is one.
   std::string why_none(const Profile& profile) const {
     const std::string reason = no_shape_reason(profile, best_r, best_c, best_fill);
