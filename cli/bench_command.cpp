@@ -62,6 +62,18 @@ struct Measured {
 
 }  // namespace
 
+double checked_error(bench::DeviceArray& dy, Precision precision,
+                     const std::vector<double>& reference, const std::function<void()>& fn,
+                     std::vector<double>* y_out) {
+  dy.fill_bytes(0xff);  // NaN poison: unwritten rows fail the check
+  fn();
+  bench::synchronize();
+  std::vector<double> y = dy.download_values(reference.size(), precision);
+  const double error = compiler::relative_error(y, reference);
+  if (y_out != nullptr) *y_out = std::move(y);
+  return error;
+}
+
 // Median milliseconds per call of `fn` over `reps` repetitions, each long enough to time.
 double median_ms(const std::function<void()>& fn, const BenchArgs& b) {
   for (int i = 0; i < 5; ++i) fn();  // warm-up: module load, first-touch, clocks
@@ -142,26 +154,10 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const std::size_t xb = static_cast<std::size_t>(a.ncols) * static_cast<std::size_t>(vb);
   const std::size_t yb = static_cast<std::size_t>(a.nrows) * static_cast<std::size_t>(vb);
   bench::DeviceArray dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
-  if (p == Precision::f64) {
-    dx.upload(x_host.data(), xb);
-  } else {
-    std::vector<float> xf(x_host.begin(), x_host.end());
-    dx.upload(xf.data(), xb);
-  }
-  std::vector<double> last_y(static_cast<std::size_t>(a.nrows));  // the last check's y
+  dx.upload_values(x_host, p);
+  std::vector<double> last_y;  // the last check's y
   auto check = [&](const std::function<void()>& fn) {
-    dy.fill_bytes(0xff);  // NaN poison: unwritten rows fail the check
-    fn();
-    bench::synchronize();
-    std::vector<double>& y = last_y;
-    if (p == Precision::f64) {
-      dy.download(y.data(), yb);
-    } else {
-      std::vector<float> yf(y.size());
-      dy.download(yf.data(), yb);
-      std::copy(yf.begin(), yf.end(), y.begin());
-    }
-    return compiler::relative_error(y, ref);
+    return checked_error(dy, p, ref, fn, &last_y);
   };
 
   std::vector<Measured> results;
@@ -480,20 +476,8 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
   const double spmv_error = [&] {
     const std::size_t bytes = static_cast<std::size_t>(a.nrows) * (p == Precision::f64 ? 8 : 4);
     bench::DeviceArray dx(bytes), dy(bytes);
-    std::vector<double> y(rhs.size());
-    if (p == Precision::f64) {
-      dx.upload(x_true.data(), bytes);
-      op.apply(dx.get(), dy.get());
-      dy.download(y.data(), bytes);
-    } else {
-      const std::vector<float> xf(x_true.begin(), x_true.end());
-      std::vector<float> yf(y.size());
-      dx.upload(xf.data(), bytes);
-      op.apply(dx.get(), dy.get());
-      dy.download(yf.data(), bytes);
-      std::copy(yf.begin(), yf.end(), y.begin());
-    }
-    return compiler::relative_error(y, rhs);
+    dx.upload_values(x_true, p);
+    return checked_error(dy, p, rhs, [&] { op.apply(dx.get(), dy.get()); });
   }();
 
   // cuSPARSE's: the upload of the CSR arrays and the handle, then the descriptor, buffer and

@@ -14,6 +14,10 @@
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
 
+namespace spmvc::bench {
+class DeviceArray;
+}  // namespace spmvc::bench
+
 namespace spmvc::cli {
 
 /// A usage error found after parsing (an option that does not fit the matrix): exit 2.
@@ -142,6 +146,12 @@ int bench_operation(const MatrixArgs& args, const BenchArgs& bench);
 /// Median milliseconds per call of `fn` over bench.repetitions CUDA-event timings, each of
 /// enough calls to last bench.min_rep_ms, after warm-up calls.
 double median_ms(const std::function<void()>& fn, const BenchArgs& bench);
+/// y's relative error (compiler::relative_error) against `reference` once `fn` has written it
+/// to `dy` (reference.size() values of `precision`'s element type): y is poisoned with NaNs
+/// first, so that rows fn leaves unwritten fail. y goes to `y_out` where given.
+double checked_error(bench::DeviceArray& dy, Precision precision,
+                     const std::vector<double>& reference, const std::function<void()>& fn,
+                     std::vector<double>* y_out = nullptr);
 
 /// `bench --solve`: the same Krylov method with spmvc's operator and with cuSPARSE.
 struct SolveArgs {

@@ -145,25 +145,9 @@ nlohmann::ordered_json time_operation(const CsrMatrix& a, const Options& base,
 
   bench::DeviceArray dx(std::max<std::size_t>(o.x_size * vb, 1));
   bench::DeviceArray dy(std::max<std::size_t>(o.y_size * vb, 1));
-  if (p == Precision::f64) {
-    dx.upload(o.x.data(), o.x_size * vb);
-  } else {
-    const std::vector<float> xf(o.x.begin(), o.x.end());
-    dx.upload(xf.data(), o.x_size * vb);
-  }
+  dx.upload_values(o.x, p);
   auto check = [&](const std::function<void()>& fn) {
-    dy.fill_bytes(0xff);  // NaN poison: unwritten entries fail the check
-    fn();
-    bench::synchronize();
-    std::vector<double> y(o.y_size);
-    if (p == Precision::f64) {
-      dy.download(y.data(), o.y_size * vb);
-    } else {
-      std::vector<float> yf(y.size());
-      dy.download(yf.data(), o.y_size * vb);
-      std::copy(yf.begin(), yf.end(), y.begin());
-    }
-    return compiler::relative_error(y, o.reference);
+    return checked_error(dy, p, o.reference, fn);
   };
 
   nlohmann::ordered_json results = nlohmann::json::array();

@@ -306,26 +306,10 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       std::vector<double> ref(static_cast<std::size_t>(a.nrows));
       compiler::csr_reference_spmv(a, x_host, ref);
       bench::DeviceArray dx(std::max<std::size_t>(xb, 1)), dy(std::max<std::size_t>(yb, 1));
-      if (p == Precision::f64) {
-        dx.upload(x_host.data(), xb);
-      } else {
-        std::vector<float> xf(x_host.begin(), x_host.end());
-        dx.upload(xf.data(), xb);
-      }
-      std::vector<double> last_y(static_cast<std::size_t>(a.nrows));  // the last check's y
+      dx.upload_values(x_host, p);
+      std::vector<double> last_y;  // the last check's y
       auto check = [&](const std::function<void()>& fn) {
-        dy.fill_bytes(0xff);
-        fn();
-        bench::synchronize();
-        std::vector<double>& y = last_y;
-        if (p == Precision::f64) {
-          dy.download(y.data(), yb);
-        } else {
-          std::vector<float> yf(y.size());
-          dy.download(yf.data(), yb);
-          std::copy(yf.begin(), yf.end(), y.begin());
-        }
-        return compiler::relative_error(y, ref);
+        return checked_error(dy, p, ref, fn, &last_y);
       };
       const double csr_bytes =
           static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);

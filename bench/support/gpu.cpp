@@ -1,5 +1,8 @@
 #include "spmvc/bench/gpu.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "device.hpp"
 #include "device_csr.hpp"
 #include "kernel_cache.hpp"
@@ -29,6 +32,25 @@ void DeviceArray::download(void* host, std::size_t bytes) const {
   impl_->buffer.download(host, bytes);
 }
 void DeviceArray::fill_bytes(unsigned char value) { impl_->buffer.fill_bytes(value); }
+void DeviceArray::upload_values(const std::vector<double>& host, Precision precision) {
+  if (precision == Precision::f64) {
+    upload(host.data(), host.size() * sizeof(double));
+  } else {
+    const std::vector<float> narrow(host.begin(), host.end());
+    upload(narrow.data(), narrow.size() * sizeof(float));
+  }
+}
+std::vector<double> DeviceArray::download_values(std::size_t n, Precision precision) const {
+  std::vector<double> out(n);
+  if (precision == Precision::f64) {
+    download(out.data(), n * sizeof(double));
+  } else {
+    std::vector<float> narrow(n);
+    download(narrow.data(), n * sizeof(float));
+    std::copy(narrow.begin(), narrow.end(), out.begin());
+  }
+  return out;
+}
 
 struct GpuTimer::Impl {
   runtime::EventTimer timer;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
@@ -38,6 +39,10 @@ class DeviceArray {
   void upload(const void* host, std::size_t bytes);
   void download(void* host, std::size_t bytes) const;
   void fill_bytes(unsigned char value);
+  /// `host` stored as a kernel of `precision` reads x: double for f64, float otherwise.
+  void upload_values(const std::vector<double>& host, Precision precision);
+  /// The first `n` values, stored as upload_values stores them, widened to double.
+  std::vector<double> download_values(std::size_t n, Precision precision) const;
 
  private:
   struct Impl;
