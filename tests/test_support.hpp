@@ -17,9 +17,33 @@
 #include <utility>
 #include <vector>
 
+#include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
 
 namespace spmvc::test {
+
+/// An encoded array's elements as T (T as wide as the array's element type).
+template <typename T>
+std::vector<T> array_as(const EncodedArray& arr) {
+  std::vector<T> out(static_cast<std::size_t>(arr.count()));
+  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
+  return out;
+}
+
+/// The formats' small hand-checked matrix, 4 x 4 with an empty row:
+///   [ 1 0 2 0 ]
+///   [ 0 0 0 0 ]
+///   [ 3 4 0 5 ]
+///   [ 0 0 0 6 ]
+inline CsrMatrix small_4x4() {
+  CsrMatrix a;
+  a.nrows = 4;
+  a.ncols = 4;
+  a.row_ptr = {0, 2, 2, 5, 6};
+  a.col_idx = {0, 2, 0, 1, 3, 3};
+  a.values = {1, 2, 3, 4, 5, 6};
+  return a;
+}
 
 /// Directory of small hand-written test inputs (tests/data).
 inline std::filesystem::path data_dir() { return SPMVC_TEST_DATA; }

@@ -28,13 +28,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-template <typename T>
-std::vector<T> as(const EncodedArray& arr) {
-  std::vector<T> out(static_cast<std::size_t>(arr.count()));
-  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
-  return out;
-}
-
 // The paper's example matrix A (section 2, 1-based columns there, 0-based here):
 // rows {1,3}, {1,2,3}, {2,3,5}, {4,5} of the ELL part.
 CsrMatrix paper_example() {
@@ -158,15 +151,16 @@ TEST_CASE("bro_ell encodes the paper's example by hand") {
       formats::bro::encode_ell(paper_example(), 1 << 30, shape, Precision::f64, "", arrays);
   REQUIRE(arrays.size() == 5);
   CHECK(arrays[0].name == "col_ptr");
-  CHECK(as<std::int64_t>(arrays[0]) == std::vector<std::int64_t>{0, 3, 6});
-  CHECK(as<std::int64_t>(arrays[1]) == std::vector<std::int64_t>{0, 1, 2});
-  CHECK(as<std::uint8_t>(arrays[2]) == std::vector<std::uint8_t>{1, 2, 1, 3, 1, 2});
+  CHECK(test::array_as<std::int64_t>(arrays[0]) == std::vector<std::int64_t>{0, 3, 6});
+  CHECK(test::array_as<std::int64_t>(arrays[1]) == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(test::array_as<std::uint8_t>(arrays[2]) == std::vector<std::uint8_t>{1, 2, 1, 3, 1, 2});
   // Row 0: 1|10|0 -> 1100; row 1: 1|01|1 -> 1011; row 2: 010|1|10; row 3: 100|1|00.
   // One padding row of symbols follows (for the prefetching kernel).
-  CHECK(as<std::uint32_t>(arrays[3]) ==
+  CHECK(test::array_as<std::uint32_t>(arrays[3]) ==
         std::vector<std::uint32_t>{0xC0000000u, 0xB0000000u, 0x58000000u, 0x90000000u, 0, 0});
   // Values column-major within each slice, zero where a row is shorter.
-  CHECK(as<double>(arrays[4]) == std::vector<double>{3, 2, 2, 6, 0, 5, 1, 8, 9, 3, 7, 0});
+  CHECK(test::array_as<double>(arrays[4]) ==
+        std::vector<double>{3, 2, 2, 6, 0, 5, 1, 8, 9, 3, 7, 0});
   CHECK(z.stream_bits == 2 * 4 + 2 * 6);
   CHECK(z.entries == 10);
 
@@ -175,7 +169,7 @@ TEST_CASE("bro_ell encodes the paper's example by hand") {
   const auto zb =
       formats::bro::encode_ell(paper_example(), 1 << 30, {2, 32, 1, 2}, Precision::f64, "", arrays);
   CHECK(zb.pattern == std::vector<int>{3, 2, 2});
-  CHECK(as<std::uint8_t>(arrays[2]) == std::vector<std::uint8_t>{3, 2, 2, 3, 2, 2});
+  CHECK(test::array_as<std::uint8_t>(arrays[2]) == std::vector<std::uint8_t>{3, 2, 2, 3, 2, 2});
   Encoded e;
   e.arrays = arrays;
   CHECK(formats::bro::baked_pattern(e, "") == std::vector<int>{3, 2, 2});
@@ -183,8 +177,8 @@ TEST_CASE("bro_ell encodes the paper's example by hand") {
   // T = 2: lane 0 of row 1 holds columns {0, 2} (deltas 1, 2), lane 1 holds {1} (delta 2).
   arrays.clear();
   formats::bro::encode_ell(paper_example(), 1 << 30, {1, 32, 2, 0}, Precision::f64, "", arrays);
-  const auto widths = as<std::uint8_t>(arrays[2]);
-  const auto col_ptr = as<std::int64_t>(arrays[0]);
+  const auto widths = test::array_as<std::uint8_t>(arrays[2]);
+  const auto col_ptr = test::array_as<std::int64_t>(arrays[0]);
   CHECK(col_ptr == std::vector<std::int64_t>{0, 1, 3, 5, 6});
   CHECK(widths[1] == 2);  // row 1, position 0: deltas 1 (lane 0) and 2 (lane 1)
   CHECK(widths[2] == 2);  // row 1, position 1: delta 2 (lane 0), padding (lane 1)
@@ -207,18 +201,18 @@ TEST_CASE("bro_coo encodes row deltas per lane with a first-delta and a rest wid
   REQUIRE(arrays.size() == 7);
   CHECK(z.entries == 40);
   CHECK(z.intervals == 1);
-  CHECK(as<std::int64_t>(arrays[0]) == std::vector<std::int64_t>{40});
-  CHECK(as<std::int32_t>(arrays[1]) == std::vector<std::int32_t>{0});
+  CHECK(test::array_as<std::int64_t>(arrays[0]) == std::vector<std::int64_t>{40});
+  CHECK(test::array_as<std::int32_t>(arrays[1]) == std::vector<std::int32_t>{0});
   // First deltas: lane l starts at row l (l < 20), then the last row 19 for padding lanes:
   // widest 19 -> 5 bits. Within a lane the two entries share a row: rest width 0.
-  CHECK(as<std::uint8_t>(arrays[2]) == std::vector<std::uint8_t>{5, 0});
-  const auto sym = as<std::uint32_t>(arrays[4]);
+  CHECK(test::array_as<std::uint8_t>(arrays[2]) == std::vector<std::uint8_t>{5, 0});
+  const auto sym = test::array_as<std::uint32_t>(arrays[4]);
   REQUIRE(sym.size() == 2 * 32);
   CHECK(sym[0] == 0u);
   CHECK(sym[7] == (7u << 27));
   CHECK(sym[25] == (19u << 27));
   // Entry e of lane l at e*32 + l.
-  const auto cols = as<std::int32_t>(arrays[5]);
+  const auto cols = test::array_as<std::int32_t>(arrays[5]);
   CHECK(cols[0] == 0);
   CHECK(cols[32] == 3);
   CHECK(cols[20] == 0);  // padding

@@ -9,31 +9,11 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
 namespace {
-
-// [ 1 0 2 0 ]
-// [ 0 0 0 0 ]
-// [ 3 4 0 5 ]
-// [ 0 0 0 6 ]
-CsrMatrix small() {
-  CsrMatrix a;
-  a.nrows = 4;
-  a.ncols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
-
-template <typename T>
-std::vector<T> as(const EncodedArray& arr) {
-  std::vector<T> out(static_cast<std::size_t>(arr.count()));
-  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
-  return out;
-}
 
 Plan plan_for(const CsrMatrix& a, Precision p, std::optional<CsrParams> csr = std::nullopt) {
   compiler::PlanOptions o;
@@ -46,37 +26,37 @@ Plan plan_for(const CsrMatrix& a, Precision p, std::optional<CsrParams> csr = st
 }  // namespace
 
 TEST_CASE("csr encoding holds exactly the CSR arrays, narrowed as the plan says") {
-  const CsrMatrix a = small();
+  const CsrMatrix a = test::small_4x4();
   CsrParams p;
   const Encoded e64 = compiler::encode(a, plan_for(a, Precision::f64, p));
   REQUIRE(e64.arrays.size() == 3);
   CHECK(e64.arrays[0].name == "row_ptr");
   CHECK(e64.arrays[0].type == ElemType::i32);
-  CHECK(as<std::int32_t>(e64.arrays[0]) == std::vector<std::int32_t>{0, 2, 2, 5, 6});
+  CHECK(test::array_as<std::int32_t>(e64.arrays[0]) == std::vector<std::int32_t>{0, 2, 2, 5, 6});
   // col_idx and values are zero-padded to a multiple of 128 entries for aligned vector loads.
   std::vector<std::int32_t> cols = {0, 2, 0, 1, 3, 3};
   std::vector<double> vals = {1, 2, 3, 4, 5, 6};
   cols.resize(128, 0);
   vals.resize(128, 0.0);
-  CHECK(as<std::int32_t>(e64.arrays[1]) == cols);
-  CHECK(as<double>(e64.arrays[2]) == vals);
+  CHECK(test::array_as<std::int32_t>(e64.arrays[1]) == cols);
+  CHECK(test::array_as<double>(e64.arrays[2]) == vals);
   CHECK(e64.total_bytes() == 5 * 4 + 128 * 4 + 128 * 8);
 
   p.offsets64 = true;
   const Encoded e32 = compiler::encode(a, plan_for(a, Precision::f32, p));
   CHECK(e32.arrays[0].type == ElemType::i64);
-  CHECK(as<std::int64_t>(e32.arrays[0]) == std::vector<std::int64_t>{0, 2, 2, 5, 6});
+  CHECK(test::array_as<std::int64_t>(e32.arrays[0]) == std::vector<std::int64_t>{0, 2, 2, 5, 6});
   CHECK(e32.arrays[2].type == ElemType::f32);
   std::vector<float> fvals = {1, 2, 3, 4, 5, 6};
   fvals.resize(128, 0.0f);
-  CHECK(as<float>(e32.arrays[2]) == fvals);
+  CHECK(test::array_as<float>(e32.arrays[2]) == fvals);
   CHECK(formats::CsrFormat::padded_nnz(0) == 0);
   CHECK(formats::CsrFormat::padded_nnz(1) == 128);
   CHECK(formats::CsrFormat::padded_nnz(256) == 256);
 }
 
 TEST_CASE("the reference over encoded arrays computes alpha*A*x + beta*y") {
-  const CsrMatrix a = small();
+  const CsrMatrix a = test::small_4x4();
   const Plan plan = plan_for(a, Precision::f64);
   const Encoded e = compiler::encode(a, plan);
   const std::vector<double> x = {1, 10, 100, 1000};
@@ -90,7 +70,7 @@ TEST_CASE("the reference over encoded arrays computes alpha*A*x + beta*y") {
 }
 
 TEST_CASE("fp32 encodings round values once and the reference sees the rounded values") {
-  CsrMatrix a = small();
+  CsrMatrix a = test::small_4x4();
   a.values[0] = 0.1;
   const Plan plan = plan_for(a, Precision::f32);
   const Encoded e = compiler::encode(a, plan);
@@ -168,7 +148,7 @@ TEST_CASE("the planner ranks every thread mapping, best first, with reasons") {
 }
 
 TEST_CASE("forced parameters are checked and reported") {
-  const CsrMatrix a = small();
+  const CsrMatrix a = test::small_4x4();
   CsrParams bad;
   bad.threads_per_row = 3;
   CHECK_THROWS_WITH_AS(plan_for(a, Precision::f64, bad),

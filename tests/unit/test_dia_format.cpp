@@ -14,6 +14,7 @@
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/parallel.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -30,13 +31,6 @@ CsrMatrix tridiagonal() {
   a.col_idx = {0, 1, 0, 1, 2, 1, 2, 3, 2, 3};
   a.values = {4, 1, 1, 4, 1, 1, 4, 2, 2, 4};
   return a;
-}
-
-template <typename T>
-std::vector<T> as(const EncodedArray& arr) {
-  std::vector<T> out(static_cast<std::size_t>(arr.count()));
-  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
-  return out;
 }
 
 DiaParams dia(bool symmetric) {
@@ -98,13 +92,14 @@ TEST_CASE("inspector: a matrix on few diagonals is checked for symmetry at rows 
 TEST_CASE("dia: the layout by hand, plain and symmetric") {
   const formats::DiaFormat f;
   const Encoded plain = f.encode(tridiagonal(), dia(false), Precision::f64);
-  CHECK(as<std::int32_t>(plain.array("offsets")) == std::vector<std::int32_t>{-1, 0, 1});
+  CHECK(test::array_as<std::int32_t>(plain.array("offsets")) ==
+        std::vector<std::int32_t>{-1, 0, 1});
   // Row r of diagonal d at d * 4 + r; 0 where the diagonal leaves the matrix.
-  CHECK(as<double>(plain.array("values")) ==
+  CHECK(test::array_as<double>(plain.array("values")) ==
         std::vector<double>{0, 1, 1, 2, 4, 4, 4, 4, 1, 1, 2, 0});
   const Encoded sym = f.encode(tridiagonal(), dia(true), Precision::f64);
-  CHECK(as<std::int32_t>(sym.array("offsets")) == std::vector<std::int32_t>{-1, 0});
-  CHECK(as<double>(sym.array("values")) == std::vector<double>{0, 1, 1, 2, 4, 4, 4, 4});
+  CHECK(test::array_as<std::int32_t>(sym.array("offsets")) == std::vector<std::int32_t>{-1, 0});
+  CHECK(test::array_as<double>(sym.array("values")) == std::vector<double>{0, 1, 1, 2, 4, 4, 4, 4});
   CHECK(f.generate(sym, dia(true), "").source.find("spmvc::dia::Offsets<-1, 0>") !=
         std::string::npos);
 }

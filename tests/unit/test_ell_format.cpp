@@ -13,31 +13,11 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
 namespace {
-
-// [ 1 0 2 0 ]
-// [ 0 0 0 0 ]
-// [ 3 4 0 5 ]
-// [ 0 0 0 6 ]
-CsrMatrix small() {
-  CsrMatrix a;
-  a.nrows = 4;
-  a.ncols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
-
-template <typename T>
-std::vector<T> as(const EncodedArray& arr) {
-  std::vector<T> out(static_cast<std::size_t>(arr.count()));
-  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
-  return out;
-}
 
 // nrows x ncols with row lengths drawn uniformly from [0, max_len] independently of the row
 // (the padding model's assumption), distinct sorted columns, values depending on (r, c).
@@ -105,20 +85,20 @@ Plan plan_for(const CsrMatrix& a, std::optional<FormatParams> params,
 }  // namespace
 
 TEST_CASE("ell: column-major layout with row lengths, -1 padding and a 32-row pitch") {
-  const CsrMatrix a = small();
+  const CsrMatrix a = test::small_4x4();
   const formats::EllFormat f;
   const Encoded e = f.encode(a, ell(0, 1, true), Precision::f64);
   REQUIRE(e.arrays.size() == 3);
   CHECK(e.arrays[0].name == "row_lengths");
-  CHECK(as<std::int32_t>(e.arrays[0]) == std::vector<std::int32_t>{2, 0, 3, 1});
+  CHECK(test::array_as<std::int32_t>(e.arrays[0]) == std::vector<std::int32_t>{2, 0, 3, 1});
   // K = 3 (the longest row), pitch = 32: slot k of row r at k*32 + r.
   std::vector<std::int32_t> cols(3 * 32, -1);
   std::vector<double> vals(3 * 32, 0.0);
   cols[0] = 0, cols[32] = 2, vals[0] = 1, vals[32] = 2;                              // row 0
   cols[2] = 0, cols[34] = 1, cols[66] = 3, vals[2] = 3, vals[34] = 4, vals[66] = 5;  // row 2
   cols[3] = 3, vals[3] = 6;                                                          // row 3
-  CHECK(as<std::int32_t>(e.arrays[1]) == cols);
-  CHECK(as<double>(e.arrays[2]) == vals);
+  CHECK(test::array_as<std::int32_t>(e.arrays[1]) == cols);
+  CHECK(test::array_as<double>(e.arrays[2]) == vals);
   CHECK(e.total_bytes() == 4 * 4 + 96 * 4 + 96 * 8);
   CHECK(formats::ell_part::stored_width(e, "") == 3);
 
@@ -126,16 +106,16 @@ TEST_CASE("ell: column-major layout with row lengths, -1 padding and a 32-row pi
   const Encoded plain = f.encode(a, ell(0, 1, false), Precision::f32);
   REQUIRE(plain.arrays.size() == 2);
   CHECK(plain.arrays[0].name == "col_idx");
-  CHECK(as<std::int32_t>(plain.arrays[0]) == cols);
+  CHECK(test::array_as<std::int32_t>(plain.arrays[0]) == cols);
   CHECK(plain.arrays[1].type == ElemType::f32);
   CHECK(plain.total_bytes() == 96 * 4 + 96 * 4);
 }
 
 TEST_CASE("ell: T lanes per row read adjacent slots, the width rounded up to T") {
-  const CsrMatrix a = small();
+  const CsrMatrix a = test::small_4x4();
   const Encoded e = formats::EllFormat().encode(a, ell(0, 2, false), Precision::f64);
   // K = 3 -> 4 slots; slot k of row r at (k/2)*64 + r*2 + k%2.
-  const auto cols = as<std::int32_t>(e.array("col_idx"));
+  const auto cols = test::array_as<std::int32_t>(e.array("col_idx"));
   REQUIRE(cols.size() == 4 * 32);
   CHECK(formats::ell_part::stored_width(e, "") == 4);
   CHECK(cols[0] == 0);       // row 0, k 0
@@ -150,7 +130,7 @@ TEST_CASE("ell: T lanes per row read adjacent slots, the width rounded up to T")
 }
 
 TEST_CASE("ell: the reference over the encoding computes alpha*A*x + beta*y") {
-  const CsrMatrix a = small();
+  const CsrMatrix a = test::small_4x4();
   for (bool r : {true, false}) {
     for (int t : {1, 2, 4}) {
       const formats::EllFormat f;
@@ -193,7 +173,7 @@ TEST_CASE("ell: reference equals plain CSR on every generated class, rectangular
 }
 
 TEST_CASE("ell: fp32 encodings round values once and the reference sees the rounded values") {
-  CsrMatrix a = small();
+  CsrMatrix a = test::small_4x4();
   a.values[0] = 0.1;
   const formats::EllFormat f;
   const Encoded e = f.encode(a, ell(0, 1, true), Precision::f32);

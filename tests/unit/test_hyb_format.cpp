@@ -13,17 +13,11 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
 namespace {
-
-template <typename T>
-std::vector<T> as(const EncodedArray& arr) {
-  std::vector<T> out(static_cast<std::size_t>(arr.count()));
-  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
-  return out;
-}
 
 // The BRO paper's example (section 2.1.1), 0-based:
 // [ 3 0 2 0 0 ]
@@ -77,14 +71,15 @@ TEST_CASE("hyb: the paper's example splits at K = 3 into its ELL and COO parts")
     cols[static_cast<std::size_t>(32 + r)] = k1[r];
     cols[static_cast<std::size_t>(64 + r)] = k2[r];
   }
-  CHECK(as<std::int32_t>(e.array("ell_col_idx")) == cols);
-  CHECK(as<std::int32_t>(e.array("coo_row")) == std::vector<std::int32_t>{1, 1});
-  CHECK(as<std::int32_t>(e.array("coo_col")) == std::vector<std::int32_t>{3, 4});
-  CHECK(as<double>(e.array("coo_values")) == std::vector<double>{4, 1});
+  CHECK(test::array_as<std::int32_t>(e.array("ell_col_idx")) == cols);
+  CHECK(test::array_as<std::int32_t>(e.array("coo_row")) == std::vector<std::int32_t>{1, 1});
+  CHECK(test::array_as<std::int32_t>(e.array("coo_col")) == std::vector<std::int32_t>{3, 4});
+  CHECK(test::array_as<double>(e.array("coo_values")) == std::vector<double>{4, 1});
   CHECK(e.total_bytes() == 96 * (4 + 8) + 2 * (4 + 4 + 8));
   CHECK_THROWS_AS(e.array("ell_row_lengths"), InternalError);
   const Encoded r = formats::HybFormat().encode(paper(), hyb(3, 1, true), Precision::f32);
-  CHECK(as<std::int32_t>(r.array("ell_row_lengths")) == std::vector<std::int32_t>{2, 3, 3, 2});
+  CHECK(test::array_as<std::int32_t>(r.array("ell_row_lengths")) ==
+        std::vector<std::int32_t>{2, 3, 3, 2});
   CHECK(r.array("coo_values").type == ElemType::f32);
 
   std::vector<double> y = {1, 1, 1, 1};

@@ -12,31 +12,11 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
 namespace {
-
-// [ 1 0 2 0 ]
-// [ 0 0 0 0 ]
-// [ 3 4 0 5 ]
-// [ 0 0 0 6 ]
-CsrMatrix small() {
-  CsrMatrix a;
-  a.nrows = 4;
-  a.ncols = 4;
-  a.row_ptr = {0, 2, 2, 5, 6};
-  a.col_idx = {0, 2, 0, 1, 3, 3};
-  a.values = {1, 2, 3, 4, 5, 6};
-  return a;
-}
-
-template <typename T>
-std::vector<T> as(const EncodedArray& arr) {
-  std::vector<T> out(static_cast<std::size_t>(arr.count()));
-  std::memcpy(out.data(), arr.bytes.data(), arr.bytes.size());
-  return out;
-}
 
 CsrMatrix random_lengths(std::int64_t nrows, std::int64_t ncols, int max_len, unsigned seed) {
   std::mt19937 rng(seed);
@@ -88,33 +68,33 @@ SellParams sell(int c, int sigma, int t) {
 TEST_CASE("sell: rows sorted within the window, slices padded to their own longest row") {
   // Lengths {2, 0, 3, 1}; sigma = 4 sorts them to rows {2, 0, 3, 1}; C = 2 gives slices {2, 0}
   // (width 3) and {3, 1} (width 1).
-  const Encoded e = formats::SellFormat().encode(small(), sell(2, 4, 1), Precision::f64);
+  const Encoded e = formats::SellFormat().encode(test::small_4x4(), sell(2, 4, 1), Precision::f64);
   REQUIRE(e.arrays.size() == 4);
-  CHECK(as<std::int64_t>(e.array("slice_ptr")) == std::vector<std::int64_t>{0, 6, 8});
-  CHECK(as<std::int32_t>(e.array("perm")) == std::vector<std::int32_t>{2, 0, 3, 1});
-  CHECK(as<std::int32_t>(e.array("col_idx")) ==
+  CHECK(test::array_as<std::int64_t>(e.array("slice_ptr")) == std::vector<std::int64_t>{0, 6, 8});
+  CHECK(test::array_as<std::int32_t>(e.array("perm")) == std::vector<std::int32_t>{2, 0, 3, 1});
+  CHECK(test::array_as<std::int32_t>(e.array("col_idx")) ==
         std::vector<std::int32_t>{0, 0, 1, 2, 3, -1, 3, -1});
-  CHECK(as<double>(e.array("values")) == std::vector<double>{3, 1, 4, 2, 5, 0, 6, 0});
+  CHECK(test::array_as<double>(e.array("values")) == std::vector<double>{3, 1, 4, 2, 5, 0, 6, 0});
   CHECK(e.total_bytes() == 3 * 8 + 4 * 4 + 8 * 4 + 8 * 8);
 
   // sigma = 1: no sort, no perm; slices {0, 1} (width 2) and {2, 3} (width 3).
-  const Encoded u = formats::SellFormat().encode(small(), sell(2, 1, 1), Precision::f32);
+  const Encoded u = formats::SellFormat().encode(test::small_4x4(), sell(2, 1, 1), Precision::f32);
   REQUIRE(u.arrays.size() == 3);
-  CHECK(as<std::int64_t>(u.array("slice_ptr")) == std::vector<std::int64_t>{0, 4, 10});
-  CHECK(as<std::int32_t>(u.array("col_idx")) ==
+  CHECK(test::array_as<std::int64_t>(u.array("slice_ptr")) == std::vector<std::int64_t>{0, 4, 10});
+  CHECK(test::array_as<std::int32_t>(u.array("col_idx")) ==
         std::vector<std::int32_t>{0, -1, 2, -1, 0, 3, 1, -1, 3, -1});
   CHECK(u.array("values").type == ElemType::f32);
 }
 
 TEST_CASE("sell: T lanes of a row read adjacent slots and the last slice is padded to C rows") {
   // C = 4 > 4 rows... with 5 rows the second slice holds one real row and three -1 rows.
-  CsrMatrix a = small();
+  CsrMatrix a = test::small_4x4();
   a.nrows = 5;
   a.row_ptr.push_back(6);
   const Encoded e = formats::SellFormat().encode(a, sell(4, 1, 2), Precision::f64);
   // Slice 0: width 4 (3 rounded up to T = 2): 16 slots; slice 1: empty rows only, width 0.
-  CHECK(as<std::int64_t>(e.array("slice_ptr")) == std::vector<std::int64_t>{0, 16, 16});
-  const auto cols = as<std::int32_t>(e.array("col_idx"));
+  CHECK(test::array_as<std::int64_t>(e.array("slice_ptr")) == std::vector<std::int64_t>{0, 16, 16});
+  const auto cols = test::array_as<std::int32_t>(e.array("col_idx"));
   // Slot k of slice row i at (k/2)*8 + i*2 + k%2.
   CHECK(cols[0] == 0);
   CHECK(cols[1] == 2);
