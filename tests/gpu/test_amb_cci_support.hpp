@@ -56,28 +56,6 @@ inline Options amb_cci_options(Precision p, FormatParams params) {
   return o;
 }
 
-/// 1000 x 3000: row 0 dense, every third row empty, the rest sparse.
-inline CsrMatrix amb_cci_awkward() {
-  CsrMatrix a;
-  a.nrows = 1000;
-  a.ncols = 3000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    if (r == 0) {
-      for (int c = 0; c < 3000; ++c) {
-        a.col_idx.push_back(c);
-        a.values.push_back(1.0 / (c + 1));
-      }
-    } else if (r % 3 != 0) {
-      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(static_cast<double>(r - c) * 0.01);
-      }
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
-  return a;
-}
-
 /// Calls f(name, matrix) for every public matrix with at least 10k nonzeros; returns how many.
 inline int for_each_public_matrix(
     const std::function<void(const std::string&, const CsrMatrix&)>& f) {

@@ -78,7 +78,7 @@ TEST_CASE("gpu: amb alpha and beta follow y = alpha*A*x + beta*y") {
 
 TEST_CASE("gpu: amb rectangular matrices, empty rows and a single dense row") {
   if (!test::amb_cci_have_device()) return;
-  const CsrMatrix a = test::amb_cci_awkward();  // 1000 x 3000, row 0 dense
+  const CsrMatrix a = test::dense_row_rectangular();  // 1000 x 3000, row 0 dense
   const CsrMatrix tall = gen::from_spec("random:nrows=30000,ncols=700,per_row=9");
   for (bool det : {false, true}) {
     for (Precision p : {Precision::f64, Precision::f32}) {

@@ -27,28 +27,6 @@ using test::tolerance;
 
 namespace {
 
-// Rectangular (1000 x 3000): row 0 dense, every third row empty, the rest sparse.
-CsrMatrix ragged() {
-  CsrMatrix a;
-  a.nrows = 1000;
-  a.ncols = 3000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    if (r == 0) {
-      for (int c = 0; c < 3000; ++c) {
-        a.col_idx.push_back(c);
-        a.values.push_back(1.0 / (c + 1));
-      }
-    } else if (r % 3 != 0) {
-      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(static_cast<double>(r - c) * 0.01);
-      }
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
-  return a;
-}
-
 // One representative parameter set per format: FEM-shaped blocks.
 std::vector<FormatParams> per_format(std::string_view format) {
   if (format == "bcsr") return {test::bcsr_params(3, 3, 4), test::bcsr_params(2, 4, 1)};
@@ -92,7 +70,7 @@ void grid(std::string_view format) {
 
 void alpha_beta_ragged(std::string_view format) {
   const CsrMatrix el = gen::from_spec("elasticity:n=10");
-  const CsrMatrix rg = ragged();
+  const CsrMatrix rg = test::dense_row_rectangular();
   for (const FormatParams& params : per_format(format)) {
     for (Precision p : {Precision::f64, Precision::f32}) {
       CAPTURE(describe(params));

@@ -40,28 +40,6 @@ int split(const CsrMatrix& a) {
   return static_cast<int>(formats::hyb_split_width(inspect(a, InspectDepth::rows)));
 }
 
-// 1000 x 3000: row 0 dense, every third row empty, the rest sparse with varying lengths.
-CsrMatrix dense_row_rectangular() {
-  CsrMatrix a;
-  a.nrows = 1000;
-  a.ncols = 3000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    if (r == 0) {
-      for (int c = 0; c < 3000; ++c) {
-        a.col_idx.push_back(c);
-        a.values.push_back(1.0 / (c + 1));
-      }
-    } else if (r % 3 != 0) {
-      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(static_cast<double>(r - c) * 0.01);
-      }
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
-  return a;
-}
-
 const char* const kClasses[] = {"stencil2d:n=300",      "stencil7:n=40",
                                 "stencil27:n=40",       "elasticity:n=14",
                                 "rmat:scale=16,ef=16",  "random:n=50000,per_row=16",
@@ -180,7 +158,7 @@ TEST_CASE("gpu: bro formats follow y = alpha*A*x + beta*y") {
 
 TEST_CASE("gpu: bro formats on rectangular matrices, empty rows and a single dense row") {
   if (!have_device()) return;
-  const CsrMatrix a = dense_row_rectangular();
+  const CsrMatrix a = test::dense_row_rectangular();
   const CsrMatrix wide = gen::from_spec("random:nrows=2000,ncols=70000,per_row=9");
   const CsrMatrix tall = gen::from_spec("random:nrows=70000,ncols=300,per_row=5");
   for (const CsrMatrix* m : {&a, &wide, &tall}) {

@@ -67,7 +67,7 @@ TEST_CASE("gpu: cci alpha and beta follow y = alpha*A*x + beta*y") {
 
 TEST_CASE("gpu: cci rectangular matrices, empty rows and a single dense row") {
   if (!test::amb_cci_have_device()) return;
-  const CsrMatrix a = test::amb_cci_awkward();
+  const CsrMatrix a = test::dense_row_rectangular();
   const CsrMatrix tall = gen::from_spec("random:nrows=30000,ncols=700,per_row=9");
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (const CciParams& params : {cci(1), cci(8, true, false), cci(32)}) {

@@ -86,23 +86,7 @@ TEST_CASE("gpu: alpha and beta follow y = alpha*A*x + beta*y") {
 
 TEST_CASE("gpu: rectangular matrices, empty rows and a single dense row") {
   if (!have_device()) return;
-  CsrMatrix a;  // 1000 x 3000: row 0 dense, every third row empty, the rest sparse
-  a.nrows = 1000;
-  a.ncols = 3000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    if (r == 0) {
-      for (int c = 0; c < 3000; ++c) {
-        a.col_idx.push_back(c);
-        a.values.push_back(1.0 / (c + 1));
-      }
-    } else if (r % 3 != 0) {
-      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(static_cast<double>(r - c) * 0.01);
-      }
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
+  const CsrMatrix a = test::dense_row_rectangular();
   for (Precision p : {Precision::f64, Precision::f32}) {
     const Operator op = compile(a, with(p));
     CHECK(check(a, op) <= tolerance(p));

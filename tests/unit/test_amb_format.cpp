@@ -50,28 +50,6 @@ double round_trip(const CsrMatrix& a, const AmbParams& p, Precision prec = Preci
   return worst;
 }
 
-// 1000 x 3000: row 0 dense, every third row empty, the rest sparse (the GPU tests' shape).
-CsrMatrix awkward() {
-  CsrMatrix a;
-  a.nrows = 1000;
-  a.ncols = 3000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    if (r == 0) {
-      for (int c = 0; c < 3000; ++c) {
-        a.col_idx.push_back(c);
-        a.values.push_back(1.0 / (c + 1));
-      }
-    } else if (r % 3 != 0) {
-      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(static_cast<double>(r - c) * 0.01);
-      }
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
-  return a;
-}
-
 std::vector<AmbParams> param_grid() {
   return {amb(16, 32, 32768, 1),       amb(16, 32, 32768, 3),  amb(8, 32, 64, 2),
           amb(6, 16, 16, 10),          amb(10, 8, 32768, 4),   amb(16, 64, 128, 1),
@@ -92,7 +70,7 @@ TEST_CASE("amb: reference over the encoded arrays equals CSR on every generated 
       CHECK(round_trip(a, p) <= 1e-12);
     }
   }
-  const CsrMatrix a = awkward();
+  const CsrMatrix a = test::dense_row_rectangular();
   for (const AmbParams& p : param_grid()) {
     CAPTURE(describe(p));
     CHECK(round_trip(a, p) <= 1e-12);

@@ -44,27 +44,6 @@ double round_trip(const CsrMatrix& a, const CciParams& p) {
   return worst;
 }
 
-CsrMatrix awkward() {
-  CsrMatrix a;  // 1000 x 3000: row 0 dense, every third row empty
-  a.nrows = 1000;
-  a.ncols = 3000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    if (r == 0) {
-      for (int c = 0; c < 3000; ++c) {
-        a.col_idx.push_back(c);
-        a.values.push_back(1.0 / (c + 1));
-      }
-    } else if (r % 3 != 0) {
-      for (std::int64_t c = r % 7; c < 3000; c += 97 + r % 13) {
-        a.col_idx.push_back(static_cast<std::int32_t>(c));
-        a.values.push_back(static_cast<double>(r - c) * 0.01);
-      }
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
-  return a;
-}
-
 }  // namespace
 
 TEST_CASE("cci: the paper's table expands short opcodes over every index they prefix") {
@@ -204,7 +183,7 @@ TEST_CASE("cci: reference over the encoded arrays equals CSR on every generated 
       }
     }
   }
-  const CsrMatrix a = awkward();
+  const CsrMatrix a = test::dense_row_rectangular();
   for (int t : {1, 4, 32}) CHECK(round_trip(a, cci(t)) <= 1e-12);
 }
 
