@@ -80,25 +80,11 @@ double row_blocks_simulated(const Profile& profile, std::int64_t len, int b) {
   const double far_share = far / total;
   const auto runs =
       std::clamp<std::int64_t>(std::llround(1 + static_cast<double>(n - 1) * far_share), 1, n);
-  std::uint64_t state = 0x9E3779B97F4A7C15ull;  // fixed seed: the estimate is deterministic
-  auto draw_gap = [&]() -> std::int64_t {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    double u = static_cast<double>(state >> 11) * 0x1.0p-53 * far;
-    for (int k = 2; k <= 32; ++k) {
-      const double w = static_cast<double>(profile.delta_bits[k]);
-      if (u < w || k == 32) {
-        const double lo = std::ldexp(1.0, k - 1);
-        const double frac = w > 0 ? u / w : 0;
-        return static_cast<std::int64_t>(lo + std::floor(frac * lo));
-      }
-      u -= w;
-    }
-    return 2;
-  };
+  GapDraws draws(profile, far);  // fixed seed: the estimate is deterministic
   std::int64_t blocks = 0, block_end = -1, col = 0;
   for (std::int64_t r = 0; r < runs; ++r) {
     const std::int64_t run_len = n / runs + (r < n % runs ? 1 : 0);
-    if (r > 0) col += draw_gap() - 1;  // the gap replaces the run's unit step
+    if (r > 0) col += draws.next() - 1;  // the gap replaces the run's unit step
     for (std::int64_t i = 0; i < run_len; ++i, ++col) {
       if (col > block_end) {
         ++blocks;
