@@ -30,26 +30,29 @@ bool is_rounded(int coding) { return coding == kValuesF32Rounded || coding == kV
                                coding, coding == kValuesBf16 ? "bf16" : "fp32", k, v));
 }
 
+// The array `name` of `count` T elements: element(i) for i < n (on host threads), then zeros.
+template <typename T, typename Element>
+EncodedArray filled_array(const std::string& name, ElemType type, std::int64_t n, std::size_t count,
+                          Element&& element) {
+  EncodedArray out = uninitialized_array<T>(name, type, count);
+  T* dst = typed_mut<T>(out);
+  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
+               [&](std::int64_t begin, std::int64_t end) {
+                 for (std::int64_t i = begin; i < end; ++i) dst[i] = i < n ? element(i) : T(0);
+               });
+  return out;
+}
+
 // The f32 array `name` of `count` elements holding src[i] rounded to nearest (then zeros).
 EncodedArray f32_rounded_values(const std::string& name, std::span<const double> src,
                                 std::size_t count) {
-  EncodedArray out = uninitialized_array<float>(name, ElemType::f32, count);
-  float* dst = typed_mut<float>(out);
-  const auto n = static_cast<std::int64_t>(src.size());
   const double* v = src.data();
-  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
-               [&](std::int64_t begin, std::int64_t end) {
-                 for (std::int64_t i = begin; i < end; ++i) {
-                   if (i >= n) {
-                     dst[i] = 0.0f;
-                     continue;
-                   }
-                   const RoundedValue r = round_to_f32(v[i]);
-                   if (r.overflow) rounding_overflows(kValuesF32Rounded, i, v[i]);
-                   dst[i] = static_cast<float>(r.stored);
-                 }
-               });
-  return out;
+  return filled_array<float>(name, ElemType::f32, static_cast<std::int64_t>(src.size()), count,
+                             [&](std::int64_t i) {
+                               const RoundedValue r = round_to_f32(v[i]);
+                               if (r.overflow) rounding_overflows(kValuesF32Rounded, i, v[i]);
+                               return static_cast<float>(r.stored);
+                             });
 }
 
 // The u16 array `name` of `count` bf16 words, element i the word of value_at(i) (an fp32
@@ -57,22 +60,12 @@ EncodedArray f32_rounded_values(const std::string& name, std::span<const double>
 template <typename At>
 EncodedArray bf16_values(const std::string& name, std::int64_t n, std::size_t count,
                          At&& value_at) {
-  EncodedArray out = uninitialized_array<std::uint16_t>(name, ElemType::u16, count);
-  std::uint16_t* dst = typed_mut<std::uint16_t>(out);
-  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
-               [&](std::int64_t begin, std::int64_t end) {
-                 for (std::int64_t i = begin; i < end; ++i) {
-                   if (i >= n) {
-                     dst[i] = 0;
-                     continue;
-                   }
-                   const double v = value_at(i);
-                   const RoundedValue r = round_to_bf16(v);
-                   if (r.overflow) rounding_overflows(kValuesBf16, i, v);
-                   dst[i] = bf16_word(static_cast<float>(r.stored));
-                 }
-               });
-  return out;
+  return filled_array<std::uint16_t>(name, ElemType::u16, n, count, [&](std::int64_t i) {
+    const double v = value_at(i);
+    const RoundedValue r = round_to_bf16(v);
+    if (r.overflow) rounding_overflows(kValuesBf16, i, v);
+    return bf16_word(static_cast<float>(r.stored));
+  });
 }
 
 [[noreturn]] void already_f32() {
@@ -94,23 +87,12 @@ EncodedArray bf16_values(const std::string& name, std::int64_t n, std::size_t co
 
 // The f32 array `name` of `count` elements holding src[i] (then zeros), each checked exact.
 EncodedArray f32_values(const std::string& name, std::span<const double> src, std::size_t count) {
-  EncodedArray out = uninitialized_array<float>(name, ElemType::f32, count);
-  float* dst = typed_mut<float>(out);
-  const auto n = static_cast<std::int64_t>(src.size());
   const double* v = src.data();
-  parallel_for(static_cast<std::int64_t>(count), std::int64_t{1} << 16,
-               [&](std::int64_t begin, std::int64_t end) {
-                 for (std::int64_t i = begin; i < end; ++i) {
-                   if (i >= n) {
-                     dst[i] = 0.0f;
-                   } else if (exact_in_fp32(v[i])) {
-                     dst[i] = static_cast<float>(v[i]);
-                   } else {
-                     not_exact_in_f32(i, v[i]);
-                   }
-                 }
-               });
-  return out;
+  return filled_array<float>(name, ElemType::f32, static_cast<std::int64_t>(src.size()), count,
+                             [&](std::int64_t i) {
+                               if (!exact_in_fp32(v[i])) not_exact_in_f32(i, v[i]);
+                               return static_cast<float>(v[i]);
+                             });
 }
 
 bool is_table(int coding) { return coding == kValuesTable8 || coding == kValuesTable16; }
