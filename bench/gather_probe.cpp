@@ -57,13 +57,6 @@ double median_us(F&& launch) {
 }
 
 template <typename T>
-DeviceArray upload(const std::vector<T>& v) {
-  DeviceArray d(std::max<std::size_t>(v.size(), 1) * sizeof(T));
-  d.upload(v.data(), v.size() * sizeof(T));
-  return d;
-}
-
-template <typename T>
 double cusparse_best_us(const spmvc::CsrMatrix& a, const DeviceArray& dx, DeviceArray& dy) {
   spmvc::bench::CusparseCsr cus(a, sizeof(T) == 8 ? spmvc::Precision::f64 : spmvc::Precision::f32);
   double best = 1e30;
@@ -80,11 +73,16 @@ template <typename T>
 void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::CsrMatrix& a,
          int sms) {
   constexpr bool kF64 = sizeof(T) == 8;
+  const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
   const auto n = static_cast<std::size_t>(a.ncols);
-  std::vector<T> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<T>(1.0 + static_cast<double>(i % 7) / 8);
-  const DeviceArray dx = upload(x), dcol = upload(a.col_idx);
-  const DeviceArray dval = upload(std::vector<T>(a.values.begin(), a.values.end()));
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 7) / 8;
+  DeviceArray dx(std::max<std::size_t>(n, 1) * sizeof(T));
+  DeviceArray dval(std::max<std::size_t>(a.values.size(), 1) * sizeof(T));
+  DeviceArray dcol(std::max<std::size_t>(a.col_idx.size(), 1) * sizeof(std::int32_t));
+  dx.upload_values(x, precision);
+  dval.upload_values(a.values, precision);
+  dcol.upload(a.col_idx.data(), a.col_idx.size() * sizeof(std::int32_t));
   DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
   const double here = cusparse_best_us<T>(a, dx, dy);
   const double base = input != nullptr ? cusparse_best_us<T>(*input, dx, dy) : here;
