@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/csr_warp/csr_warp_format.hpp"
 #include "gather_probe_kernels.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
@@ -67,11 +68,61 @@ double cusparse_best_us(const spmvc::CsrMatrix& a, const DeviceArray& dx, Device
   return best;
 }
 
+// csr_warp's variants on `a`: each one's median time and its largest error against cuSPARSE's y
+// (relative to y's largest magnitude), one line each.
+template <typename T>
+void run_warp(const spmvc::CsrMatrix& a, double base, const DeviceArray& dx,
+              const DeviceArray& dval, const DeviceArray& dcol, DeviceArray& dy,
+              const std::vector<double>& reference) {
+  constexpr bool kF64 = sizeof(T) == 8;
+  const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
+  DeviceArray drow(a.row_ptr.size() * sizeof(long long));
+  drow.upload(a.row_ptr.data(), a.row_ptr.size() * sizeof(long long));
+  double ymax = 0;
+  for (const double v : reference) ymax = std::max(ymax, std::abs(v));
+  for (int v = 0; v < gather_probe::kWarpVariants; ++v) {
+    const auto c = spmvc::formats::CsrWarpFormat::partition(a, gather_probe::warp_variant_chunk(v));
+    const std::vector<int> rows(c.row.begin(), c.row.end());
+    const auto nchunks = static_cast<int>(rows.size()) - 1;
+    DeviceArray crow(rows.size() * sizeof(int)), cnz(c.nz.size() * sizeof(long long));
+    crow.upload(rows.data(), rows.size() * sizeof(int));
+    cnz.upload(c.nz.data(), c.nz.size() * sizeof(long long));
+    DeviceArray lrows(c.long_rows.size() * sizeof(int));
+    lrows.upload(c.long_rows.data(), c.long_rows.size() * sizeof(int));
+    DeviceArray partial(static_cast<std::size_t>(nchunks) * sizeof(T));
+    const int nlong = c.long_count > 0 ? static_cast<int>(c.long_rows.size() / 3) : 0;
+    const gather_probe::WarpArgs<T> args{nchunks,
+                                         static_cast<const int*>(crow.get()),
+                                         static_cast<const long long*>(cnz.get()),
+                                         static_cast<const long long*>(drow.get()),
+                                         static_cast<const int*>(dcol.get()),
+                                         static_cast<const T*>(dval.get()),
+                                         static_cast<const T*>(dx.get()),
+                                         static_cast<T*>(dy.get()),
+                                         static_cast<T*>(partial.get()),
+                                         nlong,
+                                         static_cast<const int*>(lrows.get())};
+    auto launch = [&] { gather_probe::launch_warp<T>(v, args); };
+    dy.fill_bytes(0xff);  // NaN: a row nobody writes shows
+    launch();
+    const std::vector<double> y = dy.download_values(reference.size(), precision);
+    double err = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const double d = std::abs(y[i] - reference[i]);
+      err = std::max(err, std::isnan(d) ? 1e30 : d);
+    }
+    const double us = median_us(launch);
+    std::printf("  csr_warp %-8s %s %9.1f us %7.2fx  chunks %d, long rows %lld, error %.1e\n",
+                gather_probe::warp_variant_name(v), kF64 ? "f64" : "f32", us, base / us, nchunks,
+                static_cast<long long>(c.long_count), ymax > 0 ? err / ymax : err);
+  }
+}
+
 // `a` in the probed order; `input` the matrix as given, whose cuSPARSE time is the baseline (the
 // suite's), or null when `a` is it.
 template <typename T>
-void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::CsrMatrix& a,
-         int sms) {
+void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::CsrMatrix& a, int sms,
+         bool warp_only) {
   constexpr bool kF64 = sizeof(T) == 8;
   const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
   const auto n = static_cast<std::size_t>(a.ncols);
@@ -86,6 +137,17 @@ void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::Cs
   DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
   const double here = cusparse_best_us<T>(a, dx, dy);
   const double base = input != nullptr ? cusparse_best_us<T>(*input, dx, dy) : here;
+  {
+    spmvc::bench::CusparseCsr cus(a, precision);
+    cus.prepare(CusparseAlg::csr_alg1, dx.get(), dy.get());
+    cus.spmv(CusparseAlg::csr_alg1, dx.get(), dy.get(), 1.0, 0.0, nullptr);
+  }
+  const std::vector<double> reference =
+      dy.download_values(static_cast<std::size_t>(a.nrows), precision);
+  std::printf("%-26s %s cuSPARSE %.1f us, here %.1f us\n", name.c_str(), kF64 ? "f64" : "f32", base,
+              here);
+  run_warp<T>(a, base, dx, dval, dcol, dy, reference);
+  if (warp_only) return;
 
   const int blocks = sms * 8;  // the sweep's resident grid: 8 blocks of 256 a multiprocessor
   const long long nnz = a.nnz();
@@ -135,13 +197,16 @@ spmvc::CsrMatrix load(const std::string& what) {
 
 int main(int argc, char** argv) {
   std::string order = "none";
+  bool warp_only = false;
   std::vector<std::string> inputs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--order" && i + 1 < argc) {
       order = argv[++i];
+    } else if (arg == "--warp-only") {
+      warp_only = true;
     } else if (arg.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "usage: %s [--order NAME] SPEC|FILE...\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--order NAME] [--warp-only] SPEC|FILE...\n", argv[0]);
       return 2;
     } else {
       inputs.push_back(arg);
@@ -166,8 +231,8 @@ int main(int argc, char** argv) {
           order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
       const spmvc::CsrMatrix* input = order != "none" ? &a : nullptr;
       const std::string name = in.substr(in.find_last_of('/') + 1);
-      run<double>(name, input, b, sms);
-      run<float>(name, input, b, sms);
+      run<double>(name, input, b, sms, warp_only);
+      run<float>(name, input, b, sms, warp_only);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

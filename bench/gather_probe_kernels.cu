@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "spmvc/csr_warp.cuh"
+
 namespace gather_probe {
 namespace {
 
@@ -117,6 +119,68 @@ void launch(Pass p, Layout layout, int blocks, long long nnz, const int* col, co
                 Pass::gather_values_shared, Pass::gather_shuffle, Pass::gather_values_shuffle>(
       p, layout, blocks, nnz, col, val, x, out);
 }
+
+namespace {
+
+template <int kChunk, int kRound, int kRows, bool kSkip, int kMinBlocks, typename T>
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    warp_main(const int* __restrict__ chunk_row, const long long* __restrict__ chunk_nz,
+              const long long* __restrict__ row_ptr, const int* __restrict__ col,
+              const T* __restrict__ val, const T* __restrict__ x, T* __restrict__ y,
+              T* __restrict__ partial) {
+  spmvc::csr_warp::spmv<kChunk, kRound, kRows, kSkip, kBlock, long long, T, T>(
+      chunk_row, chunk_nz, row_ptr, col, val, x, y, partial, T(1), T(0));
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kBlock)
+    warp_fixup(const int* __restrict__ long_rows, const T* __restrict__ partial,
+               T* __restrict__ y) {
+  spmvc::csr_warp::fixup<kBlock, T, T>(long_rows, partial, y, T(1));
+}
+
+template <int kChunk, int kRound, int kRows, bool kSkip, int kMinBlocks, typename T>
+void warp_pair(const WarpArgs<T>& a) {
+  constexpr int kWarps = kBlock / 32;
+  // Both counts are padded to whole blocks.
+  warp_main<kChunk, kRound, kRows, kSkip, kMinBlocks, T>
+      <<<static_cast<unsigned>(a.nchunks / kWarps), kBlock>>>(a.chunk_row, a.chunk_nz, a.row_ptr,
+                                                              a.col, a.val, a.x, a.y, a.partial);
+  if (a.nlong > 0) {
+    warp_fixup<T><<<static_cast<unsigned>(a.nlong / kWarps), kBlock>>>(a.long_rows, a.partial, a.y);
+  }
+}
+
+// chunk / round / skip; every variant has two rows a lane, the partition csr_warp encodes
+// (formats/csr_warp): variant 0 is the shape the format generates.
+constexpr int kChunks[kWarpVariants] = {512, 256, 512, 512};
+constexpr const char* kNames[kWarpVariants] = {"512/2/s", "256/2/s", "512/2", "512/4/s"};
+
+}  // namespace
+
+int warp_variant_chunk(int variant) { return kChunks[variant]; }
+const char* warp_variant_name(int variant) { return kNames[variant]; }
+
+template <typename T>
+void launch_warp(int variant, const WarpArgs<T>& a) {
+  switch (variant) {
+    case 0:
+      warp_pair<512, 2, 2, true, 1, T>(a);
+      break;
+    case 1:
+      warp_pair<256, 2, 2, true, 1, T>(a);
+      break;
+    case 2:
+      warp_pair<512, 2, 2, false, 1, T>(a);
+      break;
+    default:
+      warp_pair<512, 4, 2, true, 1, T>(a);
+      break;
+  }
+}
+
+template void launch_warp<float>(int, const WarpArgs<float>&);
+template void launch_warp<double>(int, const WarpArgs<double>&);
 
 template void launch<float>(Pass, Layout, int, long long, const int*, const float*, const float*,
                             float*);

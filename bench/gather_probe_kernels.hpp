@@ -39,4 +39,32 @@ template <typename T>
 void launch(Pass pass, Layout layout, int blocks, long long nnz, const int* col, const T* val,
             const T* x, T* out);
 
+/// csr_warp's arrays (templates/csr_warp.cuh) on the device; nchunks and nlong padded to whole
+/// blocks.
+template <typename T>
+struct WarpArgs {
+  int nchunks;
+  const int* chunk_row;
+  const long long* chunk_nz;
+  const long long* row_ptr;
+  const int* col;
+  const T* val;
+  const T* x;
+  T* y;
+  T* partial;
+  int nlong;
+  const int* long_rows;
+};
+
+/// csr_warp's main launch then its long rows' fixup, in variant v's shape.
+template <typename T>
+void launch_warp(int variant, const WarpArgs<T>& args);
+
+/// The number of csr_warp variants; variant v's chunk (nonzeros a warp takes at most) and name
+/// (chunk/round[/s: a step where no row starts or ends skips the scan]). Variant 0 is the shape
+/// the format generates.
+constexpr int kWarpVariants = 4;
+int warp_variant_chunk(int variant);
+const char* warp_variant_name(int variant);
+
 }  // namespace gather_probe

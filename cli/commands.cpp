@@ -206,7 +206,9 @@ int run_plan(const MatrixArgs& args) {
     auto& cands = doc["candidates"];
     for (std::size_t i = 0; i < plan.candidates.size(); ++i) {
       const Candidate& c = plan.candidates[i];
-      if (!c.applicable) continue;
+      // Applicable candidates, and those left out with a prediction (a format the GPU's
+      // calibration has no row for: its first row is fitted from it).
+      if (!c.applicable && !(c.predicted_seconds > 0)) continue;
       const compiler::Prediction p = compiler::predict(profile, c.params, popts);
       cands[i]["seconds_by_model"] = {{"compulsory", p.compulsory_seconds},
                                       {"traffic", p.traffic_seconds}};

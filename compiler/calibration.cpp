@@ -109,6 +109,15 @@ double time_factor(const GpuCalibration* calibration, std::string_view format, P
   return 1.0;
 }
 
+bool has_time_factor(const GpuCalibration* calibration, std::string_view format,
+                     Precision precision) {
+  if (calibration == nullptr) return false;
+  const std::string_view prec = precision == Precision::f64 ? "f64" : "f32";
+  return std::any_of(
+      calibration->factors.begin(), calibration->factors.end(),
+      [&](const TimeFactor& f) { return f.format == format && f.precision == prec; });
+}
+
 double sector_bytes(const GpuCalibration* calibration, std::string_view format,
                     Precision precision) {
   if (calibration == nullptr) return 0.0;

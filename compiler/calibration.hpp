@@ -65,6 +65,11 @@ const GpuCalibration* find_calibration(std::string_view arch, std::string_view g
 double time_factor(const GpuCalibration* calibration, std::string_view format, Precision precision,
                    double warp_imbalance = 1.0);
 
+/// Whether `calibration` holds a time factor for `format` at `precision` (fp32's row serves
+/// f32acc64); false with no calibration.
+bool has_time_factor(const GpuCalibration* calibration, std::string_view format,
+                     Precision precision);
+
 /// Bytes of reading one gathered x sector costs `format` under `calibration` (its row's
 /// sector_bytes); 0 with no calibration or no row for the format.
 double sector_bytes(const GpuCalibration* calibration, std::string_view format,

@@ -25,7 +25,7 @@ double seconds_since(Clock::time_point t0) {
 // the rows, and renumbers the columns only when asked (x is then gathered once per multiply);
 // otherwise the reordered matrix keeps the caller's column numbers and x is read in place.
 // Returns the format the planner's ordering was chosen for ("" any; compiler::OrderingChoice).
-std::string order(const CsrMatrix& a, const Options& options, Build& b) {
+std::string order(const CsrMatrix& a, const Options& options, const BuildTarget& target, Build& b) {
   std::optional<Ordering> picked;
   bool renumber_columns = options.renumber_columns;
   b.plan.reorder = "none";
@@ -34,10 +34,12 @@ std::string order(const CsrMatrix& a, const Options& options, Build& b) {
     picked = options.ordering;
     b.plan.reorder_why = "given by the caller";
   } else if (options.reorder == "auto") {
-    const bool format_free = options.format == "auto" && !options.params && !options.csr &&
-                             !options.deterministic && options.cusparse != "always";
-    compiler::OrderingChoice choice =
-        compiler::choose_ordering(a, options.precision, format_free, options.multiplies);
+    const bool format_free =
+        options.format == "auto" && !options.params && !options.csr && options.cusparse != "always";
+    compiler::OrderingChoice choice = compiler::choose_ordering(
+        a, options.precision, format_free, options.multiplies,
+        compiler::hub_order_format(target.arch, target.gpu, options.precision,
+                                   options.deterministic));
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
     renumber_columns = choice.renumber_columns;
@@ -73,7 +75,7 @@ std::string order(const CsrMatrix& a, const Options& options, Build& b) {
 Build build(const CsrMatrix& a, const Options& options, const BuildTarget& target) {
   Build b;
   auto t0 = Clock::now();
-  const std::string ordered_for = order(a, options, b);
+  const std::string ordered_for = order(a, options, target, b);
   b.timings.reorder = seconds_since(t0);
 
   t0 = Clock::now();

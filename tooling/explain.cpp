@@ -743,6 +743,9 @@ std::string model_difference(const std::string& format) {
       {"csr_stream",
        "the model adds a fixed start per thread block (its bounds and row bounds) and estimates "
        "the 16-bit column blocks from the profile"},
+      {"csr_warp",
+       "the model estimates the warp chunks and the long rows' pieces from the profile's row "
+       "lengths, and charges the pieces' partial sums (a scratch array) as read and written"},
       {"ell",
        "the model charges the slots each lane's loop visits (up to the row length, or one past "
        "it to find the -1) in whole sectors, not the padded arrays"},

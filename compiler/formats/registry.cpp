@@ -12,6 +12,7 @@
 #include "formats/cci/cci_format.hpp"
 #include "formats/csr/csr_format.hpp"
 #include "formats/csr_stream/csr_stream_format.hpp"
+#include "formats/csr_warp/csr_warp_format.hpp"
 #include "formats/dia/dia_format.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
@@ -35,9 +36,10 @@ const std::vector<const FormatUnit*>& registry() {
   static const BcsrFormat kBcsr;
   static const CsrStreamFormat kCsrStream;
   static const DiaFormat kDia;
+  static const CsrWarpFormat kCsrWarp;
   static const std::vector<const FormatUnit*> kFormats = {
-      &kCsr, &kEll, &kSell,    &kHyb,      &kBroEll, &kBroCoo,    &kBroHyb,
-      &kCci, &kAmb, &kBlocked, &kBellpack, &kBcsr,   &kCsrStream, &kDia};
+      &kCsr, &kEll,     &kSell,     &kHyb,  &kBroEll,    &kBroCoo, &kBroHyb, &kCci,
+      &kAmb, &kBlocked, &kBellpack, &kBcsr, &kCsrStream, &kDia,    &kCsrWarp};
   return kFormats;
 }
 

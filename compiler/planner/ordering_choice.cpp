@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "calibration.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/reorder.hpp"
 
@@ -55,12 +56,19 @@ constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
 /// (255.5 -> 245.7 us, bench/results/2026-11-29-h200-g-class/picks-table.txt), about 400,000.
 constexpr std::int64_t kHubMinMultiplies32 = 100'000;
 constexpr std::int64_t kHubMinMultiplies64 = 400'000;
-/// The format the hub order is taken for: its COO part splits the nonzeros evenly whatever the
-/// rows' lengths, which the hubs' long rows, numbered together, need.
-constexpr const char* kHubFormat = "hyb";
+/// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
+/// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
+/// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it
+/// is the format for callers who ask for bitwise-reproducible sums. So ordered, as suite v13
+/// plans it on the H200 (bench/results/2026-11-29-h200-csr-warp/kron-picks.json), it measured
+/// 1.05x / 1.25x of cuSPARSE on Kronecker scale 21 (fp64 / fp32), where hyb measured 1.04x /
+/// 1.22x, but 1.05x on scale 22 in fp32, where hyb measured 1.11x: not faster than hyb.
+constexpr std::string_view kHubFormat = "hyb";
+constexpr std::string_view kHubDeterministicFormat = "csr_warp";
 
 // The hub rule, or nothing where it does not apply (then the RCM rule decides).
-std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision, double per_row) {
+std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision, double per_row,
+                                        std::string_view format) {
   const int vb = value_bytes(precision);
   if (!hub_order_x_fits(a.ncols, precision)) return std::nullopt;
   std::vector<std::int64_t> count(static_cast<std::size_t>(a.ncols), 0);
@@ -77,12 +85,16 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
   c.why = fmt::format(
       "dbg, columns renumbered, for {}: a hub graph (its most read column {:.0f} times the mean, "
       "{:.1f} nonzeros per row) whose gathers of x mostly miss L1 ({:.2f} modelled); grouping the "
-      "hubs brings that to {:.2f} (on Kronecker scale 21, fp32, hyb so ordered measured 1.17x of "
-      "cuSPARSE on the H200, 1.04x in fp64: a gain the cost model has no term for, so cuSPARSE "
-      "is not weighed)",
-      kHubFormat, hottest / mean, per_row, before, after);
+      "hubs brings that to {:.2f} ({}: a gain the cost model has no term for, so cuSPARSE is not "
+      "weighed)",
+      format, hottest / mean, per_row, before, after,
+      format == kHubDeterministicFormat
+          ? "on Kronecker scale 21 so ordered, csr_warp, which sums in a fixed order, measured "
+            "1.05x of cuSPARSE in fp64 and 1.25x in fp32 on the H200"
+          : "on Kronecker scale 21, fp32, hyb so ordered measured 1.17x of cuSPARSE on the H200, "
+            "1.04x in fp64");
   c.renumber_columns = true;
-  c.format = kHubFormat;
+  c.format = std::string(format);
   c.ordering = std::move(dbg);
   return c;
 }
@@ -93,8 +105,17 @@ bool hub_order_x_fits(std::int64_t ncols, Precision precision) {
   return static_cast<double>(ncols) * value_bytes(precision) <= kHubMaxXBytes;
 }
 
+std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
+                                  bool deterministic) {
+  if (!deterministic) return kHubFormat;
+  return has_time_factor(find_calibration(arch, gpu), kHubDeterministicFormat, precision)
+             ? kHubDeterministicFormat
+             : std::string_view{};
+}
+
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free,
-                               std::optional<std::int64_t> multiplies) {
+                               std::optional<std::int64_t> multiplies,
+                               std::string_view hub_format) {
   OrderingChoice c;
   if (a.nrows != a.ncols || a.nnz() == 0) {
     c.why = "not reordered: only square matrices get a symmetric ordering";
@@ -110,8 +131,9 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
     return c;
   }
   const std::int64_t hub_multiplies = vb == 4 ? kHubMinMultiplies32 : kHubMinMultiplies64;
-  if (format_free && (!multiplies || *multiplies >= hub_multiplies)) {
-    if (std::optional<OrderingChoice> hub = hub_order(a, precision, per_row)) return *hub;
+  if (format_free && !hub_format.empty() && (!multiplies || *multiplies >= hub_multiplies)) {
+    if (std::optional<OrderingChoice> hub = hub_order(a, precision, per_row, hub_format))
+      return *hub;
   }
   const LocalityStats before = locality(a, vb);
   const double scatter = before.lines_per_warp / (32.0 * std::max(per_row, 1.0));

@@ -129,6 +129,19 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   return p;
 }
 
+// How the reason of a candidate left out by unpriced_gathers() begins.
+constexpr std::string_view kUncalibratedReason = "no calibration of";
+
+// Whether `unit`'s candidate charges gathered x sectors (formats::Cost::gathered_sectors) on a
+// calibrated GPU whose calibration has no row for the format, so no price for them.
+bool unpriced_gathers(const formats::FormatUnit& unit, const Profile& profile,
+                      const FormatParams& params, const PlanOptions& options) {
+  const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+  if (calibration == nullptr || has_time_factor(calibration, unit.name(), options.precision))
+    return false;
+  return unit.cost(profile, params, options.precision).gathered_sectors > 0;
+}
+
 // What the ranking compares: the time per multiply, or with a multiply count the one-time cost
 // plus that many multiplies.
 double ranking_seconds(double per_multiply, double once, std::optional<std::int64_t> multiplies) {
@@ -443,6 +456,16 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
       }
       if (c.applicable) {
         set_prediction(c, predict(*unit, profile, c.params, options), options);
+      }
+      if (c.applicable && !forced && options.format == "auto" &&
+          unpriced_gathers(*unit, profile, c.params, options)) {
+        // The model's bytes leave out what such a format's gathers cost, which its calibration
+        // row prices: without one it would look free of them. Planned only when the caller names
+        // the format or forces its parameters; its prediction stays for the calibration to fit
+        // (scripts/model/planner_data.py).
+        c.applicable = false;
+        c.reason = fmt::format("{} {} on this GPU: the model has no price for its gathers of x",
+                               kUncalibratedReason, c.format);
       }
       candidates.push_back(std::move(c));
     }

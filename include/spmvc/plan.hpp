@@ -23,6 +23,7 @@
 #include "spmvc/params/cci.hpp"
 #include "spmvc/params/csr.hpp"
 #include "spmvc/params/csr_stream.hpp"
+#include "spmvc/params/csr_warp.hpp"
 #include "spmvc/params/dia.hpp"
 #include "spmvc/params/ell.hpp"
 #include "spmvc/params/hyb.hpp"
@@ -77,9 +78,10 @@ struct MixedFallback {
 };
 
 /// One alternative per format.
-using FormatParams = std::variant<CsrParams, EllParams, SellParams, HybParams, BroEllParams,
-                                  BroCooParams, BroHybParams, BlockedParams, BellpackParams,
-                                  BcsrParams, CciParams, AmbParams, CsrStreamParams, DiaParams>;
+using FormatParams =
+    std::variant<CsrParams, EllParams, SellParams, HybParams, BroEllParams, BroCooParams,
+                 BroHybParams, BlockedParams, BellpackParams, BcsrParams, CciParams, AmbParams,
+                 CsrStreamParams, DiaParams, CsrWarpParams>;
 
 /// The format a parameter set belongs to ("csr", "ell", ...).
 std::string_view format_of(const FormatParams& params);

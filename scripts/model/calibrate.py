@@ -14,11 +14,11 @@ measurement of that format. Per (format, precision):
 
 warp_imbalance is formats::Cost::warp_imbalance (a warp's longest row over its average; 1 for
 formats whose rows are balanced). A format whose prediction charges the x sectors its rows
-gather (planner_data.GATHERING: csr_stream's formats::Cost::gathered_sectors, and cuSPARSE's
-prediction; the count is the inspector's Profile::x_sectors) adds them to its raw time at
-sector_bytes of reading each, fitted with the median fit below: of 0 to 64 bytes in steps of
-0.25, the price that leaves the smallest spread of the log ratio; the pick fit keeps it. Two
-fits (--fit):
+gather (planner_data.GATHERING: csr_stream's and csr_warp's formats::Cost::gathered_sectors,
+and cuSPARSE's prediction; the count is the inspector's Profile::x_sectors) adds them to its
+raw time at sector_bytes of reading each, fitted with the median fit below: of 0 to 64 bytes in
+steps of 0.25, the price that leaves the smallest spread of the log ratio; the pick fit keeps
+it. Two fits (--fit):
 
 median  with ratio = measured / raw predicted time, the exponent is the Theil-Sen slope of log
         ratio on log imbalance (median of pairwise slopes, kept in 0..1; 0 where the imbalance
@@ -57,9 +57,10 @@ they take part in the picks but are not moved.
 stands, unscaled: after one format's kernel changed, its new timings (with --supersede) move its
 factor (the median of measured over predicted time at the prior's exponent and x-sector price,
 then the pick fit on the factor only), and the other rows stay where their own timings put them.
-The exponent and the sector price stay the prior's: they were fitted over both precisions and
-every format's timings, and moving them on one format's new timings traded wiki-Vote x16M fp32
-(csr_stream 0.95x cuSPARSE) for the census graphs on the H200. A whole refit on the same data moves
+A format the prior has no row for (a new one) starts from its median fit, exponent and sector
+price included. Otherwise the exponent and the sector price stay the prior's: they were fitted
+over both precisions and every format's timings, and moving them on one format's new timings
+traded wiki-Vote x16M fp32 (csr_stream 0.95x cuSPARSE) for the census graphs on the H200. A whole refit on the same data moves
 every row with the picks, and can trade a format whose model errs badly on one matrix (csr on
 MIT8_facebook100 x16M fp32 on the H200: predicted 37.5 us, measured 63.8) into that pick.
 
@@ -152,10 +153,10 @@ def main():
     kw = {"strength": a.strength, "margin": a.margin, "only": only}
     own = pd.fit(entries, model, a.min_matrices)
     if only:
-        missing = only - {k[0] for k in own if k in prior_rows}
+        missing = only - {k[0] for k in own}
         if missing:
             sys.exit(f"--refit: {', '.join(sorted(missing))} timed on fewer than "
-                     f"{a.min_matrices} matrices of these suites, or without a prior row")
+                     f"{a.min_matrices} matrices of these suites")
         own = {k: v for k, v in own.items() if k[0] in only}
         scale = 1.0
     else:

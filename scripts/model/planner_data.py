@@ -152,7 +152,7 @@ def warp_imbalance(fmt, params, profile):
 # 0.30 to 0.25 fp32, H100 and H200), but with it priced the replayed picks were worse on both
 # GPUs (bench/results/README.md, "csr_stream's gathered x sectors"); "cusparse" added here (its
 # observation has the same "gather") prices it in a fit.
-GATHERING = ("csr_stream",)
+GATHERING = ("csr_stream", "csr_warp")
 
 
 def sector_bytes(row):
@@ -192,7 +192,11 @@ def observations(result, plan, profile, cusparse=True, build_rows=None):
     sectors = float(profile.get("x_sectors", 0) or 0)
     bandwidth = plan["calibration"]["read_bandwidth"]
     build_rows = build_rows or {}
-    cands = [c for c in plan["candidates"] if c["applicable"]]
+    # A format the GPU's calibration has no row for is left out of the planning but keeps its
+    # prediction (compiler/planner/planner.cpp, unpriced_gathers): the fit of its first row.
+    cands = [c for c in plan["candidates"]
+             if c["applicable"] or (c.get("reason", "").startswith("no calibration of")
+                                    and "seconds_by_model" in c)]
     by_label = {(c["format"], label_tokens(c["format"], c["label"])): c for c in cands}
     top = {}
     for c in cands:
@@ -557,8 +561,8 @@ def fitted_rows(entries, model, min_matrices, prior, method, strength=PICK_STREN
     """The rows calibrate.py writes from entries: fit() (method median) or fit() then
     fit_picks() (method picks), completed by the prior's rows (with_prior). only: the formats
     refitted: their factors alone, from the prior's rows (_median_factor, then moved by the pick
-    fit), their exponents and x-sector prices the prior's; every other row is the prior's as it
-    stands, unscaled (a refit after one format's kernel changed leaves the others where their own
+    fit), their exponents and x-sector prices the prior's (a format without a prior row: its
+    median fit's); every other row is the prior's as it stands, unscaled (a refit after one format's kernel changed leaves the others where their own
     timings put them)."""
     if only is not None:
         start = {}
@@ -567,6 +571,11 @@ def fitted_rows(entries, model, min_matrices, prior, method, strength=PICK_STREN
                 moved = _median_factor(entries, model, key, row, min_matrices)
                 if moved is not None:
                     start[key] = moved
+        # A refitted format the prior has no row for (a new format) starts from its own median
+        # fit: factor, exponent and x-sector price.
+        for key, row in fit(entries, model, min_matrices).items():
+            if key[0] in only and key not in prior:
+                start[key] = row
         rows = {**prior, **start}
         if method == "picks":
             rows.update(fit_picks(entries, start, model, fixed=rows, strength=strength,

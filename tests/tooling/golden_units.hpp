@@ -1,7 +1,7 @@
 // Every golden unit of every format for the tooling tests: the plan-only golden lists (csr, ell,
-// sell, hyb, the BRO formats, amb, cci, the dense-block formats) and the pinned units
-// (csr_stream, every value coding, reordered units), each with the plan, profile and encoding it
-// was generated from.
+// sell, hyb, the BRO formats, amb, cci, the dense-block formats, dia, csr_warp) and the pinned
+// units (csr_stream, every value coding, reordered units), each with the plan, profile and encoding
+// it was generated from.
 #pragma once
 
 #include <string>
@@ -9,6 +9,7 @@
 
 #include "../block_plans.hpp"
 #include "../bro_golden_plans.hpp"
+#include "../golden/csr_warp_golden_plans.hpp"
 #include "../golden/dia_golden_plans.hpp"
 #include "../golden/ell_golden_plans.hpp"
 #include "../golden/pinned_units.hpp"
@@ -65,7 +66,7 @@ inline std::vector<GoldenUnit> every_golden_unit() {
   std::vector<GoldenUnit> units;
   std::vector<GoldenPlan> plans = golden_plans();
   for (auto* more : {&ell_golden_plans, &bro_golden_plans, &amb_golden_plans, &cci_golden_plans,
-                     &block_golden_plans, &dia_golden_plans}) {
+                     &block_golden_plans, &dia_golden_plans, &csr_warp_golden_plans}) {
     for (auto& g : (*more)()) plans.push_back(std::move(g));
   }
   for (const auto& g : plans) units.push_back(golden_unit(g));

@@ -132,6 +132,20 @@ TEST_CASE("auto ordering: a hub graph is grouped by degree for hyb while x fits 
   CHECK_FALSE(compiler::hub_order_x_fits(std::int64_t{1} << 22, Precision::f64));
   CHECK_FALSE(compiler::hub_order_x_fits(std::int64_t{1} << 23, Precision::f32));
 
+  // For callers who ask for bitwise-reproducible sums, csr_warp (hyb adds with atomics), where
+  // the GPU's calibration prices it (the H200's, not the H100's): the same order.
+  CHECK(compiler::hub_order_format("sm_90", "H200", Precision::f64, false) == "hyb");
+  CHECK(compiler::hub_order_format("sm_90", "H200", Precision::f64, true) == "csr_warp");
+  CHECK(compiler::hub_order_format("sm_90", "H200", Precision::f32, true) == "csr_warp");
+  CHECK(compiler::hub_order_format("sm_90", "H100", Precision::f64, true).empty());
+  const compiler::OrderingChoice warp =
+      compiler::choose_ordering(g, Precision::f64, true, std::nullopt, "csr_warp");
+  REQUIRE(warp.ordering);
+  CHECK(warp.ordering->name == "dbg");
+  CHECK(warp.format == "csr_warp");
+  CHECK(warp.why.find("fixed order") != std::string::npos);
+  CHECK(compiler::choose_ordering(g, Precision::f64, true, std::nullopt, "").format.empty());
+
   // Uniform random columns: scattered gathers, but no hubs to group.
   const CsrMatrix uniform = gen::from_spec("random:n=200000,per_row=16");
   const compiler::OrderingChoice u = compiler::choose_ordering(uniform, Precision::f32, true);

@@ -320,12 +320,19 @@ struct OrderingChoice {
   std::string format;
   std::string why;
 };
-/// format_free: the caller left the format to the planner (format "auto", nothing forced, not
-/// deterministic, cuSPARSE not asked for), so a rule that comes with its format may apply;
-/// multiplies: how many the caller expects (Options::multiplies), where a rule's host cost would
-/// not be repaid by fewer.
+/// format_free: the caller left the format to the planner (format "auto", nothing forced,
+/// cuSPARSE not asked for), so a rule that comes with its format may apply; multiplies: how many
+/// the caller expects (Options::multiplies), where a rule's host cost would not be repaid by
+/// fewer; hub_format: the format the hub rule orders for ("" leaves the rule out;
+/// hub_order_format).
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
-                               std::optional<std::int64_t> multiplies = std::nullopt);
+                               std::optional<std::int64_t> multiplies = std::nullopt,
+                               std::string_view hub_format = "hyb");
+/// The format the hub rule orders for: hyb; for a caller who asks for bitwise-reproducible sums
+/// (hyb adds with atomics), csr_warp where the calibration of `gpu` (a device name or model) of
+/// `arch` has a row for it, else "" (no hub rule).
+std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
+                                  bool deterministic);
 /// Whether x (ncols values) is small enough for choose_ordering's hub rule: half the L2 of the
 /// H100 and the H200, past which grouping the hubs measured slower than cuSPARSE.
 bool hub_order_x_fits(std::int64_t ncols, Precision precision);
