@@ -57,6 +57,8 @@ template <class T> __device__ T __shfl_up_sync(unsigned, T, unsigned, int = 32);
 template <class T> __device__ T __shfl_down_sync(unsigned, T, unsigned, int = 32);
 template <class T> __device__ T __shfl_xor_sync(unsigned, T, int, int = 32);
 __device__ unsigned __ballot_sync(unsigned, int);
+__device__ int __any_sync(unsigned, int);
+__device__ unsigned __reduce_or_sync(unsigned, unsigned);
 __device__ int __popc(unsigned);
 __device__ int __ffs(int);
 __device__ long long __double_as_longlong(double);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "format_roundtrip.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/ell/ell_model.hpp"
 #include "formats/sell/sell_format.hpp"
@@ -45,23 +46,10 @@ CsrMatrix random_lengths(std::int64_t nrows, std::int64_t ncols, int max_len, un
   return a;
 }
 
-std::vector<double> input(std::int64_t n) {
-  std::vector<double> x(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + static_cast<double>(i % 7) * 0.25;
-  return x;
-}
-
 // Relative error of the format's reference over its own encoding against plain CSR.
 double roundtrip_error(const CsrMatrix& a, const FormatParams& params, double alpha = 1.0,
                        double beta = 0.0) {
-  const formats::FormatUnit& unit = formats::find_format(format_of(params));
-  const Encoded e = unit.encode(a, params, Precision::f64);
-  const std::vector<double> x = input(a.ncols);
-  std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size());
-  for (std::size_t i = 0; i < y.size(); ++i) y[i] = ref[i] = 0.5 - static_cast<double>(i % 3);
-  unit.reference_spmv(e, params, x, y, alpha, beta);
-  compiler::csr_reference_spmv(a, x, ref, alpha, beta);
-  return compiler::relative_error(y, ref);
+  return test::reference_roundtrip_error(a, params, alpha, beta);
 }
 
 EllParams ell(int width, int t, bool r, int u = 1) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "format_roundtrip.hpp"
 #include "formats/arrays.hpp"
 #include "formats/ell/ell_format.hpp"
 #include "formats/hyb/hyb_format.hpp"
@@ -45,19 +46,7 @@ HybParams hyb(int width, int t, bool r = false, int interval = 256) {
 
 double roundtrip_error(const CsrMatrix& a, const HybParams& params, double alpha = 1.0,
                        double beta = 0.0, Precision precision = Precision::f64) {
-  const formats::HybFormat f;
-  const Encoded e = f.encode(a, params, precision);
-  std::vector<double> x(static_cast<std::size_t>(a.ncols));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + static_cast<double>(i % 7) * 0.25;
-  std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size());
-  for (std::size_t i = 0; i < y.size(); ++i) y[i] = ref[i] = 0.5 - static_cast<double>(i % 3);
-  f.reference_spmv(e, params, x, y, alpha, beta);
-  CsrMatrix rounded = a;
-  if (precision != Precision::f64) {
-    for (double& v : rounded.values) v = static_cast<double>(static_cast<float>(v));
-  }
-  compiler::csr_reference_spmv(rounded, x, ref, alpha, beta);
-  return compiler::relative_error(y, ref);
+  return test::reference_roundtrip_error(a, params, alpha, beta, precision);
 }
 
 }  // namespace

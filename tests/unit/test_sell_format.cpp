@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "format_roundtrip.hpp"
 #include "formats/ell/ell_model.hpp"
 #include "formats/sell/sell_format.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -44,15 +45,7 @@ CsrMatrix random_lengths(std::int64_t nrows, std::int64_t ncols, int max_len, un
 
 double roundtrip_error(const CsrMatrix& a, const SellParams& params, double alpha = 1.0,
                        double beta = 0.0) {
-  const formats::SellFormat f;
-  const Encoded e = f.encode(a, params, Precision::f64);
-  std::vector<double> x(static_cast<std::size_t>(a.ncols));
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + static_cast<double>(i % 7) * 0.25;
-  std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size());
-  for (std::size_t i = 0; i < y.size(); ++i) y[i] = ref[i] = 0.5 - static_cast<double>(i % 3);
-  f.reference_spmv(e, params, x, y, alpha, beta);
-  compiler::csr_reference_spmv(a, x, ref, alpha, beta);
-  return compiler::relative_error(y, ref);
+  return test::reference_roundtrip_error(a, params, alpha, beta);
 }
 
 SellParams sell(int c, int sigma, int t) {

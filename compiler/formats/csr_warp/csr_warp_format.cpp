@@ -16,9 +16,9 @@ namespace spmvc::formats {
 
 namespace {
 
-// The chunk the planner proposes: on the H200, chunks of 512 nonzeros measured 2-3% faster than
-// 256 on Kronecker scale 21 and 22 under dbg in fp64 and as fast in fp32 (gather probe,
-// bench/results/2026-11-29-h200-csr-warp/warp-variants.txt).
+// The chunk the planner proposes: on the H200, chunks of 512 nonzeros measured 2-3.5% faster
+// than 256 on Kronecker scale 21 and 22 under dbg in both precisions (gather probe, two rows a
+// lane and the skip; bench/results/2026-11-29-h200-csr-warp/warp-variants.txt).
 constexpr int kProposedChunk = 512;
 
 const CsrWarpParams& params_of(const FormatParams& params) {
