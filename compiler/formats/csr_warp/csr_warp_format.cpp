@@ -197,14 +197,14 @@ CsrWarpFormat::Partition CsrWarpFormat::partition(const CsrMatrix& a, int chunk)
 CsrWarpFormat::Estimate CsrWarpFormat::estimate(const Profile& profile, int chunk) {
   // Bins above 32 are ranges: their midpoint stands for every row in them.
   Estimate est;
-  double short_rows = 0, short_nnz = 0, pieces = 0;
+  double short_rows = 0, short_nnz = 0;
   for (const HistogramBin& bin : profile.row_histogram) {
     const auto count = static_cast<double>(bin.count);
     const double len = 0.5 * static_cast<double>(bin.lo + bin.hi);
     if (bin.lo > chunk) {
       est.long_rows += count;
       const double n = std::ceil(len / chunk);
-      pieces += count * n;
+      est.pieces += count * n;
       est.steps += count * (len / 32 + 0.5 * n);  // each piece ends on a part-filled step
     } else {
       short_rows += count;
@@ -219,7 +219,7 @@ CsrWarpFormat::Estimate CsrWarpFormat::estimate(const Profile& profile, int chun
   const double short_chunks =
       short_rows > 0 ? std::max(short_nnz / (chunk * fill), short_rows / kChunkRows) + 0.5 * groups
                      : 0;
-  est.chunks = std::max(1.0, short_chunks + pieces);
+  est.chunks = std::max(1.0, short_chunks + est.pieces);
   est.steps += short_nnz / 32 + 0.5 * short_chunks;
   return est;
 }
@@ -232,11 +232,13 @@ Cost CsrWarpFormat::cost(const Profile& profile, const FormatParams& params,
   const double nnz = static_cast<double>(profile.nnz);
   const Estimate est = estimate(profile, p.chunk);
   Cost c;
-  // The CSR arrays, each chunk's bounds, and the long rows' entries and pieces' sums.
+  // The CSR arrays, each chunk's bounds, and the long rows' entries and their pieces' sums
+  // (written by the main launch, read by the fixup).
+  const double acc_bytes = precision == Precision::f32 ? 4.0 : 8.0;
   c.matrix_bytes = static_cast<double>(profile.nrows + 1) * ob + (est.chunks + 1) * (4 + ob) +
                    nnz * (4.0 + value_code_bytes(p.values, precision)) +
                    value_table_bytes(p.values, profile, precision) + est.long_rows * 12.0 +
-                   est.chunks * 2 * vb;
+                   (est.pieces - est.long_rows) * 2 * acc_bytes;
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   // Loads have idle lanes only in each chunk's last step.

@@ -63,10 +63,10 @@ class CsrWarpFormat final : public FormatUnit {
     std::int64_t long_count = 0;  ///< long rows before the padding
   };
   static Partition partition(const CsrMatrix& a, int chunk);
-  /// Chunks (before the padding) and long rows the partition will have, estimated from the
-  /// profile's row-length histogram.
+  /// Chunks (before the padding), long rows, their pieces and the warps' steps of 32 nonzeros
+  /// the partition will have, estimated from the profile's row-length histogram.
   struct Estimate {
-    double chunks = 1, long_rows = 0, steps = 0;
+    double chunks = 1, long_rows = 0, pieces = 0, steps = 0;
   };
   static Estimate estimate(const Profile& profile, int chunk);
   /// Entry points, e.g. spmv_csr_warp_c512_f64 and spmv_csr_warp_fixup_c512_f64.
