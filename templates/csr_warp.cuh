@@ -1,9 +1,9 @@
 // csr_warp: CSR whose rows are summed by warps that never wait for one another. Each warp takes
-// a chunk: a run of at most 32 consecutive rows holding at most kChunk nonzeros, or one piece of
-// kChunk nonzeros of a longer row. Its lanes stream the chunk's nonzeros 32 at a time, fully
-// coalesced, and keep the products in registers: a segmented scan with warp shuffles sums each
-// row's run, and lane l, which owns the chunk's l-th row, picks its row's total out of the lane
-// where the row ends. No shared memory and no block barrier: a warp whose gathers of x miss
+// a chunk: a run of at most 32 x kRowsPerLane consecutive rows holding at most kChunk nonzeros,
+// or one piece of kChunk nonzeros of a longer row. Its lanes stream the chunk's nonzeros 32 at a
+// time, fully coalesced, and keep the products in registers: a segmented scan with warp shuffles
+// sums each row's run, and lane l, which owns the chunk's rows l, l + 32, ..., picks each one's
+// total out of the lane where the row ends. No shared memory and no block barrier: a warp whose gathers of x miss
 // stalls no other warp, which is what the gather-bound power-law graphs lose under csr_stream's
 // block-wide staging (bench/results/2026-11-29-h200-gather-floor/: on Kronecker scale 21 under
 // dbg, the products' round trip through shared memory and a barrier cost 14-37%, five warp
@@ -35,6 +35,8 @@
 // probe, bench/results/2026-11-29-h200-csr-warp/): chunks of 512 nonzeros with 2 rows a lane and
 // the skip took Kronecker scale 21 under dbg to 215 us fp64 against 226.8 for 256 nonzeros with
 // one row a lane and no skip; two steps in flight measured as fast as four, with fewer registers.
+// Through the pipeline, whose reordered plans also gather x into the order and write y through
+// the row map, that is 1.05x of cuSPARSE, as hyb so ordered (kron-picks.txt there).
 #pragma once
 
 #include "spmvc/common.cuh"
