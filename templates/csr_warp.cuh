@@ -3,11 +3,11 @@
 // or one piece of kChunk nonzeros of a longer row. Its lanes stream the chunk's nonzeros 32 at a
 // time, fully coalesced, and keep the products in registers: a segmented scan with warp shuffles
 // sums each row's run, and lane l, which owns the chunk's rows l, l + 32, ..., picks each one's
-// total out of the lane where the row ends. No shared memory and no block barrier: a warp whose gathers of x miss
-// stalls no other warp, which is what the gather-bound power-law graphs lose under csr_stream's
-// block-wide staging (bench/results/2026-11-29-h200-gather-floor/: on Kronecker scale 21 under
-// dbg, the products' round trip through shared memory and a barrier cost 14-37%, five warp
-// shuffles at most 3%).
+// total out of the lane where the row ends. No shared memory and no block barrier: a warp whose
+// gathers of x miss stalls no other warp, which is what the gather-bound power-law graphs lose
+// under csr_stream's block-wide staging (bench/results/2026-11-29-h200-gather-floor/: on Kronecker
+// scale 21 under dbg, the products' round trip through shared memory and a barrier cost 14-37%,
+// five warp shuffles at most 3%).
 //
 // Layout (0-based CSR plus the chunk partition; nchunks a whole number of blocks' warps, the
 // last chunks empty: chunk_row = nrows, chunk_nz = nnz):
