@@ -60,6 +60,11 @@ inline std::vector<std::int64_t> tail_offsets(const CsrMatrix& a, std::int64_t s
   return offsets;
 }
 
+/// Whether `nnz` nonzeros need 64-bit row offsets (more than a 32-bit offset holds).
+inline bool needs_offsets64(std::int64_t nnz) {
+  return nnz > std::numeric_limits<std::int32_t>::max();
+}
+
 /// The row_ptr array of a CSR-like encoding: nrows+1 offsets as i64 when `offsets64`, else i32
 /// (InternalError naming `format` when nnz needs 64 bits).
 inline EncodedArray row_offsets_array(const CsrMatrix& a, bool offsets64, std::string_view format);
@@ -130,7 +135,7 @@ EncodedArray uninitialized_array(std::string name, ElemType type, std::size_t co
 inline EncodedArray row_offsets_array(const CsrMatrix& a, bool offsets64, std::string_view format) {
   const std::size_t rows = a.row_ptr.size();
   if (offsets64) return make_array<std::int64_t>("row_ptr", ElemType::i64, a.row_ptr, rows);
-  if (a.nnz() > std::numeric_limits<std::int32_t>::max())
+  if (needs_offsets64(a.nnz()))
     throw InternalError(std::string(format) + ": 32-bit offsets for a matrix that needs 64");
   return make_array<std::int32_t>("row_ptr", ElemType::i32, a.row_ptr, rows);
 }

@@ -27,8 +27,6 @@ const CsrParams& params_of(const FormatParams& params) {
   return *p;
 }
 
-bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
-
 template <typename Offset, typename Value>
 void multiply(const Encoded& e, int coding, std::span<const double> x, std::span<double> y,
               double alpha, double beta) {

@@ -41,8 +41,6 @@ const CsrStreamParams& params_of(const FormatParams& params) {
   return *p;
 }
 
-bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
-
 // The column of every nonzero, from col_idx or from the narrow layout (col_base, col16,
 // col_wide): what the kernel reads, decoded independently of the encoder.
 template <typename Offset>

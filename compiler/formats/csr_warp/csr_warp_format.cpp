@@ -27,8 +27,6 @@ const CsrWarpParams& params_of(const FormatParams& params) {
   return *p;
 }
 
-bool needs_offsets64(std::int64_t nnz) { return nnz > std::numeric_limits<std::int32_t>::max(); }
-
 // Why a warp cannot take chunks of `chunk` nonzeros: whole rounds of kRound steps of 32, at
 // most 4096 (the template's int offsets within a chunk stay small).
 std::optional<std::string> chunk_problem(int chunk) {
