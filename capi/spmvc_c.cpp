@@ -123,6 +123,8 @@ spmvc::Options parse_options(const char* text) {
       o.reorder = str(key, value);
     } else if (key == "renumber_columns") {
       o.renumber_columns = boolean(key, value);
+    } else if (key == "plan_order") {
+      o.plan_order = boolean(key, value);
     } else if (key == "value_coding") {
       o.value_coding = boolean(key, value);
     } else if (key == "deterministic") {
@@ -160,6 +162,7 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
+              "plan_order, "
               "value_coding, deterministic, mixed_precision, mixed_fallback, build, tiered, "
               "full_inspection, "
               "disk_cache, "
@@ -526,6 +529,58 @@ spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const
     op->op.apply_transpose_host(
         std::span<const double>(x, static_cast<std::size_t>(op->op.nrows())),
         std::span<double>(y, static_cast<std::size_t>(op->op.ncols())), alpha, beta);
+  });
+}
+
+namespace {
+
+spmvc::PlanAxis axis_of(spmvc_axis axis, const char* fn) {
+  if (axis == SPMVC_AXIS_ROWS) return spmvc::PlanAxis::rows;
+  if (axis == SPMVC_AXIS_COLUMNS) return spmvc::PlanAxis::columns;
+  throw spmvc::InputError(fn, 0,
+                          "axis " + std::to_string(static_cast<int>(axis)) +
+                              " is neither SPMVC_AXIS_ROWS nor SPMVC_AXIS_COLUMNS");
+}
+
+}  // namespace
+
+spmvc_status spmvc_operator_plan_order(const spmvc_operator* op, int* plan_order) {
+  return guarded([&] {
+    require(op, "spmvc_operator_plan_order", "op");
+    require(plan_order, "spmvc_operator_plan_order", "plan_order");
+    *plan_order = op->op.plan_order() ? 1 : 0;
+  });
+}
+
+spmvc_status spmvc_operator_plan_map(const spmvc_operator* op, spmvc_axis axis, const int32_t** map,
+                                     int64_t* length) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_plan_map";
+    require(op, fn, "op");
+    require(map, fn, "map");
+    require(length, fn, "length");
+    const std::span<const std::int32_t> m =
+        axis_of(axis, fn) == spmvc::PlanAxis::rows ? op->op.plan_rows() : op->op.plan_columns();
+    *map = m.empty() ? nullptr : m.data();
+    *length = static_cast<int64_t>(m.size());
+  });
+}
+
+spmvc_status spmvc_operator_to_plan_order(const spmvc_operator* op, const void* v, void* v_plan,
+                                          spmvc_axis axis, void* stream) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_to_plan_order";
+    require(op, fn, "op");
+    op->op.to_plan_order(v, v_plan, axis_of(axis, fn), stream);
+  });
+}
+
+spmvc_status spmvc_operator_from_plan_order(const spmvc_operator* op, const void* v_plan, void* v,
+                                            spmvc_axis axis, void* stream) {
+  return guarded([&] {
+    const char* fn = "spmvc_operator_from_plan_order";
+    require(op, fn, "op");
+    op->op.from_plan_order(v_plan, v, axis_of(axis, fn), stream);
   });
 }
 

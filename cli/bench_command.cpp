@@ -160,9 +160,29 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     return checked_error(dy, p, ref, fn, &last_y);
   };
 
+  // --plan-order: the operator's x and y in its order (Options::plan_order), in arrays of their
+  // own (cuSPARSE multiplies dx and dy, in the caller's); its y goes back to the caller's order
+  // for the checks below that read it.
+  const bool plan_ordered = op.plan_order();
+  bench::DeviceArray dx_plan(plan_ordered ? std::max<std::size_t>(xb, 1) : 1);
+  bench::DeviceArray dy_plan(plan_ordered ? std::max<std::size_t>(yb, 1) : 1);
+  bench::DeviceArray& op_x = plan_ordered ? dx_plan : dx;
+  bench::DeviceArray& op_y = plan_ordered ? dy_plan : dy;
+  if (plan_ordered) dx_plan.upload_values(into_plan_order(x_host, op.plan_columns()), p);
+  const std::vector<double> ref_plan = into_plan_order(ref, op.plan_rows());
+
   std::vector<Measured> results;
-  auto ours = [&] { op.apply(dx.get(), dy.get()); };
-  results.push_back({"spmvc " + op.plan().format, 0, check(ours), {}, {}});
+  auto ours = [&] { op.apply(op_x.get(), op_y.get()); };
+  results.push_back(
+      {"spmvc " + op.plan().format, 0, checked_error(op_y, p, ref_plan, ours, &last_y), {}, {}});
+  last_y = out_of_plan_order(last_y, op.plan_rows());
+  // The permutations a caller in the plan's order runs once per solve, not per multiply.
+  double to_plan_ms = 0, from_plan_ms = 0;
+  if (plan_ordered) {
+    to_plan_ms = median_ms([&] { op.to_plan_order(dx.get(), dx_plan.get()); }, b);
+    from_plan_ms = median_ms([&] { op.from_plan_order(dy_plan.get(), dy.get()); }, b);
+    dx_plan.upload_values(into_plan_order(x_host, op.plan_columns()), p);
+  }
   // Mixed precision: y's error as the plan's bound states it, and the full-precision plan of
   // the same matrix timed beside it.
   const bool mixed = options.mixed_precision != MixedPrecision::off;
@@ -180,6 +200,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     results.back().ms = median_ms(ours, b);
     Options fo = options;
     fo.mixed_precision = MixedPrecision::off;
+    fo.plan_order = false;  // it multiplies dx and dy, in the caller's order
     if (!args.quiet) fmt::print(stderr, "compiling the full-precision plan ...\n");
     const Operator full = compile(a, fo);
     auto fn = [&] { full.apply(dx.get(), dy.get()); };
@@ -201,6 +222,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
           if (v > 1 && u > 1) continue;  // vector loads already keep V elements in flight
           Options o = options;
           o.format = "csr";
+          o.plan_order = false;  // dx and dy, in the caller's order
           o.csr = CsrParams{t, v, 256, u, true, a.nnz() > std::numeric_limits<std::int32_t>::max()};
           const Operator variant = compile(a, o);
           auto fn = [&] { variant.apply(dx.get(), dy.get()); };
@@ -268,6 +290,11 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
     j["kernel"] = op.source().kernel_name;
     j["plan"] = describe(op.plan().params);
     j["deterministic"] = options.deterministic;
+    j["reorder"] = op.plan().reorder;
+    j["plan_order"] = plan_ordered;
+    if (plan_ordered)
+      j["plan_order_permutes"] = {{"to_plan_order_x_ms", to_plan_ms},
+                                  {"from_plan_order_y_ms", from_plan_ms}};
     j["results"] = nlohmann::ordered_json::array();
     for (const Measured& m : results) {
       const bool is_ours = m.name.rfind("spmvc", 0) == 0;
@@ -328,6 +355,11 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
                bw_measured ? " (measured)" : " (assumed for this GPU model)");
     fmt::print("kernel {} [{}], {} registers, {} spill bytes\n", op.source().kernel_name,
                describe(op.plan().params), cold.registers, cold.spill_bytes);
+    if (plan_ordered)
+      fmt::print(
+          "vectors in the plan's order ({}): x and y permuted outside the multiply, "
+          "to_plan_order(x) {:.1f} us, from_plan_order(y) {:.1f} us, once per solve\n",
+          op.plan().reorder, 1e3 * to_plan_ms, 1e3 * from_plan_ms);
     if (options.deterministic)
       fmt::print(
           "deterministic: the plan's y is bitwise the same run to run (so is CSR ALG2's; "

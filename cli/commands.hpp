@@ -54,6 +54,7 @@ struct MatrixArgs {
   bool verbose = false;  ///< run: also print the tiers and NVRTC's log
   std::string reorder;   ///< inspect: compare before/after; others: reorder before encoding
   bool renumber_columns = false;
+  bool plan_order = false;        ///< Options::plan_order (run, bench)
   bool no_value_coding = false;   ///< plan plain values only
   std::string cusparse = "auto";  ///< Options::cusparse: auto, never or always
   std::string build = "auto";     ///< Options::build: auto, host or device
@@ -127,6 +128,11 @@ int run_update_bench(const MatrixArgs& args, const BenchArgs& bench);
 /// The values `run --update-values` and `bench --update-values` give the operator: nonzero k's
 /// value times 1 + (k mod 3) / 4, so that each distinct value becomes up to three.
 std::vector<double> updated_values(std::span<const double> values);
+/// A host vector in the caller's order permuted into an operator's (Operator::plan_rows or
+/// plan_columns: out[i] = v[map[i]]), and back (out[map[i]] = v[i]); an empty map is the
+/// caller's order.
+std::vector<double> into_plan_order(std::span<const double> v, std::span<const std::int32_t> map);
+std::vector<double> out_of_plan_order(std::span<const double> v, std::span<const std::int32_t> map);
 /// An operation beyond apply(): k vectors at once in `layout`, or the transposed multiply.
 struct OperationArgs {
   int k = 1;

@@ -122,6 +122,10 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->check(kNonEmpty);
   cmd->add_flag("--renumber-columns", args.renumber_columns,
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
+  cmd->add_flag("--plan-order", args.plan_order,
+                "run, bench: x and y in the plan's order (Options::plan_order): a reordered "
+                "matrix's multiply without the gather of x and the row map's writes of y; the "
+                "vectors are permuted outside the multiply");
   cmd->add_flag("--no-value-coding", args.no_value_coding,
                 "keep one stored value per nonzero (no value tables, no implicit ones)");
   cmd->add_option("--cusparse", args.cusparse,

@@ -132,7 +132,9 @@ void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& opti
 
   t0 = Clock::now();
   b.source = codegen::generate(b.plan, b.encoded, b.profile);
-  if (b.map) codegen::attach_reordering(b.source, b.encoded, *b.map);
+  // In the plan's order (Options::plan_order) the unit is the reordered matrix's own: the caller
+  // permutes the vectors, with the map the operator keeps.
+  if (b.map && !options.plan_order) codegen::attach_reordering(b.source, b.encoded, *b.map);
   if (options.transform_source) b.source = options.transform_source(b.source);
   b.timings.codegen = seconds_since(t0);
 }

@@ -58,3 +58,36 @@ SPMVC_GENERIC_CSR_ALL(4)
 SPMVC_GENERIC_CSR_ALL(8)
 SPMVC_GENERIC_CSR_ALL(16)
 SPMVC_GENERIC_CSR_ALL(32)
+
+// The vector orders' permutations (Options::plan_order, Operator::to_plan_order and
+// from_plan_order), here so they load with the image the library already embeds. Elements move
+// as raw 4- or 8-byte words: out[i] = in[map[i]] (gather, into the plan's order),
+// out[map[i]] = in[i] (scatter, back to the caller's), or a copy where map is null.
+namespace {
+
+template <typename Word>
+__device__ __forceinline__ void permute_vector(long long n, const int* __restrict__ map,
+                                               const Word* __restrict__ in, Word* __restrict__ out,
+                                               int scatter) {
+  const long long i = static_cast<long long>(blockIdx.x) * kBlock + threadIdx.x;
+  if (i >= n) return;
+  if (map == nullptr) {
+    out[i] = in[i];
+  } else if (scatter != 0) {
+    out[__ldg(map + i)] = __ldg(in + i);
+  } else {
+    out[i] = __ldg(in + __ldg(map + i));
+  }
+}
+
+}  // namespace
+
+#define SPMVC_PERMUTE_VECTOR(BITS, Word)                                             \
+  extern "C" __global__ void __launch_bounds__(kBlock) spmvc_permute_vector_b##BITS( \
+      long long n, const int* __restrict__ map, const Word* __restrict__ in,         \
+      Word* __restrict__ out, int scatter) {                                         \
+    permute_vector(n, map, in, out, scatter);                                        \
+  }
+
+SPMVC_PERMUTE_VECTOR(32, unsigned int)
+SPMVC_PERMUTE_VECTOR(64, unsigned long long)

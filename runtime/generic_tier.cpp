@@ -141,4 +141,19 @@ void GenericCsr::apply(const void* x, void* y, double alpha, double beta, void* 
   check_last_launch(kernel_->name());
 }
 
+void permute_vector(const std::int32_t* map, std::int64_t n, const void* in, void* out,
+                    int element_bytes, bool scatter, void* stream, int ordinal) {
+  if (element_bytes != 4 && element_bytes != 8)
+    throw InternalError(fmt::format("permute_vector: {}-byte elements", element_bytes));
+  if (n <= 0) return;
+  const std::string entry =
+      element_bytes == 8 ? "spmvc_permute_vector_b64" : "spmvc_permute_vector_b32";
+  const std::shared_ptr<const LoadedKernel> kernel = shared_kernel(generic_image(), entry, ordinal);
+  long long count = n;
+  int mode = scatter ? 1 : 0;
+  void* args[] = {&count, &map, &in, &out, &mode};
+  kernel->launch((n + kGenericBlock - 1) / kGenericBlock, kGenericBlock, 0, args, stream);
+  check_last_launch(entry);
+}
+
 }  // namespace spmvc::runtime

@@ -26,6 +26,13 @@ std::string generic_csr_entry(int threads_per_row, Precision precision, bool off
 /// short rows do not leave most of a warp idle.
 int generic_threads_per_row(std::int64_t nnz, std::int64_t nrows);
 
+/// Permutes a vector of `n` elements of `element_bytes` (4 or 8) on `stream`, with the kernels
+/// the generic tier's image also holds: out[i] = in[map[i]] (gather), out[map[i]] = in[i]
+/// (`scatter`), or a copy where `map` is null. Device memory throughout; `in` and `out` must
+/// not overlap. Asynchronous; loads the entry point on the current device at its first use.
+void permute_vector(const std::int32_t* map, std::int64_t n, const void* in, void* out,
+                    int element_bytes, bool scatter, void* stream, int ordinal);
+
 /// One operator's generic tier: CSR arrays on the device and the kernel that multiplies with
 /// them. From a host matrix it uploads a copy (values in the precision's storage type); from a
 /// DeviceCsr it reads the caller's arrays in place and owns no device memory.

@@ -373,8 +373,23 @@ void values_changed(Operator::Impl& im, const void* values, bool on_device) {
 
 }  // namespace runtime
 
+namespace {
+
+// apply_many and apply_transpose run in the caller's order (their units and A^T's operator are
+// built from the caller's CSR): not for an operator whose vectors are in the plan's order.
+void refuse_plan_order(const Operator::Impl& im, const char* what) {
+  if (im.plan_ordered)
+    throw InputError(what, 0,
+                     "this operator takes its vectors in the plan's order (Options::plan_order, "
+                     "with the matrix reordered), which SpMM and the transposed multiply do not: "
+                     "compile without plan_order for them");
+}
+
+}  // namespace
+
 void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, double alpha,
                           double beta, void* stream) const {
+  refuse_plan_order(*impl_, "apply_many");
   // The SpMM units read the specialised tier's arrays: a tiered operator waits for them.
   if (impl_->tiers) impl_->tiers->switch_now();
   runtime::Operations& ops = runtime::operations_of(*impl_);
@@ -397,6 +412,7 @@ void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, dou
 }
 
 const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
+  refuse_plan_order(*impl_, "spmm_source");
   if (impl_->tiers) impl_->tiers->switch_now();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   std::lock_guard lock(ops.mutex);
@@ -407,6 +423,7 @@ const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
 
 void Operator::apply_transpose(const void* x, void* y, double alpha, double beta,
                                void* stream) const {
+  refuse_plan_order(*impl_, "apply_transpose");
   impl_->settled();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   const Operator* t = nullptr;
@@ -418,6 +435,7 @@ void Operator::apply_transpose(const void* x, void* y, double alpha, double beta
 }
 
 const Plan& Operator::transpose_plan() const {
+  refuse_plan_order(*impl_, "transpose_plan");
   impl_->settled();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   std::lock_guard lock(ops.mutex);

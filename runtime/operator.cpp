@@ -13,6 +13,7 @@
 
 #include "cusparse_engine.hpp"
 #include "device_csr.hpp"
+#include "generic_tier.hpp"
 #include "operations.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
@@ -164,7 +165,8 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
   auto im = std::make_unique<Impl>();
   im->timings = std::move(timings);
   adopt_build(*im, build);
-  const bool own_load = build.map.has_value();
+  // A unit that writes y through spmvc_row_map loads its own copy (the variable is per image).
+  const bool own_load = build.map.has_value() && !options.plan_order;
   im->timings.compile =
       found != nullptr
           ? found->seconds + im->load_cached(*found, device, own_load, im->timings)
@@ -276,6 +278,54 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
   }
 }
 
+bool Operator::plan_order() const { return impl_->plan_ordered; }
+
+std::span<const std::int32_t> Operator::plan_rows() const {
+  if (!impl_->plan_ordered) return {};
+  return impl_->map->rows;
+}
+
+std::span<const std::int32_t> Operator::plan_columns() const {
+  if (!impl_->plan_ordered) return {};
+  return impl_->map->cols;
+}
+
+namespace {
+
+// to_plan_order (gather) and from_plan_order (scatter) on `axis`.
+void permute(const Operator::Impl& im, const void* in, void* out, PlanAxis axis, bool scatter,
+             void* stream, const char* what) {
+  const bool rows = axis == PlanAxis::rows;
+  const std::int64_t n = rows ? im.nrows : im.ncols;
+  const runtime::DeviceBuffer& map = rows ? im.plan_rows : im.plan_columns;
+  const auto* device_map =
+      im.plan_ordered && map.bytes() > 0 ? static_cast<const std::int32_t*>(map.get()) : nullptr;
+  if (n == 0) return;
+  if (!runtime::is_device_pointer(in) || !runtime::is_device_pointer(out))
+    throw InputError(what, 0, "the vectors must be device memory");
+  const std::size_t bytes = im.plan.precision == Precision::f64 ? 8 : 4;
+  const auto* a = static_cast<const char*>(in);
+  const auto* b = static_cast<const char*>(out);
+  const std::size_t span = static_cast<std::size_t>(n) * bytes;
+  if (a < b + span && b < a + span)
+    throw InputError(what, 0,
+                     fmt::format("the input and output of {} elements overlap: it permutes out "
+                                 "of place",
+                                 n));
+  runtime::permute_vector(device_map, n, in, out, static_cast<int>(bytes), scatter, stream,
+                          im.options.device);
+}
+
+}  // namespace
+
+void Operator::to_plan_order(const void* v, void* v_plan, PlanAxis axis, void* stream) const {
+  permute(*impl_, v, v_plan, axis, /*scatter=*/false, stream, "to_plan_order");
+}
+
+void Operator::from_plan_order(const void* v_plan, void* v, PlanAxis axis, void* stream) const {
+  permute(*impl_, v_plan, v, axis, /*scatter=*/true, stream, "from_plan_order");
+}
+
 void Operator::apply_host(std::span<const double> x, std::span<double> y, double alpha,
                           double beta) const {
   if (static_cast<std::int64_t>(x.size()) != impl_->ncols ||
@@ -335,6 +385,19 @@ Operator build_on_device(const CsrMatrix& a, const Options& options,
   }
 }
 
+// Options::plan_order: the map on the device for to_plan_order and from_plan_order.
+void attach_plan_order(Operator::Impl& im) {
+  im.plan_ordered = true;
+  auto upload = [](const std::vector<std::int32_t>& v) {
+    runtime::DeviceBuffer b(std::max<std::size_t>(v.size() * 4, 1));
+    if (!v.empty()) b.upload(v.data(), v.size() * 4);
+    return b;
+  };
+  im.plan_rows = upload(im.map->rows);
+  if (!im.map->cols.empty()) im.plan_columns = upload(im.map->cols);
+  runtime::synchronize();
+}
+
 }  // namespace
 
 Operator compile(const CsrMatrix& a, const Options& options) {
@@ -374,8 +437,11 @@ Operator compile(const CsrMatrix& a, const Options& options) {
       b.map ? std::make_shared<const RowColumnMap>(*b.map) : nullptr;
   auto build = [&]() -> Operator {
     if (measure) return compile_measured(a, std::move(b), options, target, device, timings);
-    // A cuSPARSE plan waits for no NVRTC compile worth hiding: its engine is ready at once.
-    if (b.plan.engine == Engine::kernel && runtime::tiered(options)) {
+    // A cuSPARSE plan waits for no NVRTC compile worth hiding: its engine is ready at once. In
+    // the plan's order (Options::plan_order) the generic tier, which multiplies the caller's
+    // order, cannot stand in.
+    const bool plan_ordered = b.map && options.plan_order;
+    if (b.plan.engine == Engine::kernel && runtime::tiered(options) && !plan_ordered) {
       // The tiers only when the kernel must be compiled (a cached one loads at once), and when
       // the device holds the generic tier's copy of the matrix beside the encoding.
       runtime::KernelCache& cache = runtime::cache_for(runtime::cache_dir_of(options));
@@ -409,6 +475,7 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   // map update_values needs: only a cuSPARSE plan goes without.)
   if (!(op.impl_->plan.engine == Engine::cusparse && op.impl_->plan.reorder == "none"))
     op.impl_->map = std::move(map);
+  if (options.plan_order && op.impl_->map) attach_plan_order(*op.impl_);
   return op;
 }
 

@@ -71,6 +71,11 @@ struct Operator::Impl {
   Options options;
   std::shared_ptr<CsrMatrix> host_matrix;
   std::shared_ptr<const RowColumnMap> map;
+  /// Options::plan_order with an ordering: apply() takes and gives vectors in the plan's order,
+  /// and these are `map`'s rows and columns on the device (Operator::to_plan_order; a column
+  /// buffer only where the columns were renumbered).
+  bool plan_ordered = false;
+  runtime::DeviceBuffer plan_rows, plan_columns;
   std::optional<DeviceCsr> device_matrix;
   /// Values update_values uploaded for a device-built operator, which reads them in place.
   std::shared_ptr<runtime::DeviceBuffer> owned_values;

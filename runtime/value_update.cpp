@@ -200,7 +200,20 @@ std::vector<double> download_values(const void* device_values, std::int64_t n,
 // Plans and builds again from the host copy of the matrix (its values already the new ones).
 std::pair<Operator, ValueUpdate> replan(const Operator::Impl& im, const std::string& why) {
   std::string note;
-  const Options options = compiler::replan_options(im.options, &note);
+  Options options = compiler::replan_options(im.options, &note);
+  if (options.plan_order) {
+    // The caller's vectors are in the operator's order: the new plan keeps it.
+    options.ordering.reset();
+    options.reorder = "none";
+    if (im.plan_ordered) {
+      Ordering kept;
+      kept.name = im.plan.reorder.substr(0, im.plan.reorder.find(' '));
+      kept.kind = im.map->cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
+      kept.perm = im.map->rows;
+      options.ordering = std::move(kept);
+      options.renumber_columns = !im.map->cols.empty();
+    }
+  }
   const std::shared_ptr<CsrMatrix> keep = im.host_matrix;
   Operator fresh = compile(*keep, options);
   ValueUpdate u;

@@ -100,6 +100,19 @@ struct Options {
   /// makes the stored indices the reordered ones (what BRO's delta coding sees) at the price of one
   /// gather of x per multiply. Off: columns keep the caller's numbers and x is read in place.
   bool renumber_columns = false;
+  /// Vectors in the plan's order: where the operator reorders the matrix (an ordering asked for,
+  /// or one reorder "auto" chose), apply() takes x in the reordered column order and gives y in
+  /// the reordered row order, so its kernels neither gather x into that order nor write y
+  /// through the row map: on the H200 that traffic is 5-12% of a multiply on a Kronecker graph
+  /// under dbg. For methods that keep their vectors in one order over many multiplies (power
+  /// iteration, PageRank, Krylov solvers whose other operations are order-free): permute once
+  /// with Operator::to_plan_order and from_plan_order (or with plan_rows() and plan_columns()).
+  /// x's order and y's are one order when the columns were renumbered (reorder "auto" does; an
+  /// ordering asked for needs renumber_columns), so y can be the next x. Without an ordering
+  /// the plan's order is the caller's. Such an operator is not tiered (the generic tier
+  /// multiplies in the caller's order), has no apply_many or apply_transpose, and keeps its order
+  /// through update_values.
+  bool plan_order = false;
   ReorderOptions reorder_options;
   /// A precomputed ordering (e.g. from compute_ordering on a matrix this one replicates); used
   /// instead of computing `reorder`.

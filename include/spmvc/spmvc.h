@@ -23,6 +23,8 @@
  *   "reorder"          "none", "auto" or an ordering ("rcm", "amd", "metis", "d", "dset",
  *                      "bar", "sort")                                  (default "none")
  *   "renumber_columns" bool; "value_coding" bool (default true); "full_inspection" bool
+ *   "plan_order"       bool (default false): a reordered operator takes x and gives y in the
+ *                      plan's order (Options::plan_order; spmvc_operator_to_plan_order)
  *   "deterministic"    bool: only plans whose y is bitwise the same run to run (default false)
  *   "mixed_precision"  "off" (default), "f32" (an f64 operator's values stored as fp32) or
  *                      "bf16" (an f32 operator's as bf16), each rounded (Options::mixed_precision)
@@ -198,6 +200,27 @@ spmvc_status spmvc_operator_apply_transpose(const spmvc_operator* op, const void
 /** The same on host fp64 arrays. */
 spmvc_status spmvc_operator_apply_transpose_host(const spmvc_operator* op, const double* x,
                                                  double* y, double alpha, double beta);
+
+/** Which side of the matrix a vector belongs to: x has ncols elements, y nrows. */
+typedef enum spmvc_axis { SPMVC_AXIS_ROWS = 0, SPMVC_AXIS_COLUMNS = 1 } spmvc_axis;
+/** *plan_order = 1 when apply() takes x and gives y in the plan's order: compiled with
+ * "plan_order": true and the matrix reordered ("reorder"). The multiply then skips the gather of
+ * x into that order and the row map's writes of y; the caller permutes its vectors once, with
+ * spmvc_operator_to_plan_order / from_plan_order or the maps of spmvc_operator_plan_map. */
+spmvc_status spmvc_operator_plan_order(const spmvc_operator* op, int* plan_order);
+/** The order apply() uses on `axis`: the plan's element i is the caller's (*map)[i], for
+ * *length elements; *map NULL and *length 0 where it is the caller's order. The array belongs
+ * to the operator and lives as long as it does. */
+spmvc_status spmvc_operator_plan_map(const spmvc_operator* op, spmvc_axis axis, const int32_t** map,
+                                     int64_t* length);
+/** Permutes a device vector on `axis` from the caller's order into apply()'s (v_plan[i] =
+ * v[map[i]]), asynchronous on `stream`; a copy where the orders agree. v and v_plan must not
+ * overlap; elements of the plan's value type. */
+spmvc_status spmvc_operator_to_plan_order(const spmvc_operator* op, const void* v, void* v_plan,
+                                          spmvc_axis axis, void* stream);
+/** The inverse: v[map[i]] = v_plan[i]. */
+spmvc_status spmvc_operator_from_plan_order(const spmvc_operator* op, const void* v_plan, void* v,
+                                            spmvc_axis axis, void* stream);
 
 /** The operator's plan (as spmvc_plan). */
 spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind, char** text);

@@ -8,6 +8,7 @@
 // NVRTC (cached in memory and on disk), uploads the encoded matrix and returns the operator.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -102,6 +103,9 @@ struct ValueUpdate {
   double seconds = 0;
 };
 
+/// The side of the matrix a vector belongs to: x has one element per column, y one per row.
+enum class PlanAxis { rows, columns };
+
 /// A compiled SpMV for one matrix on one device. Move-only.
 class Operator {
  public:
@@ -169,6 +173,24 @@ class Operator {
   /// The SpMM unit apply_many runs for (k, layout) on X and Y aligned to its packs (any
   /// cudaMalloc'd arrays), preparing it as its first call does.
   const KernelSource& spmm_source(int k, DenseLayout layout = DenseLayout::col_major) const;
+
+  /// The order apply() takes x and gives y in (Options::plan_order): the caller's, unless the
+  /// operator was compiled with plan_order and reorders the matrix. Then the plan's column j is
+  /// the caller's column plan_columns()[j] and its row r the caller's row plan_rows()[r]; an
+  /// empty span is the caller's order on that side (no ordering, or columns not renumbered).
+  bool plan_order() const;
+  std::span<const std::int32_t> plan_rows() const;
+  std::span<const std::int32_t> plan_columns() const;
+  /// Permutes a vector in the caller's order into the order apply() uses on `axis`: x_plan[j] =
+  /// x[plan_columns()[j]] for columns (x), y_plan[r] = y[plan_rows()[r]] for rows (a y that
+  /// apply() reads with beta != 0). Device memory of the plan's value type, `v` and `v_plan` not
+  /// overlapping; a copy where the orders agree. Asynchronous on `stream`, as apply().
+  void to_plan_order(const void* v, void* v_plan, PlanAxis axis = PlanAxis::columns,
+                     void* stream = nullptr) const;
+  /// The inverse: y[plan_rows()[r]] = y_plan[r] for rows (apply()'s y), and likewise for
+  /// columns.
+  void from_plan_order(const void* v_plan, void* v, PlanAxis axis = PlanAxis::rows,
+                       void* stream = nullptr) const;
 
   std::int64_t nrows() const;
   std::int64_t ncols() const;

@@ -286,11 +286,20 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         mixed_fallback (default True: with mixed_precision, a full-precision plan predicted or
         measured faster is kept, and plan.mixed_fallback says so; False insists on the rounded
         values), tiered,
+        plan_order (with a reorder, x and y in the plan's order: Operator.to_plan_order),
         full_inspection, disk_cache, cache_dir, device, cached_kernels, keep_csr (keep a plain
         CSR copy on the GPU for apply_transpose, and for apply_many on formats without an SpMM
         kernel; a matrix built from device arrays always has one).
     """
     return Operator._compile(a, precision, planner, multiplies, options)
+
+
+def _axis_code(axis):
+    if axis == "rows":
+        return 0
+    if axis == "columns":
+        return 1
+    raise InputError(f"axis must be \"rows\" or \"columns\", got {axis!r}")
 
 
 class Operator:
@@ -473,6 +482,70 @@ class Operator:
         compile(..., keep_csr=True) for it. Returns y."""
         return self._multiply("spmvc_operator_apply_transpose", self.nrows, self.ncols, x, y,
                               alpha, beta, stream)[0]
+
+    @property
+    def plan_order(self):
+        """True when apply() takes x and gives y in the plan's order: compiled with
+        plan_order=True and a reorder (an ordering, or "auto" choosing one). The multiply then
+        skips the gather of x into that order and the writes of y through the row map; a method
+        that keeps its vectors in one order (power iteration, PageRank, CG) permutes them once,
+        with to_plan_order and from_plan_order."""
+        on = ctypes.c_int(0)
+        _lib.call("spmvc_operator_plan_order", self._handle, ctypes.byref(on))
+        return bool(on.value)
+
+    def plan_map(self, axis="columns"):
+        """The order apply() uses on `axis` ("columns": x, "rows": y): the plan's element i is
+        the caller's element plan_map(axis)[i] (a NumPy int32 copy); None where it is the
+        caller's order."""
+        data, n = ctypes.POINTER(ctypes.c_int32)(), ctypes.c_int64(0)
+        _lib.call("spmvc_operator_plan_map", self._handle, _axis_code(axis), ctypes.byref(data),
+                  ctypes.byref(n))
+        if n.value == 0:
+            return None
+        return np.ctypeslib.as_array(data, shape=(n.value,)).copy()
+
+    def to_plan_order(self, v, out=None, axis="columns", stream=None):
+        """v (in the caller's order, on `axis`) permuted into the order apply() uses:
+        out[i] = v[plan_map(axis)[i]]; a copy where the orders agree. Device vectors are
+        permuted on the GPU, on `stream`; NumPy ones on the host. Returns out."""
+        return self._permute("spmvc_operator_to_plan_order", v, out, axis, stream, False)
+
+    def from_plan_order(self, v, out=None, axis="rows", stream=None):
+        """The inverse of to_plan_order: out[plan_map(axis)[i]] = v[i] (y back in the caller's
+        order, by default). Returns out."""
+        return self._permute("spmvc_operator_from_plan_order", v, out, axis, stream, True)
+
+    def _permute(self, function, v, out, axis, stream, scatter):
+        code = _axis_code(axis)
+        n = self.ncols if code == 1 else self.nrows
+        vv = _arrays.Vector(v, "v")
+        vv.check(n, self.dtype)
+        if vv.kind == "numpy":
+            m = self.plan_map(axis)
+            src = np.asarray(v, dtype=np.float64).reshape(-1)
+            if m is None:
+                result = src.copy()
+            elif scatter:
+                result = np.empty_like(src)
+                result[m] = src
+            else:
+                result = src[m]
+            if out is None:
+                return result.reshape(np.shape(v))
+            np.copyto(out, result.reshape(np.shape(out)))
+            return out
+        if out is None:
+            out = _arrays.empty_like_vector(vv, n, self.dtype)
+        ov = _arrays.Vector(out, "out")
+        ov.check(n, self.dtype)
+        if ov.kind == "numpy":
+            raise InputError("v and out must both be on the host (NumPy) or both on the device")
+        s = _arrays.stream_pointer(stream)
+        if s is None:
+            s = _arrays.current_stream(vv)
+        _lib.call(function, self._handle, vv.pointer, ov.pointer, code, s or None)
+        return out
 
     def matvec(self, x):
         """op @ x for solvers: a strided x (a column of a Fortran-ordered basis, say) is made

@@ -191,6 +191,13 @@ class BadInput(unittest.TestCase):
         self.assert_raises_message(spmvc.InputError, 'unknown key "reoder"', spmvc.compile,
                                    self.a, reoder="rcm")
 
+    def test_plan_order_is_an_option_the_library_checks(self):
+        # Accepted beside a reorder (the plan is the reordered matrix's), refused when not a bool.
+        p = spmvc.plan(self.a, reorder="rcm", renumber_columns=True, plan_order=True)
+        self.assertTrue(p["reorder"].startswith("rcm"))
+        self.assert_raises_message(spmvc.InputError, '"plan_order" must be true or false',
+                                   spmvc.compile, self.a, plan_order="yes")
+
     def test_compile_passes_multiplies_to_the_library(self):
         # compile() hands multiplies= to the library, which checks it before any device work.
         self.assert_raises_message(spmvc.InputError, '"multiplies" must be a positive integer',

@@ -226,6 +226,15 @@ static void test_bad_input(void) {
                SPMVC_ERROR_INPUT, "op is NULL", "apply_many without an operator");
   expect_error(spmvc_operator_apply_transpose(NULL, xs, ys, 1.0, 0.0, NULL), SPMVC_ERROR_INPUT,
                "op is NULL", "apply_transpose without an operator");
+  CHECK(spmvc_options_check("{\"reorder\": \"rcm\", \"plan_order\": true}") == SPMVC_OK);
+  expect_error(spmvc_options_check("{\"plan_order\": \"yes\"}"), SPMVC_ERROR_INPUT,
+               "\"plan_order\" must be true or false", "plan_order of the wrong type");
+  int plan_order = -1;
+  expect_error(spmvc_operator_plan_order(NULL, &plan_order), SPMVC_ERROR_INPUT, "op is NULL",
+               "plan_order without an operator");
+  CHECK(plan_order == -1);
+  expect_error(spmvc_operator_to_plan_order(NULL, xs, ys, SPMVC_AXIS_COLUMNS, NULL),
+               SPMVC_ERROR_INPUT, "op is NULL", "to_plan_order without an operator");
   spmvc_matrix_destroy(a);
 }
 
@@ -282,6 +291,32 @@ static void test_compile(void) {
     double yt[] = {1, 1, 1};
     CHECK(spmvc_operator_apply_transpose_host(op, x, yt, 2.0, 1.0) == SPMVC_OK);
     CHECK(yt[0] == 5.0 && yt[1] == 9.0 && yt[2] == 21.0);
+    spmvc_operator_destroy(op);
+
+    /* The plan's order (RCM, columns renumbered): A x from x permuted by the column map is the
+     * caller's A x permuted by the row map. */
+    CHECK(spmvc_compile(a,
+                        "{\"disk_cache\": false, \"reorder\": \"rcm\", \"renumber_columns\": "
+                        "true, \"plan_order\": true}",
+                        &op) == SPMVC_OK);
+    int ordered = -1;
+    CHECK(spmvc_operator_plan_order(op, &ordered) == SPMVC_OK && ordered == 1);
+    const int32_t* rows = NULL;
+    const int32_t* cols = NULL;
+    int64_t nr = -1, nc = -1;
+    CHECK(spmvc_operator_plan_map(op, SPMVC_AXIS_ROWS, &rows, &nr) == SPMVC_OK && nr == 3);
+    CHECK(spmvc_operator_plan_map(op, SPMVC_AXIS_COLUMNS, &cols, &nc) == SPMVC_OK && nc == 3);
+    if (rows != NULL && cols != NULL && nr == 3 && nc == 3) {
+      const double ax[] = {2, 4, 10};
+      double xp[3], yp[3] = {0, 0, 0};
+      for (int i = 0; i < 3; ++i) xp[i] = x[cols[i]];
+      CHECK(spmvc_operator_apply_host(op, xp, yp, 1.0, 0.0) == SPMVC_OK);
+      for (int i = 0; i < 3; ++i) CHECK(yp[i] == ax[rows[i]]);
+    }
+    expect_error(spmvc_operator_plan_map(op, (spmvc_axis)7, &rows, &nr), SPMVC_ERROR_INPUT,
+                 "neither SPMVC_AXIS_ROWS", "unknown axis");
+    expect_error(spmvc_operator_to_plan_order(op, x, y, SPMVC_AXIS_COLUMNS, NULL),
+                 SPMVC_ERROR_INPUT, "device memory", "to_plan_order on host arrays");
     spmvc_operator_destroy(op);
   }
   spmvc_matrix_destroy(a);

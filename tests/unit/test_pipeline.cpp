@@ -92,6 +92,52 @@ TEST_CASE("a reordered build carries its row map and multiplies in the caller's 
   }
 }
 
+TEST_CASE("in the plan's order a reordered unit has no row map and no gather of x") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=9,ef=8");
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+  for (const bool renumber : {false, true}) {
+    CAPTURE(renumber);
+    Options o;
+    o.reorder = "dbg";
+    o.renumber_columns = renumber;
+    const Build caller = build(a, o);
+    o.plan_order = true;
+    const Build b = build(a, o);
+    REQUIRE(b.map);
+    CHECK(b.map->cols.empty() == !renumber);
+    CHECK(b.plan.reorder == caller.plan.reorder);
+    CHECK(b.plan.format == caller.plan.format);
+    // The unit is the reordered matrix's own: the caller's order's unit adds the row map, and
+    // with renumbered columns the gather of x into a scratch array.
+    CHECK(b.source.source.find("SPMVC_ROW_MAP") == std::string::npos);
+    CHECK(caller.source.source.find("#define SPMVC_ROW_MAP 1") != std::string::npos);
+    CHECK(b.source.source.find("spmvc_gather_x") == std::string::npos);
+    CHECK((caller.source.source.find("spmvc_gather_x") != std::string::npos) == renumber);
+    CHECK(b.source.pre_launches.size() + (renumber ? 1 : 0) == caller.source.pre_launches.size());
+    for (const char* name : {"row_map", "col_map", "x_perm"}) CHECK_THROWS(b.encoded.array(name));
+    CHECK(b.source.source != caller.source.source);  // a kernel cache key of its own
+
+    // x in the plan's column order gives y in its row order: the reordered matrix's product.
+    std::vector<double> xp = x;
+    if (renumber)
+      for (std::size_t j = 0; j < xp.size(); ++j)
+        xp[j] = x[static_cast<std::size_t>(b.map->cols[j])];
+    std::vector<double> yp(static_cast<std::size_t>(a.nrows));
+    compiler::reference_spmv(b.plan, b.encoded, xp, yp);
+    std::vector<double> ref_plan(ref.size());
+    for (std::size_t r = 0; r < ref.size(); ++r)
+      ref_plan[r] = ref[static_cast<std::size_t>(b.map->rows[r])];
+    CHECK(compiler::relative_error(yp, ref_plan) < 1e-14);
+  }
+  // Without an ordering the plan's order is the caller's: the same unit.
+  Options plain;
+  Options ordered;
+  ordered.plan_order = true;
+  CHECK(build(a, ordered).source.source == build(a, plain).source.source);
+}
+
 TEST_CASE("emit writes a reordered unit whose reference y is in the caller's order") {
   const CsrMatrix a = gen::from_spec("random:n=300,per_row=6");
   Options o;
