@@ -197,6 +197,9 @@ struct SuiteArgs {
   /// The planner picks' ordering option: "auto" (the planner reorders a matrix whose x accesses
   /// are scattered, and says why) or "none".
   std::string planner_reorder = "auto";
+  /// The planner's pick (`planner`) with vectors in the plan's order (Options::plan_order): x
+  /// permuted into it and y checked in it, the permutations outside the timed multiply.
+  bool plan_order = false;
   /// Also time the planner's deterministic pick (Options::deterministic), as planner_deterministic.
   bool deterministic = false;
   /// Also time the planner's mixed-precision pick (Options::mixed_precision) as planner_mixed,

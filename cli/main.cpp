@@ -325,6 +325,9 @@ int main(int argc, char** argv) {
                    "none)")
       ->check(CLI::IsMember({"auto", "none"}))
       ->capture_default_str();
+  bench->add_flag("--suite-plan-order", sargs.plan_order,
+                  "suite: the planner's pick with x and y in the plan's order (Options::"
+                  "plan_order): a reordered pick's multiply without the reorder's traffic");
   bench->add_flag("--suite-renumber-columns", sargs.renumber_columns,
                   "suite: symmetric orderings renumber the columns too (x gathered per multiply)");
   spmvc::cli::SolveArgs solve_args;

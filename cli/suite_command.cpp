@@ -245,6 +245,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
   doc["read_bandwidth_measured"] = bw.measured;
   doc["repetitions"] = b.repetitions;
   doc["planner_reorder"] = s.planner_reorder;
+  doc["planner_plan_order"] = s.plan_order;
   if (s.operation)
     doc["operation"] = s.operation->transpose
                            ? std::string("transpose: y = A^T x")
@@ -370,8 +371,22 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
       auto measure_operator = [&](const Operator& op) -> json {
         json m;
         {
-          auto fn = [&] { op.apply(dx.get(), dy.get()); };
-          const double err = check(fn);
+          // In the plan's order (Options::plan_order) the operator multiplies x and y of its own,
+          // permuted here; the reference is permuted into that order.
+          const bool ordered = op.plan_order();
+          bench::DeviceArray px(ordered ? std::max<std::size_t>(xb, 1) : 1);
+          bench::DeviceArray py(ordered ? std::max<std::size_t>(yb, 1) : 1);
+          if (ordered) px.upload_values(into_plan_order(x_host, op.plan_columns()), p);
+          bench::DeviceArray& ox = ordered ? px : dx;
+          bench::DeviceArray& oy = ordered ? py : dy;
+          auto fn = [&] { op.apply(ox.get(), oy.get()); };
+          double err = 0;
+          if (ordered) {
+            err = checked_error(py, p, into_plan_order(ref, op.plan_rows()), fn, &last_y);
+            last_y = out_of_plan_order(last_y, op.plan_rows());
+          } else {
+            err = check(fn);
+          }
           const double ms = median_ms(fn, b);
           const double own = static_cast<double>(op.device_bytes()) + static_cast<double>(xb + yb);
           const CompileTimings& t = op.timings();
@@ -400,6 +415,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
                  {"upload", t.upload}}}};
           if (!op.plan().reorder.empty() && op.plan().reorder != "none")
             m["reorder"] = op.plan().reorder;
+          if (ordered) m["plan_order"] = true;
           m["build"] = t.build;  // host or device: where compile() inspected, planned and encoded
           const double one_time = t.inspect + t.reorder + t.plan + t.encode + t.codegen + t.upload +
                                   (t.kernel_origin == "nvrtc" ? 0.0 : t.compile);
@@ -432,6 +448,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
         Options o = host_pipeline();
         o.precision = p;
         o.reorder = s.planner_reorder;
+        o.plan_order = s.plan_order;
         if (!s.mixed_only) (void)compile(a, o);
         r["planner"] = measure(o);
         // Measure mode: the model's best candidate of each of its top formats (csr's always)

@@ -39,7 +39,8 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
     compiler::OrderingChoice choice = compiler::choose_ordering(
         a, options.precision, format_free, options.multiplies,
         compiler::hub_order_format(target.arch, target.gpu, options.precision,
-                                   options.deterministic));
+                                   options.deterministic),
+        options.plan_order);
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
     renumber_columns = choice.renumber_columns;

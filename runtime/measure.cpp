@@ -33,8 +33,11 @@ std::string decision_key(const CsrMatrix& a, const Options& options,
   XXH3_state_t* st = XXH3_createState();
   XXH3_128bits_reset(st);
   auto add = [&](const void* p, std::size_t n) { XXH3_128bits_update(st, p, n); };
+  // A decision timed on a reordered matrix (and in the plan's order, without the reorder's
+  // traffic) is another matrix's: its own key (the key of an unordered decision is as before).
+  const std::string order = options.ordering ? std::string("given") : options.reorder;
   const std::string tag = fmt::format(
-      "spmvc-decision-2|{}|{}|{}|{}|{}|cusparse-{}{}{}{}", to_string(options.precision),
+      "spmvc-decision-2|{}|{}|{}|{}|{}|cusparse-{}{}{}{}{}", to_string(options.precision),
       options.format, device.name, device.arch(), a.nrows, options.cusparse,
       options.value_coding ? "" : "|plain-values", options.deterministic ? "|deterministic" : "",
       // A mixed-precision decision stores rounded values: never one for a caller who did not
@@ -43,7 +46,11 @@ std::string decision_key(const CsrMatrix& a, const Options& options,
       options.mixed_precision == MixedPrecision::off
           ? std::string()
           : fmt::format("|mixed-{}{}", to_string(options.mixed_precision),
-                        options.mixed_fallback ? "|vs-full" : ""));
+                        options.mixed_fallback ? "|vs-full" : ""),
+      order.empty() || order == "none"
+          ? std::string()
+          : fmt::format("|order-{}{}{}", order, options.renumber_columns ? "|renumbered" : "",
+                        options.plan_order ? "|plan-order" : ""));
   add(tag.data(), tag.size());
   add(&a.ncols, sizeof a.ncols);
   add(a.row_ptr.data(), a.row_ptr.size() * sizeof(std::int64_t));

@@ -42,6 +42,11 @@ constexpr double kMinNonzerosPerRow = 6.0;
 constexpr double kHubSkew = 64.0;
 constexpr double kHubMissShare = 0.5;
 constexpr double kHubMissCut = 0.2;
+/// In the plan's order the order's own traffic takes none of the gain, and a smaller cut pays:
+/// on Kronecker scale 22 in fp64 dbg cut the modelled misses from 0.759 to 0.610 (by 19.6%, short
+/// of kHubMissCut), and hyb so ordered measured 1.11x of cuSPARSE with x and y in the plan's order
+/// (bench/results/2026-11-29-h200-plan-order/).
+constexpr double kHubMissCutPlanOrder = 0.15;
 /// The rule holds while x fits in half the L2 (one partition of the H100's and the H200's 50 MB).
 /// With evict-first streams, on the H200: Kronecker scale 21 in fp64 and scale 22 in fp32 (x of
 /// 16 MiB) gained (hyb 1.04x and 1.11x of cuSPARSE), scale 22 in fp64 (32 MiB) lost with every
@@ -50,12 +55,22 @@ constexpr double kHubMissCut = 0.2;
 /// hyb's COO part both keep the L1 and L2 over 88% busy with 59% and 49% of their L2 lookups
 /// hitting (bench/results/2026-11-29-h200-g-class/): the gathers' throughput bounds both.
 constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
+/// In the plan's order (Options::plan_order) the order costs no gather of x and no scattered
+/// writes of y per multiply, and the rule holds for an x up to the largest measured: scale 22 in
+/// fp64 (32 MiB), where hyb so ordered measured 1.11x of cuSPARSE and csr_warp 1.12x; scale 21
+/// fp64 1.23x and fp32 1.40x, scale 22 fp32 1.27x (bench/results/2026-11-29-h200-plan-order/).
+constexpr double kHubMaxXBytesPlanOrder = 32.0 * 1024 * 1024;
 /// A caller expecting fewer multiplies does not get the hub order: on Kronecker scale 21 (H200)
 /// it cost 3.7 s of host time (the order, its check and the permuted copy) and saved 36 us a
 /// multiply against cuSPARSE in fp32, about 100,000 multiplies to repay, and 10 us in fp64
 /// (255.5 -> 245.7 us, bench/results/2026-11-29-h200-g-class/picks-table.txt), about 400,000.
 constexpr std::int64_t kHubMinMultiplies32 = 100'000;
 constexpr std::int64_t kHubMinMultiplies64 = 400'000;
+/// In the plan's order the same 3.7 s saved 68 us a multiply in fp32 (237 -> 169 us) and 47 us
+/// in fp64 (254 -> 207 us, bench/results/2026-11-29-h200-plan-order/): about 55,000 and 80,000
+/// multiplies.
+constexpr std::int64_t kHubMinMultipliesPlanOrder32 = 55'000;
+constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 80'000;
 /// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
 /// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
 /// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it
@@ -68,9 +83,9 @@ constexpr std::string_view kHubDeterministicFormat = "csr_warp";
 
 // The hub rule, or nothing where it does not apply (then the RCM rule decides).
 std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision, double per_row,
-                                        std::string_view format) {
+                                        std::string_view format, bool plan_order) {
   const int vb = value_bytes(precision);
-  if (!hub_order_x_fits(a.ncols, precision)) return std::nullopt;
+  if (!hub_order_x_fits(a.ncols, precision, plan_order)) return std::nullopt;
   std::vector<std::int64_t> count(static_cast<std::size_t>(a.ncols), 0);
   for (const std::int32_t c : a.col_idx) ++count[static_cast<std::size_t>(c)];
   const double mean = static_cast<double>(a.nnz()) / static_cast<double>(a.ncols);
@@ -80,7 +95,7 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
   if (before < kHubMissShare) return std::nullopt;
   Ordering dbg = compute_ordering(a, "dbg");
   const double after = x_gather_miss_share(a, dbg, vb);
-  if (after > (1 - kHubMissCut) * before) return std::nullopt;
+  if (!hub_order_cuts_enough(before, after, plan_order)) return std::nullopt;
   OrderingChoice c;
   c.why = fmt::format(
       "dbg, columns renumbered, for {}: a hub graph (its most read column {:.0f} times the mean, "
@@ -88,7 +103,13 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
       "hubs brings that to {:.2f} ({}: a gain the cost model has no term for, so cuSPARSE is not "
       "weighed)",
       format, hottest / mean, per_row, before, after,
-      format == kHubDeterministicFormat
+      plan_order ? (format == kHubDeterministicFormat
+                        ? "on Kronecker scale 21 so ordered, with x and y in the plan's order, "
+                          "csr_warp, which sums in a fixed order, measured 1.15x of cuSPARSE in "
+                          "fp64 and 1.40x in fp32 on the H200"
+                        : "on Kronecker scale 21 so ordered, with x and y in the plan's order, "
+                          "hyb measured 1.23x of cuSPARSE in fp64 and 1.40x in fp32 on the H200")
+      : format == kHubDeterministicFormat
           ? "on Kronecker scale 21 so ordered, csr_warp, which sums in a fixed order, measured "
             "1.05x of cuSPARSE in fp64 and 1.25x in fp32 on the H200"
           : "on Kronecker scale 21, fp32, hyb so ordered measured 1.17x of cuSPARSE on the H200, "
@@ -101,8 +122,13 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
 
 }  // namespace
 
-bool hub_order_x_fits(std::int64_t ncols, Precision precision) {
-  return static_cast<double>(ncols) * value_bytes(precision) <= kHubMaxXBytes;
+bool hub_order_x_fits(std::int64_t ncols, Precision precision, bool plan_order) {
+  return static_cast<double>(ncols) * value_bytes(precision) <=
+         (plan_order ? kHubMaxXBytesPlanOrder : kHubMaxXBytes);
+}
+
+bool hub_order_cuts_enough(double before, double after, bool plan_order) {
+  return after <= (1 - (plan_order ? kHubMissCutPlanOrder : kHubMissCut)) * before;
 }
 
 std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
@@ -114,8 +140,8 @@ std::string_view hub_order_format(std::string_view arch, std::string_view gpu, P
 }
 
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free,
-                               std::optional<std::int64_t> multiplies,
-                               std::string_view hub_format) {
+                               std::optional<std::int64_t> multiplies, std::string_view hub_format,
+                               bool plan_order) {
   OrderingChoice c;
   if (a.nrows != a.ncols || a.nnz() == 0) {
     c.why = "not reordered: only square matrices get a symmetric ordering";
@@ -130,9 +156,12 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
         per_row, kMinNonzerosPerRow);
     return c;
   }
-  const std::int64_t hub_multiplies = vb == 4 ? kHubMinMultiplies32 : kHubMinMultiplies64;
+  const std::int64_t hub_multiplies =
+      plan_order ? (vb == 4 ? kHubMinMultipliesPlanOrder32 : kHubMinMultipliesPlanOrder64)
+                 : (vb == 4 ? kHubMinMultiplies32 : kHubMinMultiplies64);
   if (format_free && !hub_format.empty() && (!multiplies || *multiplies >= hub_multiplies)) {
-    if (std::optional<OrderingChoice> hub = hub_order(a, precision, per_row, hub_format))
+    if (std::optional<OrderingChoice> hub =
+            hub_order(a, precision, per_row, hub_format, plan_order))
       return *hub;
   }
   const LocalityStats before = locality(a, vb);

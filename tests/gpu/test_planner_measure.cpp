@@ -68,6 +68,32 @@ TEST_CASE("gpu: measure mode times candidates, keeps the fastest and remembers i
   CHECK(files_in(cache.path() / "decisions") == 2);
 }
 
+TEST_CASE("gpu: measure mode keeps a decision per ordering and vector order") {
+  if (!have_device()) return;
+  // One matrix measured unordered, under rcm with renumbered columns, and so in the plan's
+  // order: three decisions, each found again only by its own options.
+  test::TempDir cache;
+  const CsrMatrix a = gen::from_spec("rmat:scale=13,ef=12");
+  Options o;
+  o.planner = PlannerMode::measure;
+  o.cache_dir = cache.path().string();
+  Options rcm = o;
+  rcm.reorder = "rcm";
+  rcm.renumber_columns = true;
+  Options plan = rcm;
+  plan.plan_order = true;
+  for (const Options* options : {&o, &rcm, &plan}) {
+    const Operator first = compile(a, *options);
+    CHECK(first.plan().why.find("measured fastest earlier") == std::string::npos);
+  }
+  CHECK(files_in(cache.path() / "decisions") == 3);
+  for (const Options* options : {&o, &rcm, &plan}) {
+    const Operator again = compile(a, *options);
+    CHECK(again.plan().why.find("measured fastest earlier") != std::string::npos);
+    CHECK(again.plan_order() == options->plan_order);
+  }
+}
+
 TEST_CASE(
     "gpu: measure mode keeps cuSPARSE where asked, remembers it, and leaves it out on never") {
   if (!have_device()) return;

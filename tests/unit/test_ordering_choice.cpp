@@ -132,6 +132,27 @@ TEST_CASE("auto ordering: a hub graph is grouped by degree for hyb while x fits 
   CHECK_FALSE(compiler::hub_order_x_fits(std::int64_t{1} << 22, Precision::f64));
   CHECK_FALSE(compiler::hub_order_x_fits(std::int64_t{1} << 23, Precision::f32));
 
+  // In the plan's order (Options::plan_order) the order costs nothing per multiply: scale 22 in
+  // fp64 gained there (hyb 1.11x), so x may be 32 MiB, and the host cost repays sooner.
+  CHECK(compiler::hub_order_x_fits(std::int64_t{1} << 22, Precision::f64, true));
+  CHECK(compiler::hub_order_x_fits(std::int64_t{1} << 23, Precision::f32, true));
+  CHECK_FALSE(compiler::hub_order_x_fits((std::int64_t{1} << 22) + 1, Precision::f64, true));
+  CHECK_FALSE(compiler::hub_order_x_fits(std::int64_t{1} << 24, Precision::f32, true));
+  CHECK(compiler::choose_ordering(g, Precision::f64, true, 100'000, "hyb", true).format == "hyb");
+  CHECK(compiler::choose_ordering(g, Precision::f64, true, 100'000, "hyb", false).format.empty());
+  CHECK(compiler::choose_ordering(g, Precision::f32, true, 60'000, "hyb", true).format == "hyb");
+  CHECK(compiler::choose_ordering(g, Precision::f32, true, 60'000, "hyb", false).format.empty());
+  CHECK(compiler::choose_ordering(g, Precision::f32, true, 10'000, "hyb", true).format.empty());
+  // The cut the rule asks of the modelled misses: Kronecker scale 22 in fp64 (0.759 -> 0.610)
+  // falls short of a fifth in the caller's order and is enough in the plan's, where it gained.
+  CHECK_FALSE(compiler::hub_order_cuts_enough(0.759, 0.610));
+  CHECK(compiler::hub_order_cuts_enough(0.759, 0.610, true));
+  CHECK(compiler::hub_order_cuts_enough(0.702, 0.518));  // scale 21 fp64: both
+  CHECK_FALSE(compiler::hub_order_cuts_enough(0.70, 0.62, true));
+  const compiler::OrderingChoice planned =
+      compiler::choose_ordering(g, Precision::f64, true, std::nullopt, "hyb", true);
+  CHECK(planned.why.find("plan's order") != std::string::npos);
+
   // For callers who ask for bitwise-reproducible sums, csr_warp (hyb adds with atomics), where
   // the GPU's calibration prices it (the H200's, not the H100's): the same order.
   CHECK(compiler::hub_order_format("sm_90", "H200", Precision::f64, false) == "hyb");

@@ -324,18 +324,25 @@ struct OrderingChoice {
 /// cuSPARSE not asked for), so a rule that comes with its format may apply; multiplies: how many
 /// the caller expects (Options::multiplies), where a rule's host cost would not be repaid by
 /// fewer; hub_format: the format the hub rule orders for ("" leaves the rule out;
-/// hub_order_format).
+/// hub_order_format); plan_order: the caller keeps x and y in the plan's order
+/// (Options::plan_order), so an ordering costs no traffic per multiply and the hub rule holds
+/// for a larger x and fewer multiplies.
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt,
-                               std::string_view hub_format = "hyb");
+                               std::string_view hub_format = "hyb", bool plan_order = false);
 /// The format the hub rule orders for: hyb; for a caller who asks for bitwise-reproducible sums
 /// (hyb adds with atomics), csr_warp where the calibration of `gpu` (a device name or model) of
 /// `arch` has a row for it, else "" (no hub rule).
 std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
                                   bool deterministic);
 /// Whether x (ncols values) is small enough for choose_ordering's hub rule: half the L2 of the
-/// H100 and the H200, past which grouping the hubs measured slower than cuSPARSE.
-bool hub_order_x_fits(std::int64_t ncols, Precision precision);
+/// H100 and the H200, past which grouping the hubs measured slower than cuSPARSE; in the plan's
+/// order, 32 MiB (the largest measured, where it was faster).
+bool hub_order_x_fits(std::int64_t ncols, Precision precision, bool plan_order = false);
+/// Whether grouping the hubs cuts the modelled share of x's gathers that miss L1
+/// (x_gather_miss_share) from `before` to `after` by enough for choose_ordering's hub rule: a
+/// fifth, or, in the plan's order, where the order costs no traffic per multiply, 15%.
+bool hub_order_cuts_enough(double before, double after, bool plan_order = false);
 
 /// Every registered format's name, in the registry's order.
 std::vector<std::string> format_names();
