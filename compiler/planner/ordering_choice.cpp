@@ -71,6 +71,17 @@ constexpr std::int64_t kHubMinMultiplies64 = 400'000;
 /// multiplies.
 constexpr std::int64_t kHubMinMultipliesPlanOrder32 = 55'000;
 constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 80'000;
+/// In the plan's order an ordering costs nothing per multiply, and RCM is taken wherever it makes
+/// x's accesses more local: where a warp's 32 rows touch at least kPlanOrderMinLines lines of x
+/// and RCM cuts that by kPlanOrderRequiredGain. Measured on the H200 against each matrix's pick in
+/// the caller's order (bench/results/2026-11-29-h200-plan-order/rcm-plan-order.txt, suite v13's
+/// replicated matrices, fp32 and fp64): faster on all 13 so cut (1.17-7.7x fewer lines), by
+/// 3-4% (email-Enron, 1.3x fewer lines) to 3.4x (wing, 7.6x fewer; bro_ell's deltas shrink too);
+/// the census graphs 10-26%, astro-ph 21-26%, wiki-Vote 23-31%. The floor on lines keeps the
+/// already-local matrices (the stencils' 7-8 lines a warp, which a diagonal format reads best)
+/// as they are.
+constexpr double kPlanOrderMinLines = 12.0;
+constexpr double kPlanOrderRequiredGain = 1.15;
 /// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
 /// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
 /// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it
@@ -120,6 +131,36 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
   return c;
 }
 
+// The RCM rule for a caller in the plan's order (Options::plan_order).
+OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, const LocalityStats& before) {
+  OrderingChoice c;
+  if (before.lines_per_warp < kPlanOrderMinLines) {
+    c.why = fmt::format(
+        "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, below "
+        "{:.0f})",
+        before.lines_per_warp, kPlanOrderMinLines);
+    return c;
+  }
+  Ordering rcm = compute_ordering(a, "rcm");
+  const LocalityStats after = locality(permute(a, rcm), vb);
+  if (after.lines_per_warp * kPlanOrderRequiredGain > before.lines_per_warp) {
+    c.why = fmt::format(
+        "not reordered: RCM brings x's {:.1f} lines per 32 rows only to {:.1f}, short of {:.2f}x "
+        "fewer",
+        before.lines_per_warp, after.lines_per_warp, kPlanOrderRequiredGain);
+    return c;
+  }
+  c.why = fmt::format(
+      "rcm, columns renumbered, vectors in the plan's order: RCM brings x's lines per 32 rows "
+      "from {:.1f} to {:.1f} in {:.2f} s, and in the plan's order the order costs no traffic per "
+      "multiply (on the H200 every suite v13 matrix so cut multiplied faster than its pick in the "
+      "caller's order)",
+      before.lines_per_warp, after.lines_per_warp, rcm.seconds);
+  c.renumber_columns = true;
+  c.ordering = std::move(rcm);
+  return c;
+}
+
 }  // namespace
 
 bool hub_order_x_fits(std::int64_t ncols, Precision precision, bool plan_order) {
@@ -149,7 +190,8 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
   }
   const int vb = value_bytes(precision);
   const double per_row = static_cast<double>(a.nnz()) / static_cast<double>(a.nrows);
-  if (per_row < kMinNonzerosPerRow) {
+  // The gather of x that renumbered columns cost per multiply is not there in the plan's order.
+  if (!plan_order && per_row < kMinNonzerosPerRow) {
     c.why = fmt::format(
         "not reordered: {:.1f} nonzeros per row, below {:.0f}: the gather of x that renumbered "
         "columns need each multiply would cost more than local x accesses save",
@@ -165,6 +207,7 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
       return *hub;
   }
   const LocalityStats before = locality(a, vb);
+  if (plan_order) return rcm_in_plan_order(a, vb, before);
   const double scatter = before.lines_per_warp / (32.0 * std::max(per_row, 1.0));
   if (scatter < kScatteredLinesPerNonzero) {
     c.why = fmt::format(

@@ -94,6 +94,44 @@ TEST_CASE(
   CHECK(scattered.ordering->name == "rcm");
 }
 
+TEST_CASE("auto ordering in the plan's order: RCM wherever it makes x more local") {
+  // No gather of x per multiply there: short rows are no reason to keep a scattered order.
+  const CsrMatrix short_rows = shuffled(gen::from_spec("stencil2d:n=200"));
+  const compiler::OrderingChoice caller = compiler::choose_ordering(short_rows, Precision::f64);
+  CHECK_FALSE(caller.ordering);
+  const compiler::OrderingChoice planned =
+      compiler::choose_ordering(short_rows, Precision::f64, false, std::nullopt, "hyb", true);
+  REQUIRE(planned.ordering);
+  CHECK(planned.ordering->name == "rcm");
+  CHECK(planned.renumber_columns);
+  CHECK(planned.why.find("plan's order") != std::string::npos);
+  CHECK(locality(permute(short_rows, *planned.ordering), 8).lines_per_warp * 1.15 <=
+        locality(short_rows, 8).lines_per_warp);
+
+  // Nor is a modest scatter that RCM cuts (the caller's order asks 0.7 lines a nonzero): a
+  // power-law graph whose warps touch ~30 lines, RCM cutting that by more than 1.15x.
+  const CsrMatrix mild = gen::from_spec("rmat:scale=12,ef=4");
+  const LocalityStats mild_before = locality(mild, 4);
+  const LocalityStats mild_after = locality(permute(mild, compute_ordering(mild, "rcm")), 4);
+  CAPTURE(mild_before.lines_per_warp);
+  CAPTURE(mild_after.lines_per_warp);
+  const compiler::OrderingChoice m =
+      compiler::choose_ordering(mild, Precision::f32, false, std::nullopt, "", true);
+  CHECK(m.ordering.has_value() == (mild_before.lines_per_warp >= 12 &&
+                                   mild_after.lines_per_warp * 1.15 <= mild_before.lines_per_warp));
+
+  // Already local (a grid's warps touch a few lines of x): left alone, so that the stencils keep
+  // the diagonals dia reads.
+  const compiler::OrderingChoice grid = compiler::choose_ordering(
+      gen::from_spec("stencil2d:n=300"), Precision::f32, true, std::nullopt, "hyb", true);
+  CHECK_FALSE(grid.ordering);
+  CHECK(grid.why.find("already local") != std::string::npos);
+  // And where RCM does not cut the lines (a 27-point grid: 0.93x), no order either.
+  const compiler::OrderingChoice cube = compiler::choose_ordering(
+      gen::from_spec("stencil27:n=40"), Precision::f64, true, std::nullopt, "hyb", true);
+  CHECK_FALSE(cube.ordering);
+}
+
 TEST_CASE("auto ordering: a hub graph is grouped by degree for hyb while x fits in L2") {
   // Kronecker scale 19: the most read column some 1600 times the mean, its gathers mostly
   // missing a 128 KiB L1 in the caller's order.

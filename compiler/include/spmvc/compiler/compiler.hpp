@@ -325,8 +325,9 @@ struct OrderingChoice {
 /// the caller expects (Options::multiplies), where a rule's host cost would not be repaid by
 /// fewer; hub_format: the format the hub rule orders for ("" leaves the rule out;
 /// hub_order_format); plan_order: the caller keeps x and y in the plan's order
-/// (Options::plan_order), so an ordering costs no traffic per multiply and the hub rule holds
-/// for a larger x and fewer multiplies.
+/// (Options::plan_order), so an ordering costs no traffic per multiply: the hub rule holds for a
+/// larger x and fewer multiplies, and RCM is taken wherever a warp's rows touch at least 12
+/// lines of x and RCM cuts that by 1.15x (no minimum row length, no scatter per nonzero).
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt,
                                std::string_view hub_format = "hyb", bool plan_order = false);
