@@ -153,8 +153,8 @@ OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, const LocalityStats
   c.why = fmt::format(
       "rcm, columns renumbered, vectors in the plan's order: RCM brings x's lines per 32 rows "
       "from {:.1f} to {:.1f} in {:.2f} s, and in the plan's order the order costs no traffic per "
-      "multiply (on the H200 every suite v13 matrix so cut multiplied faster than its pick in the "
-      "caller's order)",
+      "multiply (on the H200 each of the 13 suite v13 matrices so cut that were timed multiplied "
+      "faster than its pick in the caller's order)",
       before.lines_per_warp, after.lines_per_warp, rcm.seconds);
   c.renumber_columns = true;
   c.ordering = std::move(rcm);

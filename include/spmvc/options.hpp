@@ -92,9 +92,10 @@ struct Options {
   std::string cusparse = "auto";
   /// Reorder the matrix before encoding: "none", an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"), or "auto": the planner decides
-  /// and says why (compiler::choose_ordering: dbg for hyb on an fp32 hub graph, RCM where x
-  /// accesses are scattered, both with renumbered columns). The operator hides it: x and y stay
-  /// in the caller's order, y written through the row map inside the kernels.
+  /// and says why (compiler::choose_ordering: dbg for hyb on a hub graph, RCM where x accesses
+  /// are scattered, both with renumbered columns; with plan_order, RCM wherever it makes x's
+  /// accesses more local). The operator hides it: x and y stay in the caller's order, y written
+  /// through the row map inside the kernels (unless plan_order).
   std::string reorder = "none";
   /// With a symmetric ordering (rcm, amd, metis, degree, dbg): also renumber the columns, which
   /// makes the stored indices the reordered ones (what BRO's delta coding sees) at the price of one
