@@ -303,7 +303,8 @@ void permute(const Operator::Impl& im, const void* in, void* out, PlanAxis axis,
   if (n == 0) return;
   if (!runtime::is_device_pointer(in) || !runtime::is_device_pointer(out))
     throw InputError(what, 0, "the vectors must be device memory");
-  const std::size_t bytes = im.plan.precision == Precision::f64 ? 8 : 4;
+  // The options' precision: a GPU build on its tiers' thread may still be writing the plan.
+  const std::size_t bytes = im.options.precision == Precision::f64 ? 8 : 4;
   const auto* a = static_cast<const char*>(in);
   const auto* b = static_cast<const char*>(out);
   const std::size_t span = static_cast<std::size_t>(n) * bytes;
