@@ -298,8 +298,8 @@ void permute(const Operator::Impl& im, const void* in, void* out, PlanAxis axis,
   const bool rows = axis == PlanAxis::rows;
   const std::int64_t n = rows ? im.nrows : im.ncols;
   const runtime::DeviceBuffer& map = rows ? im.plan_rows : im.plan_columns;
-  const auto* device_map =
-      im.plan_ordered && map.bytes() > 0 ? static_cast<const std::int32_t*>(map.get()) : nullptr;
+  // Empty where the plan's order is the caller's on this side (attach_plan_order).
+  const auto* device_map = map.bytes() > 0 ? static_cast<const std::int32_t*>(map.get()) : nullptr;
   if (n == 0) return;
   if (!runtime::is_device_pointer(in) || !runtime::is_device_pointer(out))
     throw InputError(what, 0, "the vectors must be device memory");
