@@ -440,11 +440,17 @@ struct SolveSide {
   double total() const { return setup + result.seconds; }
 };
 
+// A solver in the plan's order (`order` not empty) gives x in that order: it is put back into the
+// caller's before the accuracy is taken, and `permute_seconds` (the GPU's time for b's and x's
+// permutations) is added to the solve's.
 SolveSide run_side(bench::KrylovSolver& solver, const bench::DeviceSpmv& spmv, std::int64_t n,
                    double tol, double setup, const CsrMatrix& a, const std::vector<double>& rhs,
-                   const std::vector<double>& x_true) {
+                   const std::vector<double>& x_true, std::span<const std::int32_t> order = {},
+                   double permute_seconds = 0) {
   SolveSide side;
   side.result = solver.solve(spmv, n, tol);
+  side.result.seconds += permute_seconds;
+  if (!order.empty()) side.result.x = out_of_plan_order(side.result.x, order);
   side.setup = setup;
   side.accuracy = bench::solve_accuracy(a, side.result.x, rhs, x_true);
   return side;
@@ -504,12 +510,38 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
   bench::synchronize();
   const double spmvc_setup = seconds_since(t0);
   const CompileTimings& ct = op.timings();
-  // The operator's A x_true against the host's b, as `spmvc bench` checks a multiply.
+
+  // --plan-order: spmvc's solve keeps every vector in the operator's order (Options::plan_order),
+  // which needs one order for the rows and the columns (reorder auto renumbers the columns; an
+  // ordering asked for needs --renumber-columns). b goes into that order and x comes out of it
+  // once per solve; both permutations are timed on the GPU and counted in spmvc's solve.
+  const bool plan_ordered = op.plan_order();
+  if (plan_ordered && !std::ranges::equal(op.plan_rows(), op.plan_columns())) {
+    throw UsageError(fmt::format(
+        "--solve {} with --plan-order needs the rows and columns of {} in one order; the plan "
+        "reorders ({}) without renumbering the columns: add --renumber-columns",
+        bench::to_string(method), label, op.plan().reorder));
+  }
+  const std::span<const std::int32_t> order = op.plan_rows();
+  std::optional<bench::KrylovSolver> plan_solver;
+  double to_plan_ms = 0, from_plan_ms = 0;
+  const std::size_t vector_bytes =
+      static_cast<std::size_t>(a.nrows) * (p == Precision::f64 ? 8 : 4);
+  if (plan_ordered) {
+    plan_solver.emplace(method, a.nrows, p, into_plan_order(rhs, order), options.cache_dir);
+    bench::DeviceArray caller(vector_bytes), plan(vector_bytes);
+    caller.upload_values(rhs, p);
+    to_plan_ms = median_ms([&] { op.to_plan_order(caller.get(), plan.get()); }, b);
+    from_plan_ms = median_ms([&] { op.from_plan_order(plan.get(), caller.get()); }, b);
+  }
+  bench::KrylovSolver& spmvc_solver = plan_ordered ? *plan_solver : solver;
+  // The operator's A x_true against the host's b, as `spmvc bench` checks a multiply (both in the
+  // plan's order where the operator's vectors are).
   const double spmv_error = [&] {
-    const std::size_t bytes = static_cast<std::size_t>(a.nrows) * (p == Precision::f64 ? 8 : 4);
-    bench::DeviceArray dx(bytes), dy(bytes);
-    dx.upload_values(x_true, p);
-    return checked_error(dy, p, rhs, [&] { op.apply(dx.get(), dy.get()); });
+    bench::DeviceArray dx(vector_bytes), dy(vector_bytes);
+    dx.upload_values(plan_ordered ? into_plan_order(x_true, order) : x_true, p);
+    return checked_error(dy, p, plan_ordered ? into_plan_order(rhs, order) : rhs,
+                         [&] { op.apply(dx.get(), dy.get()); });
   }();
 
   // cuSPARSE's: the upload of the CSR arrays and the handle, then the descriptor, buffer and
@@ -538,7 +570,8 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
       *std::min_element(algs.begin(), algs.end(),
                         [](const AlgTime& x, const AlgTime& y) { return x.spmv_ms < y.spmv_ms; });
   const double cusparse_setup = cusparse_upload + best.prepare;
-  const double spmvc_spmv_ms = median_ms([&] { op.apply(in, out); }, b);
+  const double spmvc_spmv_ms =
+      median_ms([&] { op.apply(spmvc_solver.spmv_input(), spmvc_solver.spmv_output()); }, b);
 
   const bench::DeviceSpmv ours = [&](const void* x, void* y) { op.apply(x, y); };
   const bench::DeviceSpmv theirs = [&](const void* x, void* y) {
@@ -553,7 +586,9 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
     progress(fmt::format("{} iterations", n));
     Run r;
     r.asked = n;
-    r.spmvc = run_side(solver, ours, n, solve.tol, spmvc_setup, a, rhs, x_true);
+    r.spmvc = run_side(spmvc_solver, ours, n, solve.tol, spmvc_setup, a, rhs, x_true,
+                       plan_ordered ? order : std::span<const std::int32_t>{},
+                       (to_plan_ms + from_plan_ms) * 1e-3);
     r.cusparse = run_side(solver, theirs, n, solve.tol, cusparse_setup, a, rhs, x_true);
     runs.push_back(std::move(r));
   }
@@ -573,6 +608,8 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
                   {"cache_note", ct.cache_note},
                   {"spmv_ms", spmvc_spmv_ms},
                   {"spmv_relative_error", spmv_error},
+                  {"reorder", op.plan().reorder},
+                  {"plan_order", plan_ordered},
                   {"setup_seconds", spmvc_setup},
                   {"setup",
                    {{"reorder", ct.reorder},
@@ -583,6 +620,9 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
                     {"codegen", ct.codegen},
                     {"compile", ct.compile},
                     {"upload", ct.upload}}}};
+    if (plan_ordered)
+      j["spmvc"]["plan_order_permutes"] = {{"to_plan_order_b_ms", to_plan_ms},
+                                           {"from_plan_order_x_ms", from_plan_ms}};
     nlohmann::ordered_json alg_ms;
     for (const AlgTime& t : algs) alg_ms[std::string(bench::to_string(t.alg))] = t.spmv_ms;
     j["cusparse"] = {{"alg", std::string(bench::to_string(best.alg))},
@@ -613,6 +653,12 @@ int run_solve(const MatrixArgs& args, const BenchArgs& b, const SolveArgs& solve
       op.plan().format, describe(op.plan().params), spmvc_setup, ct.inspect * 1e3,
       (ct.plan + ct.measure + ct.reorder) * 1e3, ct.encode * 1e3, (ct.codegen + ct.compile) * 1e3,
       ct.kernel_origin, ct.upload * 1e3, spmvc_spmv_ms * 1e3);
+  if (plan_ordered) {
+    fmt::print(
+        "spmvc solves in the plan's order ({}): b into it {:.1f} us and x out of it {:.1f} us "
+        "on the GPU, once per solve, counted in its solve time\n",
+        op.plan().reorder, to_plan_ms * 1e3, from_plan_ms * 1e3);
+  }
   fmt::print(
       "cuSPARSE {} {}: setup {:.3f} s (upload {:.1f} ms, descriptor, buffer and preprocess "
       "{:.1f} ms); SpMV {:.2f} us\n",

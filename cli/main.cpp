@@ -125,7 +125,8 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
   cmd->add_flag("--plan-order", args.plan_order,
                 "run, bench: x and y in the plan's order (Options::plan_order): a reordered "
                 "matrix's multiply without the gather of x and the row map's writes of y; the "
-                "vectors are permuted outside the multiply");
+                "vectors are permuted outside the multiply (bench --solve: once per solve, "
+                "b in and x out, the solve's own vectors in that order)");
   cmd->add_flag("--no-value-coding", args.no_value_coding,
                 "keep one stored value per nonzero (no value tables, no implicit ones)");
   cmd->add_option("--cusparse", args.cusparse,

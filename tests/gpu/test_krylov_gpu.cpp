@@ -1,11 +1,16 @@
 // `spmvc bench --solve`'s solver on the GPU: CG on an SPD system and BiCGStab on a nonsymmetric
 // one, each through spmvc's operator and through cuSPARSE, converge to x_true in about the same
-// number of iterations; breakdowns stop with their reason and a finite x. Skipped without a GPU.
+// number of iterations; breakdowns stop with their reason and a finite x; CG run wholly in a
+// reordered operator's own order (Options::plan_order, as `bench --solve --plan-order` runs it)
+// ends at the caller's solution. Skipped without a GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <numeric>
+#include <random>
+#include <span>
 #include <vector>
 
 #include "gpu_support.hpp"
@@ -14,6 +19,7 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/reorder.hpp"
 #include "spmvc/spmvc.hpp"
 
 using namespace spmvc;
@@ -171,4 +177,47 @@ TEST_CASE("krylov: a breakdown stops the solve with its reason and a finite x") 
     CHECK(std::all_of(o->result.x.begin(), o->result.x.end(),
                       [](double v) { return std::isfinite(v); }));
   }
+}
+
+TEST_CASE("krylov: CG wholly in the plan's order ends at the caller's solution") {
+  if (!have_device()) return;
+  // A 2D stencil with its unknowns shuffled: RCM brings it back to a band, so the plan's order is
+  // far from the caller's and a solve that mixed the two orders would not converge to x_true.
+  const CsrMatrix grid = gen::stencil_2d_5pt(40, 40);
+  Ordering shuffle{"shuffle", PermutationKind::symmetric, {}, 0, ""};
+  shuffle.perm.resize(static_cast<std::size_t>(grid.nrows));
+  std::iota(shuffle.perm.begin(), shuffle.perm.end(), 0);
+  std::shuffle(shuffle.perm.begin(), shuffle.perm.end(), std::mt19937(7));
+  const CsrMatrix a = permute(grid, shuffle);
+  const std::vector<double> x_true = codegen::test_vector(a.ncols, Precision::f64);
+  std::vector<double> b(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x_true, b);
+
+  Options o;
+  o.disk_cache = false;
+  o.reorder = "rcm";
+  o.renumber_columns = true;
+  o.plan_order = true;
+  const Operator op = compile(a, o);
+  REQUIRE(op.plan_order());
+  const std::span<const std::int32_t> order = op.plan_rows();
+  REQUIRE(std::ranges::equal(order, op.plan_columns()));
+  REQUIRE(!std::is_sorted(order.begin(), order.end()));  // RCM moved the rows
+  std::vector<double> b_plan(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) b_plan[i] = b[static_cast<std::size_t>(order[i])];
+
+  KrylovSolver in_plan(KrylovMethod::cg, a.nrows, Precision::f64, b_plan);
+  const SolveResult r = in_plan.solve([&](const void* x, void* y) { op.apply(x, y); }, 5000, 1e-11);
+  CHECK(r.stop == SolveStop::converged);
+  std::vector<double> x(r.x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[static_cast<std::size_t>(order[i])] = r.x[i];
+  const SolveAccuracy acc = solve_accuracy(a, x, b, x_true);
+  CHECK(acc.relative_residual <= 2e-11);
+  CHECK(acc.relative_error <= 1e-8);
+  // The plan's order renames the unknowns only: CG takes the iterations it takes in the caller's.
+  const auto [caller, cusparse] = solve_both(a, KrylovMethod::cg, Precision::f64, 5000, 1e-11);
+  CHECK(caller.result.stop == SolveStop::converged);
+  CHECK(std::llabs(r.iterations - caller.result.iterations) <= 2);
+  // Solved in the caller's order the same vectors would not do: the plan's b is not b.
+  CHECK(compiler::relative_error(b_plan, b) > 0.1);
 }
