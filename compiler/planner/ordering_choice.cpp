@@ -82,6 +82,15 @@ constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 80'000;
 /// as they are.
 constexpr double kPlanOrderMinLines = 12.0;
 constexpr double kPlanOrderRequiredGain = 1.15;
+/// A caller expecting fewer multiplies does not get RCM, in either order: its host time (the
+/// order, the locality checks and the permuted copy: 0.8-3.1 s on suite v13's 16-23M-nonzero
+/// matrices, 50-140 ns a nonzero) was repaid by the faster multiply after 33,525 multiplies at
+/// the soonest (wing x16M fp64 in the plan's order, 68 us saved a multiply), after about 190,000
+/// at the median of the 32 reordered picks in the plan's order, on the H200 against each
+/// matrix's pick in the caller's order (bench/results/2026-11-29-h200-plan-order/
+/// rcm-break-even.txt). In the caller's order the multiply saves less (the gather of x and the
+/// row map's writes stay), so the order repays later still.
+constexpr std::int64_t kRcmMinMultiplies = 30'000;
 /// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
 /// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
 /// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it
@@ -205,6 +214,13 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
     if (std::optional<OrderingChoice> hub =
             hub_order(a, precision, per_row, hub_format, plan_order))
       return *hub;
+  }
+  if (multiplies && *multiplies < kRcmMinMultiplies) {
+    c.why = fmt::format(
+        "not reordered: {} multiplies expected, fewer than the {} from which RCM's host time was "
+        "repaid at the soonest on the H200",
+        *multiplies, kRcmMinMultiplies);
+    return c;
   }
   const LocalityStats before = locality(a, vb);
   if (plan_order) return rcm_in_plan_order(a, vb, before);

@@ -1,5 +1,6 @@
 // The planner's ordering decision: reorder a scattered matrix with RCM, leave a local one alone.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -88,10 +89,13 @@ TEST_CASE(
       compiler::choose_ordering(read_matrix_market(dir / "de2010.mtx.xz"), Precision::f64);
   CHECK(!census.ordering);
   CHECK(census.why.find("not reordered") != std::string::npos);
-  const compiler::OrderingChoice scattered =
-      compiler::choose_ordering(read_matrix_market(dir / "Andrews.mtx.xz"), Precision::f64);
+  const CsrMatrix andrews = read_matrix_market(dir / "Andrews.mtx.xz");
+  const compiler::OrderingChoice scattered = compiler::choose_ordering(andrews, Precision::f64);
   REQUIRE(scattered.ordering);
   CHECK(scattered.ordering->name == "rcm");
+  // The caller's order too keeps RCM for callers who expect enough multiplies to repay it.
+  CHECK_FALSE(compiler::choose_ordering(andrews, Precision::f64, false, 10'000).ordering);
+  REQUIRE(compiler::choose_ordering(andrews, Precision::f64, false, 1'000'000).ordering);
 }
 
 TEST_CASE("auto ordering in the plan's order: RCM wherever it makes x more local") {
@@ -107,6 +111,18 @@ TEST_CASE("auto ordering in the plan's order: RCM wherever it makes x more local
   CHECK(planned.why.find("plan's order") != std::string::npos);
   CHECK(locality(permute(short_rows, *planned.ordering), 8).lines_per_warp * 1.15 <=
         locality(short_rows, 8).lines_per_warp);
+  // A caller expecting too few multiplies to repay RCM's host time does not get it, in either
+  // order; from 30,000 (the soonest repayment measured) it does.
+  for (const std::int64_t few : {1, 1000, 29'999}) {
+    const compiler::OrderingChoice brief =
+        compiler::choose_ordering(short_rows, Precision::f64, false, few, "hyb", true);
+    CHECK_FALSE(brief.ordering);
+    CHECK(brief.why.find(fmt::format("{} multiplies expected", few)) != std::string::npos);
+  }
+  const compiler::OrderingChoice long_run =
+      compiler::choose_ordering(short_rows, Precision::f64, false, 30'000, "hyb", true);
+  REQUIRE(long_run.ordering);
+  CHECK(long_run.ordering->name == "rcm");
 
   // Nor is a modest scatter that RCM cuts (the caller's order asks 0.7 lines a nonzero): a
   // power-law graph whose warps touch ~30 lines, RCM cutting that by more than 1.15x.
