@@ -1,5 +1,7 @@
 // The symmetric graph orderings: RCM (Boost.Graph), AMD (SuiteSparse) and METIS nested
 // dissection, all on the undirected graph of A + A^T.
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <new>
@@ -90,7 +92,7 @@ SymmetrisedPattern symmetrised_pattern(const CsrMatrix& a, int threads) {
   return result;
 }
 
-std::vector<std::int32_t> rcm_ordering(const Pattern& g) {
+std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads) {
   // 32-bit vertices, 64-bit edge offsets: the graph's own arrays stay as small as ours.
   using Graph =
       boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
@@ -99,53 +101,80 @@ std::vector<std::int32_t> rcm_ordering(const Pattern& g) {
   // looks for a pseudo-peripheral start vertex per component with find_starting_node, which
   // whitens every vertex of the graph on each call: its time grows as vertices x components
   // (105 s for ca-CondMat replicated to 16M nonzeros, 70,000 components). Components are taken
-  // in the order of their lowest vertex.
+  // in the order of their lowest vertex, each found by a breadth-first walk that lists its
+  // vertices (`members`, component c at [first[c], first[c + 1])) and numbers them within it.
   const auto n = static_cast<std::size_t>(g.n);
-  std::vector<std::int32_t> perm;
-  perm.reserve(n);
+  std::vector<std::int32_t> members;
+  members.reserve(n);
+  std::vector<std::size_t> first{0};
   std::vector<std::int32_t> local(n, -1);  // a vertex's index in its component
-  std::vector<std::int32_t> members;       // the component's vertices, in BFS order
-  std::vector<std::uint32_t> sources, targets, order;
-  std::vector<boost::default_color_type> colors;
   for (std::size_t start = 0; start < n; ++start) {
     if (local[start] >= 0) continue;
-    members.assign(1, static_cast<std::int32_t>(start));
+    const std::size_t base = members.size();
+    members.push_back(static_cast<std::int32_t>(start));
     local[start] = 0;
-    for (std::size_t head = 0; head < members.size(); ++head) {
+    for (std::size_t head = base; head < members.size(); ++head) {
       const auto v = static_cast<std::size_t>(members[head]);
       for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
         const auto u = static_cast<std::size_t>(g.idx[static_cast<std::size_t>(k)]);
         if (local[u] >= 0) continue;
-        local[u] = static_cast<std::int32_t>(members.size());
+        local[u] = static_cast<std::int32_t>(members.size() - base);
         members.push_back(static_cast<std::int32_t>(u));
       }
     }
-    if (members.size() == 1) {
-      perm.push_back(members.front());
-      continue;
-    }
-    sources.clear();
-    targets.clear();
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      const auto v = static_cast<std::size_t>(members[i]);
-      for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
-        sources.push_back(static_cast<std::uint32_t>(i));
-        targets.push_back(static_cast<std::uint32_t>(
-            local[static_cast<std::size_t>(g.idx[static_cast<std::size_t>(k)])]));
-      }
-    }
-    // Every edge is stored in both directions, so the directed CSR graph's out-edges are the
-    // undirected neighbourhoods Cuthill-McKee walks. The construction sorts by source itself.
-    const auto m = static_cast<std::uint32_t>(members.size());
-    const Graph graph(boost::construct_inplace_from_sources_and_targets, sources, targets, m);
-    colors.assign(m, boost::default_color_type{});
-    auto color = boost::make_iterator_property_map(colors.begin(), get(boost::vertex_index, graph));
-    order.assign(m, 0);
-    // One component: one start-vertex search. Writing through a reverse iterator turns
-    // Cuthill-McKee into reverse Cuthill-McKee.
-    boost::cuthill_mckee_ordering(graph, order.rbegin(), color, boost::make_out_degree_map(graph));
-    for (const std::uint32_t u : order) perm.push_back(members[u]);
+    first.push_back(members.size());
   }
+  const std::size_t components = first.size() - 1;
+
+  // Cuthill-McKee on each component, the components side by side (the largest first, so that
+  // one large component does not start last): each writes its order over its own slice of
+  // `perm`, so the result is the same whatever the threads.
+  std::vector<std::int32_t> perm(n);
+  std::vector<std::size_t> largest_first(components);
+  std::iota(largest_first.begin(), largest_first.end(), std::size_t{0});
+  std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t x, std::size_t y) {
+    return first[x + 1] - first[x] > first[y + 1] - first[y];
+  });
+  std::atomic<std::size_t> next{0};
+  auto worker = [&](std::int64_t, std::int64_t) {
+    std::vector<std::uint32_t> sources, targets, order;
+    std::vector<boost::default_color_type> colors;
+    for (std::size_t t = next++; t < components; t = next++) {
+      const std::size_t c = largest_first[t];
+      const std::size_t begin = first[c], size = first[c + 1] - begin;
+      if (size == 1) {
+        perm[begin] = members[begin];
+        continue;
+      }
+      sources.clear();
+      targets.clear();
+      for (std::size_t i = 0; i < size; ++i) {
+        const auto v = static_cast<std::size_t>(members[begin + i]);
+        for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
+          sources.push_back(static_cast<std::uint32_t>(i));
+          targets.push_back(static_cast<std::uint32_t>(
+              local[static_cast<std::size_t>(g.idx[static_cast<std::size_t>(k)])]));
+        }
+      }
+      // Every edge is stored in both directions, so the directed CSR graph's out-edges are the
+      // undirected neighbourhoods Cuthill-McKee walks. The construction sorts by source itself.
+      const auto m = static_cast<std::uint32_t>(size);
+      const Graph graph(boost::construct_inplace_from_sources_and_targets, sources, targets, m);
+      colors.assign(m, boost::default_color_type{});
+      auto color =
+          boost::make_iterator_property_map(colors.begin(), get(boost::vertex_index, graph));
+      order.assign(m, 0);
+      // One component: one start-vertex search. Writing through a reverse iterator turns
+      // Cuthill-McKee into reverse Cuthill-McKee.
+      boost::cuthill_mckee_ordering(graph, order.rbegin(), color,
+                                    boost::make_out_degree_map(graph));
+      for (std::size_t i = 0; i < size; ++i) perm[begin + i] = members[begin + order[i]];
+    }
+  };
+  // One task per thread; each takes components until none is left.
+  const int workers = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(std::max(threads, 1)), std::max<std::size_t>(components, 1)));
+  parallel_chunks(workers, workers, worker, 1);
   return perm;
 }
 

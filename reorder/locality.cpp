@@ -88,44 +88,28 @@ LocalityStats locality(const CsrMatrix& a, int value_bytes) {
   if (value_bytes < 1) {
     throw InputError("locality", 0, fmt::format("value size {} bytes", value_bytes));
   }
-  const std::int64_t ngroups = (a.nrows + kWarpRows - 1) / kWarpRows;
   struct Partial {
-    std::int64_t bandwidth = 0, profile = 0, lines = 0;
+    std::int64_t bandwidth = 0, profile = 0;
   };
   Partial all;
   std::mutex merge;
-  parallel_chunks(
-      ngroups, worker_count(0),
-      [&](std::int64_t begin, std::int64_t end) {
-        Partial p;
-        std::vector<std::int64_t> lines;
-        for (std::int64_t g = begin; g < end; ++g) {
-          lines.clear();
-          const std::int64_t last = std::min(a.nrows, (g + 1) * kWarpRows);
-          for (std::int64_t r = g * kWarpRows; r < last; ++r) {
-            const std::int64_t from = a.row_ptr[r], to = a.row_ptr[r + 1];
-            if (from == to) continue;
-            p.bandwidth = std::max({p.bandwidth, r - a.col_idx[from], a.col_idx[to - 1] - r});
-            p.profile += std::max<std::int64_t>(0, r - a.col_idx[from]);
-            for (std::int64_t k = from; k < to; ++k) {
-              lines.push_back(std::int64_t{a.col_idx[k]} * value_bytes / kCacheLineBytes);
-            }
-          }
-          std::sort(lines.begin(), lines.end());
-          p.lines += std::unique(lines.begin(), lines.end()) - lines.begin();
-        }
-        const std::lock_guard lock(merge);
-        all.bandwidth = std::max(all.bandwidth, p.bandwidth);
-        all.profile += p.profile;
-        all.lines += p.lines;
-      },
-      reorder_detail::kMinRowsPerThread / kWarpRows);
+  parallel_chunks(a.nrows, worker_count(0), [&](std::int64_t begin, std::int64_t end) {
+    Partial p;
+    for (std::int64_t r = begin; r < end; ++r) {
+      const std::int64_t from = a.row_ptr[r], to = a.row_ptr[r + 1];
+      if (from == to) continue;
+      p.bandwidth = std::max({p.bandwidth, r - a.col_idx[from], a.col_idx[to - 1] - r});
+      p.profile += std::max<std::int64_t>(0, r - a.col_idx[from]);
+    }
+    const std::lock_guard lock(merge);
+    all.bandwidth = std::max(all.bandwidth, p.bandwidth);
+    all.profile += p.profile;
+  });
 
   LocalityStats s;
   s.bandwidth = all.bandwidth;
   s.profile = all.profile;
-  s.lines_per_warp =
-      ngroups > 0 ? static_cast<double>(all.lines) / static_cast<double>(ngroups) : 0;
+  s.lines_per_warp = lines_per_warp(a, value_bytes);
   const std::int64_t nnz = a.nnz();
   s.bro_eta = nnz > 0 ? 1.0 - static_cast<double>(bro_ell_index_bits(a, 32, 32)) /
                                   (32.0 * static_cast<double>(nnz))
@@ -137,6 +121,60 @@ namespace {
 
 // x_gather_miss_share over the rows taken in the order row(i) (i = 0..nrows-1), each column c
 // read as column(c).
+// Distinct 128-byte lines of x per 32 consecutive rows, averaged over the groups, for the rows
+// taken in the order row(i) (i = 0..nrows-1), each column c read as column(c).
+template <typename Row, typename Column>
+double warp_lines(const CsrMatrix& a, int value_bytes, const Row& row, const Column& column) {
+  if (value_bytes < 1) {
+    throw InputError("lines_per_warp", 0, fmt::format("value size {} bytes", value_bytes));
+  }
+  const std::int64_t ngroups = (a.nrows + kWarpRows - 1) / kWarpRows;
+  if (ngroups == 0) return 0;
+  std::atomic<std::int64_t> all{0};
+  parallel_chunks(
+      ngroups, worker_count(0),
+      [&](std::int64_t begin, std::int64_t end) {
+        std::int64_t count = 0;
+        std::vector<std::int64_t> lines;
+        for (std::int64_t g = begin; g < end; ++g) {
+          lines.clear();
+          const std::int64_t last = std::min(a.nrows, (g + 1) * kWarpRows);
+          for (std::int64_t i = g * kWarpRows; i < last; ++i) {
+            const std::int64_t r = row(i);
+            for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+              lines.push_back(column(a.col_idx[k]) * value_bytes / kCacheLineBytes);
+          }
+          std::sort(lines.begin(), lines.end());
+          count += std::unique(lines.begin(), lines.end()) - lines.begin();
+        }
+        all += count;
+      },
+      reorder_detail::kMinRowsPerThread / kWarpRows);
+  return static_cast<double>(all.load()) / static_cast<double>(ngroups);
+}
+
+// Calls measure(row, column) with the row and column maps of permute(a, ordering) (row(i): the
+// old row of new row i; column(c): the new number of old column c), after checking that
+// `ordering` is a permutation of a's rows (and, symmetric, of a square a's columns).
+template <typename Measure>
+auto under_ordering(const CsrMatrix& a, const Ordering& ordering, const char* what,
+                    const Measure& measure) {
+  const bool symmetric = ordering.kind == PermutationKind::symmetric;
+  if (!is_permutation(ordering.perm, a.nrows) || (symmetric && a.nrows != a.ncols)) {
+    throw InputError(what, 0,
+                     fmt::format("ordering '{}' is not a permutation of this matrix's {} rows{}",
+                                 ordering.name, a.nrows, symmetric ? " and columns" : ""));
+  }
+  const std::vector<std::int32_t>& perm = ordering.perm;
+  const auto row = [&](std::int64_t i) { return std::int64_t{perm[static_cast<std::size_t>(i)]}; };
+  if (!symmetric) return measure(row, [](std::int32_t c) { return std::int64_t{c}; });
+  std::vector<std::int32_t> renamed(perm.size());  // old column -> new
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    renamed[static_cast<std::size_t>(perm[i])] = static_cast<std::int32_t>(i);
+  return measure(
+      row, [&](std::int32_t c) { return std::int64_t{renamed[static_cast<std::size_t>(c)]}; });
+}
+
 template <typename Row, typename Column>
 double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
                   std::int64_t cache_bytes, const Row& row, const Column& column) {
@@ -213,23 +251,20 @@ double x_gather_miss_share(const CsrMatrix& a, int value_bytes, std::int64_t ban
 
 double x_gather_miss_share(const CsrMatrix& a, const Ordering& ordering, int value_bytes,
                            std::int64_t band_rows, std::int64_t cache_bytes) {
-  const bool symmetric = ordering.kind == PermutationKind::symmetric;
-  if (!is_permutation(ordering.perm, a.nrows) || (symmetric && a.nrows != a.ncols)) {
-    throw InputError("x_gather_miss_share", 0,
-                     fmt::format("ordering '{}' is not a permutation of this matrix's {} rows{}",
-                                 ordering.name, a.nrows, symmetric ? " and columns" : ""));
-  }
-  const std::vector<std::int32_t>& perm = ordering.perm;
-  const auto row = [&](std::int64_t i) { return std::int64_t{perm[static_cast<std::size_t>(i)]}; };
-  if (!symmetric) {
-    return miss_share(a, value_bytes, band_rows, cache_bytes, row,
-                      [](std::int32_t c) { return std::int64_t{c}; });
-  }
-  std::vector<std::int32_t> renamed(perm.size());  // old column -> new
-  for (std::size_t i = 0; i < perm.size(); ++i)
-    renamed[static_cast<std::size_t>(perm[i])] = static_cast<std::int32_t>(i);
-  return miss_share(a, value_bytes, band_rows, cache_bytes, row, [&](std::int32_t c) {
-    return std::int64_t{renamed[static_cast<std::size_t>(c)]};
+  return under_ordering(a, ordering, "x_gather_miss_share", [&](const auto& row, const auto& col) {
+    return miss_share(a, value_bytes, band_rows, cache_bytes, row, col);
+  });
+}
+
+double lines_per_warp(const CsrMatrix& a, int value_bytes) {
+  return warp_lines(
+      a, value_bytes, [](std::int64_t i) { return i; },
+      [](std::int32_t c) { return std::int64_t{c}; });
+}
+
+double lines_per_warp(const CsrMatrix& a, const Ordering& ordering, int value_bytes) {
+  return under_ordering(a, ordering, "lines_per_warp", [&](const auto& row, const auto& col) {
+    return warp_lines(a, value_bytes, row, col);
   });
 }
 

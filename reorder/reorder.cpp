@@ -73,7 +73,7 @@ Ordering graph_ordering(const CsrMatrix& a, std::string_view name, int threads) 
   auto sym = reorder_detail::symmetrised_pattern(a, threads);
   Ordering o;
   o.kind = PermutationKind::symmetric;
-  if (name == "rcm") o.perm = reorder_detail::rcm_ordering(sym.graph);
+  if (name == "rcm") o.perm = reorder_detail::rcm_ordering(sym.graph, threads);
   if (name == "amd") o.perm = reorder_detail::amd_ordering(sym.graph);
   if (name == "metis") o.perm = reorder_detail::metis_ordering(sym.graph);
   if (!sym.was_symmetric) {

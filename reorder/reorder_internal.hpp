@@ -32,7 +32,9 @@ struct SymmetrisedPattern {
 SymmetrisedPattern symmetrised_pattern(const CsrMatrix& a, int threads);
 
 /// The graph orderings; each returns perm with "new i is old perm[i]".
-std::vector<std::int32_t> rcm_ordering(const Pattern& g);
+/// rcm_ordering orders the connected components on up to `threads` threads; its result does not
+/// depend on them.
+std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads = 1);
 std::vector<std::int32_t> amd_ordering(const Pattern& g);
 std::vector<std::int32_t> metis_ordering(const Pattern& g);
 

@@ -141,22 +141,22 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
 }
 
 // The RCM rule for a caller in the plan's order (Options::plan_order).
-OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, const LocalityStats& before) {
+OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, double before) {
   OrderingChoice c;
-  if (before.lines_per_warp < kPlanOrderMinLines) {
+  if (before < kPlanOrderMinLines) {
     c.why = fmt::format(
         "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, below "
         "{:.0f})",
-        before.lines_per_warp, kPlanOrderMinLines);
+        before, kPlanOrderMinLines);
     return c;
   }
   Ordering rcm = compute_ordering(a, "rcm");
-  const LocalityStats after = locality(permute(a, rcm), vb);
-  if (after.lines_per_warp * kPlanOrderRequiredGain > before.lines_per_warp) {
+  const double after = lines_per_warp(a, rcm, vb);
+  if (after * kPlanOrderRequiredGain > before) {
     c.why = fmt::format(
         "not reordered: RCM brings x's {:.1f} lines per 32 rows only to {:.1f}, short of {:.2f}x "
         "fewer",
-        before.lines_per_warp, after.lines_per_warp, kPlanOrderRequiredGain);
+        before, after, kPlanOrderRequiredGain);
     return c;
   }
   c.why = fmt::format(
@@ -164,7 +164,7 @@ OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, const LocalityStats
       "from {:.1f} to {:.1f} in {:.2f} s, and in the plan's order the order costs no traffic per "
       "multiply (on the H200 each of the 13 suite v13 matrices so cut that were timed multiplied "
       "faster than its pick in the caller's order)",
-      before.lines_per_warp, after.lines_per_warp, rcm.seconds);
+      before, after, rcm.seconds);
   c.renumber_columns = true;
   c.ordering = std::move(rcm);
   return c;
@@ -222,29 +222,29 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
         *multiplies, kRcmMinMultiplies);
     return c;
   }
-  const LocalityStats before = locality(a, vb);
+  const double before = lines_per_warp(a, vb);
   if (plan_order) return rcm_in_plan_order(a, vb, before);
-  const double scatter = before.lines_per_warp / (32.0 * std::max(per_row, 1.0));
+  const double scatter = before / (32.0 * std::max(per_row, 1.0));
   if (scatter < kScatteredLinesPerNonzero) {
     c.why = fmt::format(
         "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, {:.2f} per "
         "nonzero, below {:.2f}); on such matrices every ordering measured slower on the H100",
-        before.lines_per_warp, scatter, kScatteredLinesPerNonzero);
+        before, scatter, kScatteredLinesPerNonzero);
     return c;
   }
   Ordering rcm = compute_ordering(a, "rcm");
-  const LocalityStats after = locality(permute(a, rcm), vb);
-  if (after.lines_per_warp * kRequiredGain > before.lines_per_warp) {
+  const double after = lines_per_warp(a, rcm, vb);
+  if (after * kRequiredGain > before) {
     c.why = fmt::format(
         "not reordered: x accesses are scattered ({:.1f} lines per 32 rows) but RCM only brings "
         "them to {:.1f}",
-        before.lines_per_warp, after.lines_per_warp);
+        before, after);
     return c;
   }
   c.why = fmt::format(
       "rcm, columns renumbered: x accesses were scattered ({:.1f} lines of x per 32 rows, {:.2f} "
       "per nonzero); RCM brings them to {:.1f} in {:.2f} s",
-      before.lines_per_warp, scatter, after.lines_per_warp, rcm.seconds);
+      before, scatter, after, rcm.seconds);
   c.renumber_columns = true;
   c.ordering = std::move(rcm);
   return c;

@@ -132,6 +132,11 @@ struct LocalityStats {
 
 /// Locality measures of `a`, with x entries of `value_bytes` bytes (8 for fp64, 4 for fp32).
 LocalityStats locality(const CsrMatrix& a, int value_bytes = 8);
+/// LocalityStats::lines_per_warp alone, of `a`; and of permute(a, ordering) without building it
+/// (InputError for an ordering that is not a permutation of a's rows, or, symmetric, of a square
+/// a's). InputError for a value size below 1.
+double lines_per_warp(const CsrMatrix& a, int value_bytes = 8);
+double lines_per_warp(const CsrMatrix& a, const Ordering& ordering, int value_bytes = 8);
 
 /// The share of x's gathers that miss an L1 cache of `cache_bytes`, x entries of `value_bytes`
 /// bytes. The rows are taken in bands of `band_rows` consecutive rows (about those a GPU works

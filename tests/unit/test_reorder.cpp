@@ -419,6 +419,20 @@ TEST_CASE("orderings do not depend on the thread count") {
     CHECK(spmvc::compute_ordering(a, name, one).perm ==
           spmvc::compute_ordering(a, name, four).perm);
   }
+  // rcm orders the connected components side by side: 30 shuffled copies of a grid, and
+  // components of unequal sizes, come out the same on 1, 3 and 8 threads.
+  const CsrMatrix copies =
+      shuffled(spmvc::gen::replicate(shuffled(spmvc::gen::from_spec("stencil2d:n=12"), 3), 30), 9);
+  const CsrMatrix mixed = shuffled(spmvc::gen::from_spec("rmat:scale=12,ef=2"), 4);
+  for (const CsrMatrix* m : {&copies, &mixed}) {
+    spmvc::ReorderOptions one, three, eight;
+    one.threads = 1;
+    three.threads = 3;
+    eight.threads = 8;
+    const std::vector<std::int32_t> serial = spmvc::compute_ordering(*m, "rcm", one).perm;
+    CHECK(serial == spmvc::compute_ordering(*m, "rcm", three).perm);
+    CHECK(serial == spmvc::compute_ordering(*m, "rcm", eight).perm);
+  }
 }
 
 TEST_CASE("locality and BRO index bits by hand") {
@@ -438,6 +452,25 @@ TEST_CASE("locality and BRO index bits by hand") {
   CHECK(s.bro_eta == doctest::Approx(1.0 - 96.0 / 160.0));
   // Slices of one row, 4-bit symbols: row 0 needs 6 bits (2 symbols), row 2 7 bits (2 symbols).
   CHECK(spmvc::bro_ell_index_bits(a, 1, 4) == 16);
+  // The lines alone, and through an ordering without the permuted matrix.
+  CHECK(spmvc::lines_per_warp(a) == 3.0);
+  CHECK(spmvc::lines_per_warp(a, 4) == 2.0);
+  CHECK_THROWS_AS(spmvc::lines_per_warp(a, 0), spmvc::InputError);
+  const CsrMatrix grid = shuffled(spmvc::gen::from_spec("stencil2d:n=64"), 2);
+  const Ordering rcm = spmvc::compute_ordering(grid, "rcm");
+  for (const int vb : {4, 8}) {
+    CAPTURE(vb);
+    const double through = spmvc::lines_per_warp(grid, rcm, vb);
+    CHECK(through == spmvc::locality(spmvc::permute(grid, rcm), vb).lines_per_warp);
+    CHECK(through * 2 < spmvc::lines_per_warp(grid, vb));  // RCM brings the grid together
+  }
+  Ordering reversed{"reversed", spmvc::PermutationKind::rows_only, {}, 0, ""};
+  for (std::int64_t i = grid.nrows - 1; i >= 0; --i)
+    reversed.perm.push_back(static_cast<std::int32_t>(i));
+  CHECK(spmvc::lines_per_warp(grid, reversed, 4) ==
+        spmvc::locality(spmvc::permute(grid, reversed), 4).lines_per_warp);
+  reversed.perm.pop_back();
+  CHECK_THROWS_AS(spmvc::lines_per_warp(grid, reversed), spmvc::InputError);
 }
 
 TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by dbg") {
