@@ -83,14 +83,16 @@ constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 80'000;
 constexpr double kPlanOrderMinLines = 12.0;
 constexpr double kPlanOrderRequiredGain = 1.15;
 /// A caller expecting fewer multiplies does not get RCM, in either order: its host time (the
-/// order, the locality checks and the permuted copy: 0.8-3.1 s on suite v13's 16-23M-nonzero
-/// matrices, 50-140 ns a nonzero) was repaid by the faster multiply after 33,525 multiplies at
-/// the soonest (wing x16M fp64 in the plan's order, 68 us saved a multiply), after about 190,000
-/// at the median of the 32 reordered picks in the plan's order, on the H200 against each
-/// matrix's pick in the caller's order (bench/results/2026-11-29-h200-plan-order/
-/// rcm-break-even.txt). In the caller's order the multiply saves less (the gather of x and the
-/// row map's writes stay), so the order repays later still.
-constexpr std::int64_t kRcmMinMultiplies = 30'000;
+/// order, the locality checks and the permuted copy: 0.6-1.9 s on 16 of suite v13's
+/// 16-23M-nonzero entries on the H200's 16-core host, the components ordered side by side) was
+/// repaid by the faster multiply after 12,707 multiplies at the soonest (wing x16M fp32 in the
+/// plan's order) and 55,369 at the median, against each matrix's pick in the caller's order
+/// (bench/results/2026-11-29-h200-rcm-components/reorder-before-after.txt; with the components
+/// ordered one after another, 33,525 and 187,811 over 32 picks,
+/// bench/results/2026-11-29-h200-plan-order/rcm-break-even.txt). In the caller's order the
+/// multiply saves less (the gather of x and the row map's writes stay), so the order repays
+/// later still.
+constexpr std::int64_t kRcmMinMultiplies = 12'000;
 /// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
 /// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
 /// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it

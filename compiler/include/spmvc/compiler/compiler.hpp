@@ -328,7 +328,7 @@ struct OrderingChoice {
 /// (Options::plan_order), so an ordering costs no traffic per multiply: the hub rule holds for a
 /// larger x and fewer multiplies, and RCM is taken wherever a warp's rows touch at least 12
 /// lines of x and RCM cuts that by 1.15x (no minimum row length, no scatter per nonzero). In
-/// either order, fewer than 30,000 multiplies expected get no RCM: its host time was not repaid
+/// either order, fewer than 12,000 multiplies expected get no RCM: its host time was not repaid
 /// sooner on the H200.
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt,
