@@ -18,6 +18,7 @@ namespace {
 
 using reorder_detail::delta_bits;
 using reorder_detail::parallel_chunks;
+using reorder_detail::parallel_dynamic;
 using reorder_detail::worker_count;
 
 // One warp of a one-row-per-thread kernel, and the size of a GPU L1/L2 cache line (the sector
@@ -26,6 +27,9 @@ constexpr std::int64_t kWarpRows = 32;
 constexpr std::int64_t kCacheLineBytes = 128;
 // What an L1 miss fetches: one 32-byte sector.
 constexpr std::int64_t kSectorBytes = 32;
+// Groups of 32 rows a thread of lines_per_warp takes at a time (reordered rows put the long ones
+// together, so the threads take work as they free up).
+constexpr std::int64_t kGroupsGrain = 128;
 
 // Index bits of the slices [first_slice, last_slice) of the rows taken in `order` (the
 // identity when empty).
@@ -131,25 +135,25 @@ double warp_lines(const CsrMatrix& a, int value_bytes, const Row& row, const Col
   const std::int64_t ngroups = (a.nrows + kWarpRows - 1) / kWarpRows;
   if (ngroups == 0) return 0;
   std::atomic<std::int64_t> all{0};
-  parallel_chunks(
-      ngroups, worker_count(0),
-      [&](std::int64_t begin, std::int64_t end) {
-        std::int64_t count = 0;
-        std::vector<std::int64_t> lines;
-        for (std::int64_t g = begin; g < end; ++g) {
-          lines.clear();
-          const std::int64_t last = std::min(a.nrows, (g + 1) * kWarpRows);
-          for (std::int64_t i = g * kWarpRows; i < last; ++i) {
-            const std::int64_t r = row(i);
-            for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
-              lines.push_back(column(a.col_idx[k]) * value_bytes / kCacheLineBytes);
-          }
-          std::sort(lines.begin(), lines.end());
-          count += std::unique(lines.begin(), lines.end()) - lines.begin();
+  parallel_dynamic(ngroups, worker_count(0), kGroupsGrain, [&](const auto& take) {
+    std::int64_t count = 0;
+    std::vector<std::int64_t> lines;
+    std::int64_t begin = 0, end = 0;
+    while (take(begin, end)) {
+      for (std::int64_t g = begin; g < end; ++g) {
+        lines.clear();
+        const std::int64_t last = std::min(a.nrows, (g + 1) * kWarpRows);
+        for (std::int64_t i = g * kWarpRows; i < last; ++i) {
+          const std::int64_t r = row(i);
+          for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+            lines.push_back(column(a.col_idx[k]) * value_bytes / kCacheLineBytes);
         }
-        all += count;
-      },
-      reorder_detail::kMinRowsPerThread / kWarpRows);
+        std::sort(lines.begin(), lines.end());
+        count += std::unique(lines.begin(), lines.end()) - lines.begin();
+      }
+    }
+    all += count;
+  });
   return static_cast<double>(all.load()) / static_cast<double>(ngroups);
 }
 
@@ -192,51 +196,51 @@ double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
   const int threads = static_cast<int>(std::min<std::int64_t>(worker_count(0), nbands));
   const bool counted = sectors * threads <= a.nnz() && a.nnz() <= std::int64_t{UINT32_MAX};
   std::atomic<std::int64_t> hits{0};
-  parallel_chunks(
-      nbands, threads,
-      [&](std::int64_t begin, std::int64_t end) {
-        // The uses of each sector the band reads: counted in an array over x's sectors per
-        // thread where those arrays together take at most 4 bytes a nonzero (a third of the
-        // matrix's CSR), else by sorting the band's sectors (memory for the band alone).
-        std::vector<std::uint32_t> count(counted ? static_cast<std::size_t>(sectors) : 0, 0);
-        std::vector<std::int64_t> gathered;
-        std::vector<std::int64_t> uses;
-        std::int64_t h = 0;
-        for (std::int64_t band = begin; band < end; ++band) {
-          gathered.clear();
-          uses.clear();
-          const std::int64_t last = std::min(a.nrows, (band + 1) * band_rows);
-          for (std::int64_t i = band * band_rows; i < last; ++i) {
-            const std::int64_t r = row(i);
-            for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
-              const std::int64_t s = column(a.col_idx[k]) / per_sector;
-              if (!counted || count[static_cast<std::size_t>(s)]++ == 0) gathered.push_back(s);
-            }
+  parallel_dynamic(nbands, threads, 1, [&](const auto& take) {
+    // The uses of each sector the band reads: counted in an array over x's sectors per
+    // thread where those arrays together take at most 4 bytes a nonzero (a third of the
+    // matrix's CSR), else by sorting the band's sectors (memory for the band alone).
+    std::vector<std::uint32_t> count(counted ? static_cast<std::size_t>(sectors) : 0, 0);
+    std::vector<std::int64_t> gathered;
+    std::vector<std::int64_t> uses;
+    std::int64_t h = 0;
+    std::int64_t begin = 0, end = 0;
+    while (take(begin, end)) {
+      for (std::int64_t band = begin; band < end; ++band) {
+        gathered.clear();
+        uses.clear();
+        const std::int64_t last = std::min(a.nrows, (band + 1) * band_rows);
+        for (std::int64_t i = band * band_rows; i < last; ++i) {
+          const std::int64_t r = row(i);
+          for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+            const std::int64_t s = column(a.col_idx[k]) / per_sector;
+            if (!counted || count[static_cast<std::size_t>(s)]++ == 0) gathered.push_back(s);
           }
-          if (counted) {
-            for (const std::int64_t s : gathered) {
-              uses.push_back(count[static_cast<std::size_t>(s)]);
-              count[static_cast<std::size_t>(s)] = 0;
-            }
-          } else {
-            std::sort(gathered.begin(), gathered.end());
-            for (std::size_t k = 0; k < gathered.size();) {
-              std::size_t run = k + 1;
-              while (run < gathered.size() && gathered[run] == gathered[k]) ++run;
-              uses.push_back(static_cast<std::int64_t>(run - k));
-              k = run;
-            }
-          }
-          if (uses.size() > kept) {
-            std::nth_element(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(kept),
-                             uses.end(), std::greater<>());
-            uses.resize(kept);
-          }
-          for (const std::int64_t u : uses) h += u - 1;
         }
-        hits += h;
-      },
-      1);
+        if (counted) {
+          for (const std::int64_t s : gathered) {
+            uses.push_back(count[static_cast<std::size_t>(s)]);
+            count[static_cast<std::size_t>(s)] = 0;
+          }
+        } else {
+          std::sort(gathered.begin(), gathered.end());
+          for (std::size_t k = 0; k < gathered.size();) {
+            std::size_t run = k + 1;
+            while (run < gathered.size() && gathered[run] == gathered[k]) ++run;
+            uses.push_back(static_cast<std::int64_t>(run - k));
+            k = run;
+          }
+        }
+        if (uses.size() > kept) {
+          std::nth_element(uses.begin(), uses.begin() + static_cast<std::ptrdiff_t>(kept),
+                           uses.end(), std::greater<>());
+          uses.resize(kept);
+        }
+        for (const std::int64_t u : uses) h += u - 1;
+      }
+    }
+    hits += h;
+  });
   return 1.0 - static_cast<double>(hits.load()) / static_cast<double>(a.nnz());
 }
 

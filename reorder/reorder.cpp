@@ -19,9 +19,13 @@ namespace spmvc {
 namespace {
 
 using reorder_detail::parallel_chunks;
+using reorder_detail::parallel_dynamic;
 using reorder_detail::worker_count;
 
 // The orderings in the order ordering_names() lists them.
+// Rows a thread of permute takes at a time.
+constexpr std::int64_t kPermuteGrain = 4096;
+
 constexpr std::array<std::string_view, 10> kOrderingNames = {
     "none", "rcm", "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"};
 
@@ -197,26 +201,31 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
     new_col.resize(static_cast<std::size_t>(a.ncols));
     for (std::int64_t i = 0; i < a.nrows; ++i) new_col[o.perm[i]] = static_cast<std::int32_t>(i);
   }
-  parallel_chunks(a.nrows, threads, [&](std::int64_t begin, std::int64_t end) {
+  // Rows in ranges handed out as threads free up: an ordering by degree puts the long rows
+  // together, and equal row counts per thread would leave one thread all the hubs' sorting.
+  parallel_dynamic(a.nrows, threads, kPermuteGrain, [&](const auto& take) {
     std::vector<std::pair<std::int32_t, double>> row;
-    for (std::int64_t i = begin; i < end; ++i) {
-      const std::int64_t from = a.row_ptr[o.perm[i]];
-      const std::int64_t len = a.row_length(o.perm[i]);
-      const std::int64_t to = b.row_ptr[i];
-      if (!symmetric) {
-        std::copy_n(a.col_idx.begin() + from, len, b.col_idx.begin() + to);
-        std::copy_n(a.values.begin() + from, len, b.values.begin() + to);
-        continue;
-      }
-      row.clear();
-      for (std::int64_t k = from; k < from + len; ++k) {
-        row.emplace_back(new_col[a.col_idx[k]], a.values[k]);
-      }
-      std::sort(row.begin(), row.end(),
-                [](const auto& x, const auto& y) { return x.first < y.first; });
-      for (std::int64_t k = 0; k < len; ++k) {
-        b.col_idx[to + k] = row[k].first;
-        b.values[to + k] = row[k].second;
+    std::int64_t begin = 0, end = 0;
+    while (take(begin, end)) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        const std::int64_t from = a.row_ptr[o.perm[i]];
+        const std::int64_t len = a.row_length(o.perm[i]);
+        const std::int64_t to = b.row_ptr[i];
+        if (!symmetric) {
+          std::copy_n(a.col_idx.begin() + from, len, b.col_idx.begin() + to);
+          std::copy_n(a.values.begin() + from, len, b.values.begin() + to);
+          continue;
+        }
+        row.clear();
+        for (std::int64_t k = from; k < from + len; ++k) {
+          row.emplace_back(new_col[a.col_idx[k]], a.values[k]);
+        }
+        std::sort(row.begin(), row.end(),
+                  [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (std::int64_t k = 0; k < len; ++k) {
+          b.col_idx[to + k] = row[k].first;
+          b.values[to + k] = row[k].second;
+        }
       }
     }
   });

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <exception>
@@ -102,6 +103,27 @@ void parallel_chunks(std::int64_t n, int threads, Fn&& fn,
   for (auto& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+}
+
+/// Runs work(take) once on each of up to `threads` threads (the calling thread among them);
+/// take(begin, end) hands out the next range of up to `grain` items of [0, n) and returns false
+/// once none is left. For items of uneven cost (rows reordered by degree put the long ones
+/// together): a thread that drew cheap ranges takes more. Which thread gets a range depends on
+/// timing, so a caller writes results per index or combines them in an order-free way (sums).
+template <class Work>
+void parallel_dynamic(std::int64_t n, int threads, std::int64_t grain, Work&& work) {
+  grain = std::max<std::int64_t>(grain, 1);
+  std::atomic<std::int64_t> next{0};
+  const auto take = [&](std::int64_t& begin, std::int64_t& end) {
+    begin = next.fetch_add(grain);
+    if (begin >= n) return false;
+    end = std::min(n, begin + grain);
+    return true;
+  };
+  const std::int64_t workers =
+      std::clamp<std::int64_t>((n + grain - 1) / grain, 1, std::max(threads, 1));
+  parallel_chunks(
+      workers, static_cast<int>(workers), [&](std::int64_t, std::int64_t) { work(take); }, 1);
 }
 
 }  // namespace spmvc::reorder_detail
