@@ -60,17 +60,20 @@ constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
 /// fp64 (32 MiB), where hyb so ordered measured 1.11x of cuSPARSE and csr_warp 1.12x; scale 21
 /// fp64 1.23x and fp32 1.40x, scale 22 fp32 1.27x (bench/results/2026-11-29-h200-plan-order/).
 constexpr double kHubMaxXBytesPlanOrder = 32.0 * 1024 * 1024;
-/// A caller expecting fewer multiplies does not get the hub order: on Kronecker scale 21 (H200)
-/// it cost 3.7 s of host time (the order, its check and the permuted copy) and saved 36 us a
-/// multiply against cuSPARSE in fp32, about 100,000 multiplies to repay, and 10 us in fp64
-/// (255.5 -> 245.7 us, bench/results/2026-11-29-h200-g-class/picks-table.txt), about 400,000.
-constexpr std::int64_t kHubMinMultiplies32 = 100'000;
-constexpr std::int64_t kHubMinMultiplies64 = 400'000;
-/// In the plan's order the same 3.7 s saved 68 us a multiply in fp32 (237 -> 169 us) and 47 us
-/// in fp64 (254 -> 207 us, bench/results/2026-11-29-h200-plan-order/): about 55,000 and 80,000
+/// A caller expecting fewer multiplies does not get the hub order. On Kronecker scale 21 (H200)
+/// the order saved 36 us a multiply against cuSPARSE in fp32 and 10 us in fp64 (255.5 -> 245.7
+/// us, bench/results/2026-11-29-h200-g-class/picks-table.txt); its host time (the order, its
+/// checks and the permuted copy) is 1.47 s fp32 / 1.61 s fp64 on the H200's 16-core host since
+/// permute and the checks share the hubs' rows among the threads (2.1-3.7 s before,
+/// bench/results/2026-11-29-h200-rcm-components/dynamic-rows.txt): about 41,000 and 165,000
+/// multiplies to repay.
+constexpr std::int64_t kHubMinMultiplies32 = 41'000;
+constexpr std::int64_t kHubMinMultiplies64 = 165'000;
+/// In the plan's order the order saved 68 us a multiply in fp32 (237 -> 169 us) and 47 us in fp64
+/// (254 -> 207 us, bench/results/2026-11-29-h200-plan-order/): about 22,000 and 35,000
 /// multiplies.
-constexpr std::int64_t kHubMinMultipliesPlanOrder32 = 55'000;
-constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 80'000;
+constexpr std::int64_t kHubMinMultipliesPlanOrder32 = 22'000;
+constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 35'000;
 /// In the plan's order an ordering costs nothing per multiply, and RCM is taken wherever it makes
 /// x's accesses more local: where a warp's 32 rows touch at least kPlanOrderMinLines lines of x
 /// and RCM cuts that by kPlanOrderRequiredGain. Measured on the H200 against each matrix's pick in
