@@ -23,6 +23,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def order_note(doc):
+    """Says so in a title where the run kept x and y in the plan's order (--suite-plan-order)."""
+    return " (vectors in the plan's order)" if doc.get("planner_plan_order") else ""
+
+
 def rows_for(doc, prec):
     rows = [r for r in doc["results"] if r.get("precision") == prec and "ms" in r.get("planner", {})]
     # Bandwidth regime first, then by name: the figure reads as the suite does.
@@ -74,7 +79,7 @@ def speedup(doc, prec, out, png):
     ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
     ax.set_ylabel("speedup over best cuSPARSE")
     means = ", ".join(f"{gmean_of(ys, rows):.2f}x {label.split(', ')[-1]}" for label, ys in series)
-    ax.set_title(f"{doc['suite']}, {prec}, {doc['gpu']}: geomean over the bandwidth regime {means}",
+    ax.set_title(f"{doc['suite']}{order_note(doc)}, {prec}, {doc['gpu']}: geomean over the bandwidth regime {means}",
                  fontsize=10)
     ax.legend(fontsize=8)
     save(fig, out, f"speedup-{prec}", png)
@@ -115,7 +120,7 @@ def classes(doc, prec, out, png):
     ax.set_xticks(xs)
     ax.set_xticklabels([r["matrix"] for r in rows], rotation=75, ha="right", fontsize=7)
     ax.set_ylabel("pick's speedup over best cuSPARSE")
-    ax.set_title(f"{doc['suite']}, {prec}, {doc['gpu']}: {', '.join(titles)}; solid: class "
+    ax.set_title(f"{doc['suite']}{order_note(doc)}, {prec}, {doc['gpu']}: {', '.join(titles)}; solid: class "
                  f"geomean, dashed: target, hatched: handed to cuSPARSE", fontsize=9)
     save(fig, out, f"classes-{prec}", png)
 
