@@ -123,8 +123,6 @@ LocalityStats locality(const CsrMatrix& a, int value_bytes) {
 
 namespace {
 
-// x_gather_miss_share over the rows taken in the order row(i) (i = 0..nrows-1), each column c
-// read as column(c).
 // Distinct 128-byte lines of x per 32 consecutive rows, averaged over the groups, for the rows
 // taken in the order row(i) (i = 0..nrows-1), each column c read as column(c).
 template <typename Row, typename Column>
@@ -179,6 +177,8 @@ auto under_ordering(const CsrMatrix& a, const Ordering& ordering, const char* wh
       row, [&](std::int32_t c) { return std::int64_t{renamed[static_cast<std::size_t>(c)]}; });
 }
 
+// x_gather_miss_share over the rows taken in the order row(i) (i = 0..nrows-1), each column c
+// read as column(c).
 template <typename Row, typename Column>
 double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
                   std::int64_t cache_bytes, const Row& row, const Column& column) {
