@@ -94,7 +94,8 @@ struct Options {
   /// "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"), or "auto": the planner decides
   /// and says why (compiler::choose_ordering: dbg for hyb on a hub graph, RCM where x accesses
   /// are scattered, both with renumbered columns; with plan_order, RCM wherever it makes x's
-  /// accesses more local). The operator hides it: x and y stay in the caller's order, y written
+  /// accesses more local; with `multiplies`, neither where too few are expected to repay the
+  /// order's host time). The operator hides it: x and y stay in the caller's order, y written
   /// through the row map inside the kernels (unless plan_order).
   std::string reorder = "none";
   /// With a symmetric ordering (rcm, amd, metis, degree, dbg): also renumber the columns, which
