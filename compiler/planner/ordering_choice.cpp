@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -145,34 +146,48 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
   return c;
 }
 
+// RCM of `a`, taken (columns renumbered) where it brings x's lines per 32 rows (values of `vb`
+// bytes) down from `before` by at least `required_gain`; why(taken, lines after, RCM's seconds)
+// says why either way.
+OrderingChoice rcm_if_it_cuts(const CsrMatrix& a, int vb, double before, double required_gain,
+                              const std::function<std::string(bool, double, double)>& why) {
+  OrderingChoice c;
+  Ordering rcm = compute_ordering(a, "rcm");
+  const double after = lines_per_warp(a, rcm, vb);
+  const bool taken = after * required_gain <= before;
+  c.why = why(taken, after, rcm.seconds);
+  if (taken) {
+    c.renumber_columns = true;
+    c.ordering = std::move(rcm);
+  }
+  return c;
+}
+
 // The RCM rule for a caller in the plan's order (Options::plan_order).
 OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, double before) {
-  OrderingChoice c;
   if (before < kPlanOrderMinLines) {
+    OrderingChoice c;
     c.why = fmt::format(
         "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, below "
         "{:.0f})",
         before, kPlanOrderMinLines);
     return c;
   }
-  Ordering rcm = compute_ordering(a, "rcm");
-  const double after = lines_per_warp(a, rcm, vb);
-  if (after * kPlanOrderRequiredGain > before) {
-    c.why = fmt::format(
-        "not reordered: RCM brings x's {:.1f} lines per 32 rows only to {:.1f}, short of {:.2f}x "
-        "fewer",
-        before, after, kPlanOrderRequiredGain);
-    return c;
-  }
-  c.why = fmt::format(
-      "rcm, columns renumbered, vectors in the plan's order: RCM brings x's lines per 32 rows "
-      "from {:.1f} to {:.1f} in {:.2f} s, and in the plan's order the order costs no traffic per "
-      "multiply (on the H200 each of the 13 suite v13 matrices so cut that were timed multiplied "
-      "faster than its pick in the caller's order)",
-      before, after, rcm.seconds);
-  c.renumber_columns = true;
-  c.ordering = std::move(rcm);
-  return c;
+  return rcm_if_it_cuts(a, vb, before, kPlanOrderRequiredGain,
+                        [&](bool taken, double after, double seconds) {
+                          if (!taken)
+                            return fmt::format(
+                                "not reordered: RCM brings x's {:.1f} lines per 32 rows only to "
+                                "{:.1f}, short of {:.2f}x fewer",
+                                before, after, kPlanOrderRequiredGain);
+                          return fmt::format(
+                              "rcm, columns renumbered, vectors in the plan's order: RCM brings "
+                              "x's lines per 32 rows from {:.1f} to {:.1f} in {:.2f} s, and in the "
+                              "plan's order the order costs no traffic per multiply (on the H200 "
+                              "each of the 13 suite v13 matrices so cut that were timed multiplied "
+                              "faster than its pick in the caller's order)",
+                              before, after, seconds);
+                        });
 }
 
 }  // namespace
@@ -237,22 +252,19 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
         before, scatter, kScatteredLinesPerNonzero);
     return c;
   }
-  Ordering rcm = compute_ordering(a, "rcm");
-  const double after = lines_per_warp(a, rcm, vb);
-  if (after * kRequiredGain > before) {
-    c.why = fmt::format(
-        "not reordered: x accesses are scattered ({:.1f} lines per 32 rows) but RCM only brings "
-        "them to {:.1f}",
-        before, after);
-    return c;
-  }
-  c.why = fmt::format(
-      "rcm, columns renumbered: x accesses were scattered ({:.1f} lines of x per 32 rows, {:.2f} "
-      "per nonzero); RCM brings them to {:.1f} in {:.2f} s",
-      before, scatter, after, rcm.seconds);
-  c.renumber_columns = true;
-  c.ordering = std::move(rcm);
-  return c;
+  return rcm_if_it_cuts(a, vb, before, kRequiredGain,
+                        [&](bool taken, double after, double seconds) {
+                          if (!taken)
+                            return fmt::format(
+                                "not reordered: x accesses are scattered ({:.1f} lines per 32 "
+                                "rows) but RCM only brings them to {:.1f}",
+                                before, after);
+                          return fmt::format(
+                              "rcm, columns renumbered: x accesses were scattered ({:.1f} lines of "
+                              "x per 32 rows, {:.2f} per nonzero); RCM brings them to {:.1f} in "
+                              "{:.2f} s",
+                              before, scatter, after, seconds);
+                        });
 }
 
 }  // namespace spmvc::compiler
