@@ -1,5 +1,5 @@
-// The symmetric graph orderings: RCM (Boost.Graph), AMD (SuiteSparse) and METIS nested
-// dissection, all on the undirected graph of A + A^T.
+// The symmetric graph orderings: RCM, AMD (SuiteSparse) and METIS nested dissection, all on the
+// undirected graph of A + A^T.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -12,31 +12,103 @@
 #include <amd.h>  // SuiteSparse AMD (its directory is on the include path)
 #include <fmt/format.h>
 #include <metis.h>
-#include <boost/graph/compressed_sparse_row_graph.hpp>
-#include <boost/graph/cuthill_mckee_ordering.hpp>
-#include <boost/property_map/property_map.hpp>
 
 #include "reorder_internal.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::reorder_detail {
 
+namespace {
+
+// Whether a's pattern is symmetric, the diagonal aside: each (i, j) with j != i has (j, i). Rows
+// are checked in parallel, each entry by a binary search of the other row.
+bool pattern_is_symmetric(const CsrMatrix& a, int threads) {
+  std::atomic<bool> symmetric{true};
+  parallel_chunks(a.nrows, threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end && symmetric.load(std::memory_order_relaxed); ++i) {
+      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+        const std::int32_t j = a.col_idx[static_cast<std::size_t>(k)];
+        if (j == i) continue;
+        if (!std::binary_search(a.col_idx.begin() + a.row_ptr[j],
+                                a.col_idx.begin() + a.row_ptr[j + 1],
+                                static_cast<std::int32_t>(i))) {
+          symmetric.store(false, std::memory_order_relaxed);
+          return;
+        }
+      }
+    }
+  });
+  return symmetric.load();
+}
+
+// The graph of a symmetric pattern: a's rows without the diagonal, copied in parallel.
+Pattern without_diagonal(const CsrMatrix& a, int threads) {
+  Pattern g;
+  g.n = a.nrows;
+  g.ptr.assign(static_cast<std::size_t>(a.nrows) + 1, 0);
+  const auto has_diagonal = [&](std::int64_t i) {
+    return std::binary_search(a.col_idx.begin() + a.row_ptr[i],
+                              a.col_idx.begin() + a.row_ptr[i + 1], static_cast<std::int32_t>(i));
+  };
+  parallel_chunks(a.nrows, threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      g.ptr[static_cast<std::size_t>(i) + 1] = a.row_length(i) - (has_diagonal(i) ? 1 : 0);
+  });
+  std::partial_sum(g.ptr.begin(), g.ptr.end(), g.ptr.begin());
+  g.idx.resize(static_cast<std::size_t>(g.ptr.back()));
+  parallel_chunks(a.nrows, threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      std::remove_copy(a.col_idx.begin() + a.row_ptr[i], a.col_idx.begin() + a.row_ptr[i + 1],
+                       g.idx.begin() + g.ptr[static_cast<std::size_t>(i)],
+                       static_cast<std::int32_t>(i));
+    }
+  });
+  return g;
+}
+
+}  // namespace
+
 SymmetrisedPattern symmetrised_pattern(const CsrMatrix& a, int threads) {
+  SymmetrisedPattern result;
+  // A symmetric pattern (most that are ordered) is its own graph: no transpose to build.
+  if (pattern_is_symmetric(a, threads)) {
+    result.graph = without_diagonal(a, threads);
+    return result;
+  }
+  result.was_symmetric = false;
   const std::int64_t n = a.nrows;
-  // A^T's pattern by a counting pass; scanning rows in order leaves each column list sorted.
+  // A^T's pattern: each column's entries counted and placed by the threads together (atomic
+  // counters), then each column's list sorted, which makes the result independent of the threads.
   std::vector<std::int64_t> tptr(static_cast<std::size_t>(n) + 1, 0);
-  for (const std::int32_t c : a.col_idx) ++tptr[static_cast<std::size_t>(c) + 1];
+  parallel_chunks(n, threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t k = a.row_ptr[begin]; k < a.row_ptr[end]; ++k) {
+      std::atomic_ref<std::int64_t>(tptr[static_cast<std::size_t>(a.col_idx[k]) + 1])
+          .fetch_add(1, std::memory_order_relaxed);
+    }
+  });
   std::partial_sum(tptr.begin(), tptr.end(), tptr.begin());
   std::vector<std::int32_t> tidx(a.col_idx.size());
   {
     std::vector<std::int64_t> next(tptr.begin(), tptr.end() - 1);
-    for (std::int64_t i = 0; i < n; ++i) {
-      for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-        tidx[static_cast<std::size_t>(next[static_cast<std::size_t>(a.col_idx[k])]++)] =
-            static_cast<std::int32_t>(i);
+    parallel_chunks(n, threads, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        for (std::int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+          const std::int64_t at =
+              std::atomic_ref<std::int64_t>(next[static_cast<std::size_t>(a.col_idx[k])])
+                  .fetch_add(1, std::memory_order_relaxed);
+          tidx[static_cast<std::size_t>(at)] = static_cast<std::int32_t>(i);
+        }
       }
-    }
+    });
   }
+  parallel_dynamic(n, threads, kMinRowsPerThread, [&](const auto& take) {
+    std::int64_t begin = 0, end = 0;
+    while (take(begin, end)) {
+      for (std::int64_t c = begin; c < end; ++c)
+        std::sort(tidx.begin() + tptr[static_cast<std::size_t>(c)],
+                  tidx.begin() + tptr[static_cast<std::size_t>(c) + 1]);
+    }
+  });
 
   // Row i of the result is the sorted union of row i of A and of A^T, without i itself. Two
   // passes over the rows (count, then fill), each split among the threads.
@@ -63,117 +135,140 @@ SymmetrisedPattern symmetrised_pattern(const CsrMatrix& a, int threads) {
     return count;
   };
 
-  SymmetrisedPattern result;
   Pattern& g = result.graph;
   g.n = n;
   g.ptr.assign(static_cast<std::size_t>(n) + 1, 0);
-  std::vector<char> symmetric_rows(static_cast<std::size_t>(n), 1);
   parallel_chunks(n, threads, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      const std::int64_t merged = merge_row(i, nullptr);
-      g.ptr[static_cast<std::size_t>(i) + 1] = merged;
-      // Without the diagonal, A's row and A^T's row both equal the union exactly when the
-      // pattern is symmetric at row i.
-      const bool diag =
-          std::binary_search(a.col_idx.begin() + a.row_ptr[i], a.col_idx.begin() + a.row_ptr[i + 1],
-                             static_cast<std::int32_t>(i));
-      const std::int64_t own = a.row_length(i) - (diag ? 1 : 0);
-      const std::int64_t transposed = tptr[i + 1] - tptr[i] - (diag ? 1 : 0);
-      symmetric_rows[static_cast<std::size_t>(i)] = own == merged && transposed == merged;
-    }
+    for (std::int64_t i = begin; i < end; ++i)
+      g.ptr[static_cast<std::size_t>(i) + 1] = merge_row(i, nullptr);
   });
   std::partial_sum(g.ptr.begin(), g.ptr.end(), g.ptr.begin());
   g.idx.resize(static_cast<std::size_t>(g.ptr.back()));
   parallel_chunks(n, threads, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) merge_row(i, g.idx.data() + g.ptr[i]);
   });
-  result.was_symmetric =
-      std::all_of(symmetric_rows.begin(), symmetric_rows.end(), [](char s) { return s != 0; });
   return result;
 }
 
-std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads) {
-  // 32-bit vertices, 64-bit edge offsets: the graph's own arrays stay as small as ours.
-  using Graph =
-      boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
-                                         boost::no_property, std::uint32_t, std::uint64_t>;
-  // Each connected component is ordered as a graph of its own. Boost's whole-graph overload
-  // looks for a pseudo-peripheral start vertex per component with find_starting_node, which
-  // whitens every vertex of the graph on each call: its time grows as vertices x components
-  // (105 s for ca-CondMat replicated to 16M nonzeros, 70,000 components). Components are taken
-  // in the order of their lowest vertex, each found by a breadth-first walk that lists its
-  // vertices (`members`, component c at [first[c], first[c + 1])) and numbers them within it.
-  const auto n = static_cast<std::size_t>(g.n);
-  std::vector<std::int32_t> members;
-  members.reserve(n);
-  std::vector<std::size_t> first{0};
-  std::vector<std::int32_t> local(n, -1);  // a vertex's index in its component
-  for (std::size_t start = 0; start < n; ++start) {
-    if (local[start] >= 0) continue;
-    const std::size_t base = members.size();
-    members.push_back(static_cast<std::int32_t>(start));
-    local[start] = 0;
-    for (std::size_t head = base; head < members.size(); ++head) {
-      const auto v = static_cast<std::size_t>(members[head]);
-      for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
-        const auto u = static_cast<std::size_t>(g.idx[static_cast<std::size_t>(k)]);
-        if (local[u] >= 0) continue;
-        local[u] = static_cast<std::int32_t>(members.size() - base);
-        members.push_back(static_cast<std::int32_t>(u));
-      }
-    }
-    first.push_back(members.size());
-  }
-  const std::size_t components = first.size() - 1;
+namespace {
 
-  // Cuthill-McKee on each component, the components side by side (the largest first, so that
-  // one large component does not start last): each writes its order over its own slice of
-  // `perm`, so the result is the same whatever the threads.
+// A breadth-first walk's level structure, kept in a queue array: the walk from `root` over the
+// vertices not yet stamped `pass` (stamping them), written to queue[0..size). Returns the number
+// of levels past the root's (the root's eccentricity in its component) and the vertex of least
+// degree in the last level, the first such in the walk's order.
+struct Walk {
+  std::int64_t size = 0;
+  std::int32_t depth = 0;
+  std::int32_t far = 0;
+};
+Walk level_walk(const Pattern& g, std::int32_t root, std::int32_t pass, std::int32_t* stamp,
+                std::int32_t* queue) {
+  Walk w;
+  std::int64_t head = 0, tail = 0, level_begin = 0, level_end = 1;
+  stamp[root] = pass;
+  queue[tail++] = root;
+  for (; head < tail; ++head) {
+    if (head == level_end) {
+      level_begin = level_end;
+      level_end = tail;
+      ++w.depth;
+    }
+    const std::int32_t v = queue[head];
+    for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
+      const std::int32_t u = g.idx[static_cast<std::size_t>(k)];
+      if (stamp[u] == pass) continue;
+      stamp[u] = pass;
+      queue[tail++] = u;
+    }
+  }
+  w.size = tail;
+  w.far = queue[level_begin];
+  for (std::int64_t i = level_begin + 1; i < tail; ++i) {
+    const std::int32_t v = queue[i];
+    if (g.ptr[v + 1] - g.ptr[v] < g.ptr[w.far + 1] - g.ptr[w.far]) w.far = v;
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads) {
+  // Reverse Cuthill-McKee per connected component: a start far from the component's middle (a
+  // pseudo-peripheral vertex, George and Liu's search), a breadth-first numbering from it that
+  // takes each vertex's unnumbered neighbours in order of increasing degree, and that numbering
+  // reversed. Components take slices of the result in the order of their lowest vertex.
+  const auto n = static_cast<std::size_t>(g.n);
   std::vector<std::int32_t> perm(n);
-  std::vector<std::size_t> largest_first(components);
+  // stamp[v]: the last walk that reached v. Each component's walks stamp only its own vertices,
+  // with numbers above any already there, so components share the array across threads.
+  std::vector<std::int32_t> stamp(n, -1);
+
+  // The components, by a walk from each lowest unreached vertex over `perm` (component c at
+  // [first[c], first[c + 1])), which is also the start search's first level structure.
+  struct Component {
+    std::int64_t first = 0;
+    Walk walk;  // from its lowest vertex
+  };
+  std::vector<Component> components;
+  std::int64_t placed = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (stamp[v] >= 0) continue;
+    Component c;
+    c.first = placed;
+    c.walk = level_walk(g, static_cast<std::int32_t>(v), 0, stamp.data(), perm.data() + placed);
+    placed += c.walk.size;
+    components.push_back(c);
+  }
+
+  // The components side by side, the largest first (so that one large component does not start
+  // last); each works within its own slice of `perm`, so the result is the same whatever the
+  // threads.
+  std::vector<std::size_t> largest_first(components.size());
   std::iota(largest_first.begin(), largest_first.end(), std::size_t{0});
   std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t x, std::size_t y) {
-    return first[x + 1] - first[x] > first[y + 1] - first[y];
+    return components[x].walk.size > components[y].walk.size;
   });
+  const auto degree = [&](std::int32_t v) { return g.ptr[v + 1] - g.ptr[v]; };
   std::atomic<std::size_t> next{0};
   auto worker = [&](std::int64_t, std::int64_t) {
-    std::vector<std::uint32_t> sources, targets, order;
-    std::vector<boost::default_color_type> colors;
-    for (std::size_t t = next++; t < components; t = next++) {
-      const std::size_t c = largest_first[t];
-      const std::size_t begin = first[c], size = first[c + 1] - begin;
-      if (size == 1) {
-        perm[begin] = members[begin];
-        continue;
+    for (std::size_t t = next++; t < components.size(); t = next++) {
+      const Component& c = components[largest_first[t]];
+      std::int32_t* slice = perm.data() + c.first;
+      if (c.walk.size == 1) continue;
+      // George and Liu: walk again from the last level's least-degree vertex while that finds a
+      // deeper level structure.
+      std::int32_t pass = 1;
+      Walk from = c.walk;
+      std::int32_t start = from.far;
+      for (;;) {
+        const Walk w = level_walk(g, start, pass++, stamp.data(), slice);
+        if (w.depth <= from.depth) break;
+        from = w;
+        start = w.far;
       }
-      sources.clear();
-      targets.clear();
-      for (std::size_t i = 0; i < size; ++i) {
-        const auto v = static_cast<std::size_t>(members[begin + i]);
+      // Cuthill-McKee from `start`, each vertex's new neighbours by increasing degree (ties in
+      // the order the pattern lists them), then reversed.
+      std::int64_t tail = 0;
+      stamp[start] = pass;
+      slice[tail++] = start;
+      for (std::int64_t head = 0; head < tail; ++head) {
+        const std::int32_t v = slice[head];
+        const std::int64_t added = tail;
         for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
-          sources.push_back(static_cast<std::uint32_t>(i));
-          targets.push_back(static_cast<std::uint32_t>(
-              local[static_cast<std::size_t>(g.idx[static_cast<std::size_t>(k)])]));
+          const std::int32_t u = g.idx[static_cast<std::size_t>(k)];
+          if (stamp[u] == pass) continue;
+          stamp[u] = pass;
+          slice[tail++] = u;
         }
+        std::stable_sort(slice + added, slice + tail,
+                         [&](std::int32_t x, std::int32_t y) { return degree(x) < degree(y); });
       }
-      // Every edge is stored in both directions, so the directed CSR graph's out-edges are the
-      // undirected neighbourhoods Cuthill-McKee walks. The construction sorts by source itself.
-      const auto m = static_cast<std::uint32_t>(size);
-      const Graph graph(boost::construct_inplace_from_sources_and_targets, sources, targets, m);
-      colors.assign(m, boost::default_color_type{});
-      auto color =
-          boost::make_iterator_property_map(colors.begin(), get(boost::vertex_index, graph));
-      order.assign(m, 0);
-      // One component: one start-vertex search. Writing through a reverse iterator turns
-      // Cuthill-McKee into reverse Cuthill-McKee.
-      boost::cuthill_mckee_ordering(graph, order.rbegin(), color,
-                                    boost::make_out_degree_map(graph));
-      for (std::size_t i = 0; i < size; ++i) perm[begin + i] = members[begin + order[i]];
+      std::reverse(slice, slice + tail);
     }
   };
   // One task per thread; each takes components until none is left.
   const int workers = static_cast<int>(std::min<std::size_t>(
-      static_cast<std::size_t>(std::max(threads, 1)), std::max<std::size_t>(components, 1)));
+      static_cast<std::size_t>(std::max(threads, 1)), std::max<std::size_t>(components.size(), 1)));
   parallel_chunks(workers, workers, worker, 1);
   return perm;
 }

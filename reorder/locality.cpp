@@ -132,22 +132,40 @@ double warp_lines(const CsrMatrix& a, int value_bytes, const Row& row, const Col
   }
   const std::int64_t ngroups = (a.nrows + kWarpRows - 1) / kWarpRows;
   if (ngroups == 0) return 0;
+  const std::int64_t nlines = (a.ncols * value_bytes + kCacheLineBytes - 1) / kCacheLineBytes;
+  const int threads = worker_count(0);
+  // A group's lines are told apart by stamping each line of x with the group that last read it,
+  // in an array over x's lines per thread, where those arrays together take at most 4 bytes a
+  // nonzero (a third of the matrix's CSR); else by sorting the group's lines.
+  const bool stamped = nlines * threads <= a.nnz() && ngroups < std::int64_t{UINT32_MAX};
   std::atomic<std::int64_t> all{0};
-  parallel_dynamic(ngroups, worker_count(0), kGroupsGrain, [&](const auto& take) {
+  parallel_dynamic(ngroups, threads, kGroupsGrain, [&](const auto& take) {
     std::int64_t count = 0;
+    std::vector<std::uint32_t> stamp(stamped ? static_cast<std::size_t>(nlines) : 0, 0);
     std::vector<std::int64_t> lines;
     std::int64_t begin = 0, end = 0;
     while (take(begin, end)) {
       for (std::int64_t g = begin; g < end; ++g) {
+        // Below UINT32_MAX groups (stamped), g + 1 fits and is never the initial 0.
+        const auto mark = static_cast<std::uint32_t>(g + 1);
         lines.clear();
         const std::int64_t last = std::min(a.nrows, (g + 1) * kWarpRows);
         for (std::int64_t i = g * kWarpRows; i < last; ++i) {
           const std::int64_t r = row(i);
-          for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
-            lines.push_back(column(a.col_idx[k]) * value_bytes / kCacheLineBytes);
+          for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+            const std::int64_t line = column(a.col_idx[k]) * value_bytes / kCacheLineBytes;
+            if (!stamped) {
+              lines.push_back(line);
+            } else if (stamp[static_cast<std::size_t>(line)] != mark) {
+              stamp[static_cast<std::size_t>(line)] = mark;
+              ++count;
+            }
+          }
         }
-        std::sort(lines.begin(), lines.end());
-        count += std::unique(lines.begin(), lines.end()) - lines.begin();
+        if (!stamped) {
+          std::sort(lines.begin(), lines.end());
+          count += std::unique(lines.begin(), lines.end()) - lines.begin();
+        }
       }
     }
     all += count;

@@ -8,7 +8,7 @@
 //
 // The orderings (see reorder/README.md for the papers):
 //   none   the identity.
-//   rcm    reverse Cuthill-McKee (Boost.Graph) on the pattern of A + A^T, a pseudo-peripheral
+//   rcm    reverse Cuthill-McKee on the pattern of A + A^T, a pseudo-peripheral
 //          start in every connected component. Square only; symmetric.
 //   amd    approximate minimum degree (SuiteSparse AMD) on the pattern of A + A^T. Square only;
 //          symmetric.

@@ -471,6 +471,12 @@ TEST_CASE("locality and BRO index bits by hand") {
         spmvc::locality(spmvc::permute(grid, reversed), 4).lines_per_warp);
   reversed.perm.pop_back();
   CHECK_THROWS_AS(spmvc::lines_per_warp(grid, reversed), spmvc::InputError);
+  // An x of more lines than the matrix has nonzeros: the lines are counted by sorting, not
+  // stamped. fp64: columns 0 (line 0), 16 and 17 (line 1), 500,000 (line 31,250) and 999,999
+  // (line 62,499), in one group of 32 rows: 4 lines.
+  const CsrMatrix wide = from_rows(1'000'000, {{0, 16, 999'999}, {17, 500'000}});
+  CHECK(spmvc::lines_per_warp(wide) == 4.0);
+  CHECK(spmvc::lines_per_warp(wide, 4) == 3.0);  // fp32: 0, 16 and 17 share line 0
 }
 
 TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by dbg") {
