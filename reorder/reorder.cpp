@@ -206,7 +206,7 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
   // Rows in ranges handed out as threads free up: an ordering by degree puts the long rows
   // together, and equal row counts per thread would leave one thread all the hubs' sorting.
   parallel_dynamic(a.nrows, threads, kPermuteGrain, [&](const auto& take) {
-    std::vector<std::pair<std::int32_t, double>> row;
+    std::vector<std::uint64_t> row;
     std::int64_t begin = 0, end = 0;
     while (take(begin, end)) {
       for (std::int64_t i = begin; i < end; ++i) {
@@ -225,15 +225,18 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
           std::copy_n(a.values.begin() + from, len, b.values.begin() + to);
           continue;
         }
+        // Each entry as (new column, place in the old row) in one 64-bit key: a row holds
+        // fewer than 2^31 entries, so the place fits the low half, and plain integers sort
+        // fastest.
         row.clear();
-        for (std::int64_t k = from; k < from + len; ++k) {
-          row.emplace_back(new_col[a.col_idx[k]], a.values[k]);
-        }
-        std::sort(row.begin(), row.end(),
-                  [](const auto& x, const auto& y) { return x.first < y.first; });
         for (std::int64_t k = 0; k < len; ++k) {
-          b.col_idx[to + k] = row[k].first;
-          b.values[to + k] = row[k].second;
+          row.push_back(static_cast<std::uint64_t>(new_col[a.col_idx[from + k]]) << 32 |
+                        static_cast<std::uint64_t>(k));
+        }
+        std::sort(row.begin(), row.end());
+        for (std::int64_t k = 0; k < len; ++k) {
+          b.col_idx[to + k] = static_cast<std::int32_t>(row[k] >> 32);
+          b.values[to + k] = a.values[from + static_cast<std::int64_t>(row[k] & 0xffffffffU)];
         }
       }
     }
