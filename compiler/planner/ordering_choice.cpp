@@ -64,17 +64,17 @@ constexpr double kHubMaxXBytesPlanOrder = 32.0 * 1024 * 1024;
 /// A caller expecting fewer multiplies does not get the hub order. On Kronecker scale 21 (H200)
 /// the order saved 36 us a multiply against cuSPARSE in fp32 and 10 us in fp64 (255.5 -> 245.7
 /// us, bench/results/2026-11-29-h200-g-class/picks-table.txt); its host time (the order, its
-/// checks and the permuted copy) is 1.47 s fp32 / 1.61 s fp64 on the H200's 16-core host since
-/// permute and the checks share the hubs' rows among the threads (2.1-3.7 s before,
-/// bench/results/2026-11-29-h200-rcm-components/dynamic-rows.txt): about 41,000 and 165,000
-/// multiplies to repay.
-constexpr std::int64_t kHubMinMultiplies32 = 41'000;
-constexpr std::int64_t kHubMinMultiplies64 = 165'000;
+/// checks and the permuted copy) is 1.28 s fp32 / 1.31 s fp64 on the H200's 16-core host
+/// (bench/results/2026-11-30-h200-reorder-host/reorder-stage.txt; 2.1-3.7 s before permute and
+/// the checks shared the hubs' rows among the threads, 1.47-1.61 s before permute sorted 64-bit
+/// keys): about 36,000 and 131,000 multiplies to repay.
+constexpr std::int64_t kHubMinMultiplies32 = 36'000;
+constexpr std::int64_t kHubMinMultiplies64 = 131'000;
 /// In the plan's order the order saved 68 us a multiply in fp32 (237 -> 169 us) and 47 us in fp64
-/// (254 -> 207 us, bench/results/2026-11-29-h200-plan-order/): about 22,000 and 35,000
+/// (254 -> 207 us, bench/results/2026-11-29-h200-plan-order/): about 19,000 and 28,000
 /// multiplies.
-constexpr std::int64_t kHubMinMultipliesPlanOrder32 = 22'000;
-constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 35'000;
+constexpr std::int64_t kHubMinMultipliesPlanOrder32 = 19'000;
+constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 28'000;
 /// In the plan's order an ordering costs nothing per multiply, and RCM is taken wherever it makes
 /// x's accesses more local: where a warp's 32 rows touch at least kPlanOrderMinLines lines of x
 /// and RCM cuts that by kPlanOrderRequiredGain. Measured on the H200 against each matrix's pick in
@@ -87,16 +87,17 @@ constexpr std::int64_t kHubMinMultipliesPlanOrder64 = 35'000;
 constexpr double kPlanOrderMinLines = 12.0;
 constexpr double kPlanOrderRequiredGain = 1.15;
 /// A caller expecting fewer multiplies does not get RCM, in either order: its host time (the
-/// order, the locality checks and the permuted copy: 0.6-1.9 s on 16 of suite v13's
-/// 16-23M-nonzero entries on the H200's 16-core host, the components ordered side by side) was
-/// repaid by the faster multiply after 12,707 multiplies at the soonest (wing x16M fp32 in the
-/// plan's order) and 55,369 at the median, against each matrix's pick in the caller's order
-/// (bench/results/2026-11-29-h200-rcm-components/reorder-before-after.txt; with the components
-/// ordered one after another, 33,525 and 187,811 over 32 picks,
+/// order, the locality checks and the permuted copy: 0.39-0.95 s on 16 of suite v13's
+/// 16-23M-nonzero entries on the H200's 16-core host, median 0.61 s) was repaid by the faster
+/// multiply after 9,675 multiplies at the soonest (wing x16M fp64 in the plan's order) and 40,855
+/// at the median, against each matrix's pick in the caller's order
+/// (bench/results/2026-11-30-h200-reorder-host/reorder-stage.txt; with Boost's RCM and a sorted
+/// count of lines, 0.63-1.93 s, 12,707 and 55,369, bench/results/2026-11-29-h200-rcm-components/;
+/// with the components ordered one after another, 33,525 and 187,811 over 32 picks,
 /// bench/results/2026-11-29-h200-plan-order/rcm-break-even.txt). In the caller's order the
 /// multiply saves less (the gather of x and the row map's writes stay), so the order repays
 /// later still.
-constexpr std::int64_t kRcmMinMultiplies = 12'000;
+constexpr std::int64_t kRcmMinMultiplies = 9'500;
 /// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
 /// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
 /// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it
@@ -107,18 +108,38 @@ constexpr std::int64_t kRcmMinMultiplies = 12'000;
 constexpr std::string_view kHubFormat = "hyb";
 constexpr std::string_view kHubDeterministicFormat = "csr_warp";
 
-// The hub rule, or nothing where it does not apply (then the RCM rule decides).
-std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision, double per_row,
-                                        std::string_view format, bool plan_order) {
-  const int vb = value_bytes(precision);
-  if (!hub_order_x_fits(a.ncols, precision, plan_order)) return std::nullopt;
+// How far a square matrix is a hub graph: its most read column against the mean, and (where that
+// is at least kHubSkew) the share of x's gathers that miss L1 in its order. A hub graph whose
+// gathers mostly miss (a scattered hub) gets the hub order or none: RCM cut the Kronecker graphs'
+// lines of x per 32 rows 2-2.6x, yet on the H200 csr_stream so ordered measured 0.68-0.77x of
+// cuSPARSE in the caller's order and 0.80-0.89x in the plan's, where the hub order's hyb measured
+// 1.04-1.23x (bench/results/2026-11-30-h200-reorder-host/kronecker-rcm.txt); and RCM on scale 22
+// took 7.5 s of the planner's time, to give way to cuSPARSE.
+struct HubShape {
+  double skew = 0;
+  double miss_share = 0;
+  bool hub() const { return skew >= kHubSkew; }
+  bool scattered_hub() const { return hub() && miss_share >= kHubMissShare; }
+};
+
+HubShape hub_shape(const CsrMatrix& a, int vb) {
   std::vector<std::int64_t> count(static_cast<std::size_t>(a.ncols), 0);
   for (const std::int32_t c : a.col_idx) ++count[static_cast<std::size_t>(c)];
   const double mean = static_cast<double>(a.nnz()) / static_cast<double>(a.ncols);
-  const double hottest = static_cast<double>(*std::max_element(count.begin(), count.end()));
-  if (hottest < kHubSkew * mean) return std::nullopt;
-  const double before = x_gather_miss_share(a, vb);
-  if (before < kHubMissShare) return std::nullopt;
+  HubShape h;
+  h.skew = static_cast<double>(*std::max_element(count.begin(), count.end())) / mean;
+  if (h.hub()) h.miss_share = x_gather_miss_share(a, vb);
+  return h;
+}
+
+// The hub rule, or nothing where it does not apply (then the RCM rule decides).
+std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision, double per_row,
+                                        const HubShape& shape, std::string_view format,
+                                        bool plan_order) {
+  const int vb = value_bytes(precision);
+  if (!hub_order_x_fits(a.ncols, precision, plan_order)) return std::nullopt;
+  if (!shape.scattered_hub()) return std::nullopt;
+  const double before = shape.miss_share;
   Ordering dbg = compute_ordering(a, "dbg");
   const double after = x_gather_miss_share(a, dbg, vb);
   if (!hub_order_cuts_enough(before, after, plan_order)) return std::nullopt;
@@ -128,7 +149,7 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
       "{:.1f} nonzeros per row) whose gathers of x mostly miss L1 ({:.2f} modelled); grouping the "
       "hubs brings that to {:.2f} ({}: a gain the cost model has no term for, so cuSPARSE is not "
       "weighed)",
-      format, hottest / mean, per_row, before, after,
+      format, shape.skew, per_row, before, after,
       plan_order ? (format == kHubDeterministicFormat
                         ? "on Kronecker scale 21 so ordered, with x and y in the plan's order, "
                           "csr_warp, which sums in a fixed order, measured 1.15x of cuSPARSE in "
@@ -230,18 +251,33 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
   const std::int64_t hub_multiplies =
       plan_order ? (vb == 4 ? kHubMinMultipliesPlanOrder32 : kHubMinMultipliesPlanOrder64)
                  : (vb == 4 ? kHubMinMultiplies32 : kHubMinMultiplies64);
-  if (format_free && !hub_format.empty() && (!multiplies || *multiplies >= hub_multiplies)) {
-    if (std::optional<OrderingChoice> hub =
-            hub_order(a, precision, per_row, hub_format, plan_order))
-      return *hub;
-  }
-  if (multiplies && *multiplies < kRcmMinMultiplies) {
+  const bool hub_rule =
+      format_free && !hub_format.empty() && (!multiplies || *multiplies >= hub_multiplies);
+  const bool rcm_rule = !multiplies || *multiplies >= kRcmMinMultiplies;
+  const auto too_few = [&] {
     c.why = fmt::format(
         "not reordered: {} multiplies expected, fewer than the {} from which RCM's host time was "
         "repaid at the soonest on the H200",
         *multiplies, kRcmMinMultiplies);
     return c;
+  };
+  if (!hub_rule && !rcm_rule) return too_few();
+  const HubShape shape = hub_shape(a, vb);
+  if (hub_rule) {
+    if (std::optional<OrderingChoice> hub =
+            hub_order(a, precision, per_row, shape, hub_format, plan_order))
+      return *hub;
   }
+  if (shape.scattered_hub()) {
+    c.why = fmt::format(
+        "not reordered: a hub graph (its most read column {:.0f} times the mean) whose gathers of "
+        "x mostly miss L1 ({:.2f} modelled), where RCM does not pay: on Kronecker scale 21 and "
+        "22 on the H200, RCM-ordered csr_stream measured 0.68-0.77x of cuSPARSE in the caller's "
+        "order and 0.80-0.89x in the plan's, though RCM cut x's lines per 32 rows 2-2.6x",
+        shape.skew, shape.miss_share);
+    return c;
+  }
+  if (!rcm_rule) return too_few();
   const double before = lines_per_warp(a, vb);
   if (plan_order) return rcm_in_plan_order(a, vb, before);
   const double scatter = before / (32.0 * std::max(per_row, 1.0));

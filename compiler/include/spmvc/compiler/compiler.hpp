@@ -328,8 +328,9 @@ struct OrderingChoice {
 /// (Options::plan_order), so an ordering costs no traffic per multiply: the hub rule holds for a
 /// larger x and fewer multiplies, and RCM is taken wherever a warp's rows touch at least 12
 /// lines of x and RCM cuts that by 1.15x (no minimum row length, no scatter per nonzero). In
-/// either order, fewer than 12,000 multiplies expected get no RCM: its host time was not repaid
-/// sooner on the H200.
+/// either order, fewer than 9,500 multiplies expected get no RCM: its host time was not repaid
+/// sooner on the H200; nor does a hub graph whose gathers of x mostly miss L1, where RCM-ordered
+/// kernels measured slower than cuSPARSE.
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt,
                                std::string_view hub_format = "hyb", bool plan_order = false);
