@@ -62,37 +62,21 @@ SPMVC_GENERIC_CSR_ALL(32)
 // The vector orders' permutations (Options::plan_order, Operator::to_plan_order and
 // from_plan_order), here so they load with the image the library already embeds. Elements move
 // as raw 4- or 8-byte words: out[i] = in[map[i]] (gather, into the plan's order),
-// out[map[i]] = in[i] (scatter, back to the caller's), or a copy where map is null. Each thread
-// moves kPermuteItems elements, a block's threads side by side in each: it loads all its map
-// entries, then all its elements, then stores them, so that several random accesses are in
-// flight a thread (one element a thread waited out two dependent loads each).
+// out[map[i]] = in[i] (scatter, back to the caller's), or a copy where map is null.
 namespace {
-
-constexpr int kPermuteItems = 4;
 
 template <typename Word>
 __device__ __forceinline__ void permute_vector(long long n, const int* __restrict__ map,
                                                const Word* __restrict__ in, Word* __restrict__ out,
                                                int scatter) {
-  const long long first = static_cast<long long>(blockIdx.x) * kBlock * kPermuteItems + threadIdx.x;
-  int to[kPermuteItems];
-  Word v[kPermuteItems];
-#pragma unroll
-  for (int k = 0; k < kPermuteItems; ++k) {
-    const long long i = first + static_cast<long long>(k) * kBlock;
-    to[k] = i < n && map != nullptr ? __ldg(map + i) : 0;
-  }
-#pragma unroll
-  for (int k = 0; k < kPermuteItems; ++k) {
-    const long long i = first + static_cast<long long>(k) * kBlock;
-    if (i >= n) continue;
-    v[k] = __ldg(in + (map == nullptr || scatter != 0 ? i : to[k]));
-  }
-#pragma unroll
-  for (int k = 0; k < kPermuteItems; ++k) {
-    const long long i = first + static_cast<long long>(k) * kBlock;
-    if (i >= n) continue;
-    out[map != nullptr && scatter != 0 ? to[k] : i] = v[k];
+  const long long i = static_cast<long long>(blockIdx.x) * kBlock + threadIdx.x;
+  if (i >= n) return;
+  if (map == nullptr) {
+    out[i] = in[i];
+  } else if (scatter != 0) {
+    out[__ldg(map + i)] = __ldg(in + i);
+  } else {
+    out[i] = __ldg(in + __ldg(map + i));
   }
 }
 

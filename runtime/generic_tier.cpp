@@ -152,9 +152,7 @@ void permute_vector(const std::int32_t* map, std::int64_t n, const void* in, voi
   long long count = n;
   int mode = scatter ? 1 : 0;
   void* args[] = {&count, &map, &in, &out, &mode};
-  // generic_csr.cu's kPermuteItems elements a thread.
-  constexpr std::int64_t kPerBlock = std::int64_t{kGenericBlock} * 4;
-  kernel->launch((n + kPerBlock - 1) / kPerBlock, kGenericBlock, 0, args, stream);
+  kernel->launch((n + kGenericBlock - 1) / kGenericBlock, kGenericBlock, 0, args, stream);
   check_last_launch(entry);
 }
 

@@ -120,10 +120,6 @@ std::string entry_signature(const std::string& entry, const std::vector<KernelPa
 
 namespace {
 
-// Elements of x each thread of the gather into renumbered columns moves (templates/permute.cuh):
-// four gathers in flight a thread where one waited out two dependent loads.
-constexpr int kGatherItemsPerThread = 4;
-
 const std::string* find_template(const std::string& name) {
   for (const auto& [n, text] : templates::all()) {
     if (n == name) return &text;
@@ -224,25 +220,22 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
   for (KernelLaunch& l : source.post_launches) to_scratch(l.params);
 
   constexpr int kBlock = 256;
-  constexpr int kItems = kGatherItemsPerThread;
   KernelLaunch gather;
   gather.entry = "spmvc_gather_x_" + precision_tag(encoded.precision);
   gather.params = {{KernelParam::Kind::cols, "ncols"},
                    {KernelParam::Kind::array, "col_map"},
                    {KernelParam::Kind::x, "x"},
                    {KernelParam::Kind::array, "x_perm"}};
-  gather.grid = std::max<std::int64_t>(
-      1, (encoded.ncols + std::int64_t{kBlock} * kItems - 1) / (std::int64_t{kBlock} * kItems));
+  gather.grid = std::max<std::int64_t>(1, (encoded.ncols + kBlock - 1) / kBlock);
   gather.block = kBlock;
   source.source += fmt::format(R"(
 // Reordered columns: x is gathered into x_perm before the kernels above read it.
 #include "spmvc/permute.cuh"
 
-{SIG}  spmvc::permute::gather<{B}, {I}, {V}>(ncols, col_map, x, x_perm);
+{SIG}  spmvc::permute::gather<{B}, {V}>(ncols, col_map, x, x_perm);
 }}
 )",
-                               fmt::arg("B", kBlock), fmt::arg("I", kItems),
-                               fmt::arg("V", value_type(encoded.precision)),
+                               fmt::arg("B", kBlock), fmt::arg("V", value_type(encoded.precision)),
                                fmt::arg("SIG", entry_signature(gather.entry, gather.params, encoded,
                                                                std::to_string(kBlock))));
   for (auto& h : template_headers({"spmvc/permute.cuh"})) {

@@ -38,5 +38,5 @@ spmv_csr_t8_v1_b256_u1_vt8_f32(long long nrows, const int* __restrict__ row_ptr,
 extern "C" __global__ void __launch_bounds__(256)
 spmvc_gather_x_f32(long long ncols, const int* __restrict__ col_map, const float* __restrict__ x,
     float* __restrict__ x_perm) {
-  spmvc::permute::gather<256, 4, float>(ncols, col_map, x, x_perm);
+  spmvc::permute::gather<256, float>(ncols, col_map, x, x_perm);
 }

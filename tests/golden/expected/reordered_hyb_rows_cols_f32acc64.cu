@@ -50,5 +50,5 @@ spmv_hyb_k5_t1_b256_i256_vt8_f32acc64_coo(const int* __restrict__ coo_row,
 extern "C" __global__ void __launch_bounds__(256)
 spmvc_gather_x_f32acc64(long long ncols, const int* __restrict__ col_map,
     const float* __restrict__ x, float* __restrict__ x_perm) {
-  spmvc::permute::gather<256, 4, float>(ncols, col_map, x, x_perm);
+  spmvc::permute::gather<256, float>(ncols, col_map, x, x_perm);
 }
