@@ -341,7 +341,8 @@ int main(int argc, char** argv) {
           ->excludes("--suite");
   bench
       ->add_option("--iterations", solve_args.iterations,
-                   "solve: iteration counts, a solve each (comma list, e.g. 100,1000,10000)")
+                   "solve: iteration counts, a solve each (comma list, e.g. 100,1000,10000); "
+                   "the plan is for the longest unless --multiplies says otherwise")
       ->check(kIterationList)
       ->needs(solve_opt)
       ->capture_default_str();

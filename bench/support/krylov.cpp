@@ -415,6 +415,10 @@ KrylovMethod parse_krylov_method(std::string_view name) {
   throw InputError("--solve", 0, fmt::format("unknown method '{}' (cg, bicgstab)", name));
 }
 
+std::int64_t solve_multiplies(KrylovMethod method, std::int64_t iterations) {
+  return iterations * (method == KrylovMethod::bicgstab ? 2 : 1);
+}
+
 std::vector<std::int64_t> parse_iteration_counts(std::string_view list) {
   constexpr std::int64_t kMaxIterations = 1'000'000'000;
   std::vector<std::int64_t> counts;

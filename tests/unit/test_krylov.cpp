@@ -45,6 +45,14 @@ TEST_CASE("iteration counts parse as a comma list of positive integers") {
   CHECK(parse_iteration_counts("5,5") == std::vector<std::int64_t>{5, 5});
 }
 
+TEST_CASE("a solve asks one multiply an iteration of CG and two of BiCGStab") {
+  // spmvc bench --solve plans for its longest solve's multiplies with this.
+  CHECK(spmvc::bench::solve_multiplies(spmvc::bench::KrylovMethod::cg, 1000) == 1000);
+  CHECK(spmvc::bench::solve_multiplies(spmvc::bench::KrylovMethod::bicgstab, 1000) == 2000);
+  CHECK(spmvc::bench::solve_multiplies(spmvc::bench::KrylovMethod::bicgstab, 1'000'000'000) ==
+        2'000'000'000);
+}
+
 TEST_CASE("bad iteration lists name the item at fault") {
   CHECK(input_error([] { parse_iteration_counts(""); }).find("item 1 '' of '': empty") !=
         std::string::npos);

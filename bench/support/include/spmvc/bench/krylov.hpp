@@ -36,6 +36,11 @@ KrylovMethod parse_krylov_method(std::string_view name);
 /// fraction or exponent, zero, too large).
 std::vector<std::int64_t> parse_iteration_counts(std::string_view list);
 
+/// The multiplies a solve of `iterations` iterations asks of its operator at most: one an
+/// iteration for CG (q = A p), two for BiCGStab (v = A p, t = A s); x0 = 0 needs none to start.
+/// `spmvc bench --solve` plans for its longest solve with it (Options::multiplies).
+std::int64_t solve_multiplies(KrylovMethod method, std::int64_t iterations);
+
 /// Iterations between two queued reads of the device's stop code.
 inline constexpr int kKrylovCheckEvery = 10;
 
