@@ -175,7 +175,7 @@ bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n) {
   return true;
 }
 
-CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
+CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_t>* sources) {
   const std::string source = "permute (" + o.name + ")";
   if (!is_permutation(o.perm, a.nrows)) {
     throw InputError(source, 0,
@@ -198,6 +198,7 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
   }
   b.col_idx.resize(a.col_idx.size());
   b.values.resize(a.values.size());
+  if (sources) sources->resize(a.col_idx.size());
   std::vector<std::int32_t> new_col;  // new number of each old column (symmetric only)
   if (symmetric) {
     new_col.resize(static_cast<std::size_t>(a.ncols));
@@ -223,6 +224,7 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
         if (!symmetric) {
           std::copy_n(a.col_idx.begin() + from, len, b.col_idx.begin() + to);
           std::copy_n(a.values.begin() + from, len, b.values.begin() + to);
+          if (sources) std::iota(sources->begin() + to, sources->begin() + to + len, from);
           continue;
         }
         // Each entry as (new column, place in the old row) in one 64-bit key: a row holds
@@ -235,8 +237,10 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o) {
         }
         std::sort(row.begin(), row.end());
         for (std::int64_t k = 0; k < len; ++k) {
+          const std::int64_t at = from + static_cast<std::int64_t>(row[k] & 0xffffffffU);
           b.col_idx[to + k] = static_cast<std::int32_t>(row[k] >> 32);
-          b.values[to + k] = a.values[from + static_cast<std::int64_t>(row[k] & 0xffffffffU)];
+          b.values[to + k] = a.values[at];
+          if (sources) (*sources)[static_cast<std::size_t>(to + k)] = at;
         }
       }
     }

@@ -1,6 +1,8 @@
 // Operator::apply_many (SpMM over the plan's own encoding, or over an encoding built for it) and
 // Operator::apply_transpose (A^T built on the GPU by a counting sort, then planned and compiled
-// as compile(DeviceCsr) does).
+// as compile(DeviceCsr) does). Both take their vectors in the order apply() does: an operator in
+// the plan's order (Options::plan_order) keeps its CSR reordered, and its own encoding has no row
+// map.
 #include "operations.hpp"
 
 #include <algorithm>
@@ -11,9 +13,11 @@
 
 #include <fmt/format.h>
 
+#include "generic_tier.hpp"
 #include "operator_impl.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/device_build.hpp"
+#include "spmvc/reorder.hpp"
 
 namespace spmvc {
 
@@ -324,7 +328,8 @@ void attach_operations(Operator::Impl& im, const Build& build, const Options& op
   im.operations = std::move(ops);
 }
 
-void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options) {
+void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options,
+              const RowColumnMap* plan_order_map) {
   Operations& ops = operations_of(im);
   if (a.nnz() >= std::numeric_limits<std::int32_t>::max() ||
       a.nrows >= std::numeric_limits<std::int32_t>::max()) {
@@ -332,7 +337,22 @@ void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options) {
         fmt::format("{} rows and {} nonzeros do not fit its 32-bit offsets", a.nrows, a.nnz());
     return;
   }
-  ops.resident = upload_csr(a, options.precision);
+  if (plan_order_map) {
+    // The matrix as the plan's order has it, and where each entry came from.
+    Ordering order;
+    order.name = "plan order";
+    order.kind =
+        plan_order_map->cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
+    order.perm = plan_order_map->rows;
+    std::vector<std::int64_t> sources;
+    const CsrMatrix reordered = permute(a, order, &sources);
+    const std::vector<std::int32_t> narrow(sources.begin(), sources.end());
+    ops.value_sources = DeviceBuffer(std::max<std::size_t>(narrow.size() * 4, 4));
+    if (!narrow.empty()) ops.value_sources.upload(narrow.data(), narrow.size() * 4);
+    ops.resident = upload_csr(reordered, options.precision);
+  } else {
+    ops.resident = upload_csr(a, options.precision);
+  }
   ops.csr = ops.resident->view;
   im.device_bytes += static_cast<std::int64_t>(
       ops.resident->row_ptr.bytes() + ops.resident->col_idx.bytes() + ops.resident->values.bytes());
@@ -359,6 +379,29 @@ void values_changed(Operator::Impl& im, const void* values, bool on_device) {
   if (!ops.resident) return;
   const std::size_t bytes = ops.resident->values.bytes();
   const std::size_t nnz = static_cast<std::size_t>(ops.resident->view.nnz);
+  if (ops.value_sources.bytes() > 0 && nnz > 0) {
+    // In the plan's order: the new values (the caller's CSR order) gathered into the kept
+    // matrix's, on the device.
+    const int vb = value_bytes(im.plan.precision);
+    DeviceBuffer staged;
+    const void* in = values;
+    if (!on_device) {
+      staged = DeviceBuffer(nnz * static_cast<std::size_t>(vb));
+      const auto* v = static_cast<const double*>(values);
+      if (im.plan.precision == Precision::f64) {
+        staged.upload(v, nnz * 8);
+      } else {
+        const std::vector<float> narrow(v, v + nnz);
+        staged.upload(narrow.data(), nnz * 4);
+      }
+      in = staged.get();
+    }
+    permute_vector(static_cast<const std::int32_t*>(ops.value_sources.get()),
+                   static_cast<std::int64_t>(nnz), in, ops.resident->values.get(), vb,
+                   /*scatter=*/false, nullptr, im.options.device);
+    synchronize();
+    return;
+  }
   if (on_device) {
     ops.resident->values.copy_from(values, nnz * value_bytes(im.plan.precision));
   } else if (im.plan.precision == Precision::f64) {
@@ -373,23 +416,8 @@ void values_changed(Operator::Impl& im, const void* values, bool on_device) {
 
 }  // namespace runtime
 
-namespace {
-
-// apply_many and apply_transpose run in the caller's order (their units and A^T's operator are
-// built from the caller's CSR): not for an operator whose vectors are in the plan's order.
-void refuse_plan_order(const Operator::Impl& im, const char* what) {
-  if (im.plan_ordered)
-    throw InputError(what, 0,
-                     "this operator takes its vectors in the plan's order (Options::plan_order, "
-                     "with the matrix reordered), which SpMM and the transposed multiply do not: "
-                     "compile without plan_order for them");
-}
-
-}  // namespace
-
 void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, double alpha,
                           double beta, void* stream) const {
-  refuse_plan_order(*impl_, "apply_many");
   // The SpMM units read the specialised tier's arrays: a tiered operator waits for them.
   if (impl_->tiers) impl_->tiers->switch_now();
   runtime::Operations& ops = runtime::operations_of(*impl_);
@@ -412,7 +440,6 @@ void Operator::apply_many(const void* x, void* y, int k, DenseLayout layout, dou
 }
 
 const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
-  refuse_plan_order(*impl_, "spmm_source");
   if (impl_->tiers) impl_->tiers->switch_now();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   std::lock_guard lock(ops.mutex);
@@ -423,7 +450,6 @@ const KernelSource& Operator::spmm_source(int k, DenseLayout layout) const {
 
 void Operator::apply_transpose(const void* x, void* y, double alpha, double beta,
                                void* stream) const {
-  refuse_plan_order(*impl_, "apply_transpose");
   impl_->settled();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   const Operator* t = nullptr;
@@ -435,7 +461,6 @@ void Operator::apply_transpose(const void* x, void* y, double alpha, double beta
 }
 
 const Plan& Operator::transpose_plan() const {
-  refuse_plan_order(*impl_, "transpose_plan");
   impl_->settled();
   runtime::Operations& ops = runtime::operations_of(*impl_);
   std::lock_guard lock(ops.mutex);

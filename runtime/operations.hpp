@@ -28,11 +28,15 @@ struct Operations {
   Options options;
   /// The plan's encoding as SpMM codegen sees it.
   std::optional<compiler::SpmmSubject> subject;
-  /// A plain CSR of the matrix in the caller's order on the device (32-bit offsets): the
-  /// caller's arrays (compile(DeviceCsr)), or `resident` (compile(CsrMatrix) with
-  /// Options::keep_csr). Absent otherwise.
+  /// A plain CSR of the matrix on the device (32-bit offsets), in the order apply() takes its
+  /// vectors: the caller's arrays (compile(DeviceCsr)), or `resident` (compile(CsrMatrix) with
+  /// Options::keep_csr; the reordered matrix for an operator in the plan's order). Absent
+  /// otherwise.
   std::optional<DeviceCsr> csr;
   std::optional<ResidentCsr> resident;
+  /// For a `resident` in the plan's order: the caller's CSR index of each of its entries (int32),
+  /// which new values are gathered through. Empty otherwise.
+  DeviceBuffer value_sources;
   /// Why `csr` is absent.
   std::string no_csr;
 
@@ -68,8 +72,11 @@ struct Operations {
 /// Attaches the operations of an operator built by the host pipeline (`build` of `a`): the SpMM
 /// subject of its plan and, with Options::keep_csr, `a` uploaded as plain CSR.
 void attach_operations(Operator::Impl& im, const Build& build, const Options& options);
-/// Uploads `a` as the operator's plain CSR (Options::keep_csr).
-void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options);
+/// Uploads `a` as the operator's plain CSR (Options::keep_csr); reordered by `plan_order_map` for
+/// an operator in the plan's order (Options::plan_order), so that SpMM and the transposed
+/// multiply take and give their vectors in that order too.
+void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options,
+              const RowColumnMap* plan_order_map = nullptr);
 /// Attaches the operations of an operator built from device arrays: the caller's `a` is the
 /// plain CSR; `row_blocks` is csr_stream's count (0 for csr).
 void attach_operations(Operator::Impl& im, const DeviceCsr& a, const Options& options,

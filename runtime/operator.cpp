@@ -462,7 +462,6 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   Operator op = build();
   op.impl_->timings.build = "host";
   op.impl_->timings.build_why = std::move(choice.why);
-  if (options.keep_csr) runtime::keep_csr(*op.impl_, a, options);
   // What update_values traces and re-plans from.
   op.impl_->options = options;
   auto pattern = std::make_shared<CsrMatrix>();
@@ -476,7 +475,11 @@ Operator compile(const CsrMatrix& a, const Options& options) {
   // map update_values needs: only a cuSPARSE plan goes without.)
   if (!(op.impl_->plan.engine == Engine::cusparse && op.impl_->plan.reorder == "none"))
     op.impl_->map = std::move(map);
-  if (options.plan_order && op.impl_->map) attach_plan_order(*op.impl_);
+  const bool plan_ordered = options.plan_order && op.impl_->map;
+  // SpMM and the transposed multiply run on this CSR: in the plan's order, reordered.
+  if (options.keep_csr)
+    runtime::keep_csr(*op.impl_, a, options, plan_ordered ? op.impl_->map.get() : nullptr);
+  if (plan_ordered) attach_plan_order(*op.impl_);
   return op;
 }
 

@@ -112,8 +112,9 @@ struct Options {
   /// x's order and y's are one order when the columns were renumbered (reorder "auto" does; an
   /// ordering asked for needs renumber_columns), so y can be the next x. Without an ordering
   /// the plan's order is the caller's. Such an operator is not tiered (the generic tier
-  /// multiplies in the caller's order), has no apply_many or apply_transpose, and keeps its order
-  /// through update_values.
+  /// multiplies in the caller's order) and keeps its order through update_values. apply_many
+  /// takes X's columns and gives Y's in the same orders; apply_transpose takes x in the plan's
+  /// row order and gives y in its column order (keep_csr keeps the matrix reordered for them).
   bool plan_order = false;
   ReorderOptions reorder_options;
   /// A precomputed ordering (e.g. from compute_ordering on a matrix this one replicates); used

@@ -104,8 +104,10 @@ bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n);
 
 /// The reordered matrix: B = P A P^T (symmetric) or B = P A (rows_only), with row i of B being
 /// row perm[i] of A. Columns stay sorted within rows. InputError when `o.perm` is not a
-/// permutation of the rows, or a symmetric ordering meets a non-square matrix.
-CsrMatrix permute(const CsrMatrix& a, const Ordering& o);
+/// permutation of the rows, or a symmetric ordering meets a non-square matrix. With `sources`,
+/// also where each of B's entries came from: B.values[k] is a.values[(*sources)[k]].
+CsrMatrix permute(const CsrMatrix& a, const Ordering& o,
+                  std::vector<std::int64_t>* sources = nullptr);
 
 /// Size in bits of the BRO-ELL column-index stream of `a` cut into slices of `slice_height`
 /// consecutive rows (the last slice may be shorter). Within a row the first column is coded as

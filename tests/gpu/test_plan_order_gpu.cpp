@@ -3,19 +3,23 @@
 // both precisions; to_plan_order and from_plan_order are the exact permutations of plan_columns()
 // and plan_rows(); a power iteration stays in the plan's order from start to end and ends where
 // the caller's order ends; an operator without an ordering keeps the caller's order; the generic
-// tier stays out, and apply_many and apply_transpose say they do not apply; update_values keeps
-// the order. Skipped without a GPU.
+// tier stays out; apply_many and apply_transpose take and give their vectors in the plan's order
+// too, and update_values keeps the order, the kept CSR's values included. Skipped without a GPU.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpu_support.hpp"
 #include "spmvc/bench/gpu.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/compiler/spmm.hpp"
 #include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/spmvc.hpp"
@@ -180,7 +184,47 @@ TEST_CASE("gpu: plan order: without an ordering the caller's order, copied") {
   CHECK(dx_plan.download_values(x.size(), Precision::f64) == x);
 }
 
-TEST_CASE("gpu: plan order: no generic tier, no SpMM or transpose, the order kept by new values") {
+namespace {
+
+// X's k columns (column-major), each permuted by `map`.
+std::vector<double> gathered_columns(const std::vector<double>& v, int k,
+                                     std::span<const std::int32_t> map) {
+  const std::size_t n = v.size() / static_cast<std::size_t>(k);
+  std::vector<double> out;
+  for (int j = 0; j < k; ++j) {
+    const std::vector<double> column(v.begin() + static_cast<std::ptrdiff_t>(j * n),
+                                     v.begin() + static_cast<std::ptrdiff_t>((j + 1) * n));
+    const std::vector<double> moved = gathered(column, map);
+    out.insert(out.end(), moved.begin(), moved.end());
+  }
+  return out;
+}
+
+// apply_many (k = 3, column-major) and apply_transpose of `op` on vectors in the plan's order,
+// against the host references of `a` (the caller's matrix) permuted into that order.
+void check_spmm_and_transpose(const Operator& op, const CsrMatrix& a) {
+  constexpr int k = 3;
+  std::vector<double> x(static_cast<std::size_t>(a.ncols) * k);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.25 + 0.5 * static_cast<double>(i % 13);
+  std::vector<double> want(static_cast<std::size_t>(a.nrows) * k, 0.0);
+  compiler::reference_spmm(a, k, DenseLayout::col_major, x, want, 1.0, 0.0);
+  std::vector<double> y(want.size());
+  op.apply_many_host(gathered_columns(x, k, op.plan_columns()), y, k);
+  CHECK(compiler::relative_error(y, gathered_columns(want, k, op.plan_rows())) <=
+        tolerance(Precision::f64));
+  // A^T takes x in the plan's row order and gives y in its column order.
+  const std::vector<double> xt = codegen::test_vector(a.nrows);
+  std::vector<double> yt_want(static_cast<std::size_t>(a.ncols));
+  compiler::csr_reference_spmv(compiler::transpose(a), xt, yt_want);
+  std::vector<double> yt(yt_want.size());
+  op.apply_transpose_host(gathered(xt, op.plan_rows()), yt);
+  CHECK(compiler::relative_error(yt, gathered(yt_want, op.plan_columns())) <=
+        tolerance(Precision::f64));
+}
+
+}  // namespace
+
+TEST_CASE("gpu: plan order: no generic tier; SpMM, the transpose and new values in the order") {
   if (!have_device()) return;
   const CsrMatrix a = gen::from_spec("rmat:scale=11,ef=8");
   Options o;
@@ -204,15 +248,37 @@ TEST_CASE("gpu: plan order: no generic tier, no SpMM or transpose, the order kep
   REQUIRE(op.plan_order());
   CHECK(op.timings().tier == "specialised");
   const std::vector<std::int32_t> rows(op.plan_rows().begin(), op.plan_rows().end());
-  const std::vector<double> x = codegen::test_vector(a.ncols);
-  std::vector<double> y(static_cast<std::size_t>(a.nrows));
-  std::vector<double> y2(y.size() * 2);
-  CHECK_THROWS_WITH_AS(op.apply_many_host(std::vector<double>(x.size() * 2), y2, 2),
-                       doctest::Contains("plan's order"), InputError);
-  CHECK_THROWS_WITH_AS(op.apply_transpose_host(std::vector<double>(y.size()), y),
-                       doctest::Contains("plan's order"), InputError);
+  // SpMM and A^T in the plan's order: csr_stream's own SpMM unit, cusparseSpMM on the kept CSR
+  // (reordered), and for hyb (no SpMM kernel) a unit built on that CSR, each against the
+  // references.
+  check_spmm_and_transpose(op, a);
+  for (const auto& [format, engine] :
+       {std::pair{"csr_stream", "never"}, std::pair{"csr_stream", "always"},
+        std::pair{"hyb", "never"}}) {
+    CAPTURE(format);
+    CAPTURE(engine);
+    Options f = o;
+    f.format = format;
+    f.spmm_cusparse = engine;
+    const Operator g = compile(a, f);
+    REQUIRE(g.plan_order());
+    check_spmm_and_transpose(g, a);
+    const std::string note = g.timings().spmm_note;
+    CAPTURE(note);
+    if (std::string_view(engine) == "always") CHECK(note.find("cuSPARSE") != std::string::npos);
+    if (std::string_view(format) == "hyb") CHECK(note.find("kept CSR") != std::string::npos);
+  }
+  // Without the kept CSR the transpose says what it needs.
+  Options no_csr = o;
+  no_csr.keep_csr = false;
+  const Operator bare = compile(a, no_csr);
+  std::vector<double> yt(static_cast<std::size_t>(a.ncols));
+  CHECK_THROWS_WITH_AS(
+      bare.apply_transpose_host(std::vector<double>(static_cast<std::size_t>(a.nrows)), yt),
+      doctest::Contains("keep_csr"), InputError);
 
-  // New values, re-planned or not, leave the vectors' order as it was.
+  // New values, re-planned or not, leave the vectors' order as it was, and reach the kept CSR
+  // in that order: from the host, then from the device.
   CsrMatrix b = a;
   for (std::size_t k = 0; k < b.values.size(); ++k)
     b.values[k] = 1.0 + 1e-3 * static_cast<double>(k % 1009);
@@ -220,8 +286,19 @@ TEST_CASE("gpu: plan order: no generic tier, no SpMM or transpose, the order kep
   CAPTURE(u.why);
   REQUIRE(op.plan_order());
   CHECK(std::equal(rows.begin(), rows.end(), op.plan_rows().begin(), op.plan_rows().end()));
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> y(static_cast<std::size_t>(a.nrows));
   std::vector<double> ref(static_cast<std::size_t>(b.nrows));
   compiler::csr_reference_spmv(b, x, ref);
   op.apply_host(gathered(x, op.plan_columns()), y);
   CHECK(compiler::relative_error(y, gathered(ref, op.plan_rows())) <= tolerance(Precision::f64));
+  check_spmm_and_transpose(op, b);
+  CsrMatrix c = a;
+  for (std::size_t k = 0; k < c.values.size(); ++k)
+    c.values[k] = 2.0 - 1e-3 * static_cast<double>(k % 997);
+  bench::DeviceArray dv(c.values.size() * 8);
+  dv.upload_values(c.values, Precision::f64);
+  op.update_values(static_cast<const void*>(dv.get()));
+  REQUIRE(op.plan_order());
+  check_spmm_and_transpose(op, c);
 }

@@ -38,9 +38,27 @@ std::vector<double> spmv(const CsrMatrix& a, const std::vector<double>& x,
 
 // B = permute(A, o) multiplies like A: B (P x) = P (A x), P x being x in the new column order.
 void check_same_product(const CsrMatrix& a, const Ordering& o) {
-  const CsrMatrix b = spmvc::permute(a, o);
+  std::vector<std::int64_t> sources;
+  const CsrMatrix b = spmvc::permute(a, o, &sources);
   REQUIRE_NOTHROW(spmvc::validate(b, "permuted"));
   REQUIRE(b.nnz() == a.nnz());
+  // Each entry of B names its entry of A: in the old row, the value, the column renamed.
+  REQUIRE(sources.size() == static_cast<std::size_t>(b.nnz()));
+  std::vector<std::int32_t> renamed(static_cast<std::size_t>(a.ncols));
+  std::iota(renamed.begin(), renamed.end(), 0);
+  if (o.kind == PermutationKind::symmetric)
+    for (std::size_t i = 0; i < o.perm.size(); ++i)
+      renamed[o.perm[i]] = static_cast<std::int32_t>(i);
+  for (std::int64_t i = 0; i < b.nrows; ++i) {
+    for (std::int64_t k = b.row_ptr[i]; k < b.row_ptr[i + 1]; ++k) {
+      const std::int64_t s = sources[static_cast<std::size_t>(k)];
+      if (s < a.row_ptr[o.perm[i]] || s >= a.row_ptr[o.perm[i] + 1] || b.values[k] != a.values[s] ||
+          b.col_idx[k] != renamed[a.col_idx[s]]) {
+        FAIL_CHECK(o.name << ": entry " << k << " of row " << i << " names source " << s);
+        return;
+      }
+    }
+  }
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   std::vector<double> x(static_cast<std::size_t>(a.ncols));
@@ -181,10 +199,15 @@ TEST_CASE("permute: B = P A P^T by hand") {
   CHECK(b.row_ptr == std::vector<std::int64_t>{0, 2, 4, 6});
   CHECK(b.col_idx == std::vector<std::int32_t>{0, 1, 1, 2, 0, 2});
   CHECK(b.values == std::vector<double>{6, 5, 1, 2, 4, 3});
+  // Where each entry came from: B's values are A's (1..6) taken at the sources.
+  std::vector<std::int64_t> sources;
+  CHECK(spmvc::permute(a, o, &sources).values == b.values);
+  CHECK(sources == std::vector<std::int64_t>{5, 4, 0, 1, 3, 2});
   o.kind = PermutationKind::rows_only;
-  const CsrMatrix c = spmvc::permute(a, o);
+  const CsrMatrix c = spmvc::permute(a, o, &sources);
   CHECK(c.col_idx == std::vector<std::int32_t>{0, 2, 0, 1, 1, 2});
   CHECK(c.values == std::vector<double>{5, 6, 1, 2, 3, 4});
+  CHECK(sources == std::vector<std::int64_t>{4, 5, 0, 1, 2, 3});
 }
 
 TEST_CASE("rcm brings a shuffled 2D stencil back to a narrow band") {
