@@ -38,11 +38,7 @@ CsrMatrix trace_matrix(const CsrMatrix& a, const RowColumnMap* map, double (*val
   for (std::size_t k = 0; k < t.values.size(); ++k)
     t.values[k] = value(static_cast<std::int64_t>(k));
   if (!map) return t;
-  Ordering o;
-  o.name = "trace";
-  o.perm = map->rows;
-  o.kind = map->cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
-  return permute(t, o);
+  return permute(t, ordering_of(*map, "trace"));
 }
 
 // The value arrays of `e` (plain coding: f64 or f32, not scratch) and the number each slot holds.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -162,6 +163,14 @@ Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
     throw InternalError(fmt::format("ordering '{}' of a {}x{} matrix is not a permutation", name,
                                     a.nrows, a.ncols));
   }
+  return o;
+}
+
+Ordering ordering_of(const RowColumnMap& map, std::string name) {
+  Ordering o;
+  o.name = std::move(name);
+  o.kind = map.cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
+  o.perm = map.rows;
   return o;
 }
 

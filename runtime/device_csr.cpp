@@ -35,6 +35,15 @@ ResidentCsr upload_csr(const CsrMatrix& a, Precision precision) {
   return r;
 }
 
+void upload_values(DeviceBuffer& to, std::span<const double> values, Precision precision) {
+  if (precision == Precision::f64) {
+    to.upload(values.data(), values.size() * 8);
+  } else {
+    const std::vector<float> narrow(values.begin(), values.end());
+    to.upload(narrow.data(), narrow.size() * 4);
+  }
+}
+
 DeviceCsr view_of(const ResidentCsr& r, const CsrMatrix& a) {
   return {a.nrows,
           a.ncols,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct ResidentCsr {
   DeviceCsr view;
 };
 ResidentCsr upload_csr(const CsrMatrix& a, Precision precision);
+/// `values` into `to` in `precision`'s type, as upload_csr stores them (double for f64, else
+/// float).
+void upload_values(DeviceBuffer& to, std::span<const double> values, Precision precision);
 /// The DeviceCsr of `r`'s arrays, which hold `a`.
 DeviceCsr view_of(const ResidentCsr& r, const CsrMatrix& a);
 

@@ -339,13 +339,8 @@ void keep_csr(Operator::Impl& im, const CsrMatrix& a, const Options& options,
   }
   if (plan_order_map) {
     // The matrix as the plan's order has it, and where each entry came from.
-    Ordering order;
-    order.name = "plan order";
-    order.kind =
-        plan_order_map->cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
-    order.perm = plan_order_map->rows;
     std::vector<std::int64_t> sources;
-    const CsrMatrix reordered = permute(a, order, &sources);
+    const CsrMatrix reordered = permute(a, ordering_of(*plan_order_map, "plan order"), &sources);
     const std::vector<std::int32_t> narrow(sources.begin(), sources.end());
     ops.value_sources = DeviceBuffer(std::max<std::size_t>(narrow.size() * 4, 4));
     if (!narrow.empty()) ops.value_sources.upload(narrow.data(), narrow.size() * 4);
@@ -377,39 +372,27 @@ void values_changed(Operator::Impl& im, const void* values, bool on_device) {
   ops.spmm_fallback.reset();
   ops.transposed.reset();
   if (!ops.resident) return;
-  const std::size_t bytes = ops.resident->values.bytes();
-  const std::size_t nnz = static_cast<std::size_t>(ops.resident->view.nnz);
-  if (ops.value_sources.bytes() > 0 && nnz > 0) {
+  const auto nnz = static_cast<std::size_t>(ops.resident->view.nnz);
+  const Precision p = im.plan.precision;
+  const std::span<const double> host(static_cast<const double*>(values), on_device ? 0 : nnz);
+  if (ops.value_sources.bytes() == 0) {
+    if (on_device)
+      ops.resident->values.copy_from(values, nnz * value_bytes(p));
+    else
+      upload_values(ops.resident->values, host, p);
+  } else if (nnz > 0) {
     // In the plan's order: the new values (the caller's CSR order) gathered into the kept
     // matrix's, on the device.
-    const int vb = value_bytes(im.plan.precision);
     DeviceBuffer staged;
     const void* in = values;
     if (!on_device) {
-      staged = DeviceBuffer(nnz * static_cast<std::size_t>(vb));
-      const auto* v = static_cast<const double*>(values);
-      if (im.plan.precision == Precision::f64) {
-        staged.upload(v, nnz * 8);
-      } else {
-        const std::vector<float> narrow(v, v + nnz);
-        staged.upload(narrow.data(), nnz * 4);
-      }
+      staged = DeviceBuffer(nnz * static_cast<std::size_t>(value_bytes(p)));
+      upload_values(staged, host, p);
       in = staged.get();
     }
     permute_vector(static_cast<const std::int32_t*>(ops.value_sources.get()),
-                   static_cast<std::int64_t>(nnz), in, ops.resident->values.get(), vb,
+                   static_cast<std::int64_t>(nnz), in, ops.resident->values.get(), value_bytes(p),
                    /*scatter=*/false, nullptr, im.options.device);
-    synchronize();
-    return;
-  }
-  if (on_device) {
-    ops.resident->values.copy_from(values, nnz * value_bytes(im.plan.precision));
-  } else if (im.plan.precision == Precision::f64) {
-    ops.resident->values.upload(values, std::min(bytes, nnz * 8));
-  } else {
-    const auto* v = static_cast<const double*>(values);
-    const std::vector<float> narrow(v, v + nnz);
-    ops.resident->values.upload(narrow.data(), std::min(bytes, nnz * 4));
   }
   synchronize();
 }

@@ -170,14 +170,12 @@ std::optional<std::string> rewrite_from_host(Operator::Impl& im, std::span<const
       }
     }
     fault = gather_all(im, g, g.staging.get(), tc->codes.type, tc->codes.type);
-  } else if (precision == Precision::f64) {
-    g.staging.upload(values.data(), values.size() * 8);
-    fault = gather_all(im, g, g.staging.get(), ElemType::f64, stored_type(coding, precision));
   } else {
-    // fp32 values (each rounded once more to a bf16 word by a bf16 plan's gather).
-    const std::vector<float> narrow(values.begin(), values.end());
-    g.staging.upload(narrow.data(), narrow.size() * 4);
-    fault = gather_all(im, g, g.staging.get(), ElemType::f32, stored_type(coding, precision));
+    // The values in the plan's type (fp32 ones each rounded once more to a bf16 word by a bf16
+    // plan's gather).
+    runtime::upload_values(g.staging, values, precision);
+    fault = gather_all(im, g, g.staging.get(), value_type_of(precision),
+                       stored_type(coding, precision));
   }
   if (fault) throw InternalError("update_values: a value checked on the host failed on the GPU");
   return std::nullopt;
@@ -206,11 +204,7 @@ std::pair<Operator, ValueUpdate> replan(const Operator::Impl& im, const std::str
     options.ordering.reset();
     options.reorder = "none";
     if (im.plan_ordered) {
-      Ordering kept;
-      kept.name = im.plan.reorder.substr(0, im.plan.reorder.find(' '));
-      kept.kind = im.map->cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
-      kept.perm = im.map->rows;
-      options.ordering = std::move(kept);
+      options.ordering = ordering_of(*im.map, im.plan.reorder.substr(0, im.plan.reorder.find(' ')));
       options.renumber_columns = !im.map->cols.empty();
     }
   }
@@ -231,16 +225,6 @@ namespace {
 // (whose CSR copy holds the old values) waits for the specialised kernel and switches first.
 void leave_generic_tier(Operator::Impl& im) {
   if (im.tiers) im.tiers->switch_now();
-}
-
-// `values` into `to` as the precision's type (double for f64, else float).
-void upload_values(runtime::DeviceBuffer& to, std::span<const double> values, Precision p) {
-  if (p == Precision::f64) {
-    to.upload(values.data(), values.size() * 8);
-  } else {
-    const std::vector<float> narrow(values.begin(), values.end());
-    to.upload(narrow.data(), narrow.size() * 4);
-  }
 }
 
 // Why a build on the GPU from new values is another plan than `was`; nothing when it is the same.
@@ -303,14 +287,14 @@ ValueUpdate Operator::update_values(std::span<const double> values) {
   if (im.resident) {
     // compile(CsrMatrix) on the GPU: the new values go into its own upload, in place.
     runtime::synchronize();  // earlier multiplies read the old arrays
-    upload_values(im.resident->values, values, im.plan.precision);
+    runtime::upload_values(im.resident->values, values, im.plan.precision);
     return rebuild_in_place(impl_, t0);
   }
   if (im.device_matrix) {
     // Built from device arrays: upload into memory the operator keeps, and build again from it.
     auto owned = std::make_shared<runtime::DeviceBuffer>(std::max<std::size_t>(
         values.size() * static_cast<std::size_t>(value_bytes(im.plan.precision)), 1));
-    upload_values(*owned, values, im.plan.precision);
+    runtime::upload_values(*owned, values, im.plan.precision);
     ValueUpdate u = update_values(static_cast<const void*>(owned->get()));
     impl_->owned_values = std::move(owned);
     u.seconds = seconds_since(t0);

@@ -65,6 +65,10 @@ struct RowColumnMap {
   std::vector<std::int32_t> cols;
 };
 
+/// The ordering `map` records, named `name`: new row i is the caller's row map.rows[i], and the
+/// columns move alike (symmetric) where the map renumbered them, else keep their numbers.
+Ordering ordering_of(const RowColumnMap& map, std::string name);
+
 struct ReorderOptions {
   /// sort: rows are sorted by length inside consecutive windows of this many rows
   /// (0: kDefaultSortWindow).

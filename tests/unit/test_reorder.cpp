@@ -210,6 +210,16 @@ TEST_CASE("permute: B = P A P^T by hand") {
   CHECK(sources == std::vector<std::int64_t>{4, 5, 0, 1, 2, 3});
 }
 
+TEST_CASE("ordering_of: the ordering a row and column map records") {
+  spmvc::RowColumnMap map{{2, 0, 1}, {}};
+  const Ordering rows = spmvc::ordering_of(map, "kept");
+  CHECK(rows.name == "kept");
+  CHECK(rows.kind == PermutationKind::rows_only);  // the columns kept their numbers
+  CHECK(rows.perm == map.rows);
+  map.cols = map.rows;
+  CHECK(spmvc::ordering_of(map, "kept").kind == PermutationKind::symmetric);
+}
+
 TEST_CASE("rcm brings a shuffled 2D stencil back to a narrow band") {
   const CsrMatrix grid = spmvc::gen::from_spec("stencil2d:n=50");
   const CsrMatrix a = shuffled(grid, 3);
