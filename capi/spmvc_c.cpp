@@ -123,6 +123,8 @@ spmvc::Options parse_options(const char* text) {
       o.reorder = str(key, value);
     } else if (key == "renumber_columns") {
       o.renumber_columns = boolean(key, value);
+    } else if (key == "keep_row_order") {
+      o.keep_row_order = boolean(key, value);
     } else if (key == "plan_order") {
       o.plan_order = boolean(key, value);
     } else if (key == "value_coding") {
@@ -162,7 +164,7 @@ spmvc::Options parse_options(const char* text) {
           kOptionsSource, 0,
           "unknown key \"" + key +
               "\" (known: precision, format, params, planner, reorder, renumber_columns, "
-              "plan_order, "
+              "keep_row_order, plan_order, "
               "value_coding, deterministic, mixed_precision, mixed_fallback, build, tiered, "
               "full_inspection, "
               "disk_cache, "

@@ -53,7 +53,9 @@ ReorderComparison compare_reordering(const CsrMatrix& a, const std::string& name
 }
 
 const char* kind_name(PermutationKind k) {
-  return k == PermutationKind::symmetric ? "symmetric" : "rows_only";
+  return k == PermutationKind::symmetric      ? "symmetric"
+         : k == PermutationKind::columns_only ? "columns_only"
+                                              : "rows_only";
 }
 
 nlohmann::ordered_json comparison_json(const ReorderComparison& c) {

@@ -54,6 +54,7 @@ struct MatrixArgs {
   bool verbose = false;  ///< run: also print the tiers and NVRTC's log
   std::string reorder;   ///< inspect: compare before/after; others: reorder before encoding
   bool renumber_columns = false;
+  bool keep_row_order = false;    ///< Options::keep_row_order
   bool plan_order = false;        ///< Options::plan_order (run, bench)
   bool no_value_coding = false;   ///< plan plain values only
   std::string cusparse = "auto";  ///< Options::cusparse: auto, never or always

@@ -122,6 +122,9 @@ void add_matrix_options(CLI::App* cmd, spmvc::cli::MatrixArgs& args, bool with_f
       ->check(kNonEmpty);
   cmd->add_flag("--renumber-columns", args.renumber_columns,
                 "with a symmetric ordering, renumber the columns too (x gathered per multiply)");
+  cmd->add_flag("--keep-row-order", args.keep_row_order,
+                "with --renumber-columns, move the columns alone: rows keep their order and y is "
+                "written in place (Options::keep_row_order)");
   cmd->add_flag("--plan-order", args.plan_order,
                 "run, bench: x and y in the plan's order (Options::plan_order): a reordered "
                 "matrix's multiply without the gather of x and the row map's writes of y; the "

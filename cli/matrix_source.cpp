@@ -77,6 +77,7 @@ Options make_options(const MatrixArgs& args) {
   o.format = args.format;
   if (!args.reorder.empty()) o.reorder = args.reorder;
   o.renumber_columns = args.renumber_columns;
+  o.keep_row_order = args.keep_row_order;
   o.plan_order = args.plan_order;
   o.value_coding = !args.no_value_coding;
   o.deterministic = args.deterministic;

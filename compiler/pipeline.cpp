@@ -1,5 +1,6 @@
 // The host pipeline (spmvc/build.hpp): the one place the stage sequence is written.
 #include <chrono>
+#include <numeric>
 #include <utility>
 
 #include <fmt/format.h>
@@ -23,7 +24,9 @@ double seconds_since(Clock::time_point t0) {
 // The ordering step: "auto" asks the planner, a name or a precomputed Ordering forces one. The
 // kernels then run on the reordered matrix and the row map hides it. A symmetric ordering moves
 // the rows, and renumbers the columns only when asked (x is then gathered once per multiply);
-// otherwise the reordered matrix keeps the caller's column numbers and x is read in place.
+// otherwise the reordered matrix keeps the caller's column numbers and x is read in place. A
+// columns_only ordering (the hub order in the caller's order, or keep_row_order) renumbers the
+// columns alone: the row map is the identity and y is written in place.
 // Returns the format the planner's ordering was chosen for ("" any; compiler::OrderingChoice).
 std::string order(const CsrMatrix& a, const Options& options, const BuildTarget& target, Build& b) {
   std::optional<Ordering> picked;
@@ -53,21 +56,44 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
   }
   if (!picked) return format;
   Ordering ordering = std::move(*picked);
-  if (!is_permutation(ordering.perm, a.nrows) ||
+  if (options.keep_row_order && options.plan_order)
+    throw InputError("keep_row_order", 0,
+                     "the plan's order (plan_order) moves x and y alike: keep_row_order would "
+                     "leave y in the caller's order and x in the plan's");
+  const bool columns_alone = ordering.kind == PermutationKind::columns_only;
+  const std::int64_t n = columns_alone ? a.ncols : a.nrows;
+  if (!is_permutation(ordering.perm, n) ||
       (ordering.kind == PermutationKind::symmetric && a.nrows != a.ncols))
     throw InputError("ordering", 0,
-                     fmt::format("ordering '{}' is not a permutation of this matrix's {} rows",
-                                 ordering.name, a.nrows));
-  const bool renumber = ordering.kind == PermutationKind::symmetric && renumber_columns;
+                     fmt::format("ordering '{}' is not a permutation of this matrix's {} {}",
+                                 ordering.name, n, columns_alone ? "columns" : "rows"));
+  if (options.keep_row_order && ordering.kind != PermutationKind::columns_only) {
+    if (ordering.kind != PermutationKind::symmetric || !renumber_columns)
+      throw InputError(
+          "keep_row_order", 0,
+          fmt::format("ordering '{}' renumbers no columns here ({}): keep_row_order "
+                      "needs a symmetric ordering with renumber_columns",
+                      ordering.name,
+                      ordering.kind == PermutationKind::symmetric ? "renumber_columns is off"
+                                                                  : "it moves rows only"));
+    ordering = columns_only(std::move(ordering));
+  }
   RowColumnMap& map = b.map.emplace();
-  map.rows = ordering.perm;
-  if (renumber) {
+  if (ordering.kind == PermutationKind::columns_only) {
+    map.rows.resize(static_cast<std::size_t>(a.nrows));
+    std::iota(map.rows.begin(), map.rows.end(), 0);
     map.cols = ordering.perm;
+    b.plan.reorder = ordering.name + " (columns)";
+  } else if (ordering.kind == PermutationKind::symmetric && renumber_columns) {
+    map.rows = ordering.perm;
+    map.cols = ordering.perm;
+    b.plan.reorder = ordering.name + " (rows and columns)";
   } else {
+    map.rows = ordering.perm;
     ordering.kind = PermutationKind::rows_only;
+    b.plan.reorder = ordering.name + " (rows)";
   }
   b.reordered = permute(a, ordering);
-  b.plan.reorder = ordering.name + (renumber ? " (rows and columns)" : " (rows)");
   return format;
 }
 

@@ -175,19 +175,27 @@ double warp_lines(const CsrMatrix& a, int value_bytes, const Row& row, const Col
 
 // Calls measure(row, column) with the row and column maps of permute(a, ordering) (row(i): the
 // old row of new row i; column(c): the new number of old column c), after checking that
-// `ordering` is a permutation of a's rows (and, symmetric, of a square a's columns).
+// `ordering` is a permutation of a's rows (and, symmetric, of a square a's columns; columns_only,
+// of a's columns alone).
 template <typename Measure>
 auto under_ordering(const CsrMatrix& a, const Ordering& ordering, const char* what,
                     const Measure& measure) {
   const bool symmetric = ordering.kind == PermutationKind::symmetric;
-  if (!is_permutation(ordering.perm, a.nrows) || (symmetric && a.nrows != a.ncols)) {
+  const bool columns = ordering.kind == PermutationKind::columns_only;
+  if (!is_permutation(ordering.perm, columns ? a.ncols : a.nrows) ||
+      (symmetric && a.nrows != a.ncols)) {
     throw InputError(what, 0,
-                     fmt::format("ordering '{}' is not a permutation of this matrix's {} rows{}",
-                                 ordering.name, a.nrows, symmetric ? " and columns" : ""));
+                     fmt::format("ordering '{}' is not a permutation of this matrix's {} {}",
+                                 ordering.name, columns ? a.ncols : a.nrows,
+                                 columns     ? "columns"
+                                 : symmetric ? "rows and columns"
+                                             : "rows"));
   }
   const std::vector<std::int32_t>& perm = ordering.perm;
-  const auto row = [&](std::int64_t i) { return std::int64_t{perm[static_cast<std::size_t>(i)]}; };
-  if (!symmetric) return measure(row, [](std::int32_t c) { return std::int64_t{c}; });
+  const auto row = [&](std::int64_t i) {
+    return columns ? i : std::int64_t{perm[static_cast<std::size_t>(i)]};
+  };
+  if (!symmetric && !columns) return measure(row, [](std::int32_t c) { return std::int64_t{c}; });
   std::vector<std::int32_t> renamed(perm.size());  // old column -> new
   for (std::size_t i = 0; i < perm.size(); ++i)
     renamed[static_cast<std::size_t>(perm[i])] = static_cast<std::int32_t>(i);

@@ -169,9 +169,34 @@ Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
 Ordering ordering_of(const RowColumnMap& map, std::string name) {
   Ordering o;
   o.name = std::move(name);
-  o.kind = map.cols.empty() ? PermutationKind::rows_only : PermutationKind::symmetric;
-  o.perm = map.rows;
+  if (map.cols.empty()) {
+    o.kind = PermutationKind::rows_only;
+    o.perm = map.rows;
+  } else if (map.cols == map.rows) {
+    o.kind = PermutationKind::symmetric;
+    o.perm = map.rows;
+  } else if (is_identity(map.rows)) {
+    o.kind = PermutationKind::columns_only;
+    o.perm = map.cols;
+  } else {
+    throw InputError("ordering '" + o.name + "'", 0,
+                     "the map moves the rows and the columns differently: no one ordering");
+  }
   return o;
+}
+
+Ordering columns_only(Ordering o) {
+  if (o.kind == PermutationKind::rows_only)
+    throw InputError("ordering '" + o.name + "'", 0,
+                     "a rows-only ordering has no column numbers to apply alone");
+  o.kind = PermutationKind::columns_only;
+  return o;
+}
+
+bool is_identity(std::span<const std::int32_t> perm) {
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<std::int32_t>(i)) return false;
+  return true;
 }
 
 bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n) {
@@ -186,10 +211,12 @@ bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n) {
 
 CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_t>* sources) {
   const std::string source = "permute (" + o.name + ")";
-  if (!is_permutation(o.perm, a.nrows)) {
+  const bool columns = o.kind == PermutationKind::columns_only;
+  const std::int64_t n = columns ? a.ncols : a.nrows;
+  if (!is_permutation(o.perm, n)) {
     throw InputError(source, 0,
-                     fmt::format("the ordering ({} entries) is not a permutation of the {} rows",
-                                 o.perm.size(), a.nrows));
+                     fmt::format("the ordering ({} entries) is not a permutation of the {} {}",
+                                 o.perm.size(), n, columns ? "columns" : "rows"));
   }
   const bool symmetric = o.kind == PermutationKind::symmetric;
   if (symmetric && a.nrows != a.ncols) {
@@ -202,16 +229,19 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_
   b.nrows = a.nrows;
   b.ncols = a.ncols;
   b.row_ptr.assign(static_cast<std::size_t>(a.nrows) + 1, 0);
+  // Old row of new row i: the ordering's, or row i itself where only the columns move.
+  const auto old_row = [&](std::int64_t i) -> std::int64_t { return columns ? i : o.perm[i]; };
   for (std::int64_t i = 0; i < a.nrows; ++i) {
-    b.row_ptr[static_cast<std::size_t>(i) + 1] = b.row_ptr[i] + a.row_length(o.perm[i]);
+    b.row_ptr[static_cast<std::size_t>(i) + 1] = b.row_ptr[i] + a.row_length(old_row(i));
   }
   b.col_idx.resize(a.col_idx.size());
   b.values.resize(a.values.size());
   if (sources) sources->resize(a.col_idx.size());
-  std::vector<std::int32_t> new_col;  // new number of each old column (symmetric only)
-  if (symmetric) {
+  const bool renumber = symmetric || columns;
+  std::vector<std::int32_t> new_col;  // new number of each old column (columns renumbered only)
+  if (renumber) {
     new_col.resize(static_cast<std::size_t>(a.ncols));
-    for (std::int64_t i = 0; i < a.nrows; ++i) new_col[o.perm[i]] = static_cast<std::int32_t>(i);
+    for (std::int64_t j = 0; j < a.ncols; ++j) new_col[o.perm[j]] = static_cast<std::int32_t>(j);
   }
   // Rows in ranges handed out as threads free up: an ordering by degree puts the long rows
   // together, and equal row counts per thread would leave one thread all the hubs' sorting.
@@ -222,15 +252,15 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_
       for (std::int64_t i = begin; i < end; ++i) {
         // The old rows come in the ordering's order, scattered over a's arrays: ask for a row a
         // few ahead while this one is copied.
-        if (i + kPrefetchRows < end) {
+        if (!columns && i + kPrefetchRows < end) {
           const std::int64_t ahead = a.row_ptr[o.perm[i + kPrefetchRows]];
           __builtin_prefetch(a.col_idx.data() + ahead);
           if (!a.values.empty()) __builtin_prefetch(a.values.data() + ahead);
         }
-        const std::int64_t from = a.row_ptr[o.perm[i]];
-        const std::int64_t len = a.row_length(o.perm[i]);
+        const std::int64_t from = a.row_ptr[old_row(i)];
+        const std::int64_t len = a.row_length(old_row(i));
         const std::int64_t to = b.row_ptr[i];
-        if (!symmetric) {
+        if (!renumber) {
           std::copy_n(a.col_idx.begin() + from, len, b.col_idx.begin() + to);
           std::copy_n(a.values.begin() + from, len, b.values.begin() + to);
           if (sources) std::iota(sources->begin() + to, sources->begin() + to + len, from);

@@ -119,6 +119,13 @@ void adopt_build(Operator::Impl& im, const Build& build) {
     im.device_bytes += static_cast<std::int64_t>(arr.bytes.size());
 }
 
+// Whether the build's unit writes y through spmvc_row_map: a reordered unit in the caller's order
+// whose rows moved (codegen::attach_reordering).
+bool writes_through_row_map(const Build& build) {
+  return std::any_of(build.encoded.arrays.begin(), build.encoded.arrays.end(),
+                     [](const EncodedArray& a) { return a.name == "row_map"; });
+}
+
 // Uploads the encoded arrays, points a reordered unit's row map at its uploaded copy and binds
 // every launch's arrays; waits for the device. Returns the seconds it took.
 double upload_encoded(Operator::Impl& im, const Build& build) {
@@ -166,7 +173,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::from_build(const Build& build,
   im->timings = std::move(timings);
   adopt_build(*im, build);
   // A unit that writes y through spmvc_row_map loads its own copy (the variable is per image).
-  const bool own_load = build.map.has_value() && !options.plan_order;
+  const bool own_load = writes_through_row_map(build);
   im->timings.compile =
       found != nullptr
           ? found->seconds + im->load_cached(*found, device, own_load, im->timings)
@@ -214,7 +221,7 @@ std::unique_ptr<Operator::Impl> Operator::Impl::tiered_from_build(Build&& build,
         const runtime::CachedKernel cached = cache.get(raw->source, device.arch());
         if (abandoned.load()) return;
         const double obtained = seconds_since(t1);
-        t.compile = obtained + raw->load_cached(cached, device, kept->map.has_value(), t);
+        t.compile = obtained + raw->load_cached(cached, device, writes_through_row_map(*kept), t);
         t.upload = upload_encoded(*raw, *kept);
       });
   return im;

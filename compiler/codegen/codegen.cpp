@@ -193,11 +193,14 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
     std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
     encoded.arrays.push_back(std::move(a));
   };
-  add_i32("row_map", map.rows);
-  // The define goes before the unit's first include, so common.cuh sees it.
-  const std::size_t at = source.source.find("#include");
-  if (at == std::string::npos) throw InternalError("generated unit has no #include");
-  source.source.insert(at, "#define SPMVC_ROW_MAP 1  // y rows are written through row_map\n");
+  // Rows in the caller's order (columns renumbered alone) write y in place: no row map.
+  if (!is_identity(map.rows)) {
+    add_i32("row_map", map.rows);
+    // The define goes before the unit's first include, so common.cuh sees it.
+    const std::size_t at = source.source.find("#include");
+    if (at == std::string::npos) throw InternalError("generated unit has no #include");
+    source.source.insert(at, "#define SPMVC_ROW_MAP 1  // y rows are written through row_map\n");
+  }
 
   if (map.cols.empty()) return;
   if (static_cast<std::int64_t>(map.cols.size()) != encoded.ncols)

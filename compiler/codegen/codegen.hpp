@@ -79,7 +79,8 @@ using RowColumnMap = spmvc::RowColumnMap;
 
 /// Makes `source` (generated for a reordered matrix) take x and give y in the caller's order:
 /// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to
-/// `encoded`; the runtime points spmvc_row_map at it), and, when columns were renumbered, adds a
+/// `encoded`; the runtime points spmvc_row_map at it) unless the rows kept their order (an
+/// identity row map: y written in place), and, when columns were renumbered, adds a
 /// pre-launch gathering x into a scratch array "x_perm" that every launch then reads for x.
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map);
 

@@ -40,36 +40,36 @@ constexpr double kMinNonzerosPerRow = 6.0;
 // 512-nonzero tiles 1.12x; csr with a warp per row fell to 0.42x, the hubs' long rows now side
 // by side), as the modelled misses fell from 0.70 to 0.39 of the gathers; in fp64, where they
 // fell from 0.70 to 0.52, hyb so ordered measured 1.04x (bench/results/2026-11-29-h200-g-class/).
+//
+// In the caller's order the hub order moves the columns alone: the gain is in
+// x's gathers, which the renumbered columns pack, while moving the rows too only scatters the
+// writes of y through the row map. On the H200, rows kept against rows moved, hyb under dbg
+// (bench/results/2026-11-30-h200-columns-alone/): Kronecker scale 21 fp64 245 -> 227 us (1.04x
+// -> 1.11x of cuSPARSE), fp32 190 -> 185 us (1.23x -> 1.28x); scale 22 fp64 566 -> 515 us
+// (0.96x -> 1.04x), fp32 430 -> 418 us (1.11x -> 1.13x). In the plan's order the rows move
+// with the columns, so that y can be the next x.
 constexpr double kHubSkew = 64.0;
 constexpr double kHubMissShare = 0.5;
-constexpr double kHubMissCut = 0.2;
-/// In the plan's order the order's own traffic takes none of the gain, and a smaller cut pays:
-/// on Kronecker scale 22 in fp64 dbg cut the modelled misses from 0.759 to 0.610 (by 19.6%, short
-/// of kHubMissCut), and hyb so ordered measured 1.11x of cuSPARSE with x and y in the plan's order
-/// (bench/results/2026-11-29-h200-plan-order/).
-constexpr double kHubMissCutPlanOrder = 0.15;
-/// The rule holds while x fits in half the L2 (one partition of the H100's and the H200's 50 MB).
-/// With evict-first streams, on the H200: Kronecker scale 21 in fp64 and scale 22 in fp32 (x of
-/// 16 MiB) gained (hyb 1.04x and 1.11x of cuSPARSE), scale 22 in fp64 (32 MiB) lost with every
-/// format so ordered (hyb 0.96x, csr_stream 0.95x, bro_coo 0.95x;
-/// bench/results/2026-11-29-h200-kronecker-f64/). ncu on scale 22 in fp64: cuSPARSE's kernel and
-/// hyb's COO part both keep the L1 and L2 over 88% busy with 59% and 49% of their L2 lookups
-/// hitting (bench/results/2026-11-29-h200-g-class/): the gathers' throughput bounds both.
-constexpr double kHubMaxXBytes = 24.0 * 1024 * 1024;
-/// In the plan's order (Options::plan_order) the order costs no gather of x and no scattered
-/// writes of y per multiply, and the rule holds for an x up to the largest measured: scale 22 in
-/// fp64 (32 MiB), where hyb so ordered measured 1.11x of cuSPARSE and csr_warp 1.12x; scale 21
-/// fp64 1.23x and fp32 1.40x, scale 22 fp32 1.27x (bench/results/2026-11-29-h200-plan-order/).
-constexpr double kHubMaxXBytesPlanOrder = 32.0 * 1024 * 1024;
+/// On Kronecker scale 22 in fp64 dbg cut the modelled misses from 0.759 to 0.610 (by 19.6%), and
+/// hyb so ordered measured 1.11x of cuSPARSE with x and y in the plan's order
+/// (bench/results/2026-11-29-h200-plan-order/) and 1.04x with the columns alone in the caller's.
+constexpr double kHubMissCut = 0.15;
+/// The rule holds for an x up to the largest measured: scale 22 in fp64 (32 MiB, two thirds of
+/// the H200's 50 MB L2), faster so ordered in both orders (above). With the rows moved too, in
+/// the caller's order, it had lost there with every format (hyb 0.96x, csr_stream 0.95x, bro_coo
+/// 0.95x; bench/results/2026-11-29-h200-kronecker-f64/). ncu on scale 22 in fp64: cuSPARSE's
+/// kernel and hyb's COO part both keep the L1 and L2 over 88% busy with 59% and 49% of their L2
+/// lookups hitting (bench/results/2026-11-29-h200-g-class/): the gathers' throughput bounds both.
+constexpr double kHubMaxXBytes = 32.0 * 1024 * 1024;
 /// A caller expecting fewer multiplies does not get the hub order. On Kronecker scale 21 (H200)
-/// the order saved 36 us a multiply against cuSPARSE in fp32 and 10 us in fp64 (255.5 -> 245.7
-/// us, bench/results/2026-11-29-h200-g-class/picks-table.txt); its host time (the order, its
-/// checks and the permuted copy) is 1.28 s fp32 / 1.31 s fp64 on the H200's 16-core host
+/// the order with the columns alone saved 52 us a multiply against cuSPARSE in fp32 (236.5 ->
+/// 184.5 us) and 24 us in fp64 (251 -> 227 us); its host time (the order, its checks and the
+/// permuted copy) is 1.28 s fp32 / 1.31 s fp64 on the H200's 16-core host
 /// (bench/results/2026-11-30-h200-reorder-host/reorder-stage.txt; 2.1-3.7 s before permute and
 /// the checks shared the hubs' rows among the threads, 1.47-1.61 s before permute sorted 64-bit
-/// keys): about 36,000 and 131,000 multiplies to repay.
-constexpr std::int64_t kHubMinMultiplies32 = 36'000;
-constexpr std::int64_t kHubMinMultiplies64 = 131'000;
+/// keys): about 25,000 and 55,000 multiplies to repay.
+constexpr std::int64_t kHubMinMultiplies32 = 25'000;
+constexpr std::int64_t kHubMinMultiplies64 = 55'000;
 /// In the plan's order the order saved 68 us a multiply in fp32 (237 -> 169 us) and 47 us in fp64
 /// (254 -> 207 us, bench/results/2026-11-29-h200-plan-order/): about 19,000 and 28,000
 /// multiplies.
@@ -137,18 +137,21 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
                                         const HubShape& shape, std::string_view format,
                                         bool plan_order) {
   const int vb = value_bytes(precision);
-  if (!hub_order_x_fits(a.ncols, precision, plan_order)) return std::nullopt;
+  if (!hub_order_x_fits(a.ncols, precision)) return std::nullopt;
   if (!shape.scattered_hub()) return std::nullopt;
   const double before = shape.miss_share;
+  // In the caller's order the rows keep their order: y is written in place, and only x is
+  // gathered into the order.
   Ordering dbg = compute_ordering(a, "dbg");
+  if (!plan_order) dbg = columns_only(std::move(dbg));
   const double after = x_gather_miss_share(a, dbg, vb);
-  if (!hub_order_cuts_enough(before, after, plan_order)) return std::nullopt;
+  if (!hub_order_cuts_enough(before, after)) return std::nullopt;
   OrderingChoice c;
   c.why = fmt::format(
-      "dbg, columns renumbered, for {}: a hub graph (its most read column {:.0f} times the mean, "
-      "{:.1f} nonzeros per row) whose gathers of x mostly miss L1 ({:.2f} modelled); grouping the "
-      "hubs brings that to {:.2f} ({}: a gain the cost model has no term for, so cuSPARSE is not "
-      "weighed)",
+      "dbg, {}, for {}: a hub graph (its most read column {:.0f} times the mean, {:.1f} nonzeros "
+      "per row) whose gathers of x mostly miss L1 ({:.2f} modelled); grouping the hubs brings "
+      "that to {:.2f} ({}: a gain the cost model has no term for, so cuSPARSE is not weighed)",
+      plan_order ? "rows and columns renumbered" : "columns renumbered, rows in the caller's order",
       format, shape.skew, per_row, before, after,
       plan_order ? (format == kHubDeterministicFormat
                         ? "on Kronecker scale 21 so ordered, with x and y in the plan's order, "
@@ -158,9 +161,9 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
                           "hyb measured 1.23x of cuSPARSE in fp64 and 1.40x in fp32 on the H200")
       : format == kHubDeterministicFormat
           ? "on Kronecker scale 21 so ordered, csr_warp, which sums in a fixed order, measured "
-            "1.05x of cuSPARSE in fp64 and 1.25x in fp32 on the H200"
-          : "on Kronecker scale 21, fp32, hyb so ordered measured 1.17x of cuSPARSE on the H200, "
-            "1.04x in fp64");
+            "1.11x of cuSPARSE in fp64 and 1.24x in fp32 on the H200"
+          : "on Kronecker scale 21 so ordered, hyb measured 1.11x of cuSPARSE in fp64 and 1.28x "
+            "in fp32 on the H200");
   c.renumber_columns = true;
   c.format = std::string(format);
   c.ordering = std::move(dbg);
@@ -213,13 +216,12 @@ OrderingChoice rcm_in_plan_order(const CsrMatrix& a, int vb, double before) {
 
 }  // namespace
 
-bool hub_order_x_fits(std::int64_t ncols, Precision precision, bool plan_order) {
-  return static_cast<double>(ncols) * value_bytes(precision) <=
-         (plan_order ? kHubMaxXBytesPlanOrder : kHubMaxXBytes);
+bool hub_order_x_fits(std::int64_t ncols, Precision precision) {
+  return static_cast<double>(ncols) * value_bytes(precision) <= kHubMaxXBytes;
 }
 
-bool hub_order_cuts_enough(double before, double after, bool plan_order) {
-  return after <= (1 - (plan_order ? kHubMissCutPlanOrder : kHubMissCut)) * before;
+bool hub_order_cuts_enough(double before, double after) {
+  return after <= (1 - kHubMissCut) * before;
 }
 
 std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,

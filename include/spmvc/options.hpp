@@ -93,15 +93,21 @@ struct Options {
   /// Reorder the matrix before encoding: "none", an ordering of spmvc/reorder.hpp ("rcm",
   /// "amd", "metis", "d", "dset", "bar", "sort", "degree", "dbg"), or "auto": the planner decides
   /// and says why (compiler::choose_ordering: dbg for hyb on a hub graph, RCM where x accesses
-  /// are scattered, both with renumbered columns; with plan_order, RCM wherever it makes x's
-  /// accesses more local; with `multiplies`, neither where too few are expected to repay the
-  /// order's host time). The operator hides it: x and y stay in the caller's order, y written
-  /// through the row map inside the kernels (unless plan_order).
+  /// are scattered, both with renumbered columns, the hub order's rows kept in the caller's
+  /// order; with plan_order, RCM wherever it makes x's accesses more local; with `multiplies`,
+  /// neither where too few are expected to repay the order's host time). The operator hides it:
+  /// x and y stay in the caller's order, y written through the row map inside the kernels where
+  /// the rows moved (unless plan_order).
   std::string reorder = "none";
   /// With a symmetric ordering (rcm, amd, metis, degree, dbg): also renumber the columns, which
   /// makes the stored indices the reordered ones (what BRO's delta coding sees) at the price of one
   /// gather of x per multiply. Off: columns keep the caller's numbers and x is read in place.
   bool renumber_columns = false;
+  /// With renumbered columns: move the columns alone (B = A Q^T) and keep the rows in the
+  /// caller's order, so y is written in place instead of through the row map; x is still gathered
+  /// each multiply. Reorder "auto" does so for its hub order in the caller's order. Not with
+  /// plan_order, whose x and y share one order.
+  bool keep_row_order = false;
   /// Vectors in the plan's order: where the operator reorders the matrix (an ordering asked for,
   /// or one reorder "auto" chose), apply() takes x in the reordered column order and gives y in
   /// the reordered row order, so its kernels neither gather x into that order nor write y

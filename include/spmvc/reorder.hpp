@@ -44,10 +44,13 @@ namespace spmvc {
 enum class PermutationKind {
   symmetric,  ///< B = P A P^T: rows and columns renamed alike (square matrices only)
   rows_only,  ///< B = P A: rows move, columns keep their numbers
+  /// B = A Q^T: columns renumbered (perm has one entry per column), rows keep the caller's
+  /// order, so a unit gathers x but writes y in place
+  columns_only,
 };
 
 /// A computed ordering. `perm[i]` is the old index of new row i (and, for a symmetric ordering,
-/// of new column i).
+/// of new column i; for columns_only, of new column i alone).
 struct Ordering {
   std::string name;  ///< one of ordering_names()
   PermutationKind kind = PermutationKind::rows_only;
@@ -66,8 +69,17 @@ struct RowColumnMap {
 };
 
 /// The ordering `map` records, named `name`: new row i is the caller's row map.rows[i], and the
-/// columns move alike (symmetric) where the map renumbered them, else keep their numbers.
+/// columns move alike (symmetric) where the map renumbered them, else keep their numbers; a map
+/// whose rows are the identity and whose columns moved records a columns_only ordering.
+/// InputError for a map whose rows and columns moved differently.
 Ordering ordering_of(const RowColumnMap& map, std::string name);
+
+/// The symmetric ordering `o` applied to the columns alone (B = A Q^T, columns_only); an ordering
+/// already columns_only is returned as it is. InputError for a rows_only one.
+Ordering columns_only(Ordering o);
+
+/// True when `perm` is 0, 1, ..., n-1.
+bool is_identity(std::span<const std::int32_t> perm);
 
 struct ReorderOptions {
   /// sort: rows are sorted by length inside consecutive windows of this many rows
@@ -106,10 +118,11 @@ bool ordering_needs_square(std::string_view name);
 /// True when `perm` holds every index 0..n-1 exactly once.
 bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n);
 
-/// The reordered matrix: B = P A P^T (symmetric) or B = P A (rows_only), with row i of B being
-/// row perm[i] of A. Columns stay sorted within rows. InputError when `o.perm` is not a
-/// permutation of the rows, or a symmetric ordering meets a non-square matrix. With `sources`,
-/// also where each of B's entries came from: B.values[k] is a.values[(*sources)[k]].
+/// The reordered matrix: B = P A P^T (symmetric), B = P A (rows_only), with row i of B being
+/// row perm[i] of A, or B = A Q^T (columns_only), with column j of B being column perm[j] of A.
+/// Columns stay sorted within rows. InputError when `o.perm` is not a permutation of the rows
+/// (of the columns, for columns_only), or a symmetric ordering meets a non-square matrix. With
+/// `sources`, also where each of B's entries came from: B.values[k] is a.values[(*sources)[k]].
 CsrMatrix permute(const CsrMatrix& a, const Ordering& o,
                   std::vector<std::int64_t>* sources = nullptr);
 

@@ -23,6 +23,8 @@
  *   "reorder"          "none", "auto" or an ordering ("rcm", "amd", "metis", "d", "dset",
  *                      "bar", "sort")                                  (default "none")
  *   "renumber_columns" bool; "value_coding" bool (default true); "full_inspection" bool
+ *   "keep_row_order"   bool: with renumber_columns, the columns move alone and y is written in
+ *                      place (Options::keep_row_order)
  *   "plan_order"       bool (default false): a reordered operator takes x and gives y in the
  *                      plan's order (Options::plan_order; spmvc_operator_to_plan_order)
  *   "deterministic"    bool: only plans whose y is bitwise the same run to run (default false)

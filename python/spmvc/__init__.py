@@ -280,6 +280,7 @@ def compile(a, precision="f64", planner="model", multiplies=None, **options):
         Host matrices go through the library's compile(CsrMatrix): uploaded once and built on the
         GPU (build "auto"), or by the host pipeline under the same conditions.
     options: format ("auto" or a name), params ("T=8,V=2" or a dict), reorder, renumber_columns,
+        keep_row_order (with renumber_columns, the columns move alone: y written in place),
         value_coding, deterministic, mixed_precision ("f32": an f64 operator's values stored
         rounded to fp32; "bf16": an f32 operator's rounded to bf16; the plan states the rounding
         error and its bound on y; a device matrix is then copied to the host pipeline),

@@ -198,6 +198,14 @@ class BadInput(unittest.TestCase):
         self.assert_raises_message(spmvc.InputError, '"plan_order" must be true or false',
                                    spmvc.compile, self.a, plan_order="yes")
 
+    def test_keep_row_order_moves_the_columns_alone(self):
+        # The plan says the columns moved alone; beside plan_order the library refuses it.
+        p = spmvc.plan(self.a, reorder="rcm", renumber_columns=True, keep_row_order=True)
+        self.assertEqual(p["reorder"], "rcm (columns)")
+        self.assert_raises_message(spmvc.InputError, "keep_row_order", spmvc.plan, self.a,
+                                   reorder="rcm", renumber_columns=True, keep_row_order=True,
+                                   plan_order=True)
+
     def test_compile_passes_multiplies_to_the_library(self):
         # compile() hands multiplies= to the library, which checks it before any device work.
         self.assert_raises_message(spmvc.InputError, '"multiplies" must be a positive integer',

@@ -191,15 +191,18 @@ TEST_CASE("gpu: update_values on reordered operators keeps x and y in the caller
   if (!have_device()) return;
   const CsrMatrix a = gen::from_spec("random:n=6000,per_row=9");
   const CsrMatrix b = renewed(a);
-  for (const auto& [reorder, renumber, format] :
-       {std::tuple{"rcm", true, "csr"}, std::tuple{"rcm", false, "ell"},
-        std::tuple{"sort", false, "sell"}, std::tuple{"amd", true, "bro_ell"}}) {
+  for (const auto& [reorder, renumber, format, keep_rows] :
+       {std::tuple{"rcm", true, "csr", false}, std::tuple{"rcm", false, "ell", false},
+        std::tuple{"sort", false, "sell", false}, std::tuple{"amd", true, "bro_ell", false},
+        std::tuple{"dbg", true, "hyb", true}}) {
     CAPTURE(reorder);
     CAPTURE(format);
+    CAPTURE(keep_rows);
     Options o;
     o.disk_cache = false;
     o.reorder = reorder;
     o.renumber_columns = renumber;
+    o.keep_row_order = keep_rows;
     o.format = format;
     o.value_coding = false;
     Operator op = compile(a, o);

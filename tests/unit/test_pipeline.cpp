@@ -92,6 +92,53 @@ TEST_CASE("a reordered build carries its row map and multiplies in the caller's 
   }
 }
 
+TEST_CASE("keep_row_order: the columns move alone, y is written in place") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=10,ef=8");
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+  for (const char* name : {"dbg", "rcm"}) {
+    CAPTURE(name);
+    Options o;
+    o.reorder = name;
+    o.renumber_columns = true;
+    o.keep_row_order = true;
+    const Build b = build(a, o);
+    REQUIRE(b.map);
+    REQUIRE(b.reordered);
+    CHECK(b.plan.reorder == std::string(name) + " (columns)");
+    CHECK(is_identity(b.map->rows));
+    CHECK(b.map->cols == compute_ordering(a, name).perm);
+    CHECK(b.reordered->row_ptr == a.row_ptr);  // every row where it was
+    // No row map: y is written in place; x is still gathered into the columns' order.
+    CHECK(b.source.source.find("SPMVC_ROW_MAP") == std::string::npos);
+    CHECK_THROWS(b.encoded.array("row_map"));
+    CHECK_NOTHROW(b.encoded.array("col_map"));
+    CHECK(b.source.source.find("spmvc_gather_x") != std::string::npos);
+    CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
+  }
+  // What it cannot do is refused, naming the option: rows-only orderings and unrenumbered
+  // columns move no columns, and the plan's order keeps x and y in one order.
+  Options sort;
+  sort.reorder = "sort";
+  sort.keep_row_order = true;
+  sort.renumber_columns = true;
+  Options kept;
+  kept.reorder = "rcm";
+  kept.keep_row_order = true;
+  Options planned = kept;
+  planned.renumber_columns = true;
+  planned.plan_order = true;
+  for (const Options& bad : {sort, kept, planned}) {
+    try {
+      (void)build(a, bad);
+      FAIL("keep_row_order was accepted where it cannot apply");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("keep_row_order") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("in the plan's order a reordered unit has no row map and no gather of x") {
   const CsrMatrix a = gen::from_spec("rmat:scale=9,ef=8");
   const std::vector<double> x = codegen::test_vector(a.ncols);
@@ -159,6 +206,15 @@ TEST_CASE("emit writes a reordered unit whose reference y is in the caller's ord
         std::string::npos);
   CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
   fs::remove_all(dir);
+
+  // The columns alone: no row map to point at, the gather of x launched first.
+  o.renumber_columns = true;
+  o.keep_row_order = true;
+  const Build alone = build(a, o);
+  const std::string harness = codegen::harness_source(alone.encoded, alone.source);
+  CHECK(harness.find("spmvc_row_map") == std::string::npos);
+  CHECK(harness.find("spmvc_gather_x") != std::string::npos);
+  CHECK(compiler::relative_error(product_through_build(alone, x), ref) < 1e-14);
 }
 
 TEST_CASE("build can stop after planning, and realize finishes any candidate") {
@@ -227,11 +283,19 @@ TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE
   t.gpu = "H200";
   const Build hub = build(g, o, t);
   CAPTURE(hub.plan.reorder_why);
-  CHECK(hub.plan.reorder == "dbg (rows and columns)");
+  CHECK(hub.plan.reorder == "dbg (columns)");  // in the caller's order the rows stay
   CHECK(hub.plan.format == "hyb");
   CHECK(hub.plan.engine == Engine::kernel);
   REQUIRE(hub.map);
-  CHECK(hub.map->cols == hub.map->rows);
+  CHECK(is_identity(hub.map->rows));
+  CHECK(hub.map->cols == compute_ordering(g, "dbg").perm);
+  // In the plan's order they move with the columns.
+  Options planned = o;
+  planned.plan_order = true;
+  const Build both = build(g, planned, t);
+  CHECK(both.plan.reorder == "dbg (rows and columns)");
+  REQUIRE(both.map);
+  CHECK(both.map->rows == hub.map->cols);
 
   // Asking for bitwise-reproducible sums: csr_warp so ordered where the GPU's calibration prices
   // it (the H200's), no hub rule where it does not (the H100's).
@@ -239,7 +303,7 @@ TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE
   reproducible.deterministic = true;
   const Build warp = build(g, reproducible, t);
   CAPTURE(warp.plan.reorder_why);
-  CHECK(warp.plan.reorder == "dbg (rows and columns)");
+  CHECK(warp.plan.reorder == "dbg (columns)");
   CHECK(warp.plan.format == "csr_warp");
   t.gpu = "H100";
   CHECK(build(g, reproducible, t).plan.reorder.rfind("dbg", 0) == std::string::npos);

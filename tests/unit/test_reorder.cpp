@@ -210,6 +210,45 @@ TEST_CASE("permute: B = P A P^T by hand") {
   CHECK(sources == std::vector<std::int64_t>{4, 5, 0, 1, 2, 3});
 }
 
+TEST_CASE("permute: B = A Q^T by hand, the columns alone") {
+  // A = [1 2 0 7; 0 3 4 0; 5 0 6 0] (3x4: the columns may outnumber the rows), perm = (3, 2, 0, 1):
+  // new column j is old column perm[j], so old columns 0, 1, 2, 3 become 2, 3, 1, 0.
+  CsrMatrix a = from_rows(4, {{0, 1, 3}, {1, 2}, {0, 2}});
+  a.values = {1, 2, 7, 3, 4, 5, 6};
+  const Ordering o{"cols", PermutationKind::columns_only, {3, 2, 0, 1}, 0, ""};
+  std::vector<std::int64_t> sources;
+  const CsrMatrix b = spmvc::permute(a, o, &sources);
+  CHECK(b.nrows == 3);
+  CHECK(b.ncols == 4);
+  CHECK(b.row_ptr == a.row_ptr);  // the rows stay where they were
+  CHECK(b.col_idx == std::vector<std::int32_t>{0, 2, 3, 1, 3, 1, 2});
+  CHECK(b.values == std::vector<double>{7, 1, 2, 4, 3, 6, 5});
+  CHECK(sources == std::vector<std::int64_t>{2, 0, 1, 4, 3, 6, 5});
+  // B x' = A x with x'[j] = x[perm[j]].
+  const std::vector<double> x{1, 10, 100, 1000};
+  std::vector<double> xp(4);
+  for (std::size_t j = 0; j < 4; ++j) xp[j] = x[static_cast<std::size_t>(o.perm[j])];
+  CHECK(spmv(b, xp) == spmv(a, x));
+  // The permutation is of the columns: one of the rows' length is refused, naming the columns.
+  const Ordering rows_long{"short", PermutationKind::columns_only, {2, 0, 1}, 0, ""};
+  try {
+    (void)spmvc::permute(a, rows_long);
+    FAIL("a 3-entry column ordering of 4 columns was accepted");
+  } catch (const spmvc::InputError& e) {
+    CHECK(std::string(e.what()).find("permutation of the 4 columns") != std::string::npos);
+  }
+  // A symmetric ordering applied to the columns alone: old columns 2, 0, 1 are numbered 0, 1, 2,
+  // the rows stay (row 1's {1, 2} becomes {2, 0}, sorted {0, 2}).
+  const CsrMatrix s = from_rows(3, {{0, 1}, {1, 2}, {0, 2}});
+  const Ordering sym{"sym", PermutationKind::symmetric, {2, 0, 1}, 0, ""};
+  const Ordering alone = spmvc::columns_only(sym);
+  CHECK(alone.kind == PermutationKind::columns_only);
+  CHECK(alone.perm == sym.perm);
+  CHECK(spmvc::permute(s, alone).col_idx == std::vector<std::int32_t>{1, 2, 0, 2, 0, 1});
+  CHECK_THROWS_AS(spmvc::columns_only(Ordering{"r", PermutationKind::rows_only, {0}, 0, ""}),
+                  spmvc::InputError);
+}
+
 TEST_CASE("ordering_of: the ordering a row and column map records") {
   spmvc::RowColumnMap map{{2, 0, 1}, {}};
   const Ordering rows = spmvc::ordering_of(map, "kept");
@@ -218,6 +257,17 @@ TEST_CASE("ordering_of: the ordering a row and column map records") {
   CHECK(rows.perm == map.rows);
   map.cols = map.rows;
   CHECK(spmvc::ordering_of(map, "kept").kind == PermutationKind::symmetric);
+  // Rows kept, columns moved: the columns alone.
+  const spmvc::RowColumnMap columns{{0, 1, 2}, {1, 2, 0}};
+  const Ordering alone = spmvc::ordering_of(columns, "alone");
+  CHECK(alone.kind == PermutationKind::columns_only);
+  CHECK(alone.perm == columns.cols);
+  // Rows and columns moved differently: no one ordering records that.
+  CHECK_THROWS_AS(spmvc::ordering_of(spmvc::RowColumnMap{{1, 0, 2}, {2, 0, 1}}, "mixed"),
+                  spmvc::InputError);
+  CHECK(spmvc::is_identity(std::vector<std::int32_t>{0, 1, 2}));
+  CHECK(spmvc::is_identity(std::vector<std::int32_t>{}));
+  CHECK_FALSE(spmvc::is_identity(std::vector<std::int32_t>{1, 0, 2}));
 }
 
 TEST_CASE("rcm brings a shuffled 2D stencil back to a narrow band") {
@@ -554,6 +604,15 @@ TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by 
       doctest::Approx(spmvc::x_gather_miss_share(spmvc::permute(g, reversed), 4, 32768, 8 * 1024)));
   reversed.perm.pop_back();
   CHECK_THROWS_AS(spmvc::x_gather_miss_share(g, reversed, 4), spmvc::InputError);
+  // dbg on the columns alone (the rows in their order): as measured on the matrix so permuted,
+  // and the hubs packed as well as with the rows moved too.
+  const spmvc::Ordering alone = spmvc::columns_only(dbg);
+  const double alone_share = spmvc::x_gather_miss_share(g, alone, 4, 32768, 8 * 1024);
+  CHECK(alone_share ==
+        doctest::Approx(spmvc::x_gather_miss_share(spmvc::permute(g, alone), 4, 32768, 8 * 1024)));
+  CHECK(alone_share < 0.7 * before);
+  CHECK(spmvc::lines_per_warp(g, alone, 8) ==
+        spmvc::locality(spmvc::permute(g, alone), 8).lines_per_warp);
   // A cache that holds all of x misses only each sector's first gather, in any order.
   std::vector<bool> touched(static_cast<std::size_t>((g.ncols + 7) / 8), false);
   for (const std::int32_t c : g.col_idx) touched[static_cast<std::size_t>(c / 8)] = true;

@@ -162,12 +162,16 @@ TEST_CASE("value gathers follow the build's ordering") {
     const char* reorder;
     bool renumber;
     const char* format;
+    bool keep_rows = false;
   };
-  for (const Case& c : {Case{"rcm", true, "csr"}, Case{"rcm", false, "ell"},
-                        Case{"sort", false, "sell"}, Case{"amd", true, "bro_ell"}}) {
+  for (const Case& c :
+       {Case{"rcm", true, "csr"}, Case{"rcm", false, "ell"}, Case{"sort", false, "sell"},
+        Case{"amd", true, "bro_ell"}, Case{"rcm", true, "csr", true}}) {
+    CAPTURE(c.keep_rows);
     Options o;
     o.reorder = c.reorder;
     o.renumber_columns = c.renumber;
+    o.keep_row_order = c.keep_rows;
     o.format = c.format;
     o.value_coding = false;
     const Build old = build(a, o);

@@ -339,14 +339,13 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
 /// `arch` has a row for it, else "" (no hub rule).
 std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
                                   bool deterministic);
-/// Whether x (ncols values) is small enough for choose_ordering's hub rule: half the L2 of the
-/// H100 and the H200, past which grouping the hubs measured slower than cuSPARSE; in the plan's
-/// order, 32 MiB (the largest measured, where it was faster).
-bool hub_order_x_fits(std::int64_t ncols, Precision precision, bool plan_order = false);
+/// Whether x (ncols values) is small enough for choose_ordering's hub rule: 32 MiB, the largest
+/// measured (Kronecker scale 22 in fp64 on the H200), where grouping the hubs was faster than
+/// cuSPARSE.
+bool hub_order_x_fits(std::int64_t ncols, Precision precision);
 /// Whether grouping the hubs cuts the modelled share of x's gathers that miss L1
-/// (x_gather_miss_share) from `before` to `after` by enough for choose_ordering's hub rule: a
-/// fifth, or, in the plan's order, where the order costs no traffic per multiply, 15%.
-bool hub_order_cuts_enough(double before, double after, bool plan_order = false);
+/// (x_gather_miss_share) from `before` to `after` by enough for choose_ordering's hub rule: 15%.
+bool hub_order_cuts_enough(double before, double after);
 
 /// Every registered format's name, in the registry's order.
 std::vector<std::string> format_names();
