@@ -172,7 +172,11 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
 
 // RCM of `a`, taken (columns renumbered) where it brings x's lines per 32 rows (values of `vb`
 // bytes) down from `before` by at least `required_gain`; why(taken, lines after, RCM's seconds)
-// says why either way.
+// says why either way. RCM moves the rows with the columns in either order: its gain is in
+// neighbouring rows reading neighbouring columns, and on the columns alone it lost most of it
+// (H200, caller's order: Andrews x16M 1.45x -> 1.12x of cuSPARSE fp32, 1.43x -> 1.04x fp64,
+// ca-CondMat x16M fp64 1.33x -> 1.24x; bench/results/2026-11-30-h200-columns-alone/
+// rcm-columns-alone.txt).
 OrderingChoice rcm_if_it_cuts(const CsrMatrix& a, int vb, double before, double required_gain,
                               const std::function<std::string(bool, double, double)>& why) {
   OrderingChoice c;
