@@ -29,6 +29,11 @@ double seconds_since(Clock::time_point t0) {
 // columns alone: the row map is the identity and y is written in place.
 // Returns the format the planner's ordering was chosen for ("" any; compiler::OrderingChoice).
 std::string order(const CsrMatrix& a, const Options& options, const BuildTarget& target, Build& b) {
+  // Checked before any ordering is computed, so that it does not depend on the matrix.
+  if (options.keep_row_order && options.plan_order)
+    throw InputError("keep_row_order", 0,
+                     "the plan's order (plan_order) moves x and y alike: keep_row_order would "
+                     "leave y in the caller's order and x in the plan's");
   std::optional<Ordering> picked;
   bool renumber_columns = options.renumber_columns;
   b.plan.reorder = "none";
@@ -56,10 +61,6 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
   }
   if (!picked) return format;
   Ordering ordering = std::move(*picked);
-  if (options.keep_row_order && options.plan_order)
-    throw InputError("keep_row_order", 0,
-                     "the plan's order (plan_order) moves x and y alike: keep_row_order would "
-                     "leave y in the caller's order and x in the plan's");
   const bool columns_alone = ordering.kind == PermutationKind::columns_only;
   const std::int64_t n = columns_alone ? a.ncols : a.nrows;
   if (!is_permutation(ordering.perm, n) ||

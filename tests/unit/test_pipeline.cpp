@@ -129,7 +129,11 @@ TEST_CASE("keep_row_order: the columns move alone, y is written in place") {
   Options planned = kept;
   planned.renumber_columns = true;
   planned.plan_order = true;
-  for (const Options& bad : {sort, kept, planned}) {
+  // With plan_order it is refused whatever the matrix, even where no ordering is asked for.
+  Options unordered;
+  unordered.keep_row_order = true;
+  unordered.plan_order = true;
+  for (const Options& bad : {sort, kept, planned, unordered}) {
     try {
       (void)build(a, bad);
       FAIL("keep_row_order was accepted where it cannot apply");
