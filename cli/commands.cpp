@@ -46,8 +46,16 @@ struct ReorderComparison {
   LocalityStats before, after;
 };
 
-ReorderComparison compare_reordering(const CsrMatrix& a, const std::string& name) {
+ReorderComparison compare_reordering(const CsrMatrix& a, const std::string& name,
+                                     bool columns_alone) {
   ReorderComparison c{compute_ordering(a, name), locality(a), {}};
+  if (columns_alone) {
+    if (c.ordering.kind != PermutationKind::symmetric)
+      throw InputError(
+          "--keep-row-order", 0,
+          fmt::format("ordering '{}' moves rows only: no columns to move alone", name));
+    c.ordering = columns_only(std::move(c.ordering));
+  }
   c.after = locality(permute(a, c.ordering));
   return c;
 }
@@ -140,7 +148,7 @@ int run_inspect(const MatrixArgs& args) {
   const Profile profile = inspect(a);
   const Precision precision = parse_precision(args.precision);
   std::optional<ReorderComparison> c;
-  if (!args.reorder.empty()) c = compare_reordering(a, args.reorder);
+  if (!args.reorder.empty()) c = compare_reordering(a, args.reorder, args.keep_row_order);
   if (args.json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::parse(to_json(profile));
     if (c) doc["reorder"] = comparison_json(*c);

@@ -237,6 +237,9 @@ int main(int argc, char** argv) {
           "also compute this ordering (none, rcm, amd, metis, d, dset, bar, sort, degree, dbg) and "
           "compare bandwidth, profile, BRO index saving and x lines per warp")
       ->check(kNonEmpty);
+  inspect->add_flag("--keep-row-order", margs.keep_row_order,
+                    "with --reorder, apply a symmetric ordering to the columns alone (rows in "
+                    "their order) and compare that");
   inspect->add_flag("--blocks", margs.blocks,
                     "also report every dense-block shape (fill, blocks, aligned and unaligned)");
   auto* plan =
