@@ -61,13 +61,7 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
   }
   if (!picked) return format;
   Ordering ordering = std::move(*picked);
-  const bool columns_alone = ordering.kind == PermutationKind::columns_only;
-  const std::int64_t n = columns_alone ? a.ncols : a.nrows;
-  if (!is_permutation(ordering.perm, n) ||
-      (ordering.kind == PermutationKind::symmetric && a.nrows != a.ncols))
-    throw InputError("ordering", 0,
-                     fmt::format("ordering '{}' is not a permutation of this matrix's {} {}",
-                                 ordering.name, n, columns_alone ? "columns" : "rows"));
+  check_ordering(a, ordering, "ordering '" + ordering.name + "'");
   if (options.keep_row_order && ordering.kind != PermutationKind::columns_only) {
     if (ordering.kind != PermutationKind::symmetric || !renumber_columns)
       throw InputError(

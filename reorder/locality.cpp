@@ -180,17 +180,9 @@ double warp_lines(const CsrMatrix& a, int value_bytes, const Row& row, const Col
 template <typename Measure>
 auto under_ordering(const CsrMatrix& a, const Ordering& ordering, const char* what,
                     const Measure& measure) {
+  check_ordering(a, ordering, fmt::format("{} (ordering '{}')", what, ordering.name));
   const bool symmetric = ordering.kind == PermutationKind::symmetric;
   const bool columns = ordering.kind == PermutationKind::columns_only;
-  if (!is_permutation(ordering.perm, columns ? a.ncols : a.nrows) ||
-      (symmetric && a.nrows != a.ncols)) {
-    throw InputError(what, 0,
-                     fmt::format("ordering '{}' is not a permutation of this matrix's {} {}",
-                                 ordering.name, columns ? a.ncols : a.nrows,
-                                 columns     ? "columns"
-                                 : symmetric ? "rows and columns"
-                                             : "rows"));
-  }
   const std::vector<std::int32_t>& perm = ordering.perm;
   const auto row = [&](std::int64_t i) {
     return columns ? i : std::int64_t{perm[static_cast<std::size_t>(i)]};

@@ -209,8 +209,7 @@ bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n) {
   return true;
 }
 
-CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_t>* sources) {
-  const std::string source = "permute (" + o.name + ")";
+void check_ordering(const CsrMatrix& a, const Ordering& o, const std::string& source) {
   const bool columns = o.kind == PermutationKind::columns_only;
   const std::int64_t n = columns ? a.ncols : a.nrows;
   if (!is_permutation(o.perm, n)) {
@@ -218,12 +217,17 @@ CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_
                      fmt::format("the ordering ({} entries) is not a permutation of the {} {}",
                                  o.perm.size(), n, columns ? "columns" : "rows"));
   }
-  const bool symmetric = o.kind == PermutationKind::symmetric;
-  if (symmetric && a.nrows != a.ncols) {
+  if (o.kind == PermutationKind::symmetric && a.nrows != a.ncols) {
     throw InputError(
         source, 0,
         fmt::format("a symmetric ordering needs a square matrix, not {}x{}", a.nrows, a.ncols));
   }
+}
+
+CsrMatrix permute(const CsrMatrix& a, const Ordering& o, std::vector<std::int64_t>* sources) {
+  check_ordering(a, o, "permute (" + o.name + ")");
+  const bool columns = o.kind == PermutationKind::columns_only;
+  const bool symmetric = o.kind == PermutationKind::symmetric;
   const int threads = worker_count(0);
   CsrMatrix b;
   b.nrows = a.nrows;

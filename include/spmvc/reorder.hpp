@@ -118,6 +118,10 @@ bool ordering_needs_square(std::string_view name);
 /// True when `perm` holds every index 0..n-1 exactly once.
 bool is_permutation(std::span<const std::int32_t> perm, std::int64_t n);
 
+/// InputError from `source` unless `o` applies to `a`: `o.perm` a permutation of a's rows (of its
+/// columns, for columns_only), and a symmetric ordering given a square matrix.
+void check_ordering(const CsrMatrix& a, const Ordering& o, const std::string& source);
+
 /// The reordered matrix: B = P A P^T (symmetric), B = P A (rows_only), with row i of B being
 /// row perm[i] of A, or B = A Q^T (columns_only), with column j of B being column perm[j] of A.
 /// Columns stay sorted within rows. InputError when `o.perm` is not a permutation of the rows
