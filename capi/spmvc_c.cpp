@@ -627,6 +627,7 @@ spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json) {
     doc["cache_note"] = t.cache_note;
     doc["registers"] = t.registers;
     doc["spill_bytes"] = t.spill_bytes;
+    doc["early_launches"] = t.early_launches;
     doc["device_bytes"] = op->op.device_bytes();
     doc["compile_log"] = t.compile_log;
     doc["tiers"] = {{"tier", t.tier},

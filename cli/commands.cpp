@@ -512,7 +512,8 @@ int run_run(const MatrixArgs& args) {
                     {"kernel_origin", t.kernel_origin},
                     {"cache_note", t.cache_note},
                     {"registers", t.registers},
-                    {"spill_bytes", t.spill_bytes}};
+                    {"spill_bytes", t.spill_bytes},
+                    {"early_launches", t.early_launches}};
     j["tiers"] = {{"first_multiply", first_generic ? "generic" : "specialised"},
                   {"generic_relative_error",
                    first_generic ? nlohmann::json(generic_err) : nlohmann::json(nullptr)},
@@ -543,6 +544,9 @@ int run_run(const MatrixArgs& args) {
         t.inspect * 1e3, t.plan * 1e3, t.encode * 1e3, t.codegen * 1e3, t.compile * 1e3,
         t.kernel_origin, t.upload * 1e3);
     fmt::print("registers       {} ({} bytes spilled)\n", t.registers, t.spill_bytes);
+    if (t.early_launches > 0)
+      fmt::print("launches        {}, each after the first started before the previous ends\n",
+                 t.early_launches + 1);
     if (args.verbose)
       fmt::print("build           {}{}: {}\n", t.build,
                  t.build_units.empty() ? "" : fmt::format(" (build kernels: {})", t.build_units),

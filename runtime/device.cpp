@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -332,7 +333,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
 LoadedKernel::~LoadedKernel() = default;
 
 void LoadedKernel::launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
-                          void* stream) const {
+                          void* stream, bool early) const {
   // The grid's x dimension is limited to 2^31-1 blocks on every architecture spmvc targets.
   if (grid <= 0 || grid > INT_MAX) {
     throw InputError(name_, 0,
@@ -343,6 +344,24 @@ void LoadedKernel::launch(std::int64_t grid, int block, std::size_t shared_bytes
   }
   const void* fn = static_cast<const void*>(kernel_);
   if (shared_bytes > shared_opted_.load(std::memory_order_relaxed)) opt_in_shared(shared_bytes);
+  if (early) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(grid));
+    config.blockDim = dim3(static_cast<unsigned>(block));
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = as_stream(stream);
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    if (const cudaError_t e = cudaLaunchKernelExC(&config, fn, args); e != cudaSuccess) {
+      throw_cuda(e, fmt::format("cudaLaunchKernelExC({}, grid {}, block {}, {} bytes shared, "
+                                "programmatic stream serialization)",
+                                name_, grid, block, shared_bytes));
+    }
+    return;
+  }
   if (const cudaError_t e = cudaLaunchKernel(fn, dim3(static_cast<unsigned>(grid)),
                                              dim3(static_cast<unsigned>(block)), args, shared_bytes,
                                              as_stream(stream));
@@ -366,6 +385,16 @@ void LoadedKernel::opt_in_shared(std::size_t shared_bytes) const {
   std::size_t seen = shared_opted_.load();
   while (seen < shared_bytes && !shared_opted_.compare_exchange_weak(seen, shared_bytes)) {
   }
+}
+
+bool early_launch(const DeviceInfo& device) {
+  if (device.cc_major < 9) return false;
+  const char* env = std::getenv("SPMVC_EARLY_LAUNCH");
+  if (env == nullptr) return true;
+  const std::string v = env;
+  if (v.empty() || v == "1" || v == "on" || v == "true") return true;
+  if (v == "0" || v == "off" || v == "false") return false;
+  throw InputError("SPMVC_EARLY_LAUNCH", 0, "'" + v + "' is not one of 0, off, false, 1, on, true");
 }
 
 bool is_device_pointer(const void* p) {

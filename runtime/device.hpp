@@ -36,6 +36,11 @@ std::uint64_t pool_reserved_bytes();
 /// memory pool holds unused for reuse (0 when it cannot tell).
 std::uint64_t allocatable_bytes();
 
+/// Whether a unit's launches after the first may start before the previous one ends
+/// (programmatic dependent launch) on `device`: sm_90 or newer, unless SPMVC_EARLY_LAUNCH is 0,
+/// off or false (an InputError names any other value but 1, on, true or empty).
+bool early_launch(const DeviceInfo& device);
+
 /// Probes device `ordinal`; throws NoDeviceError when there is none (no driver, no GPU).
 DeviceInfo probe_device(int ordinal = 0);
 /// Makes `ordinal` current for this thread.
@@ -95,8 +100,11 @@ class LoadedKernel {
 
   /// Launches with the given argument pointers (as cudaLaunchKernel takes them). A grid outside
   /// 1..2^31-1 is an InputError; shared_bytes above 48 KiB is opted into first.
-  void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args,
-              void* stream) const;
+  /// With `early`, the launch may start before the previous one on the stream ends
+  /// (programmatic dependent launch, sm_90 and up): the kernel must begin with
+  /// spmvc::wait_for_previous_launch() (KernelSource::chained).
+  void launch(std::int64_t grid, int block, std::size_t shared_bytes, void** args, void* stream,
+              bool early = false) const;
   const std::string& name() const { return name_; }
   /// Opts the kernel into `shared_bytes` of dynamic shared memory when that is above the 48 KiB
   /// default (once: a later launch() with no more does not call the driver, so a launch can be

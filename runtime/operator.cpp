@@ -76,6 +76,8 @@ double Operator::Impl::load_cached(const runtime::CachedKernel& cached,
                  : runtime::shared_kernel(cached, desc.entry, device.ordinal);
     launch.desc = std::move(desc);
   }
+  early_launches = source.chained && launches.size() > 1 && runtime::early_launch(device);
+  t.early_launches = early_launches ? static_cast<int>(launches.size()) - 1 : 0;
   // The main kernel's resources stand for the unit's (it does the multiply).
   const runtime::LoadedKernel& main_kernel = *launches[source.pre_launches.size()].kernel;
   const double seconds = seconds_since(t0);
@@ -278,10 +280,12 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
     return;
   }
   runtime::LaunchArgs args(im.nrows, im.ncols, im.plan.precision != Precision::f32, alpha, beta);
+  bool early = false;  // the first launch follows whatever the caller queued: in stream order
   for (const Impl::Launch& launch : im.launches) {
     launch.kernel->launch(launch.desc.grid, launch.desc.block, launch.desc.shared_bytes,
-                          args.bind(launch.desc.params, launch.array_args, x, y), stream);
+                          args.bind(launch.desc.params, launch.array_args, x, y), stream, early);
     runtime::check_last_launch(launch.desc.entry);
+    early = im.early_launches;
   }
 }
 

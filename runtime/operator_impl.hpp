@@ -60,6 +60,9 @@ struct Operator::Impl {
     std::vector<const void*> array_args;
   };
   std::vector<Launch> launches;
+  /// The launches after the first go out early (programmatic dependent launch): the unit is
+  /// chained (KernelSource::chained) and the device is sm_90 or newer.
+  bool early_launches = false;
   /// Plan::engine cusparse: what apply() calls instead of the launches (cusparse_engine.hpp).
   std::shared_ptr<runtime::CusparseEngine> cusparse;
   /// apply_many and apply_transpose (runtime/operations.hpp).

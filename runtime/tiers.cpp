@@ -162,6 +162,7 @@ void Tiers::refresh(CompileTimings& t) const {
     t.cache_note = timings_.cache_note;
     t.registers = timings_.registers;
     t.spill_bytes = timings_.spill_bytes;
+    t.early_launches = timings_.early_launches;
     t.compile_log = timings_.compile_log;
     t.specialised_ready = ready_ ? ready_seconds_ : -1;
   }

@@ -13,6 +13,10 @@ __device__ const int* spmvc_row_map;
 }
 #endif
 
+// NVVM's reflection (NVRTC declares it; nvcc and Clang need the declaration): the target's
+// architecture, folded at compile time (wait_for_previous_launch below).
+extern "C" __device__ int __nvvm_reflect(const char*);
+
 namespace spmvc {
 
 /// The caller's index of the kernel's output row `row`.
@@ -21,6 +25,26 @@ __device__ __forceinline__ long long y_row(long long row) {
   return __ldg(spmvc_row_map + row);
 #else
   return row;
+#endif
+}
+
+/// Programmatic dependent launch (sm_90 and up). A unit with several launches per multiply
+/// begins each launch after the first with wait_for_previous_launch(), which returns once the
+/// launch before it has ended and its writes are visible: the runtime may then start that launch
+/// while the previous one is still running, and its blocks are resident when the wait returns
+/// instead of being launched after it. allow_next_launch() lets the next launch start once every
+/// block of this one has run it. Both do nothing where the launch was not made that way, and
+/// below sm_90. The architecture is tested with NVVM's reflection, which the compiler folds to
+/// the target's (900 for sm_90) after preprocessing: `spmvc flatten`, which preprocesses the
+/// templates for sm_80, keeps the test instead of dropping the instructions.
+__device__ __forceinline__ void wait_for_previous_launch() {
+#if defined(__CUDA_ARCH__)
+  if (__nvvm_reflect("__CUDA_ARCH") >= 900) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_launch() {
+#if defined(__CUDA_ARCH__)
+  if (__nvvm_reflect("__CUDA_ARCH") >= 900) asm volatile("griddepcontrol.launch_dependents;" :::);
 #endif
 }
 

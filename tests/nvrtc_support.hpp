@@ -32,8 +32,8 @@ inline void check_compiles(const KernelSource& src) {
   }
 }
 
-/// The unit's PTX for compute_90 (NVRTC without a GPU), with the options it compiles with.
-inline std::string ptx_of(const KernelSource& src) {
+/// The unit's PTX for `arch` (NVRTC without a GPU), with the options it compiles with.
+inline std::string ptx_of(const KernelSource& src, const std::string& arch = "compute_90") {
   std::vector<const char*> texts, names;
   for (const auto& [name, text] : src.headers) {
     names.push_back(name.c_str());
@@ -43,7 +43,7 @@ inline std::string ptx_of(const KernelSource& src) {
   REQUIRE(nvrtcCreateProgram(&prog, src.source.c_str(), "unit.cu", static_cast<int>(texts.size()),
                              texts.data(), names.data()) == NVRTC_SUCCESS);
   std::vector<std::string> options = src.options;
-  options.push_back("-arch=compute_90");
+  options.push_back("-arch=" + arch);
   std::vector<const char*> ptrs;
   for (const auto& o : options) ptrs.push_back(o.c_str());
   const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(ptrs.size()), ptrs.data());

@@ -216,6 +216,9 @@ class Collector : public clang::RecursiveASTVisitor<Collector> {
   std::vector<const clang::FunctionDecl*> order;
   std::vector<const clang::CXXRecordDecl*> records;
   std::vector<const clang::VarDecl*> globals;
+  /// extern "C" functions the code calls that the unit declares but does not define (NVVM's
+  /// __nvvm_reflect): the flat unit declares them too.
+  std::vector<const clang::FunctionDecl*> externs;
 
   void collect(const clang::FunctionDecl& f) {
     seen_.insert(f.getCanonicalDecl());
@@ -266,18 +269,25 @@ class Collector : public clang::RecursiveASTVisitor<Collector> {
   void reach(const clang::FunctionDecl* callee) {
     if (callee == nullptr) return;
     const clang::FunctionDecl* def = callee->getDefinition();
+    if (def == nullptr && callee->isExternC() && !is_cuda_own(sm_, *callee)) {
+      const clang::FunctionDecl* first = callee->getFirstDecl();
+      if (std::find(externs.begin(), externs.end(), first) == externs.end())
+        externs.push_back(first);
+    }
     if (def == nullptr || is_cuda_own(sm_, *def) || !seen_.insert(def->getCanonicalDecl()).second)
       return;
     Collector inner(sm_);
     inner.seen_ = seen_;
     inner.records = records;
     inner.globals = globals;
+    inner.externs = externs;
     inner.collect(*def);
     for (const auto* g : inner.order) {
       if (std::find(order.begin(), order.end(), g) == order.end()) order.push_back(g);
     }
     records = inner.records;
     globals = inner.globals;
+    externs = inner.externs;
     seen_.insert(inner.seen_.begin(), inner.seen_.end());
     order.push_back(def);
   }
@@ -1045,6 +1055,17 @@ KernelSource flatten(const KernelSource& src, const FlattenOptions& options) {
              : "each function the entry points reach, printed\n// ")
      << "with compile-time parameters as values and only the branches they select.\n"
         "// Standalone: it needs no spmvc header.\n\n";
+  // Functions the code calls that it declares but does not define.
+  for (const clang::FunctionDecl* f : collector.externs) {
+    os << "extern \"C\" __device__ ";
+    f->getReturnType().print(os, pp);
+    os << " " << f->getName() << "(";
+    for (unsigned i = 0; i < f->getNumParams(); ++i) {
+      if (i > 0) os << ", ";
+      f->getParamDecl(i)->getType().print(os, pp);
+    }
+    os << ");\n\n";
+  }
   // Namespace-scope variables the code reads (__constant__ tables, the row map).
   for (const clang::VarDecl* v : collector.globals) {
     if (v->isExternC()) os << "extern \"C\" {\n";

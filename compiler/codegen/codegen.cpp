@@ -177,11 +177,46 @@ std::string constants_block(const std::vector<std::pair<std::string, std::string
   return out;
 }
 
+namespace {
+
+constexpr std::string_view kWaitLine = "  spmvc::wait_for_previous_launch();\n";
+constexpr std::string_view kAllowLine = "  spmvc::allow_next_launch();\n";
+
+void erase_all(std::string& s, std::string_view what) {
+  for (std::size_t at = s.find(what); at != std::string::npos; at = s.find(what, at))
+    s.erase(at, what.size());
+}
+
+}  // namespace
+
+void chain_launches(KernelSource& source) {
+  const std::vector<KernelLaunch> launches = source.launches();
+  if (launches.size() < 2) return;
+  erase_all(source.source, kWaitLine);
+  erase_all(source.source, kAllowLine);
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    // The definition: its name at the start of a line (entry_signature), then the body's brace;
+    // a parameter list holds no braces.
+    const std::string& entry = launches[i].entry;
+    const std::size_t name = source.source.find("\n" + entry + "(");
+    const std::size_t brace = name == std::string::npos ? name : source.source.find('{', name);
+    if (brace == std::string::npos || source.source.compare(brace, 2, "{\n") != 0)
+      throw InternalError("no definition of launch " + entry + " in " + source.file_name);
+    std::string lines;
+    if (i > 0) lines += kWaitLine;
+    if (i + 1 < launches.size()) lines += kAllowLine;
+    source.source.insert(brace + 2, lines);
+  }
+  source.chained = true;
+}
+
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile) {
   const formats::FormatUnit& unit = formats::find_format(plan.format);
   if (encoded.format != plan.format)
     throw InternalError("encoded matrix is " + encoded.format + ", plan is " + plan.format);
-  return unit.generate(encoded, plan.params, banner(plan, profile));
+  KernelSource source = unit.generate(encoded, plan.params, banner(plan, profile));
+  chain_launches(source);
+  return source;
 }
 
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
@@ -247,6 +282,7 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
     if (!have) source.headers.push_back(std::move(h));
   }
   source.pre_launches.insert(source.pre_launches.begin(), std::move(gather));
+  chain_launches(source);
 }
 
 }  // namespace spmvc::codegen

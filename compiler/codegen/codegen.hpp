@@ -71,7 +71,13 @@ std::string entry_signature(const std::string& entry, const std::vector<KernelPa
                             const Encoded& encoded, std::string_view launch_bounds,
                             std::string_view array_prefix = "");
 
-/// The kernel translation unit for `plan` over `encoded`.
+/// Chains a unit's launches (KernelSource::chained): each entry but the last starts with
+/// spmvc::allow_next_launch() and each but the first with spmvc::wait_for_previous_launch()
+/// (templates/common.cuh), so that the runtime may launch each before the previous one ends.
+/// Idempotent: lines from an earlier call are replaced. A unit with one launch is left as it is.
+void chain_launches(KernelSource& source);
+
+/// The kernel translation unit for `plan` over `encoded`, its launches chained.
 KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& profile);
 
 /// How a reordered matrix maps back to the caller's numbering (spmvc/reorder.hpp).
@@ -81,7 +87,8 @@ using RowColumnMap = spmvc::RowColumnMap;
 /// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to
 /// `encoded`; the runtime points spmvc_row_map at it) unless the rows kept their order (an
 /// identity row map: y written in place), and, when columns were renumbered, adds a
-/// pre-launch gathering x into a scratch array "x_perm" that every launch then reads for x.
+/// pre-launch gathering x into a scratch array "x_perm" that every launch then reads for x
+/// (chained to them).
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map);
 
 }  // namespace spmvc::codegen

@@ -138,9 +138,12 @@ KernelSource generate_device_ell(const Plan& plan, const Profile& profile, std::
     return formats::EllFormat::generate_kernel(*p, plan.precision, profile.nrows, width, banner);
   if (const auto* p = std::get_if<SellParams>(&plan.params))
     return formats::SellFormat::generate_kernel(*p, plan.precision, profile.nrows, banner);
-  if (const auto* p = std::get_if<HybParams>(&plan.params))
-    return formats::HybFormat::generate_kernel(*p, plan.precision, profile.nrows, width,
-                                               coo_entries, banner);
+  if (const auto* p = std::get_if<HybParams>(&plan.params)) {
+    KernelSource k = formats::HybFormat::generate_kernel(*p, plan.precision, profile.nrows, width,
+                                                         coo_entries, banner);
+    codegen::chain_launches(k);  // as codegen::generate does for the host pipeline's units
+    return k;
+  }
   throw InternalError("generate_device_ell: plan format " + plan.format +
                       " is not built by the ell-family device build");
 }

@@ -106,6 +106,10 @@ struct KernelSource {
   int block = 256;        ///< threads per block
   std::size_t shared_bytes = 0;
   std::vector<KernelLaunch> pre_launches, post_launches;
+  /// Every launch after the first waits inside for the one before it (griddepcontrol.wait,
+  /// codegen::chain_launches), so that the runtime may launch it before that one ends
+  /// (programmatic dependent launch, sm_90 and up).
+  bool chained = false;
   /// Every launch in order, the main one included.
   std::vector<KernelLaunch> launches() const;
 };

@@ -44,6 +44,10 @@ struct CompileTimings {
   int spill_bytes = -1;
   /// NVRTC's log for the kernel (ptxas resource lines included).
   std::string compile_log;
+  /// Launches of each apply() that start before the previous one ends (programmatic dependent
+  /// launch: each waits inside for the one before it): the unit's launches less one on a GPU of
+  /// sm_90 or newer, else 0. SPMVC_EARLY_LAUNCH=0 turns them off.
+  int early_launches = 0;
 
   // Tiers (Options::tiered). With the blocking compile, or when the kernel was cached, every
   // apply runs the specialised kernel: tier is "specialised" and the rest stay as below.

@@ -3,6 +3,7 @@
 
 #include "codegen/codegen.hpp"
 #include "nvrtc_compiler.hpp"
+#include "nvrtc_support.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
@@ -31,4 +32,33 @@ TEST_CASE("reordered csr units compile, in every precision, with and without ren
         CHECK(cubin.log.find(l.entry) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("a chained unit waits and lets the next launch start on sm_90, and not below it") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=9,ef=8");
+  const Profile profile = inspect(a);
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    perm[i] = static_cast<std::int32_t>((i * 7) % perm.size());
+  compiler::PlanOptions o;
+  o.format = "hyb";
+  HybParams h;
+  h.width = 2;  // the graph's longer rows then leave entries to the COO part
+  o.params = h;
+  const Plan plan = compiler::make_plan(profile, o);
+  Encoded e = compiler::encode(a, plan);
+  KernelSource src = codegen::generate(plan, e, profile);
+  codegen::attach_reordering(src, e, {perm, perm});
+  REQUIRE(src.launches().size() == 3);  // gather, ELL, COO
+  test::check_compiles(src);
+  const auto count = [](const std::string& ptx, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string hopper = test::ptx_of(src);
+  CHECK(count(hopper, "griddepcontrol.wait") == 2);               // ELL and COO
+  CHECK(count(hopper, "griddepcontrol.launch_dependents") == 2);  // gather and ELL
+  const std::string ampere = test::ptx_of(src, "compute_80");
+  CHECK(count(ampere, "griddepcontrol") == 0);
 }

@@ -25,6 +25,7 @@ spmv_amb_seg16_c32_s32768_cb2_b256_det_f32acc64(const unsigned int* __restrict__
     const int* __restrict__ chunk_start, const int* __restrict__ slot,
     const unsigned short* __restrict__ col, const float* __restrict__ values,
     const float* __restrict__ x, double* __restrict__ partial) {
+  spmvc::allow_next_launch();
   spmvc::amb::spmv_partial<kSegmentBits, kChunkRows, kColumnBlock, kBlockSize, Value, Acc>(
       chunk_len, chunk_start, slot, col, values, x, partial);
 }
@@ -32,5 +33,6 @@ spmv_amb_seg16_c32_s32768_cb2_b256_det_f32acc64(const unsigned int* __restrict__
 extern "C" __global__ void __launch_bounds__(256)
 spmv_amb_reduce_seg16_c32_s32768_cb2_b256_f32acc64(long long nrows, const int* __restrict__ red_ptr,
     double* __restrict__ partial, float* __restrict__ y, double alpha, double beta) {
+  spmvc::wait_for_previous_launch();
   spmvc::amb::reduce<256, Value, Acc>(nrows, red_ptr, partial, y, alpha, beta);
 }

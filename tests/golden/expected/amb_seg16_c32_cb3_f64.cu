@@ -23,6 +23,7 @@ static_assert(spmvc::amb::kPadRow == 0xFFFF, "padding rows were marked 0xFFFF");
 extern "C" __global__ void __launch_bounds__(256)
 spmv_amb_scale_y_seg16_c32_s32768_cb3_b256_f64(long long nrows, double* __restrict__ y,
     double beta) {
+  spmvc::allow_next_launch();
   spmvc::amb::scale_y<256, Value, Acc>(nrows, y, beta);
 }
 
@@ -32,6 +33,7 @@ spmv_amb_seg16_c32_s32768_cb3_b256_f64(const unsigned int* __restrict__ chunk_le
     const unsigned short* __restrict__ perm_offset, const unsigned short* __restrict__ col,
     const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
     double alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::amb::spmv_atomic<kSegmentBits, kChunkRows, kSigma, kColumnBlock, kBlockSize, Value,
                           Acc>(chunk_len, chunk_start, perm, perm_offset, col, values, x, y,
                                alpha);

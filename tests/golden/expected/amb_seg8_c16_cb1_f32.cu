@@ -22,6 +22,7 @@ static_assert(spmvc::amb::kPadRow == 0xFFFF, "padding rows were marked 0xFFFF");
 
 extern "C" __global__ void __launch_bounds__(256)
 spmv_amb_scale_y_seg8_c16_s64_cb1_b256_f32(long long nrows, float* __restrict__ y, float beta) {
+  spmvc::allow_next_launch();
   spmvc::amb::scale_y<256, Value, Acc>(nrows, y, beta);
 }
 
@@ -31,6 +32,7 @@ spmv_amb_seg8_c16_s64_cb1_b256_f32(const unsigned int* __restrict__ chunk_len,
     const unsigned short* __restrict__ perm_offset, const unsigned short* __restrict__ col,
     const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
     float alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::amb::spmv_atomic<kSegmentBits, kChunkRows, kSigma, kColumnBlock, kBlockSize, Value,
                           Acc>(chunk_len, chunk_start, perm, perm_offset, col, values, x, y,
                                alpha);

@@ -20,6 +20,7 @@ static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == 4, "symbols w
 // Pass 1: y = beta*y, so the interval kernel only has to add.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_bro_coo_i1024_s32_b256_f64_scale_y(long long nrows, double* __restrict__ y, double beta) {
+  spmvc::allow_next_launch();
   spmvc::bro::scale_y<kBlockSize>(nrows, y, beta);
 }
 
@@ -30,6 +31,7 @@ spmv_bro_coo_i1024_s32_b256_f64(const long long* __restrict__ count,
     const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
     const int* __restrict__ col_idx, const double* __restrict__ values,
     const double* __restrict__ x, double* __restrict__ y, double alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, values, x, y, alpha);
 }

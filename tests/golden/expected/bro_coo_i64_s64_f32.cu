@@ -20,6 +20,7 @@ static_assert(sizeof(spmvc::bro::SymbolWord<kSymbolBits>::type) == 8, "symbols w
 // Pass 1: y = beta*y, so the interval kernel only has to add.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_bro_coo_i64_s64_b128_f32_scale_y(long long nrows, float* __restrict__ y, float beta) {
+  spmvc::allow_next_launch();
   spmvc::bro::scale_y<kBlockSize>(nrows, y, beta);
 }
 
@@ -30,6 +31,7 @@ spmv_bro_coo_i64_s64_b128_f32(const long long* __restrict__ count, const int* __
     const unsigned long long* __restrict__ symbols, const int* __restrict__ col_idx,
     const float* __restrict__ values, const float* __restrict__ x, float* __restrict__ y,
     float alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, values, x, y, alpha);
 }

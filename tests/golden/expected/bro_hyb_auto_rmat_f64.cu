@@ -29,6 +29,7 @@ spmv_bro_hyb_k122_h32_s32_t1_b256_u2_pf_i1024_vt16_f64(long long nrows,
     const unsigned char* __restrict__ widths, const unsigned int* __restrict__ symbols,
     const unsigned short* __restrict__ values, const double* __restrict__ values_table,
     const double* __restrict__ x, double* __restrict__ y, double alpha, double beta) {
+  spmvc::allow_next_launch();
   spmvc::bro::spmv<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, kUnroll, kPrefetch>(
       nrows, col_ptr, sym_ptr, spmvc::bro::GlobalWidths{widths}, symbols, spmvc::TableValues<Value, unsigned short>{values, values_table}, x, y, alpha, beta);
 }
@@ -41,6 +42,7 @@ spmv_bro_hyb_k122_h32_s32_t1_b256_u2_pf_i1024_vt16_f64_coo(const long long* __re
     const int* __restrict__ col_idx, const unsigned short* __restrict__ values,
     const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
     double alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, spmvc::TableValues<Value, unsigned short>{values, values_table}, x, y, alpha);
 }

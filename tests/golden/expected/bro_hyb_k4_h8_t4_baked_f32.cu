@@ -30,6 +30,7 @@ spmv_bro_hyb_k4_h8_s32_t4_b256_u1_baked_i256_f32(long long nrows,
     const long long* __restrict__ col_ptr, const long long* __restrict__ sym_ptr,
     const unsigned int* __restrict__ symbols, const float* __restrict__ values,
     const float* __restrict__ x, float* __restrict__ y, float alpha, float beta) {
+  spmvc::allow_next_launch();
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, values, x, y, alpha, beta);
 }
@@ -41,6 +42,7 @@ spmv_bro_hyb_k4_h8_s32_t4_b256_u1_baked_i256_f32_coo(const long long* __restrict
     const long long* __restrict__ sym_ptr, const unsigned int* __restrict__ symbols,
     const int* __restrict__ col_idx, const float* __restrict__ values, const float* __restrict__ x,
     float* __restrict__ y, float alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, values, x, y, alpha);
 }

@@ -31,6 +31,7 @@ spmv_bro_hyb_k7_h32_s32_t1_b256_u1_baked_i1024_vt8_f64(long long nrows,
     const unsigned int* __restrict__ symbols, const unsigned char* __restrict__ values,
     const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
     double alpha, double beta) {
+  spmvc::allow_next_launch();
   spmvc::bro::spmv_baked<kSliceRows, kThreadsPerRow, kSymbolBits, kBlockSize, Pattern, Value,
                          Acc>(nrows, col_ptr, sym_ptr, symbols, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha, beta);
 }
@@ -43,6 +44,7 @@ spmv_bro_hyb_k7_h32_s32_t1_b256_u1_baked_i1024_vt8_f64_coo(const long long* __re
     const int* __restrict__ col_idx, const unsigned char* __restrict__ values,
     const double* __restrict__ values_table, const double* __restrict__ x, double* __restrict__ y,
     double alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::bro::spmv_coo<kInterval, kSymbolBits, kBlockSize>(count, row_base, widths, sym_ptr,
                                                            symbols, col_idx, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha);
 }

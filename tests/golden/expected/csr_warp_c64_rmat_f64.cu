@@ -25,6 +25,7 @@ spmv_csr_warp_c64_f64(const int* __restrict__ chunk_row, const int* __restrict__
     const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
     const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ y,
     double* __restrict__ partial, double alpha, double beta) {
+  spmvc::allow_next_launch();
   spmvc::csr_warp::spmv<kChunk, kRound, kRowsPerLane, kSkip, kBlockSize, Offset, Value, Acc>(
       chunk_row, chunk_nz, row_ptr, col_idx, values, x, y, partial, alpha, beta);
 }
@@ -32,5 +33,6 @@ spmv_csr_warp_c64_f64(const int* __restrict__ chunk_row, const int* __restrict__
 extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_csr_warp_fixup_c64_f64(const int* __restrict__ long_rows, double* __restrict__ partial,
     double* __restrict__ y, double alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::csr_warp::fixup<kBlockSize, Value, Acc>(long_rows, partial, y, alpha);
 }

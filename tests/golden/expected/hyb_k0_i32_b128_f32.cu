@@ -29,6 +29,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k0_t1_b128_i32_f32(long long nrows, const int* __restrict__ ell_col_idx,
     const float* __restrict__ ell_values, const float* __restrict__ x, float* __restrict__ y,
     float alpha, float beta) {
+  spmvc::allow_next_launch();
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, ell_col_idx, ell_values, x, y, alpha, beta);
 }
@@ -38,6 +39,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k0_t1_b128_i32_f32_coo(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
     const float* __restrict__ coo_values, const float* __restrict__ x, float* __restrict__ y,
     float alpha) {
+  spmvc::wait_for_previous_launch();
   spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
                                                           coo_values, x, y, alpha);
 }

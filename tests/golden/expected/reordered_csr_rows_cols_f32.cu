@@ -28,6 +28,7 @@ spmv_csr_t8_v1_b256_u1_vt8_f32(long long nrows, const int* __restrict__ row_ptr,
     const int* __restrict__ col_idx, const unsigned char* __restrict__ values,
     const float* __restrict__ values_table, const float* __restrict__ x, float* __restrict__ y,
     float alpha, float beta) {
+  spmvc::wait_for_previous_launch();
   spmvc::csr::spmv<kThreadsPerRow, kVector, kBlockSize, kUnroll, kAligned, Offset, Value, Acc>(
       nrows, row_ptr, col_idx, spmvc::TableValues<Value, unsigned char>{values, values_table}, x, y, alpha, beta);
 }
@@ -38,5 +39,6 @@ spmv_csr_t8_v1_b256_u1_vt8_f32(long long nrows, const int* __restrict__ row_ptr,
 extern "C" __global__ void __launch_bounds__(256)
 spmvc_gather_x_f32(long long ncols, const int* __restrict__ col_map, const float* __restrict__ x,
     float* __restrict__ x_perm) {
+  spmvc::allow_next_launch();
   spmvc::permute::gather<256, float>(ncols, col_map, x, x_perm);
 }

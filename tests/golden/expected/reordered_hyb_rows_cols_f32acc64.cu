@@ -30,6 +30,7 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k5_t1_b256_i256_vt8_f32acc64(long long nrows, const int* __restrict__ ell_col_idx,
     const unsigned char* __restrict__ ell_values, const float* __restrict__ ell_values_table,
     const float* __restrict__ x, float* __restrict__ y, double alpha, double beta) {
+  spmvc::wait_for_previous_launch();
   spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
       nrows, nullptr, ell_col_idx, spmvc::TableValues<Value, unsigned char>{ell_values, ell_values_table}, x, y, alpha, beta);
 }
@@ -50,5 +51,6 @@ spmv_hyb_k5_t1_b256_i256_vt8_f32acc64_coo(const int* __restrict__ coo_row,
 extern "C" __global__ void __launch_bounds__(256)
 spmvc_gather_x_f32acc64(long long ncols, const int* __restrict__ col_map,
     const float* __restrict__ x, float* __restrict__ x_perm) {
+  spmvc::allow_next_launch();
   spmvc::permute::gather<256, float>(ncols, col_map, x, x_perm);
 }

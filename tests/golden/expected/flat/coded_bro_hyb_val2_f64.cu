@@ -7,6 +7,8 @@
 // with compile-time parameters as values and only the branches they select.
 // Standalone: it needs no spmvc header.
 
+extern "C" __device__ int __nvvm_reflect(const char *);
+
 struct TableValues_double_unsignedchar;
 struct bro_WidthPattern_8_6_3_6_6_6_5;
 struct bro_SymbolStream_unsignedint_32_false;
@@ -33,6 +35,11 @@ struct bro_BitReader_32 {
   __device__ unsigned int take(int bits,
                                bro_SymbolStream_unsignedint_32_false &next);
 };
+
+__device__ __forceinline__ void allow_next_launch() {
+  if (__nvvm_reflect("__CUDA_ARCH") >= 900)
+    asm volatile("griddepcontrol.launch_dependents;");
+}
 
 __device__ __forceinline__ unsigned int load_stream_unsignedint(
     const unsigned int *p) {
@@ -338,6 +345,11 @@ bro_spmv_baked_32_1_32_256_bro_WidthPattern_8_6_3_6_6_6_5_double_double_TableVal
     store_y_double_double(y, row, sum, alpha, beta);
 }
 
+__device__ __forceinline__ void wait_for_previous_launch() {
+  if (__nvvm_reflect("__CUDA_ARCH") >= 900)
+    asm volatile("griddepcontrol.wait;" : : : "memory");
+}
+
 __device__ __forceinline__ long long load_ro_longlong(const long long *p) {
   return __ldg(p);
 }
@@ -432,6 +444,7 @@ extern "C" __global__ void __launch_bounds__(256)
         const unsigned char *__restrict values,
         const double *__restrict values_table, const double *__restrict x,
         double *__restrict y, double alpha, double beta) {
+  allow_next_launch();
   bro_spmv_baked_32_1_32_256_bro_WidthPattern_8_6_3_6_6_6_5_double_double_TableValues_double_unsignedchar(
       nrows, col_ptr, sym_ptr, symbols,
       TableValues_double_unsignedchar{values, values_table}, x, y, alpha, beta);
@@ -446,6 +459,7 @@ extern "C" __global__ void __launch_bounds__(256)
         const unsigned char *__restrict values,
         const double *__restrict values_table, const double *__restrict x,
         double *__restrict y, double alpha) {
+  wait_for_previous_launch();
   bro_spmv_coo_1024_32_256_double_double_TableValues_double_unsignedchar(
       count, row_base, widths, sym_ptr, symbols, col_idx,
       TableValues_double_unsignedchar{values, values_table}, x, y, alpha);

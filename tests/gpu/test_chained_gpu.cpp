@@ -1,0 +1,119 @@
+// Chained launches (codegen::chain_launches): on sm_90 and newer, a unit's launches after the
+// first start before the previous one ends and wait inside for it. A multiply whose launches
+// read what the one before wrote (the gather of x, hyb's ELL part before its COO part) must
+// still see it: x changes between multiplies, so a launch that read x_perm or y early would
+// give the previous multiply's values. SPMVC_EARLY_LAUNCH=0 turns the early launches off.
+// Skipped without a GPU.
+#include <doctest/doctest.h>
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gpu_support.hpp"
+#include "spmvc/error.hpp"
+#include "spmvc/generators.hpp"
+
+using namespace spmvc;
+using test::have_device;
+using test::tolerance;
+
+namespace {
+
+bool hopper_or_newer() {
+  int device = 0, major = 0;
+  REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess);
+  return major >= 9;
+}
+
+Options unit(const char* format, const char* reorder, Precision p) {
+  Options o;
+  o.build = BuildMode::host;
+  o.disk_cache = false;
+  o.precision = p;
+  o.format = format;
+  o.reorder = reorder;
+  o.renumber_columns = std::string(reorder) != "none";
+  return o;
+}
+
+// Multiplies by eight different x in a row, each y checked against the host reference.
+void check_many(const CsrMatrix& a, const Operator& op) {
+  const Precision p = op.plan().precision;
+  std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size()), y0(y.size());
+  for (std::size_t i = 0; i < y0.size(); ++i) y0[i] = 0.5 - 0.125 * static_cast<double>(i % 7);
+  for (int round = 0; round < 8; ++round) {
+    CAPTURE(round);
+    std::vector<double> x = codegen::test_vector(a.ncols, p);
+    for (std::size_t j = 0; j < x.size(); ++j)
+      x[j] = p == Precision::f64 ? x[j] * (1.0 + round) - round
+                                 : static_cast<float>(x[j] * (1.0 + round) - round);
+    y = y0;
+    ref = y0;
+    op.apply_host(x, y, 1.0, 0.75);
+    compiler::csr_reference_spmv(a, x, ref, 1.0, 0.75);
+    CHECK(compiler::relative_error(y, ref) <= tolerance(p));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("gpu: a unit's launches after the first start early on sm_90, and see the one before") {
+  if (!have_device()) return;
+  const bool early = hopper_or_newer();
+  const CsrMatrix graph = gen::from_spec("rmat:scale=17,ef=16");
+  const CsrMatrix mesh = gen::from_spec("stencil2d:n=400");
+  struct Case {
+    const char* what;
+    const CsrMatrix* a;
+    Options options;
+    int launches;
+  };
+  for (Precision p : {Precision::f64, Precision::f32}) {
+    CAPTURE(to_string(p));
+    const std::vector<Case> cases = {
+        {"csr: one launch", &mesh, unit("csr", "none", p), 1},
+        {"hyb: ELL then COO", &graph, unit("hyb", "none", p), 2},
+        {"csr under rcm: the gather of x, then the multiply", &mesh, unit("csr", "rcm", p), 2},
+        {"hyb under dbg: the gather, ELL, COO", &graph, unit("hyb", "dbg", p), 3},
+        {"csr_stream under rcm", &graph, unit("csr_stream", "rcm", p), 2},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.what);
+      const Operator op = compile(*c.a, c.options);
+      REQUIRE(static_cast<int>(op.source().launches().size()) == c.launches);
+      CHECK(op.timings().early_launches == (early ? c.launches - 1 : 0));
+      check_many(*c.a, op);
+    }
+  }
+}
+
+TEST_CASE("gpu: SPMVC_EARLY_LAUNCH=0 launches in stream order; another value is an input error") {
+  if (!have_device()) return;
+  const CsrMatrix graph = gen::from_spec("rmat:scale=15,ef=16");
+  {
+    test::EnvVar off("SPMVC_EARLY_LAUNCH", "0");
+    const Operator op = compile(graph, unit("hyb", "dbg", Precision::f64));
+    REQUIRE(op.source().launches().size() == 3);
+    CHECK(op.timings().early_launches == 0);
+    check_many(graph, op);
+  }
+  {
+    test::EnvVar on("SPMVC_EARLY_LAUNCH", "on");
+    const Operator op = compile(graph, unit("hyb", "none", Precision::f64));
+    CHECK(op.timings().early_launches == (hopper_or_newer() ? 1 : 0));
+  }
+  if (hopper_or_newer()) {
+    test::EnvVar bad("SPMVC_EARLY_LAUNCH", "sometimes");
+    try {
+      (void)compile(graph, unit("hyb", "none", Precision::f64));
+      FAIL("SPMVC_EARLY_LAUNCH=sometimes was accepted");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("SPMVC_EARLY_LAUNCH") != std::string::npos);
+      CHECK(std::string(e.what()).find("sometimes") != std::string::npos);
+    }
+  }
+}
