@@ -205,6 +205,9 @@ class Explanation:
             + (f" (converted on the device: {', '.join(self.copied)})" if self.copied else ""),
             f"one-time cost: {one_time or 'none measured'}",
         ]
+        if t.get("early_launches", 0) > 0:
+            lines.append(f"launches: {t['early_launches'] + 1} a multiply, each after the first "
+                         "started before the previous one ends")
         if t.get("cache_note"):
             lines.append(f"kernel cache: {t['cache_note']}")
         return "\n".join(lines) + "\n"
