@@ -69,4 +69,13 @@ TEST_CASE("renumbered columns: x is gathered into a scratch array that every lau
   // Scratch is workspace, not matrix data.
   CHECK(u.encoded.total_bytes() == csr_unit(a).encoded.total_bytes() + 4 * a.nrows + 4 * a.ncols);
   CHECK_THROWS_AS(codegen::attach_reordering(u.source, u.encoded, {{0, 1}, {}}), InternalError);
+
+  // Blocks of 256 threads gather 16 elements each: 10,000 columns take three stretches of 4,096.
+  const CsrMatrix big = gen::from_spec("stencil2d:n=100");
+  Unit v = csr_unit(big);
+  codegen::attach_reordering(v.source, v.encoded, {reversed(big.nrows), reversed(big.ncols)});
+  REQUIRE(v.source.pre_launches.size() == 1);
+  CHECK(v.source.pre_launches[0].block == 256);
+  CHECK(v.source.pre_launches[0].grid == 3);
+  CHECK(v.source.source.find("spmvc::permute::gather<256, 16, double>") != std::string::npos);
 }

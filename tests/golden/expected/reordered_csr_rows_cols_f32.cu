@@ -40,5 +40,5 @@ extern "C" __global__ void __launch_bounds__(256)
 spmvc_gather_x_f32(long long ncols, const int* __restrict__ col_map, const float* __restrict__ x,
     float* __restrict__ x_perm) {
   spmvc::allow_next_launch();
-  spmvc::permute::gather<256, float>(ncols, col_map, x, x_perm);
+  spmvc::permute::gather<256, 16, float>(ncols, col_map, x, x_perm);
 }
