@@ -387,14 +387,17 @@ void LoadedKernel::opt_in_shared(std::size_t shared_bytes) const {
   }
 }
 
-bool early_launch(const DeviceInfo& device) {
-  if (device.cc_major < 9) return false;
-  const char* env = std::getenv("SPMVC_EARLY_LAUNCH");
-  if (env == nullptr) return true;
+std::optional<bool> env_switch(const char* name) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return std::nullopt;
   const std::string v = env;
   if (v.empty() || v == "1" || v == "on" || v == "true") return true;
   if (v == "0" || v == "off" || v == "false") return false;
-  throw InputError("SPMVC_EARLY_LAUNCH", 0, "'" + v + "' is not one of 0, off, false, 1, on, true");
+  throw InputError(name, 0, "'" + v + "' is not one of 0, off, false, 1, on, true");
+}
+
+bool early_launch(const DeviceInfo& device) {
+  return device.cc_major >= 9 && env_switch("SPMVC_EARLY_LAUNCH").value_or(true);
 }
 
 bool is_device_pointer(const void* p) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ std::uint64_t pool_reserved_bytes();
 /// Bytes the current device can still allocate: what the driver reports free, plus what its
 /// memory pool holds unused for reuse (0 when it cannot tell).
 std::uint64_t allocatable_bytes();
+
+/// An on/off environment variable: unset is nullopt; empty, 1, on and true are on; 0, off and
+/// false are off; any other value is an InputError naming the variable.
+std::optional<bool> env_switch(const char* name);
 
 /// Whether a unit's launches after the first may start before the previous one ends
 /// (programmatic dependent launch) on `device`: sm_90 or newer, unless SPMVC_EARLY_LAUNCH is 0,

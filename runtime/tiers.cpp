@@ -1,9 +1,9 @@
 #include "tiers.hpp"
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 
+#include "device.hpp"
 #include "spmvc/error.hpp"
 
 namespace spmvc::runtime {
@@ -20,12 +20,7 @@ double seconds_between(std::chrono::steady_clock::time_point a,
 bool tiered(const Options& options) {
   if (options.deterministic) return false;
   if (options.tiered) return *options.tiered;
-  const char* env = std::getenv("SPMVC_TIERED");
-  if (env == nullptr) return true;
-  const std::string v = env;
-  if (v.empty() || v == "1" || v == "on" || v == "true") return true;
-  if (v == "0" || v == "off" || v == "false") return false;
-  throw InputError("SPMVC_TIERED", 0, "'" + v + "' is not one of 0, off, false, 1, on, true");
+  return runtime::env_switch("SPMVC_TIERED").value_or(true);
 }
 
 Tiers::Tiers(std::unique_ptr<GenericCsr> generic, const CompileTimings& timings,
