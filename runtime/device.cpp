@@ -397,7 +397,9 @@ std::optional<bool> env_switch(const char* name) {
 }
 
 bool early_launch(const DeviceInfo& device) {
-  return device.cc_major >= 9 && env_switch("SPMVC_EARLY_LAUNCH").value_or(true);
+  // The variable is read on every GPU, so that a bad value is reported wherever it is set.
+  const bool wanted = env_switch("SPMVC_EARLY_LAUNCH").value_or(true);
+  return wanted && device.cc_major >= 9;
 }
 
 bool is_device_pointer(const void* p) {

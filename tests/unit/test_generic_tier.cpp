@@ -1,6 +1,6 @@
 // The generic tier without a GPU: the fatbin nvcc built into the library holds sm_90 SASS and
 // compute_90 PTX with every entry point the runtime looks up, the lanes-per-row rule, and
-// SPMVC_TIERED / Options::tiered.
+// SPMVC_TIERED / Options::tiered, and SPMVC_EARLY_LAUNCH.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "device.hpp"
 #include "fatbin_support.hpp"
 #include "generic_tier.hpp"
 #include "spmvc/error.hpp"
@@ -111,5 +112,36 @@ TEST_CASE("tiered: Options::tiered when set, else SPMVC_TIERED, else on") {
   } catch (const InputError& e) {
     CHECK(e.source() == "SPMVC_TIERED");
     CHECK(std::string(e.what()).find("'maybe'") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "early launches: sm_90 and newer unless SPMVC_EARLY_LAUNCH is off; a bad value is named") {
+  DeviceInfo hopper, ampere;
+  hopper.cc_major = 9;
+  ampere.cc_major = 8;
+  {
+    spmvc::test::EnvVar env("SPMVC_EARLY_LAUNCH", nullptr);
+    CHECK(early_launch(hopper));
+    CHECK_FALSE(early_launch(ampere));
+  }
+  for (const char* off : {"0", "off", "false"}) {
+    spmvc::test::EnvVar env("SPMVC_EARLY_LAUNCH", off);
+    CHECK_FALSE(early_launch(hopper));
+  }
+  for (const char* on : {"1", "on", "true", ""}) {
+    spmvc::test::EnvVar env("SPMVC_EARLY_LAUNCH", on);
+    CHECK(early_launch(hopper));
+    CHECK_FALSE(early_launch(ampere));
+  }
+  spmvc::test::EnvVar env("SPMVC_EARLY_LAUNCH", "sometimes");
+  for (const DeviceInfo& device : {hopper, ampere}) {
+    try {
+      (void)early_launch(device);
+      FAIL("SPMVC_EARLY_LAUNCH=sometimes was accepted");
+    } catch (const InputError& e) {
+      CHECK(e.source() == "SPMVC_EARLY_LAUNCH");
+      CHECK(std::string(e.what()).find("sometimes") != std::string::npos);
+    }
   }
 }
