@@ -195,7 +195,9 @@ struct Options {
   std::string spmm_cusparse = "auto";
   /// Rewrites the generated translation unit before it is compiled (and cached under its new
   /// text), e.g. tooling::flatten to run the flattened kernel in place of the template one. The
-  /// result must keep the entry point's name, parameters and launch shape.
+  /// result must keep the entry point's name, parameters and launch shape, and the waits of a
+  /// chained unit (KernelSource::chained; tooling::flatten keeps them), or clear `chained`: its
+  /// launches after the first then go out in plain stream order.
   std::function<KernelSource(const KernelSource&)> transform_source;
 };
 
