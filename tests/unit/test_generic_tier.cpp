@@ -80,6 +80,23 @@ TEST_CASE("generic tier: the fatbin holds sm_90 SASS and PTX with every entry po
   CHECK(ptx_images == 1);
 }
 
+namespace {
+
+// With `variable` set to `value`, `read` throws an InputError naming the variable and the value.
+template <typename F>
+void check_refused(const char* variable, const char* value, F read) {
+  spmvc::test::EnvVar env(variable, value);
+  try {
+    read();
+    FAIL(variable << "=" << value << " was accepted");
+  } catch (const InputError& e) {
+    CHECK(e.source() == variable);
+    CHECK(std::string(e.what()).find("'" + std::string(value) + "'") != std::string::npos);
+  }
+}
+
+}  // namespace
+
 TEST_CASE("tiered: Options::tiered when set, else SPMVC_TIERED, else on") {
   Options o;
   {
@@ -105,14 +122,7 @@ TEST_CASE("tiered: Options::tiered when set, else SPMVC_TIERED, else on") {
     spmvc::test::EnvVar env("SPMVC_TIERED", on);
     CHECK(tiered(o));
   }
-  spmvc::test::EnvVar env("SPMVC_TIERED", "maybe");
-  try {
-    (void)tiered(o);
-    FAIL("SPMVC_TIERED=maybe was accepted");
-  } catch (const InputError& e) {
-    CHECK(e.source() == "SPMVC_TIERED");
-    CHECK(std::string(e.what()).find("'maybe'") != std::string::npos);
-  }
+  check_refused("SPMVC_TIERED", "maybe", [&] { (void)tiered(o); });
 }
 
 TEST_CASE(
@@ -134,14 +144,6 @@ TEST_CASE(
     CHECK(early_launch(hopper));
     CHECK_FALSE(early_launch(ampere));
   }
-  spmvc::test::EnvVar env("SPMVC_EARLY_LAUNCH", "sometimes");
-  for (const DeviceInfo& device : {hopper, ampere}) {
-    try {
-      (void)early_launch(device);
-      FAIL("SPMVC_EARLY_LAUNCH=sometimes was accepted");
-    } catch (const InputError& e) {
-      CHECK(e.source() == "SPMVC_EARLY_LAUNCH");
-      CHECK(std::string(e.what()).find("sometimes") != std::string::npos);
-    }
-  }
+  for (const DeviceInfo& device : {hopper, ampere})
+    check_refused("SPMVC_EARLY_LAUNCH", "sometimes", [&] { (void)early_launch(device); });
 }
