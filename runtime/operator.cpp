@@ -76,7 +76,7 @@ double Operator::Impl::load_cached(const runtime::CachedKernel& cached,
                  : runtime::shared_kernel(cached, desc.entry, device.ordinal);
     launch.desc = std::move(desc);
   }
-  early_launches = source.chained && launches.size() > 1 && runtime::early_launch(device);
+  early_launches = source.chained && runtime::early_launch(device);
   t.early_launches = early_launches ? static_cast<int>(launches.size()) - 1 : 0;
   // The main kernel's resources stand for the unit's (it does the multiply).
   const runtime::LoadedKernel& main_kernel = *launches[source.pre_launches.size()].kernel;

@@ -12,6 +12,7 @@
 
 #include "nvrtc_compiler.hpp"
 #include "spmvc/kernel.hpp"
+#include "test_support.hpp"  // occurrences
 
 namespace spmvc::test {
 
@@ -56,15 +57,6 @@ inline std::string ptx_of(const KernelSource& src, const std::string& arch = "co
   nvrtcDestroyProgram(&prog);
   REQUIRE_MESSAGE(!ptx.empty(), src.kernel_name, " did not compile to PTX");
   return ptx;
-}
-
-/// How many times `needle` occurs in `text`.
-inline int occurrences(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size()))
-    ++n;
-  return n;
 }
 
 }  // namespace spmvc::test

@@ -215,4 +215,13 @@ struct HostDeviceCsr {
   }
 };
 
+/// How many times `needle` occurs in `text`.
+inline int occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
 }  // namespace spmvc::test

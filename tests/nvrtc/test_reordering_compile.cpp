@@ -51,14 +51,9 @@ TEST_CASE("a chained unit waits and lets the next launch start on sm_90, and not
   codegen::attach_reordering(src, e, {perm, perm});
   REQUIRE(src.launches().size() == 3);  // gather, ELL, COO
   test::check_compiles(src);
-  const auto count = [](const std::string& ptx, const std::string& what) {
-    std::size_t n = 0;
-    for (std::size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
-    return n;
-  };
   const std::string hopper = test::ptx_of(src);
-  CHECK(count(hopper, "griddepcontrol.wait") == 2);               // ELL and COO
-  CHECK(count(hopper, "griddepcontrol.launch_dependents") == 2);  // gather and ELL
+  CHECK(test::occurrences(hopper, "griddepcontrol.wait") == 2);               // ELL and COO
+  CHECK(test::occurrences(hopper, "griddepcontrol.launch_dependents") == 2);  // gather and ELL
   const std::string ampere = test::ptx_of(src, "compute_80");
-  CHECK(count(ampere, "griddepcontrol") == 0);
+  CHECK(test::occurrences(ampere, "griddepcontrol") == 0);
 }

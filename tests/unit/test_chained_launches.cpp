@@ -10,6 +10,7 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -36,12 +37,6 @@ Unit unit_of(const CsrMatrix& a, const char* format) {
   return u;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The body of entry `entry`: from its definition's brace to the next definition (or the end).
 std::string body_of(const std::string& source, const std::string& entry) {
   const std::size_t name = source.find("\n" + entry + "(");
@@ -60,8 +55,8 @@ TEST_CASE("a unit of one launch is not chained") {
   const Unit u = unit_of(gen::from_spec("stencil2d:n=10"), "csr");
   REQUIRE(u.source.launches().size() == 1);
   CHECK_FALSE(u.source.chained);
-  CHECK(count(u.source.source, kWait) == 0);
-  CHECK(count(u.source.source, kAllow) == 0);
+  CHECK(test::occurrences(u.source.source, kWait) == 0);
+  CHECK(test::occurrences(u.source.source, kAllow) == 0);
 }
 
 TEST_CASE("hyb's two launches: the ELL launch lets the COO launch start, which waits for it") {
@@ -71,10 +66,10 @@ TEST_CASE("hyb's two launches: the ELL launch lets the COO launch start, which w
   CHECK(u.source.chained);
   const std::string ell = body_of(u.source.source, launches[0].entry);
   const std::string coo = body_of(u.source.source, launches[1].entry);
-  CHECK(count(ell, kAllow) == 1);
-  CHECK(count(ell, kWait) == 0);
-  CHECK(count(coo, kWait) == 1);
-  CHECK(count(coo, kAllow) == 0);
+  CHECK(test::occurrences(ell, kAllow) == 1);
+  CHECK(test::occurrences(ell, kWait) == 0);
+  CHECK(test::occurrences(coo, kWait) == 1);
+  CHECK(test::occurrences(coo, kAllow) == 0);
   // The wait comes first in the body, before anything reads y.
   CHECK(coo.find(kWait) < coo.find("spmvc::coo::"));
 }
@@ -92,15 +87,16 @@ TEST_CASE("renumbered columns: the gather of x is chained to the launches that r
   const std::string gather = body_of(u.source.source, launches[0].entry);
   const std::string ell = body_of(u.source.source, launches[1].entry);
   const std::string coo = body_of(u.source.source, launches[2].entry);
-  CHECK(count(gather, kWait) == 0);  // the first launch follows the caller's work in order
-  CHECK(count(gather, kAllow) == 1);
-  CHECK(count(ell, kWait) == 1);
-  CHECK(count(ell, kAllow) == 1);
-  CHECK(count(coo, kWait) == 1);
-  CHECK(count(coo, kAllow) == 0);
+  CHECK(test::occurrences(gather, kWait) ==
+        0);  // the first launch follows the caller's work in order
+  CHECK(test::occurrences(gather, kAllow) == 1);
+  CHECK(test::occurrences(ell, kWait) == 1);
+  CHECK(test::occurrences(ell, kAllow) == 1);
+  CHECK(test::occurrences(coo, kWait) == 1);
+  CHECK(test::occurrences(coo, kAllow) == 0);
   // Once per launch, however often the unit is chained.
-  CHECK(count(u.source.source, kWait) == 2);
-  CHECK(count(u.source.source, kAllow) == 2);
+  CHECK(test::occurrences(u.source.source, kWait) == 2);
+  CHECK(test::occurrences(u.source.source, kAllow) == 2);
   const std::string once = u.source.source;
   codegen::chain_launches(u.source);
   CHECK(u.source.source == once);
@@ -115,7 +111,7 @@ TEST_CASE("a csr unit becomes chained when the gather of x comes before it") {
   codegen::attach_reordering(u.source, u.encoded, {perm, perm});
   REQUIRE(u.source.launches().size() == 2);
   CHECK(u.source.chained);
-  CHECK(count(body_of(u.source.source, u.source.kernel_name), kWait) == 1);
+  CHECK(test::occurrences(body_of(u.source.source, u.source.kernel_name), kWait) == 1);
   // A row map alone adds no launch: the unit stays unchained.
   Unit rows = unit_of(a, "csr");
   codegen::attach_reordering(rows.source, rows.encoded, {perm, {}});
