@@ -3,7 +3,11 @@
 // applies beta, so it runs after a kernel that has written y = alpha*A1*x + beta*y.
 //
 // Layout: n entries sorted by row (columns in any order within a row):
-//   rows[n] int, cols[n] int, values[n] Value.
+//   rows[n] int (WideRows), cols[n] int, values[n] Value.
+// Or, with 16-bit rows (NarrowRows), in place of rows: per interval of kInterval entries a base
+// row and an unsigned short row - base per entry, when the interval's rows span at most 65535;
+// a wider interval keeps int rows in a side array. The row stream is then 2 bytes an entry of
+// the 10-16 an entry reads besides x.
 // No padding: the entry count is an argument. The entries, read once per multiply, are loaded
 // evict-first (load_stream) so that they leave x's lines in L1, as ell's are.
 //
@@ -22,15 +26,42 @@
 namespace spmvc {
 namespace coo {
 
+/// 32-bit rows: entry i's row is rows[i].
+struct WideRows {
+  const int* __restrict__ rows;
+  /// Interval w's row code: none (every interval reads rows).
+  __device__ __forceinline__ int interval_code(long long) const { return 0; }
+  /// The row of entry i of the interval whose code is `code` and whose first entry is `begin`.
+  __device__ __forceinline__ int operator()(int, long long i, long long) const {
+    return load_stream(rows + i);
+  }
+};
+
+/// 16-bit rows: interval w's entries store row - base[w] as unsigned short when its rows span at
+/// most 65535 (base[w] >= 0). A wider interval has base[w] = -1 - o: its rows sit in wide[o ...]
+/// as int, in entry order from its first entry. The code is the same for the whole warp, so the
+/// choice does not diverge.
+struct NarrowRows {
+  const int* __restrict__ base;
+  const unsigned short* __restrict__ narrow;
+  const int* __restrict__ wide;
+  __device__ __forceinline__ int interval_code(long long w) const { return __ldg(base + w); }
+  __device__ __forceinline__ int operator()(int code, long long i, long long begin) const {
+    if (code >= 0) return code + static_cast<int>(load_stream(narrow + i));
+    return load_stream(wide + (static_cast<long long>(-1 - code) + (i - begin)));
+  }
+};
+
 template <typename Value, typename Acc>
 __device__ __forceinline__ void add_y(Value* y, long long row, Acc value) {
   atomicAdd(y + y_row(row), static_cast<Value>(value));
 }
 
-template <int kInterval, int kBlockSize, typename Value, typename Acc, typename Values>
-__device__ __forceinline__ void spmv_add(long long n, const int* __restrict__ rows,
-                                         const int* __restrict__ cols, Values values,
-                                         const Value* __restrict__ x, Value* y, Acc alpha) {
+template <int kInterval, int kBlockSize, typename Value, typename Acc, typename Rows,
+          typename Values>
+__device__ __forceinline__ void spmv_add(long long n, Rows rows, const int* __restrict__ cols,
+                                         Values values, const Value* __restrict__ x, Value* y,
+                                         Acc alpha) {
   static_assert(kInterval % 32 == 0, "an interval is whole warp steps");
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   constexpr unsigned kAll = 0xffffffffu;
@@ -40,6 +71,7 @@ __device__ __forceinline__ void spmv_add(long long n, const int* __restrict__ ro
   const long long begin = warp * kInterval;
   if (begin >= n) return;  // the whole warp leaves together
   const long long end = begin + kInterval < n ? begin + kInterval : n;
+  const int code = rows.interval_code(warp);
 
   int carry_row = -1;  // the row run that reached lane 31 of the previous step, and its sum
   Acc carry = Acc(0);
@@ -48,7 +80,7 @@ __device__ __forceinline__ void spmv_add(long long n, const int* __restrict__ ro
     int row = -1;  // lanes past the end hold row -1, which matches no real row
     Acc v = Acc(0);
     if (i < end) {
-      row = load_stream(rows + i);
+      row = rows(code, i, begin);
       v = static_cast<Acc>(load_stream(values + i)) *
           static_cast<Acc>(load_ro(x + load_stream(cols + i)));
     }

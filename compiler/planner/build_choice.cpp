@@ -34,6 +34,8 @@ std::optional<OptionRefusal> params_refusal(const FormatParams& params, std::int
       return OptionRefusal{"params", "csr_stream's sorted tiles (srt) are built on the host only"};
   } else if (const auto* b = std::get_if<BcsrParams>(&params); b != nullptr && b->symmetric) {
     return OptionRefusal{"params", "bcsr's symmetric half (S=1) is built on the host only"};
+  } else if (const auto* h = std::get_if<HybParams>(&params); h != nullptr && h->narrow_rows) {
+    return OptionRefusal{"params", "hyb's 16-bit COO rows (r16) are built on the host only"};
   } else if (const auto* c = std::get_if<SellParams>(&params)) {
     if (c->sigma > codegen::kDeviceSortWindow)
       return OptionRefusal{"params", fmt::format("sorting windows of {} rows (the GPU sorts at "

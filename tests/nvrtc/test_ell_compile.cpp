@@ -74,6 +74,8 @@ TEST_CASE("hyb: lanes, intervals, ELL-R and precision compile without spills") {
           h.coo_interval = interval;
           h.row_lengths = r;
           check_compiles(generate("rmat:scale=7,ef=8", "hyb", p, h));
+          h.narrow_rows = true;
+          check_compiles(generate("rmat:scale=7,ef=8", "hyb", p, h));
         }
       }
     }
@@ -104,4 +106,11 @@ TEST_CASE("ell, sell and hyb load their columns and values evict-first and gathe
   const std::string hyb = ptx_of(generate("rmat:scale=7,ef=8", "hyb", spmvc::Precision::f64, h));
   CHECK(occurrences(hyb, "ld.global.cs.") >= 5);
   CHECK(occurrences(hyb, "ld.global.nc.f64") >= 2);
+  // With 16-bit rows the COO launch streams them as u16 (and a wide interval's as 32-bit); the
+  // interval's base is one load a warp, not a stream.
+  h.narrow_rows = true;
+  const std::string narrow = ptx_of(generate("rmat:scale=7,ef=8", "hyb", spmvc::Precision::f64, h));
+  CHECK(occurrences(narrow, "ld.global.cs.u16") >= 1);
+  CHECK(occurrences(narrow, "ld.global.cs.") >= 6);
+  CHECK(occurrences(narrow, "ld.global.nc.f64") >= 2);
 }

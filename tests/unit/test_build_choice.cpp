@@ -174,6 +174,11 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
   BcsrParams sym;
   sym.symmetric = true;
   half.params = sym;
+  Options rows16 = auto_options();
+  HybParams narrow_rows;
+  narrow_rows.width = 2;
+  narrow_rows.narrow_rows = true;
+  rows16.params = narrow_rows;
   Options vector = auto_options();
   CsrParams v4;
   v4.vector_width = 4;
@@ -186,7 +191,8 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
         Case{"amb", amb, "format"}, Case{"blocked params", blocked, "params"},
         Case{"cusparse always", cusparse, "cusparse"}, Case{"64-bit offsets", offsets64, "params"},
         Case{"sell window", window, "params"}, Case{"vector loads", vector, "params"},
-        Case{"bcsr symmetric half", half, "params"}}) {
+        Case{"bcsr symmetric half", half, "params"},
+        Case{"hyb 16-bit COO rows", rows16, "params"}}) {
     CAPTURE(c.name);
     const BuildSubject odd{1000, 1000, 27001};
     const BuildChoice choice = choose_build(c.options, odd);
@@ -196,6 +202,10 @@ TEST_CASE("build choice: what only the host pipeline does keeps auto on the host
     CHECK(contains(error, "build = device"));
     CHECK(contains(error, c.field));
   }
+  // hyb with 32-bit COO rows is built on the GPU.
+  narrow_rows.narrow_rows = false;
+  rows16.params = narrow_rows;
+  CHECK(choose_build(rows16, kSmall).path == compiler::BuildPath::device);
   // A vector width that divides the nonzeros needs no host padding.
   CHECK(choose_build(vector, kSmall).path == compiler::BuildPath::device);
   // cuSPARSE "never" and "auto" leave the choice to the planner of the GPU build.

@@ -97,10 +97,86 @@ TEST_CASE("hyb: reference equals plain CSR for every split, lane count and preci
           CHECK(roundtrip_error(a, hyb(k, t, r)) <= 1e-12);
           CHECK(roundtrip_error(a, hyb(k, t, r), -0.5, 1.5) <= 1e-12);
           CHECK(roundtrip_error(a, hyb(k, t, r), 1.0, 0.0, Precision::f32) <= 1e-12);
+          HybParams narrow = hyb(k, t, r, 64);
+          narrow.narrow_rows = true;
+          CHECK(roundtrip_error(a, narrow, -0.5, 1.5) <= 1e-12);
         }
       }
     }
   }
+}
+
+namespace {
+
+// Rows 0..99, 150000 and 199999 with 3 nonzeros, the others with 1: at K = 1 the COO part holds
+// 2 entries of each long row, 204 in all. In intervals of 32 the first six reach 16 rows each;
+// the seventh (entries 192..203) reaches from row 96 to row 199999, past 2^16 rows.
+CsrMatrix far_rows() {
+  CsrMatrix a;
+  a.nrows = 200000;
+  a.ncols = 200000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    const int len = r < 100 || r == 150000 || r == 199999 ? 3 : 1;
+    for (int j = 0; j < len; ++j) {
+      a.col_idx.push_back(static_cast<std::int32_t>((r + 7 * j) % a.ncols));
+      a.values.push_back(1.0 + static_cast<double>((r + j) % 5));
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("hyb: 16-bit COO rows, a base per interval, 32-bit rows where an interval spans 2^16") {
+  HybParams p = hyb(3, 1);
+  p.narrow_rows = true;
+  const Encoded paper_e = formats::HybFormat().encode(paper(), p, Precision::f64);
+  CHECK_THROWS_AS(paper_e.array("coo_row"), InternalError);
+  CHECK(test::array_as<std::int32_t>(paper_e.array("coo_base")) == std::vector<std::int32_t>{1});
+  CHECK(test::array_as<std::uint16_t>(paper_e.array("coo_row16")) ==
+        std::vector<std::uint16_t>{0, 0});
+  CHECK(paper_e.array("coo_row_wide").count() == 1);  // none wide: one unused element
+  std::vector<double> y = {1, 1, 1, 1};
+  formats::HybFormat().reference_spmv(paper_e, p, std::vector<double>{1, 1, 1, 1, 1}, y, 2.0, 1.0);
+  CHECK(y == std::vector<double>{11, 37, 35, 23});
+
+  const CsrMatrix a = far_rows();
+  HybParams far = hyb(1, 1, false, 32);
+  far.narrow_rows = true;
+  const Encoded e = formats::HybFormat().encode(a, far, Precision::f64);
+  const std::vector<std::int32_t> base = test::array_as<std::int32_t>(e.array("coo_base"));
+  REQUIRE(base.size() == 7);
+  for (int w = 0; w < 6; ++w) CHECK(base[static_cast<std::size_t>(w)] == 16 * w);
+  CHECK(base[6] == -1);  // the first wide interval: its rows from coo_row_wide[0]
+  CHECK(test::array_as<std::int32_t>(e.array("coo_row_wide")) ==
+        std::vector<std::int32_t>{96, 96, 97, 97, 98, 98, 99, 99, 150000, 150000, 199999, 199999});
+  const std::vector<std::uint16_t> row16 = test::array_as<std::uint16_t>(e.array("coo_row16"));
+  REQUIRE(row16.size() == 204);
+  CHECK(row16[0] == 0);
+  CHECK(row16[31] == 15);   // entry 31: row 15 of the interval from row 0
+  CHECK(row16[191] == 15);  // entry 191: row 95, of the interval from row 80
+  CHECK(row16[192] == 0);   // the wide interval's entries stay 0
+  CHECK(roundtrip_error(a, far) <= 1e-12);
+  CHECK(roundtrip_error(a, far, 0.5, -2.0, Precision::f32) <= 1e-12);
+  // Two bytes an entry fewer, a base per interval and the wide rows more.
+  const Encoded wide = formats::HybFormat().encode(a, hyb(1, 1, false, 32), Precision::f64);
+  CHECK(wide.total_bytes() - e.total_bytes() == 204 * 2 - 7 * 4 - 12 * 4);
+
+  // The unit reads the three arrays in place of coo_row.
+  const KernelSource k = formats::HybFormat().generate(e, far, "");
+  CHECK(k.kernel_name == "spmv_hyb_k1_t1_b256_i32_r16_f64");
+  REQUIRE(k.post_launches.size() == 1);
+  const KernelLaunch& coo = k.post_launches[0];
+  REQUIRE(coo.params.size() == 8);
+  CHECK(coo.params[0].name == "coo_base");
+  CHECK(coo.params[1].name == "coo_row16");
+  CHECK(coo.params[2].name == "coo_row_wide");
+  CHECK(coo.params[3].name == "coo_col");
+  CHECK(k.source.find("spmvc::coo::NarrowRows{coo_base, coo_row16, coo_row_wide}") !=
+        std::string::npos);
+  CHECK(k.source.find("const unsigned short* __restrict__ coo_row16") != std::string::npos);
+  CHECK(k.source.find("constexpr long long kCooEntries = 204;") != std::string::npos);
 }
 
 TEST_CASE("hyb: the planner carries the Bell-Garland split in the parameters") {
@@ -123,7 +199,7 @@ TEST_CASE("hyb: the planner carries the Bell-Garland split in the parameters") {
   std::int64_t spilled = 0;
   for (std::int64_t r = 0; r < a.nrows; ++r)
     spilled += std::max<std::int64_t>(0, a.row_length(r) - formats::hyb_split_width(p));
-  CHECK(e.array("coo_row").count() == spilled);
+  CHECK(e.array("coo_col").count() == spilled);
   CHECK(formats::HybFormat::coo_nonzeros(p, formats::hyb_split_width(p)) ==
         doctest::Approx(static_cast<double>(spilled)).epsilon(0.15));  // range bins: midpoints
 }
@@ -185,6 +261,11 @@ TEST_CASE("hyb: cost adds the COO part to the ELL part") {
     const double vb = value_bytes(prec);
     const formats::Cost c = f.cost(p, hyb(4, 1), prec);
     CHECK(c.matrix_bytes == doctest::Approx(1000 * 4 * (4 + vb) + 160 * (8 + vb)));
+    // 16-bit rows: 2 bytes an entry fewer, a 4-byte base per interval of 256 more.
+    HybParams narrow = hyb(4, 1);
+    narrow.narrow_rows = true;
+    CHECK(f.cost(p, narrow, prec).matrix_bytes ==
+          doctest::Approx(c.matrix_bytes - 160 * (2 - 4.0 / 256)));
     CHECK(c.y_bytes == doctest::Approx(1010 * vb));
     // The COO part's bytes stream at the read bandwidth (kCooLaneEfficiency), as the ELL part's
     // full rows of 4 do: the two launches together lose nothing to idle lanes.

@@ -53,13 +53,95 @@ Split split(const Profile& profile, std::int64_t width) {
   return s;
 }
 
+// The COO part's row of every entry, from coo_row or from the narrow layout (coo_base,
+// coo_row16, coo_row_wide): what the kernel reads, decoded independently of the encoder.
+std::vector<std::int32_t> coo_rows(const Encoded& e, const HybParams& p) {
+  const std::int64_t n = e.array("coo_col").count();
+  if (!p.narrow_rows) {
+    const EncodedArray& a = e.array("coo_row");
+    if (a.count() != n) throw InternalError("hyb: a COO row per entry expected");
+    const std::int32_t* r = typed<std::int32_t>(a);
+    return {r, r + n};
+  }
+  const EncodedArray& base_arr = e.array("coo_base");
+  const std::int32_t* base = typed<std::int32_t>(base_arr);
+  const std::uint16_t* narrow = typed<std::uint16_t>(e.array("coo_row16"));
+  const EncodedArray& wide_arr = e.array("coo_row_wide");
+  const std::int32_t* wide = typed<std::int32_t>(wide_arr);
+  if (e.array("coo_row16").count() != std::max<std::int64_t>(n, 1) ||
+      base_arr.count() != std::max<std::int64_t>(1, (n + p.coo_interval - 1) / p.coo_interval))
+    throw InternalError("hyb: 16-bit COO rows of the wrong size");
+  std::vector<std::int32_t> out(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t w = i / p.coo_interval;
+    const std::int32_t b = base[w];
+    if (b >= 0) {
+      out[static_cast<std::size_t>(i)] = b + narrow[i];
+    } else {
+      const std::int64_t at = -1 - static_cast<std::int64_t>(b) + (i - w * p.coo_interval);
+      if (at >= wide_arr.count()) throw InternalError("hyb: wide COO rows out of range");
+      out[static_cast<std::size_t>(i)] = wide[at];
+    }
+  }
+  return out;
+}
+
+// coo_base (a base row per interval, or -1 - o for an interval whose rows sit at
+// coo_row_wide[o...]), coo_row16 (row - base per entry; the wide intervals' stay 0) and
+// coo_row_wide, from the 32-bit rows.
+void encode_narrow_rows(const std::int32_t* rows, std::int64_t n, int interval,
+                        std::vector<EncodedArray>& arrays) {
+  const std::int64_t intervals = std::max<std::int64_t>(1, (n + interval - 1) / interval);
+  std::vector<std::int32_t> base(static_cast<std::size_t>(intervals), 0);
+  std::vector<std::int64_t> wide_at(static_cast<std::size_t>(intervals), -1);
+  std::int64_t wide_count = 0;
+  for (std::int64_t w = 0; w * interval < n; ++w) {
+    const std::int64_t first = w * interval, last = std::min(n, first + interval) - 1;
+    // Rows are sorted: the interval spans rows[last] - rows[first].
+    if (rows[last] - rows[first] <= std::numeric_limits<std::uint16_t>::max()) {
+      base[static_cast<std::size_t>(w)] = rows[first];
+    } else {
+      wide_at[static_cast<std::size_t>(w)] = wide_count;
+      wide_count += last - first + 1;
+      if (wide_count > std::numeric_limits<std::int32_t>::max())
+        throw InternalError("hyb: too many wide COO rows for 32-bit positions");
+      base[static_cast<std::size_t>(w)] =
+          static_cast<std::int32_t>(-1 - wide_at[static_cast<std::size_t>(w)]);
+    }
+  }
+  EncodedArray narrow = zero_array<std::uint16_t>(
+      "coo_row16", ElemType::u16, static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+  EncodedArray wide =
+      zero_array<std::int32_t>("coo_row_wide", ElemType::i32,
+                               static_cast<std::size_t>(std::max<std::int64_t>(wide_count, 1)));
+  std::uint16_t* n16 = typed_mut<std::uint16_t>(narrow);
+  std::int32_t* w32 = typed_mut<std::int32_t>(wide);
+  parallel_for(intervals, 256, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t w = lo; w < hi; ++w) {
+      const std::int64_t first = w * interval, end = std::min(n, first + interval);
+      const std::int32_t b = base[static_cast<std::size_t>(w)];
+      for (std::int64_t i = first; i < end; ++i) {
+        if (wide_at[static_cast<std::size_t>(w)] < 0) {
+          n16[i] = static_cast<std::uint16_t>(rows[i] - b);
+        } else {
+          w32[wide_at[static_cast<std::size_t>(w)] + (i - first)] = rows[i];
+        }
+      }
+    }
+  });
+  arrays.push_back(make_array<std::int32_t>("coo_base", ElemType::i32, base));
+  arrays.push_back(std::move(narrow));
+  arrays.push_back(std::move(wide));
+}
+
 template <typename Value>
-void add_coo(const Encoded& e, std::span<const double> x, std::span<double> y, double alpha,
-             int values) {
-  const EncodedArray& rows_array = e.array("coo_row");
-  const std::int32_t* rows = typed<std::int32_t>(rows_array);
+void add_coo(const Encoded& e, const HybParams& p, std::span<const double> x, std::span<double> y,
+             double alpha) {
+  const std::vector<std::int32_t> row_of = coo_rows(e, p);
+  const std::int32_t* rows = row_of.data();
   const std::int32_t* cols = typed<std::int32_t>(e.array("coo_col"));
-  const std::int64_t n = rows_array.count();
+  const auto n = static_cast<std::int64_t>(row_of.size());
+  const int values = p.values;
   const std::vector<Value> stored = stored_values<Value>(e, "coo_values", values, n);
   const Value* vals = stored.data();
   // One sum per run of equal rows, added once: what the kernel does within an interval.
@@ -89,7 +171,9 @@ Cost HybFormat::cost(const Profile& profile, const FormatParams& params,
       p.row_lengths, precision, p.values);
   const Split s = split(profile, p.width);
   const double vb = value_bytes(precision);
-  const double coo_bytes = s.coo_nnz * (8.0 + value_code_bytes(p.values, precision));
+  // 16-bit rows: 2 bytes an entry and a base per interval, against 4 (columns take 4 either way).
+  const double row_bytes = p.narrow_rows ? 2.0 + 4.0 / p.coo_interval : 4.0;
+  const double coo_bytes = s.coo_nnz * (row_bytes + 4.0 + value_code_bytes(p.values, precision));
   const double coo_y = s.coo_rows * vb;  // one atomic read-modify-write per spilled row
   Cost c;
   c.matrix_bytes = ell.matrix_bytes + coo_bytes;
@@ -150,7 +234,6 @@ std::vector<Candidate> HybFormat::propose(const Profile& profile, Precision prec
   HybParams r = sets.back();
   r.row_lengths = true;
   sets.push_back(r);
-
   std::vector<Candidate> out;
   for (const HybParams& p : sets) {
     Candidate c = candidate(profile, p, precision);
@@ -208,7 +291,11 @@ Encoded HybFormat::encode(const CsrMatrix& a, const FormatParams& params,
       }
     }
   });
-  e.arrays.push_back(std::move(rows));
+  if (p.narrow_rows) {
+    encode_narrow_rows(row_out, static_cast<std::int64_t>(n), p.coo_interval, e.arrays);
+  } else {
+    e.arrays.push_back(std::move(rows));
+  }
   e.arrays.push_back(std::move(cols));
   e.arrays.push_back(std::move(vals));
   code_values(e.arrays, "coo_values", p.values, a);
@@ -221,17 +308,18 @@ void HybFormat::reference_spmv(const Encoded& e, const FormatParams& params,
   const HybParams& p = params_of(params);
   ell_part::multiply(e, p.threads_per_row, p.row_lengths, kEll, x, y, alpha, beta, p.values);
   if (e.precision == Precision::f64) {
-    add_coo<double>(e, x, y, alpha, p.values);
+    add_coo<double>(e, p, x, y, alpha);
   } else {
-    add_coo<float>(e, x, y, alpha, p.values);
+    add_coo<float>(e, p, x, y, alpha);
   }
 }
 
 std::string HybFormat::kernel_name(const HybParams& p, std::int64_t padded_width,
                                    Precision precision) {
-  return fmt::format("spmv_hyb_k{}_t{}_b{}_i{}{}{}_{}", padded_width, p.threads_per_row,
+  return fmt::format("spmv_hyb_k{}_t{}_b{}_i{}{}{}{}_{}", padded_width, p.threads_per_row,
                      p.block_size, p.coo_interval, p.row_lengths ? "_r" : "",
-                     value_coding_tag(p.values), codegen::precision_tag(precision));
+                     p.narrow_rows ? "_r16" : "", value_coding_tag(p.values),
+                     codegen::precision_tag(precision));
 }
 
 std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_width,
@@ -242,13 +330,14 @@ std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_w
 KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   return generate_kernel(params_of(params), e.precision, e.nrows, ell_part::stored_width(e, kEll),
-                         e.array("coo_row").count(), banner);
+                         e.array("coo_col").count(), banner);
 }
 
 KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision, std::int64_t nrows,
                                         std::int64_t width, std::int64_t coo,
                                         const std::string& banner) {
   const auto array_decl = [&](const std::string& name) {
+    if (name == "coo_row16") return codegen::ArrayDecl{ElemType::u16};
     return ell_part::array_decl(name, p.values, precision);
   };
   KernelSource k =
@@ -268,7 +357,14 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
   // The COO entry point is in every unit; it is launched only when the COO part has entries.
   KernelLaunch post;
   post.entry = coo_kernel_name(p, width, precision);
-  post.params = {{KernelParam::Kind::array, "coo_row"}, {KernelParam::Kind::array, "coo_col"}};
+  if (p.narrow_rows) {
+    post.params = {{KernelParam::Kind::array, "coo_base"},
+                   {KernelParam::Kind::array, "coo_row16"},
+                   {KernelParam::Kind::array, "coo_row_wide"}};
+  } else {
+    post.params = {{KernelParam::Kind::array, "coo_row"}};
+  }
+  post.params.push_back({KernelParam::Kind::array, "coo_col"});
   post.params.insert(post.params.end(), coo_vals.params.begin(), coo_vals.params.end());
   post.params.insert(post.params.end(), {{KernelParam::Kind::x, "x"},
                                          {KernelParam::Kind::y, "y"},
@@ -292,7 +388,9 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
       {fmt::format("constexpr bool kRowLengths = {};", p.row_lengths ? "true" : "false"),
        p.row_lengths ? "ELL-R part: loop to the stored row length"
                      : "plain ELL part: stop at column -1"},
-      {fmt::format("constexpr int kInterval = {};", p.coo_interval), "COO entries per warp"},
+      {fmt::format("constexpr int kInterval = {};", p.coo_interval),
+       p.narrow_rows ? "COO entries per warp, and per base row of the 16-bit rows"
+                     : "COO entries per warp"},
       {fmt::format("constexpr long long kCooEntries = {};", coo),
        "nonzeros in the COO part (past column K of their row)"},
       {fmt::format("using Value = {};", codegen::value_type(precision)), "stored values, x and y"},
@@ -311,8 +409,8 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 }}
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
-{CSIG}  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
-                                                          {CVP}, x, y, alpha);
+{CSIG}  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(
+      kCooEntries, {CRP}, coo_col, {CVP}, x, y, alpha);
 }}
 )",
       fmt::arg("EVP", ell_vals.pass), fmt::arg("CVP", coo_vals.pass),
@@ -321,6 +419,8 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
       fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,
                                                "kBlockSize")),
       fmt::arg("CSIG", coo_signature),
+      fmt::arg("CRP", p.narrow_rows ? "spmvc::coo::NarrowRows{coo_base, coo_row16, coo_row_wide}"
+                                    : "spmvc::coo::WideRows{coo_row}"),
       fmt::arg("LA", p.row_lengths ? "ell_row_lengths" : "nullptr"));
   return k;
 }

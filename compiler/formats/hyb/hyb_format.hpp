@@ -7,7 +7,12 @@
 //   ell_row_lengths  i32  nrows entries, only with row_lengths (ELL-R part)
 //   ell_col_idx      i32  the ELL part, laid out exactly as the ell format with width K
 //   ell_values       f64 / f32
-//   coo_row          i32  the remaining nonzeros, sorted by row then column
+//   coo_row          i32  the remaining nonzeros, sorted by row then column; with narrow_rows
+//                         instead:
+//   coo_base         i32  per interval of coo_interval entries its first row, or -1 - o when
+//                         its rows span more than 65535
+//   coo_row16        u16  row - coo_base of the entry's interval (0 in wide intervals)
+//   coo_row_wide     i32  the wide intervals' rows, interval after interval (>= 1 entry)
 //   coo_col          i32
 //   coo_values       f64 / f32
 // Launch 1 (main): the ELL kernel writes y = alpha*A_ell*x + beta*y for every row. Launch 2

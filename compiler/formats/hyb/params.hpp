@@ -20,6 +20,13 @@ struct HybParams {
   int coo_interval = 256;    ///< COO entries per warp, a multiple of 32
   bool row_lengths = false;  ///< ELL part as ELL-R (stored lengths) instead of -1 sentinels
   int values = 0;            ///< formats::ValueCoding (spmvc/params/values.hpp)
+  /// 16-bit COO rows: each interval of coo_interval entries stores a base row and row - base per
+  /// entry when its rows span at most 65535 (a wider interval keeps 32-bit rows in a side array).
+  /// Built by the host encoder only (compile(DeviceCsr) makes 32-bit rows), and not proposed by
+  /// the planner: the COO part's gathers of x bound it, and on the H200 it measured within 2% of
+  /// 32-bit rows on Kronecker scale 21 and 22 under the hub order
+  /// (bench/results/2026-11-30-h200-rcm-rule/hyb-narrow-rows.txt)
+  bool narrow_rows = false;
   static void fields(auto& p, auto&& f) {
     f("width", "K", p.width);
     f("threads_per_row", "T", p.threads_per_row);
@@ -27,6 +34,7 @@ struct HybParams {
     f("coo_interval", "I", p.coo_interval);
     f("row_lengths", "R", p.row_lengths);
     f("values", "val", p.values);
+    f("narrow_rows", "r16", p.narrow_rows);
   }
 };
 

@@ -38,6 +38,6 @@ extern "C" __global__ void __launch_bounds__(kBlockSize)
 spmv_hyb_k5_t1_b256_i256_f32v_f64_coo(const int* __restrict__ coo_row,
     const int* __restrict__ coo_col, const float* __restrict__ coo_values,
     const double* __restrict__ x, double* __restrict__ y, double alpha) {
-  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
-                                                          spmvc::NarrowValues<Value, float>{coo_values}, x, y, alpha);
+  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(
+      kCooEntries, spmvc::coo::WideRows{coo_row}, coo_col, spmvc::NarrowValues<Value, float>{coo_values}, x, y, alpha);
 }

@@ -40,6 +40,6 @@ spmv_hyb_k4_t2_b256_i64_r_f32acc64_coo(const int* __restrict__ coo_row,
     const int* __restrict__ coo_col, const float* __restrict__ coo_values,
     const float* __restrict__ x, float* __restrict__ y, double alpha) {
   spmvc::wait_for_previous_launch();
-  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
-                                                          coo_values, x, y, alpha);
+  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(
+      kCooEntries, spmvc::coo::WideRows{coo_row}, coo_col, coo_values, x, y, alpha);
 }

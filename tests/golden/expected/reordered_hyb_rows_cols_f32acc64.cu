@@ -41,8 +41,8 @@ spmv_hyb_k5_t1_b256_i256_vt8_f32acc64_coo(const int* __restrict__ coo_row,
     const int* __restrict__ coo_col, const unsigned char* __restrict__ coo_values,
     const float* __restrict__ coo_values_table, const float* __restrict__ x, float* __restrict__ y,
     double alpha) {
-  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(kCooEntries, coo_row, coo_col,
-                                                          spmvc::TableValues<Value, unsigned char>{coo_values, coo_values_table}, x, y, alpha);
+  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(
+      kCooEntries, spmvc::coo::WideRows{coo_row}, coo_col, spmvc::TableValues<Value, unsigned char>{coo_values, coo_values_table}, x, y, alpha);
 }
 
 // Reordered columns: x is gathered into x_perm before the kernels above read it.
