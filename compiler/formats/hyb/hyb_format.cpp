@@ -234,6 +234,7 @@ std::vector<Candidate> HybFormat::propose(const Profile& profile, Precision prec
   HybParams r = sets.back();
   r.row_lengths = true;
   sets.push_back(r);
+
   std::vector<Candidate> out;
   for (const HybParams& p : sets) {
     Candidate c = candidate(profile, p, precision);
