@@ -202,6 +202,24 @@ inline CsrMatrix short_and_long_rows(std::int64_t n, bool long_last_row) {
   return a;
 }
 
+/// 200000 x 200000: rows 0..99, 150000 and 199999 with 3 nonzeros, the others with 1. At hyb's
+/// K = 1 the COO part holds 2 entries of each long row, 204 in all; in intervals of 32 the first
+/// six reach 16 rows each, the seventh (entries 192..203) from row 96 to row 199999, past 2^16.
+inline CsrMatrix rows_far_apart() {
+  CsrMatrix a;
+  a.nrows = 200000;
+  a.ncols = 200000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    const int len = r < 100 || r == 150000 || r == 199999 ? 3 : 1;
+    for (int j = 0; j < len; ++j) {
+      a.col_idx.push_back(static_cast<std::int32_t>((r + 7 * j) % a.ncols));
+      a.values.push_back(1.0 + static_cast<double>((r + j) % 5));
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  return a;
+}
+
 // A DeviceCsr over host arrays (32-bit row offsets): what compile(DeviceCsr)'s planner reads is
 // only the arrays' sizes and alignment, never their contents, so host memory stands in for the
 // device's in CPU tests. Keep it alive while `view` is used.

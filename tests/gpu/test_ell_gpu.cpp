@@ -354,17 +354,7 @@ TEST_CASE("gpu: hyb with 16-bit COO rows, narrow and wide intervals") {
   if (!have_device()) return;
   // Power-law rows at three intervals, and a matrix whose seventh interval of 32 reaches from
   // row 96 to row 199999 (its rows stay 32-bit beside the narrow ones).
-  CsrMatrix far;
-  far.nrows = 200000;
-  far.ncols = 200000;
-  for (std::int64_t r = 0; r < far.nrows; ++r) {
-    const int len = r < 100 || r == 150000 || r == 199999 ? 3 : 1;
-    for (int j = 0; j < len; ++j) {
-      far.col_idx.push_back(static_cast<std::int32_t>((r + 7 * j) % far.ncols));
-      far.values.push_back(1.0 + static_cast<double>((r + j) % 5));
-    }
-    far.row_ptr.push_back(far.nnz());
-  }
+  const CsrMatrix far = test::rows_far_apart();
   const CsrMatrix graph = gen::from_spec("rmat:scale=14,ef=16");
   const int split = static_cast<int>(formats::hyb_split_width(inspect(graph)));
   struct Case {

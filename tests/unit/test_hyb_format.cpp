@@ -106,28 +106,6 @@ TEST_CASE("hyb: reference equals plain CSR for every split, lane count and preci
   }
 }
 
-namespace {
-
-// Rows 0..99, 150000 and 199999 with 3 nonzeros, the others with 1: at K = 1 the COO part holds
-// 2 entries of each long row, 204 in all. In intervals of 32 the first six reach 16 rows each;
-// the seventh (entries 192..203) reaches from row 96 to row 199999, past 2^16 rows.
-CsrMatrix far_rows() {
-  CsrMatrix a;
-  a.nrows = 200000;
-  a.ncols = 200000;
-  for (std::int64_t r = 0; r < a.nrows; ++r) {
-    const int len = r < 100 || r == 150000 || r == 199999 ? 3 : 1;
-    for (int j = 0; j < len; ++j) {
-      a.col_idx.push_back(static_cast<std::int32_t>((r + 7 * j) % a.ncols));
-      a.values.push_back(1.0 + static_cast<double>((r + j) % 5));
-    }
-    a.row_ptr.push_back(a.nnz());
-  }
-  return a;
-}
-
-}  // namespace
-
 TEST_CASE("hyb: 16-bit COO rows, a base per interval, 32-bit rows where an interval spans 2^16") {
   HybParams p = hyb(3, 1);
   p.narrow_rows = true;
@@ -141,7 +119,7 @@ TEST_CASE("hyb: 16-bit COO rows, a base per interval, 32-bit rows where an inter
   formats::HybFormat().reference_spmv(paper_e, p, std::vector<double>{1, 1, 1, 1, 1}, y, 2.0, 1.0);
   CHECK(y == std::vector<double>{11, 37, 35, 23});
 
-  const CsrMatrix a = far_rows();
+  const CsrMatrix a = test::rows_far_apart();
   HybParams far = hyb(1, 1, false, 32);
   far.narrow_rows = true;
   const Encoded e = formats::HybFormat().encode(a, far, Precision::f64);
