@@ -34,7 +34,11 @@ namespace {
 /// astro-ph), and the one bound leaves them as they were. (It replaces a bound of 0.7 lines a
 /// nonzero and a 2x cut, from the H100 runs of suites v1 and v7, before the gather of x was chained
 /// to the multiply and read x in stretches: that bound left MIT8_facebook100 and wiki-Vote
-/// unordered.)
+/// unordered.) Deciding computes RCM wherever the rows read at least 2.5 lines each, also where
+/// it is then left out: the reorder stage of astro-ph, email-Enron fp64, MIT8_facebook100 fp32
+/// and wiki-Vote fp32 x16M took 0.19-0.32 s (bench/results/2026-11-30-h200-rcm-rule/
+/// picks-rcm-rule.json, 16-core host), 0.02-0.04 s under the old bound; a caller expecting fewer
+/// than kRcmMinMultiplies multiplies skips it.
 constexpr double kMinLinesSavedPerRow = 2.5;
 /// Renumbered columns cost a gather of x per multiply (x read through the map, x' written:
 /// about 2 values and an index per row), paid per row while the saving comes per nonzero: below
