@@ -93,7 +93,6 @@ void encode_narrow_rows(const std::int32_t* rows, std::int64_t n, int interval,
                         std::vector<EncodedArray>& arrays) {
   const std::int64_t intervals = std::max<std::int64_t>(1, (n + interval - 1) / interval);
   std::vector<std::int32_t> base(static_cast<std::size_t>(intervals), 0);
-  std::vector<std::int64_t> wide_at(static_cast<std::size_t>(intervals), -1);
   std::int64_t wide_count = 0;
   for (std::int64_t w = 0; w * interval < n; ++w) {
     const std::int64_t first = w * interval, last = std::min(n, first + interval) - 1;
@@ -101,12 +100,10 @@ void encode_narrow_rows(const std::int32_t* rows, std::int64_t n, int interval,
     if (rows[last] - rows[first] <= std::numeric_limits<std::uint16_t>::max()) {
       base[static_cast<std::size_t>(w)] = rows[first];
     } else {
-      wide_at[static_cast<std::size_t>(w)] = wide_count;
-      wide_count += last - first + 1;
-      if (wide_count > std::numeric_limits<std::int32_t>::max())
+      if (wide_count + (last - first + 1) > std::numeric_limits<std::int32_t>::max())
         throw InternalError("hyb: too many wide COO rows for 32-bit positions");
-      base[static_cast<std::size_t>(w)] =
-          static_cast<std::int32_t>(-1 - wide_at[static_cast<std::size_t>(w)]);
+      base[static_cast<std::size_t>(w)] = static_cast<std::int32_t>(-1 - wide_count);
+      wide_count += last - first + 1;
     }
   }
   EncodedArray narrow = zero_array<std::uint16_t>(
@@ -121,10 +118,10 @@ void encode_narrow_rows(const std::int32_t* rows, std::int64_t n, int interval,
       const std::int64_t first = w * interval, end = std::min(n, first + interval);
       const std::int32_t b = base[static_cast<std::size_t>(w)];
       for (std::int64_t i = first; i < end; ++i) {
-        if (wide_at[static_cast<std::size_t>(w)] < 0) {
+        if (b >= 0) {
           n16[i] = static_cast<std::uint16_t>(rows[i] - b);
         } else {
-          w32[wide_at[static_cast<std::size_t>(w)] + (i - first)] = rows[i];
+          w32[-1 - static_cast<std::int64_t>(b) + (i - first)] = rows[i];
         }
       }
     }
