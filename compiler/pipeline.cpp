@@ -47,7 +47,7 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
     compiler::OrderingChoice choice = compiler::choose_ordering(
         a, options.precision, format_free, options.multiplies,
         compiler::hub_order_format(target.arch, target.gpu, options.precision,
-                                   options.deterministic),
+                                   options.deterministic, options.plan_order),
         options.plan_order);
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
@@ -78,10 +78,12 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
     map.rows.resize(static_cast<std::size_t>(a.nrows));
     std::iota(map.rows.begin(), map.rows.end(), 0);
     map.cols = ordering.perm;
+    map.hub_columns = ordering.hub_columns;
     b.plan.reorder = ordering.name + " (columns)";
   } else if (ordering.kind == PermutationKind::symmetric && renumber_columns) {
     map.rows = ordering.perm;
     map.cols = ordering.perm;
+    map.hub_columns = ordering.hub_columns;
     b.plan.reorder = ordering.name + " (rows and columns)";
   } else {
     map.rows = ordering.perm;
@@ -153,6 +155,9 @@ void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& opti
   b.timings.encode = seconds_since(t0);
 
   t0 = Clock::now();
+  // In the caller's order, a unit whose columns were renumbered reads x in two parts where its
+  // format allows: the hubs gathered, the rest in place (the kernels are generated for that).
+  if (b.map && !options.plan_order) codegen::split_x_reads(b.encoded, *b.map);
   b.source = codegen::generate(b.plan, b.encoded, b.profile);
   // In the plan's order (Options::plan_order) the unit is the reordered matrix's own: the caller
   // permutes the vectors, with the map the operator keeps.

@@ -63,7 +63,7 @@ std::vector<std::int32_t> degree_ordering(const CsrMatrix& a) {
   return perm;
 }
 
-std::vector<std::int32_t> dbg_ordering(const CsrMatrix& a) {
+std::vector<std::int32_t> dbg_ordering(const CsrMatrix& a, std::int64_t* hubs) {
   const std::vector<std::int64_t> count = column_counts(a);
   const double mean =
       a.ncols > 0 ? static_cast<double>(a.nnz()) / static_cast<double>(a.ncols) : 0.0;
@@ -77,6 +77,7 @@ std::vector<std::int32_t> dbg_ordering(const CsrMatrix& a) {
     ++start[static_cast<std::size_t>(g) + 1];
   }
   std::partial_sum(start.begin(), start.end(), start.begin());
+  if (hubs) *hubs = start[kDbgHotGroups];  // groups 0 .. kDbgHotGroups - 1: at or above the mean
   std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
   for (std::int64_t v = 0; v < a.nrows; ++v) {
     perm[static_cast<std::size_t>(start[group[static_cast<std::size_t>(v)]]++)] =

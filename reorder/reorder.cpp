@@ -148,8 +148,8 @@ Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
   } else if (name == "degree" || name == "dbg") {
     require_square(a, name);
     o.kind = PermutationKind::symmetric;
-    o.perm =
-        name == "degree" ? reorder_detail::degree_ordering(a) : reorder_detail::dbg_ordering(a);
+    o.perm = name == "degree" ? reorder_detail::degree_ordering(a)
+                              : reorder_detail::dbg_ordering(a, &o.hub_columns);
   } else if (name == "sort") {
     const int window = options.window > 0 ? options.window : kDefaultSortWindow;
     o.perm = sort_ordering(a, window);
@@ -169,6 +169,7 @@ Ordering compute_ordering(const CsrMatrix& a, std::string_view name,
 Ordering ordering_of(const RowColumnMap& map, std::string name) {
   Ordering o;
   o.name = std::move(name);
+  o.hub_columns = map.hub_columns;
   if (map.cols.empty()) {
     o.kind = PermutationKind::rows_only;
     o.perm = map.rows;

@@ -51,7 +51,9 @@ std::vector<std::int32_t> bar_ordering(const CsrMatrix& a, const ReorderOptions&
 /// The degree orderings (degree_orderings.cpp): vertices by decreasing column count, and in
 /// groups of column count against the mean with the input order kept inside each group.
 std::vector<std::int32_t> degree_ordering(const CsrMatrix& a);
-std::vector<std::int32_t> dbg_ordering(const CsrMatrix& a);
+/// dbg also sets `*hubs` (when given) to the vertices in its groups at or above the mean count,
+/// which lead its order.
+std::vector<std::int32_t> dbg_ordering(const CsrMatrix& a, std::int64_t* hubs = nullptr);
 
 /// spmvc::bro_ell_index_bits of the matrix whose row i is row order[i] of `a` (`a` itself when
 /// `order` is empty), without building it.

@@ -128,6 +128,23 @@ __device__ __forceinline__ Value load_ro(const Bf16Values<Value>& p) {
   return static_cast<Value>(__uint_as_float(bf16_widen_bits(__ldg(p.stored))));
 }
 
+// x read in two parts (codegen::split_x_reads). A unit whose columns were renumbered by the hub
+// order reads the hub columns, gathered into x_hub before the multiply, from there, and every
+// other column from the caller's x in place: its column indices name column c of x for c below
+// `direct`, and hub j as direct + j. So only the hubs are gathered, not all of x. A template
+// that supports it takes x as `X x` and reads column c as load_ro(x + c), whether X is a plain
+// `const Value*` or this.
+template <typename Value>
+struct SplitX {
+  const Value* __restrict__ x;
+  const Value* __restrict__ hubs;
+  long long direct;
+  template <typename I>
+  __device__ __forceinline__ const Value* operator+(I c) const {
+    return c < direct ? x + c : hubs + (c - direct);
+  }
+};
+
 /// A matrix stream's load (column indices, stored values: read once per multiply), marked
 /// evict-first (ld.global.cs) so that it does not push x's lines out of L1 while x is gathered.
 /// Coded values stream their codes; the table is looked up as load_ro does. The overloads repeat

@@ -59,10 +59,9 @@ __device__ __forceinline__ void add_y(Value* y, long long row, Acc value) {
 }
 
 template <int kInterval, int kBlockSize, typename Value, typename Acc, typename Rows,
-          typename Values>
+          typename Values, typename X>
 __device__ __forceinline__ void spmv_add(long long n, Rows rows, const int* __restrict__ cols,
-                                         Values values, const Value* __restrict__ x, Value* y,
-                                         Acc alpha) {
+                                         Values values, X x, Value* y, Acc alpha) {
   static_assert(kInterval % 32 == 0, "an interval is whole warp steps");
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   constexpr unsigned kAll = 0xffffffffu;

@@ -59,10 +59,9 @@ __device__ __forceinline__ unsigned warp_or(unsigned bits) {
 
 /// Products of one chunk, kRound steps of 32 at a time. `col` and `values` start at the chunk's
 /// first nonzero; step j's products are those of nonzeros 32 j + lane.
-template <int kRound, typename Value, typename Acc, typename Values>
-__device__ __forceinline__ void products(const int* __restrict__ col, Values values,
-                                         const Value* __restrict__ x, int lane, int first, int n,
-                                         Acc (&v)[kRound]) {
+template <int kRound, typename Value, typename Acc, typename Values, typename X>
+__device__ __forceinline__ void products(const int* __restrict__ col, Values values, X x, int lane,
+                                         int first, int n, Acc (&v)[kRound]) {
   int c[kRound];
 #pragma unroll
   for (int i = 0; i < kRound; ++i) {
@@ -87,13 +86,13 @@ __device__ __forceinline__ void products(const int* __restrict__ col, Values val
 /// or ends (one row's run crossing all 32 lanes) skips the scan: its products wait in each lane
 /// and join the carried run at the next step that scans.
 template <int kChunk, int kRound, int kRowsPerLane, bool kSkip, int kBlockSize, typename Offset,
-          typename Value, typename Acc, typename Values>
+          typename Value, typename Acc, typename Values, typename X>
 __device__ __forceinline__ void spmv(const int* __restrict__ chunk_row,
                                      const Offset* __restrict__ chunk_nz,
                                      const Offset* __restrict__ row_ptr,
-                                     const int* __restrict__ col_idx, Values values,
-                                     const Value* __restrict__ x, Value* __restrict__ y,
-                                     Acc* __restrict__ partial, Acc alpha, Acc beta) {
+                                     const int* __restrict__ col_idx, Values values, X x,
+                                     Value* __restrict__ y, Acc* __restrict__ partial, Acc alpha,
+                                     Acc beta) {
   static_assert(kChunk % (32 * kRound) == 0, "a chunk is whole rounds of 32-nonzero steps");
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   constexpr int kR = kRowsPerLane;

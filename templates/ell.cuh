@@ -34,11 +34,10 @@ __device__ __forceinline__ long long pitch(long long nrows) {
 }
 
 template <int kWidth, int kThreadsPerRow, int kBlockSize, int kUnroll, bool kRowLengths,
-          typename Value, typename Acc, typename Values>
+          typename Value, typename Acc, typename Values, typename X>
 __device__ __forceinline__ void spmv(long long nrows, const int* __restrict__ row_lengths,
-                                     const int* __restrict__ col, Values values,
-                                     const Value* __restrict__ x, Value* __restrict__ y, Acc alpha,
-                                     Acc beta) {
+                                     const int* __restrict__ col, Values values, X x,
+                                     Value* __restrict__ y, Acc alpha, Acc beta) {
   constexpr int kSteps = kWidth / kThreadsPerRow;
   static_assert(kWidth % kThreadsPerRow == 0, "the width is a multiple of the lanes per row");
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");

@@ -506,6 +506,7 @@ std::string array_label(const std::string& name) {
       {"row_map", "row map (y row of each computed row)"},
       {"col_map", "column map (x gather order)"},
       {"x_perm", "x in the reordered column order (workspace)"},
+      {"x_hub", "x's hub columns, gathered before the multiply (workspace)"},
       {"coo_row", "COO row indices"},
       {"coo_base", "first COO row of each interval (or its place among the wide rows)"},
       {"coo_row16", "16-bit COO rows, from their interval's first"},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "embedded_templates.hpp"
 #include "formats/format.hpp"
 #include "spmvc/error.hpp"
+#include "spmvc/parallel.hpp"
 
 namespace spmvc::codegen {
 
@@ -219,6 +221,95 @@ KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& p
   return source;
 }
 
+void split_x_reads(Encoded& encoded, const RowColumnMap& map) {
+  const std::int64_t n = encoded.ncols, hubs = map.hub_columns;
+  if (map.cols.empty() || hubs <= 0 || hubs >= n) return;
+  if (n + hubs > std::numeric_limits<std::int32_t>::max()) return;
+  if (static_cast<std::int64_t>(map.cols.size()) != n)
+    throw InternalError("column map length differs from the matrix's columns");
+  const std::vector<std::string> names = formats::find_format(encoded.format).plain_column_arrays();
+  if (names.empty()) return;
+  for (const std::string& name : names) {
+    auto it = std::find_if(encoded.arrays.begin(), encoded.arrays.end(),
+                           [&](const EncodedArray& a) { return a.name == name; });
+    if (it == encoded.arrays.end() || it->type != ElemType::i32)
+      throw InternalError(fmt::format("{} has no int array {}", encoded.format, name));
+    auto* cols = reinterpret_cast<std::int32_t*>(it->bytes.data());
+    parallel_for(it->count(), std::int64_t{1} << 16, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t k = begin; k < end; ++k) {
+        const std::int32_t c = cols[k];
+        if (c < 0) continue;  // padding
+        if (c >= n) throw InternalError(fmt::format("{} holds column {} of {}", name, c, n));
+        cols[k] =
+            c < hubs ? static_cast<std::int32_t>(n + c) : map.cols[static_cast<std::size_t>(c)];
+      }
+    });
+  }
+  EncodedArray x_hub{
+      "x_hub", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};
+  x_hub.bytes.resize(
+      static_cast<std::size_t>(hubs) * static_cast<std::size_t>(value_bytes(encoded.precision)),
+      std::byte{0});
+  x_hub.scratch = true;
+  encoded.arrays.push_back(std::move(x_hub));
+}
+
+bool splits_x(const Encoded& encoded) {
+  return std::any_of(encoded.arrays.begin(), encoded.arrays.end(),
+                     [](const EncodedArray& a) { return a.name == "x_hub"; });
+}
+
+XArgs x_args(bool split) {
+  using K = KernelParam::Kind;
+  if (!split) return {"x", {{K::x, "x"}}};
+  return {"spmvc::SplitX<Value>{x, x_hub, ncols}",
+          {{K::x, "x"}, {K::array, "x_hub"}, {K::cols, "ncols"}}};
+}
+
+namespace {
+
+// The pre-launch of a unit whose reads of x split_x_reads split: the hubs (the first
+// map.hub_columns of the new column order) gathered into x_hub; the kernels read every other
+// column from x in place.
+void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
+  const std::int64_t hubs = encoded.array("x_hub").count();
+  EncodedArray col_map{"col_map", ElemType::i32, {}};
+  col_map.bytes.resize(static_cast<std::size_t>(hubs) * sizeof(std::int32_t));
+  std::memcpy(col_map.bytes.data(), map.cols.data(), col_map.bytes.size());
+  encoded.arrays.push_back(std::move(col_map));
+  constexpr int kBlock = 256;
+  constexpr int kPerThread = 16;  // as the whole gather's (attach_reordering)
+  KernelLaunch gather;
+  gather.entry = "spmvc_gather_hubs_" + precision_tag(encoded.precision);
+  gather.params = {{KernelParam::Kind::array, "col_map"},
+                   {KernelParam::Kind::x, "x"},
+                   {KernelParam::Kind::array, "x_hub"}};
+  gather.grid = (hubs + kBlock * kPerThread - 1) / (kBlock * kPerThread);
+  gather.block = kBlock;
+  source.source += fmt::format(
+      R"(
+// Columns renumbered by the hub order: the {H} hub columns are gathered into x_hub before the
+// kernels above read them; every other column is read from x in place (spmvc::SplitX).
+#include "spmvc/permute.cuh"
+
+{SIG}  spmvc::permute::gather<{B}, {P}, {V}>({H}LL, col_map, x, x_hub);
+}}
+)",
+      fmt::arg("H", hubs), fmt::arg("B", kBlock), fmt::arg("P", kPerThread),
+      fmt::arg("V", value_type(encoded.precision)),
+      fmt::arg("SIG",
+               entry_signature(gather.entry, gather.params, encoded, std::to_string(kBlock))));
+  for (auto& h : template_headers({"spmvc/permute.cuh"})) {
+    const bool have = std::any_of(source.headers.begin(), source.headers.end(),
+                                  [&](const auto& e) { return e.first == h.first; });
+    if (!have) source.headers.push_back(std::move(h));
+  }
+  source.pre_launches.insert(source.pre_launches.begin(), std::move(gather));
+  chain_launches(source);
+}
+
+}  // namespace
+
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
   if (static_cast<std::int64_t>(map.rows.size()) != encoded.nrows)
     throw InternalError("row map length differs from the matrix's rows");
@@ -240,6 +331,10 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
   if (map.cols.empty()) return;
   if (static_cast<std::int64_t>(map.cols.size()) != encoded.ncols)
     throw InternalError("column map length differs from the matrix's columns");
+  if (splits_x(encoded)) {
+    attach_hub_gather(source, encoded, map);
+    return;
+  }
   add_i32("col_map", map.cols);
   EncodedArray x_perm{
       "x_perm", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};

@@ -83,12 +83,33 @@ KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& p
 /// How a reordered matrix maps back to the caller's numbering (spmvc/reorder.hpp).
 using RowColumnMap = spmvc::RowColumnMap;
 
+/// Where `map` renumbered the columns and names hub columns (RowColumnMap::hub_columns), and the
+/// format of `encoded` stores plain column indices (FormatUnit::plain_column_arrays): renumbers
+/// those arrays so that hub j (the j-th column of the new order) is column ncols + j and every
+/// other column is the caller's own, and adds the workspace "x_hub" (one element a hub). The
+/// kernels generated then read x in place and only the hubs are gathered (attach_reordering).
+/// Does nothing otherwise, or where ncols + hubs would pass a 32-bit index. Call it between
+/// encode and generate.
+void split_x_reads(Encoded& encoded, const RowColumnMap& map);
+
+/// Whether split_x_reads split `encoded`'s reads of x (it holds "x_hub").
+bool splits_x(const Encoded& encoded);
+
+/// How a format's entry points take x: the parameters, and the expression passed to the
+/// template, `x` itself or, where the reads are split, spmvc::SplitX{x, x_hub, ncols}.
+struct XArgs {
+  std::string pass;
+  std::vector<KernelParam> params;
+};
+XArgs x_args(bool split);
+
 /// Makes `source` (generated for a reordered matrix) take x and give y in the caller's order:
 /// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to
 /// `encoded`; the runtime points spmvc_row_map at it) unless the rows kept their order (an
 /// identity row map: y written in place), and, when columns were renumbered, adds a
 /// pre-launch gathering x into a scratch array "x_perm" that every launch then reads for x
-/// (chained to them).
+/// (chained to them); where split_x_reads split the reads, the pre-launch gathers the hubs
+/// alone into "x_hub".
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map);
 
 }  // namespace spmvc::codegen

@@ -74,6 +74,12 @@ class FormatUnit {
   }
   virtual Encoded encode(const CsrMatrix& a, const FormatParams& params,
                          Precision precision) const = 0;
+  /// The encoded arrays that hold a plain int column index a slot (-1 in a padding slot) and
+  /// nothing else, where the kernel templates read column c of x as load_ro(x + c) with x of
+  /// any type `X` (templates/common.cuh: SplitX). codegen::split_x_reads renumbers them so that
+  /// a reordered unit gathers only its hub columns; empty (the default) where the format codes
+  /// its columns otherwise: x is then gathered whole.
+  virtual std::vector<std::string> plain_column_arrays() const { return {}; }
   /// y = alpha*A*x + beta*y computed on the host from `encoded` alone, accumulating in fp64.
   virtual void reference_spmv(const Encoded& encoded, const FormatParams& params,
                               std::span<const double> x, std::span<double> y, double alpha,

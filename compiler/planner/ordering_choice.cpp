@@ -114,11 +114,16 @@ constexpr double kPlanOrderRequiredGain = 1.15;
 constexpr std::int64_t kRcmMinMultiplies = 9'500;
 /// The formats the hub order is taken for. Both split the nonzeros evenly whatever the rows'
 /// lengths, which the hubs' long rows, numbered together, need: hyb's COO part, and csr_warp's
-/// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics), so it
-/// is the format for callers who ask for bitwise-reproducible sums. So ordered, as suite v13
-/// plans it on the H200 (bench/results/2026-11-29-h200-csr-warp/kron-picks.json), it measured
-/// 1.05x / 1.25x of cuSPARSE on Kronecker scale 21 (fp64 / fp32), where hyb measured 1.04x /
-/// 1.22x, but 1.05x on scale 22 in fp32, where hyb measured 1.11x: not faster than hyb.
+/// chunks and pieces. csr_warp sums in a fixed order (hyb's COO part adds with atomics). In the
+/// caller's order both read x in two parts (codegen::split_x_reads: the hub columns gathered,
+/// the rest in place), and there csr_warp is the faster: on the H200, against x gathered whole,
+/// it measured 225 -> 211 us on Kronecker scale 21 fp64 (1.13x -> 1.20x of cuSPARSE) and 183 ->
+/// 168 us fp32 (1.27x -> 1.36x), against hyb's 222 and 181 us, and 379 us on scale 22 fp32
+/// against hyb's 389; on scale 22 fp64 hyb's 494 us against 502
+/// (bench/results/2026-11-30-h200-hub-split/). In the plan's order, with no gather at all, hyb
+/// stays the faster (1.23x / 1.40x on scale 21, csr_warp 1.15x / 1.40x:
+/// bench/results/2026-11-29-h200-csr-warp/), so it is the format there but for callers who ask
+/// for bitwise-reproducible sums.
 constexpr std::string_view kHubFormat = "hyb";
 constexpr std::string_view kHubDeterministicFormat = "csr_warp";
 
@@ -174,10 +179,11 @@ std::optional<OrderingChoice> hub_order(const CsrMatrix& a, Precision precision,
                         : "on Kronecker scale 21 so ordered, with x and y in the plan's order, "
                           "hyb measured 1.23x of cuSPARSE in fp64 and 1.40x in fp32 on the H200")
       : format == kHubDeterministicFormat
-          ? "on Kronecker scale 21 so ordered, csr_warp, which sums in a fixed order, measured "
-            "1.11x of cuSPARSE in fp64 and 1.24x in fp32 on the H200"
-          : "on Kronecker scale 21 so ordered, hyb measured 1.11x of cuSPARSE in fp64 and 1.28x "
-            "in fp32 on the H200");
+          ? "on Kronecker scale 21 so ordered, csr_warp, which sums in a fixed order and gathers "
+            "the hub columns alone, measured 1.20x of cuSPARSE in fp64 and 1.36x in fp32 on the "
+            "H200"
+          : "on Kronecker scale 21 so ordered, hyb, gathering the hub columns alone, measured "
+            "1.15x of cuSPARSE in fp64 and 1.28x in fp32 on the H200");
   c.renumber_columns = true;
   c.format = std::string(format);
   c.ordering = std::move(dbg);
@@ -243,11 +249,11 @@ bool hub_order_cuts_enough(double before, double after) {
 }
 
 std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
-                                  bool deterministic) {
-  if (!deterministic) return kHubFormat;
-  return has_time_factor(find_calibration(arch, gpu), kHubDeterministicFormat, precision)
-             ? kHubDeterministicFormat
-             : std::string_view{};
+                                  bool deterministic, bool plan_order) {
+  if (plan_order && !deterministic) return kHubFormat;
+  if (has_time_factor(find_calibration(arch, gpu), kHubDeterministicFormat, precision))
+    return kHubDeterministicFormat;
+  return deterministic ? std::string_view{} : kHubFormat;
 }
 
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free,

@@ -57,6 +57,10 @@ struct Ordering {
   std::vector<std::int32_t> perm;
   double seconds = 0;  ///< wall time of compute_ordering, graph construction included
   std::string note;    ///< what was done to the input beyond the plain algorithm, for reports
+  /// dbg: how many columns lead the new order in the groups at or above the mean column count
+  /// (the hubs); 0 for the other orderings. A unit in the caller's order gathers only these
+  /// into a workspace where its format allows (RowColumnMap::hub_columns).
+  std::int64_t hub_columns = 0;
 };
 
 /// How a reordered matrix maps back to the caller's numbering: what a unit built for it needs to
@@ -66,6 +70,11 @@ struct RowColumnMap {
   /// Reordered column j is the caller's column cols[j]; empty when the columns kept the caller's
   /// numbering (x is then read in place).
   std::vector<std::int32_t> cols;
+  /// With cols: the first hub_columns of the new column order are the ones worth gathering (the
+  /// ordering's Ordering::hub_columns). Where the unit's format stores plain column indices,
+  /// x is then read in two parts: those columns gathered into a workspace before the multiply,
+  /// every other column read from x in place (codegen::split_x_reads). 0: x gathered whole.
+  std::int64_t hub_columns = 0;
 };
 
 /// The ordering `map` records, named `name`: new row i is the caller's row map.rows[i], and the

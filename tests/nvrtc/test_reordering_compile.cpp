@@ -4,6 +4,7 @@
 #include "codegen/codegen.hpp"
 #include "nvrtc_compiler.hpp"
 #include "nvrtc_support.hpp"
+#include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 
@@ -56,4 +57,26 @@ TEST_CASE("a chained unit waits and lets the next launch start on sm_90, and not
   CHECK(test::occurrences(hopper, "griddepcontrol.launch_dependents") == 2);  // gather and ELL
   const std::string ampere = test::ptx_of(src, "compute_80");
   CHECK(test::occurrences(ampere, "griddepcontrol") == 0);
+}
+
+TEST_CASE("units that gather only the hubs compile without spills, hyb and csr_warp alike") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=11,ef=16");
+  for (const char* format : {"hyb", "csr_warp"}) {
+    for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+      CAPTURE(format);
+      CAPTURE(to_string(p));
+      Options o;
+      o.format = format;
+      o.precision = p;
+      o.reorder = "dbg";
+      o.renumber_columns = true;
+      o.keep_row_order = true;
+      const Build b = build(a, o);
+      REQUIRE(codegen::splits_x(b.encoded));
+      const runtime::Cubin cubin = runtime::compile_cubin(b.source, "sm_90");
+      CHECK(cubin.spill_store_bytes == 0);
+      for (const KernelLaunch& l : b.source.launches())
+        CHECK(cubin.log.find(l.entry) != std::string::npos);
+    }
+  }
 }

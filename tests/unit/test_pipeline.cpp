@@ -24,13 +24,22 @@ namespace {
 // y = A x in the caller's order from a build's encoded arrays: the format's reference product on
 // the (possibly reordered) matrix, x gathered through the column map and y scattered through the
 // row map the unit carries, as the kernels do.
+// What the unit's launches compute, on the host: x gathered as the unit gathers it (whole into the
+// new column order, or, where the reads are split, the hubs after x in place: column n + j is
+// hub j), y written through the row map.
 std::vector<double> product_through_build(const Build& b, const std::vector<double>& x) {
   std::vector<double> xb = x;
-  if (b.map && !b.map->cols.empty()) {
+  Encoded e = b.encoded;
+  if (codegen::splits_x(b.encoded)) {
+    const std::int64_t hubs = b.encoded.array("x_hub").count();
+    for (std::int64_t j = 0; j < hubs; ++j)
+      xb.push_back(x[static_cast<std::size_t>(b.map->cols[j])]);
+    e.ncols += hubs;  // the reference reads the hubs as columns past x's
+  } else if (b.map && !b.map->cols.empty()) {
     for (std::size_t j = 0; j < xb.size(); ++j) xb[j] = x[static_cast<std::size_t>(b.map->cols[j])];
   }
   std::vector<double> yb(static_cast<std::size_t>(b.encoded.nrows));
-  compiler::reference_spmv(b.plan, b.encoded, xb, yb);
+  compiler::reference_spmv(b.plan, e, xb, yb);
   if (!b.map) return yb;
   std::vector<double> y(yb.size());
   for (std::size_t i = 0; i < yb.size(); ++i) y[static_cast<std::size_t>(b.map->rows[i])] = yb[i];
@@ -114,7 +123,9 @@ TEST_CASE("keep_row_order: the columns move alone, y is written in place") {
     CHECK(b.source.source.find("SPMVC_ROW_MAP") == std::string::npos);
     CHECK_THROWS(b.encoded.array("row_map"));
     CHECK_NOTHROW(b.encoded.array("col_map"));
-    CHECK(b.source.source.find("spmvc_gather_x") != std::string::npos);
+    CHECK(b.source.source.find(codegen::splits_x(b.encoded)
+                                   ? "spmvc_gather_hubs"
+                                   : "spmvc_gather_x") != std::string::npos);
     CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
   }
   // What it cannot do is refused, naming the option: rows-only orderings and unrenumbered
@@ -275,7 +286,8 @@ TEST_CASE("reorder auto: a scattered grid is reordered, a local one not") {
   CHECK(b.plan.reorder_why.find("already local") != std::string::npos);
 }
 
-TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE not weighed") {
+TEST_CASE(
+    "reorder auto: a hub graph in fp32 is built as csr_warp under dbg, cuSPARSE not weighed") {
   // The cost model puts cuSPARSE first on this graph in its own order (it has no term for what
   // grouping the hubs saves): the hub rule plans its format on the ordered matrix regardless.
   const CsrMatrix g = gen::from_spec("rmat:scale=19,ef=16");
@@ -288,7 +300,7 @@ TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE
   const Build hub = build(g, o, t);
   CAPTURE(hub.plan.reorder_why);
   CHECK(hub.plan.reorder == "dbg (columns)");  // in the caller's order the rows stay
-  CHECK(hub.plan.format == "hyb");
+  CHECK(hub.plan.format == "csr_warp");        // the H200's calibration prices it
   CHECK(hub.plan.engine == Engine::kernel);
   REQUIRE(hub.map);
   CHECK(is_identity(hub.map->rows));
@@ -298,6 +310,7 @@ TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE
   planned.plan_order = true;
   const Build both = build(g, planned, t);
   CHECK(both.plan.reorder == "dbg (rows and columns)");
+  CHECK(both.plan.format == "hyb");
   REQUIRE(both.map);
   CHECK(both.map->rows == hub.map->cols);
 
@@ -311,6 +324,7 @@ TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE
   CHECK(warp.plan.format == "csr_warp");
   t.gpu = "H100";
   CHECK(build(g, reproducible, t).plan.reorder.rfind("dbg", 0) == std::string::npos);
+  CHECK(build(g, o, t).plan.format == "hyb");  // the H100's calibration has no csr_warp row
   t.gpu = "H200";
 
   // A caller who fixes the format leaves the rule out.
@@ -320,4 +334,119 @@ TEST_CASE("reorder auto: a hub graph in fp32 is built as hyb under dbg, cuSPARSE
   const Build b = build(g, fixed, t);
   CAPTURE(b.plan.reorder_why);
   CHECK(b.plan.reorder.rfind("dbg", 0) == std::string::npos);
+}
+
+TEST_CASE("the hub order in the caller's order: hyb and csr_warp gather the hubs alone") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=12,ef=16");
+  const std::int64_t n = a.ncols;
+  // The hubs: the columns read at least as often as the mean, which dbg puts first.
+  std::vector<std::int64_t> count(static_cast<std::size_t>(n), 0);
+  for (const std::int32_t c : a.col_idx) ++count[static_cast<std::size_t>(c)];
+  const double mean = static_cast<double>(a.nnz()) / static_cast<double>(n);
+  const Ordering dbg = compute_ordering(a, "dbg");
+  const std::int64_t hubs = std::count_if(
+      count.begin(), count.end(), [&](std::int64_t k) { return static_cast<double>(k) >= mean; });
+  REQUIRE(hubs > 0);
+  REQUIRE(hubs < n / 2);
+  CHECK(dbg.hub_columns == hubs);
+  for (std::int64_t j = 0; j < n; ++j) {
+    CAPTURE(j);
+    const bool hub = static_cast<double>(count[static_cast<std::size_t>(dbg.perm[j])]) >= mean;
+    if (hub != (j < hubs)) FAIL_CHECK("a hub past the first hub_columns or a column before");
+  }
+  CHECK(compute_ordering(a, "rcm").hub_columns == 0);
+
+  const std::vector<double> x = codegen::test_vector(n);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+  for (const char* format : {"hyb", "csr_warp"}) {
+    for (Precision p : {Precision::f64, Precision::f32}) {
+      CAPTURE(format);
+      CAPTURE(to_string(p));
+      Options o;
+      o.format = format;
+      o.precision = p;
+      o.reorder = "dbg";
+      o.renumber_columns = true;
+      o.keep_row_order = true;
+      const Build b = build(a, o);
+      REQUIRE(b.map);
+      CHECK(b.map->hub_columns == hubs);
+      REQUIRE(codegen::splits_x(b.encoded));
+      const EncodedArray& x_hub = b.encoded.array("x_hub");
+      CHECK(x_hub.scratch);
+      CHECK(x_hub.count() == hubs);
+      CHECK(x_hub.type == (p == Precision::f64 ? ElemType::f64 : ElemType::f32));
+      // The gather reads the hubs' map alone: hubs entries, not n.
+      const EncodedArray& col_map = b.encoded.array("col_map");
+      REQUIRE(col_map.count() == hubs);
+      const auto* gathered = reinterpret_cast<const std::int32_t*>(col_map.bytes.data());
+      CHECK(std::equal(gathered, gathered + hubs, dbg.perm.begin()));
+      CHECK_THROWS(b.encoded.array("x_perm"));
+      // Every stored column is the caller's own below n, or a hub at n + j; hub j's nonzeros
+      // are its column's in a.
+      std::vector<std::int64_t> seen(static_cast<std::size_t>(n + hubs), 0);
+      for (const std::string& name : std::vector<std::string>{
+               std::string(format) == "hyb" ? "ell_col_idx" : "col_idx", "coo_col"}) {
+        if (std::string(format) != "hyb" && name == "coo_col") continue;
+        const EncodedArray& cols = b.encoded.array(name);
+        const auto* c = reinterpret_cast<const std::int32_t*>(cols.bytes.data());
+        for (std::int64_t k = 0; k < cols.count(); ++k) {
+          if (c[k] < 0) continue;
+          REQUIRE(c[k] < n + hubs);
+          ++seen[static_cast<std::size_t>(c[k])];
+        }
+      }
+      for (std::int64_t j = 0; j < hubs; ++j) {
+        CHECK(seen[static_cast<std::size_t>(n + j)] ==
+              count[static_cast<std::size_t>(dbg.perm[j])]);
+        CHECK(seen[static_cast<std::size_t>(dbg.perm[j])] == 0);  // never read in place
+      }
+      for (std::int64_t j = hubs; j < n; ++j) {
+        const std::int32_t c = dbg.perm[j];
+        CHECK(seen[static_cast<std::size_t>(c)] == count[static_cast<std::size_t>(c)]);
+      }
+      // The kernels take x, x_hub and ncols; the pre-launch gathers the hubs in stretches of 4,096.
+      CHECK(b.source.source.find("spmvc::SplitX<Value>{x, x_hub, ncols}") != std::string::npos);
+      REQUIRE(b.source.pre_launches.size() == 1);
+      CHECK(b.source.pre_launches[0].entry.starts_with("spmvc_gather_hubs_"));
+      CHECK(b.source.pre_launches[0].grid == (hubs + 4095) / 4096);
+      for (const KernelLaunch& l : b.source.launches()) {
+        if (l.entry.starts_with("spmvc_gather")) continue;
+        const bool reads_x =
+            std::any_of(l.params.begin(), l.params.end(),
+                        [](const KernelParam& q) { return q.kind == KernelParam::Kind::x; });
+        const bool reads_hubs = std::any_of(l.params.begin(), l.params.end(),
+                                            [](const KernelParam& q) { return q.name == "x_hub"; });
+        CHECK(reads_x == reads_hubs);
+      }
+      const double tol = p == Precision::f64 ? 1e-14 : 1e-6;
+      CHECK(compiler::relative_error(product_through_build(b, x), ref) < tol);
+    }
+  }
+
+  // x is gathered whole where the format codes its columns otherwise (csr_stream's 16-bit
+  // columns), where no hubs are named (RCM), and not at all in the plan's order.
+  Options stream;
+  stream.format = "csr_stream";
+  stream.reorder = "dbg";
+  stream.renumber_columns = true;
+  stream.keep_row_order = true;
+  Options rcm = stream;
+  rcm.format = "hyb";
+  rcm.reorder = "rcm";
+  for (const Options& o : {stream, rcm}) {
+    const Build b = build(a, o);
+    CHECK_FALSE(codegen::splits_x(b.encoded));
+    CHECK(b.encoded.array("x_perm").count() == n);
+    CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
+  }
+  Options planned;
+  planned.format = "hyb";
+  planned.reorder = "dbg";
+  planned.renumber_columns = true;
+  planned.plan_order = true;
+  const Build p = build(a, planned);
+  CHECK_FALSE(codegen::splits_x(p.encoded));
+  CHECK_THROWS(p.encoded.array("col_map"));
 }

@@ -345,9 +345,10 @@ KernelSource CsrWarpFormat::generate(const Encoded& e, const FormatParams& param
               {K::array, "row_ptr"},
               {K::array, "col_idx"}};
   k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
-  k.params.insert(
-      k.params.end(),
-      {{K::x, "x"}, {K::y, "y"}, {K::array, "partial"}, {K::alpha, "alpha"}, {K::beta, "beta"}});
+  const codegen::XArgs xs = codegen::x_args(codegen::splits_x(e));
+  k.params.insert(k.params.end(), xs.params.begin(), xs.params.end());
+  k.params.insert(k.params.end(),
+                  {{K::y, "y"}, {K::array, "partial"}, {K::alpha, "alpha"}, {K::beta, "beta"}});
   // The long rows' pieces are added by a second launch, where there are any.
   const EncodedArray& long_arr = e.array("long_rows");
   const std::int32_t* long_rows = typed<std::int32_t>(long_arr);
@@ -383,13 +384,13 @@ static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offset
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
 {SIG}  spmvc::csr_warp::spmv<kChunk, kRound, kRowsPerLane, kSkip, kBlockSize, Offset, Value, Acc>(
-      chunk_row, chunk_nz, row_ptr, col_idx, {VP}, x, y, partial, alpha, beta);
+      chunk_row, chunk_nz, row_ptr, col_idx, {VP}, {X}, y, partial, alpha, beta);
 }}
 
 {FSIG}  spmvc::csr_warp::fixup<kBlockSize, Value, Acc>(long_rows, partial, y, alpha);
 }}
 )",
-      fmt::arg("VP", vals.pass), fmt::arg("OB", p.offsets64 ? 8 : 4),
+      fmt::arg("VP", vals.pass), fmt::arg("X", xs.pass), fmt::arg("OB", p.offsets64 ? 8 : 4),
       fmt::arg("VB", e.precision == Precision::f64 ? 8 : 4),
       fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, e, "kBlockSize")),
       fmt::arg("FSIG", codegen::entry_signature(fixup.entry, fixup.params, e, "kBlockSize")));

@@ -42,6 +42,7 @@ class CsrWarpFormat final : public FormatUnit {
                       std::span<double> y, double alpha, double beta) const override;
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
+  std::vector<std::string> plain_column_arrays() const override { return {"col_idx"}; }
 
   /// Threads per block of both launches, and the warps (chunks, long rows) a block takes.
   static constexpr int kBlockSize = 256;

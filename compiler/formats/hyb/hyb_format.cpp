@@ -328,14 +328,16 @@ std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_w
 KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   return generate_kernel(params_of(params), e.precision, e.nrows, ell_part::stored_width(e, kEll),
-                         e.array("coo_col").count(), banner);
+                         e.array("coo_col").count(), banner, codegen::splits_x(e));
 }
 
 KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision, std::int64_t nrows,
                                         std::int64_t width, std::int64_t coo,
-                                        const std::string& banner) {
+                                        const std::string& banner, bool split_x) {
   const auto array_decl = [&](const std::string& name) {
     if (name == "coo_row16") return codegen::ArrayDecl{ElemType::u16};
+    if (name == "x_hub")
+      return codegen::ArrayDecl{precision == Precision::f64 ? ElemType::f64 : ElemType::f32};
     return ell_part::array_decl(name, p.values, precision);
   };
   KernelSource k =
@@ -347,8 +349,9 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
   k.params.push_back({KernelParam::Kind::array, "ell_col_idx"});
   const ValueArgs ell_vals = value_args(p.values, "ell_values");
   const ValueArgs coo_vals = value_args(p.values, "coo_values");
+  const codegen::XArgs xs = codegen::x_args(split_x);
   k.params.insert(k.params.end(), ell_vals.params.begin(), ell_vals.params.end());
-  k.params.push_back({KernelParam::Kind::x, "x"});
+  k.params.insert(k.params.end(), xs.params.begin(), xs.params.end());
   k.params.push_back({KernelParam::Kind::y, "y"});
   k.params.push_back({KernelParam::Kind::alpha, "alpha"});
   k.params.push_back({KernelParam::Kind::beta, "beta"});
@@ -364,9 +367,9 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
   }
   post.params.push_back({KernelParam::Kind::array, "coo_col"});
   post.params.insert(post.params.end(), coo_vals.params.begin(), coo_vals.params.end());
-  post.params.insert(post.params.end(), {{KernelParam::Kind::x, "x"},
-                                         {KernelParam::Kind::y, "y"},
-                                         {KernelParam::Kind::alpha, "alpha"}});
+  post.params.insert(post.params.end(), xs.params.begin(), xs.params.end());
+  post.params.insert(post.params.end(),
+                     {{KernelParam::Kind::y, "y"}, {KernelParam::Kind::alpha, "alpha"}});
   const std::int64_t warps = (coo + p.coo_interval - 1) / p.coo_interval;
   const std::int64_t warps_per_block = p.block_size / 32;
   post.grid = (warps + warps_per_block - 1) / warps_per_block;
@@ -403,15 +406,15 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
 {SIG}  spmvc::ell::spmv<kWidth, kThreadsPerRow, kBlockSize, kUnroll, kRowLengths, Value, Acc>(
-      nrows, {LA}, ell_col_idx, {EVP}, x, y, alpha, beta);
+      nrows, {LA}, ell_col_idx, {EVP}, {X}, y, alpha, beta);
 }}
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
 {CSIG}  spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(
-      kCooEntries, {CRP}, coo_col, {CVP}, x, y, alpha);
+      kCooEntries, {CRP}, coo_col, {CVP}, {X}, y, alpha);
 }}
 )",
-      fmt::arg("EVP", ell_vals.pass), fmt::arg("CVP", coo_vals.pass),
+      fmt::arg("EVP", ell_vals.pass), fmt::arg("CVP", coo_vals.pass), fmt::arg("X", xs.pass),
       fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("PITCH", EllFormat::kPitchAlign),
       fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,

@@ -45,6 +45,9 @@ class HybFormat final : public FormatUnit {
                       std::span<double> y, double alpha, double beta) const override;
   KernelSource generate(const Encoded& encoded, const FormatParams& params,
                         const std::string& banner) const override;
+  std::vector<std::string> plain_column_arrays() const override {
+    return {"ell_col_idx", "coo_col"};
+  }
 
   /// Nonzeros past column K of their row (the COO part), from the histogram and nnz: exact for
   /// K up to 32 (every row the histogram's range bins hold spills, and the nonzeros their
@@ -52,9 +55,10 @@ class HybFormat final : public FormatUnit {
   static double coo_nonzeros(const Profile& profile, std::int64_t width);
   /// The unit generate() writes, from the sizes alone: `width` the ELL part's stored (padded)
   /// width, `coo` the COO part's entries. The GPU build generates it before its arrays exist.
+  /// `split_x`: x read in two parts (codegen::split_x_reads).
   static KernelSource generate_kernel(const HybParams& p, Precision precision, std::int64_t nrows,
                                       std::int64_t width, std::int64_t coo,
-                                      const std::string& banner);
+                                      const std::string& banner, bool split_x = false);
   /// Entry point names: the ELL launch (the unit's name) and the COO launch.
   static std::string kernel_name(const HybParams& p, std::int64_t padded_width,
                                  Precision precision);

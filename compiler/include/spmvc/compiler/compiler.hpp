@@ -334,11 +334,12 @@ struct OrderingChoice {
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt,
                                std::string_view hub_format = "hyb", bool plan_order = false);
-/// The format the hub rule orders for: hyb; for a caller who asks for bitwise-reproducible sums
-/// (hyb adds with atomics), csr_warp where the calibration of `gpu` (a device name or model) of
-/// `arch` has a row for it, else "" (no hub rule).
+/// The format the hub rule orders for: csr_warp where the calibration of `gpu` (a device name or
+/// model) of `arch` has a row for it, but in the plan's order (plan_order), where hyb is; a
+/// caller who asks for bitwise-reproducible sums gets csr_warp in either order (hyb adds with
+/// atomics), or "" (no hub rule) where it has no row. Without that row, hyb.
 std::string_view hub_order_format(std::string_view arch, std::string_view gpu, Precision precision,
-                                  bool deterministic);
+                                  bool deterministic, bool plan_order = false);
 /// Whether x (ncols values) is small enough for choose_ordering's hub rule: 32 MiB, the largest
 /// measured (Kronecker scale 22 in fp64 on the H200), where grouping the hubs was faster than
 /// cuSPARSE.
