@@ -2,7 +2,9 @@
 // first start before the previous one ends and wait inside for it. A multiply whose launches
 // read what the one before wrote (the gather of x, hyb's ELL part before its COO part) must
 // still see it: x changes between multiplies, so a launch that read x_perm or y early would
-// give the previous multiply's values. SPMVC_EARLY_LAUNCH=0 turns the early launches off.
+// give the previous multiply's values. SPMVC_EARLY_LAUNCH=0 turns the early launches off. Units
+// under the hub order whose format reads x in two parts gather the hub columns alone and read
+// the rest of x in place (codegen::split_x_reads), every x of the eight checked.
 // Skipped without a GPU.
 #include <doctest/doctest.h>
 
@@ -40,6 +42,14 @@ Options unit(const char* format, const char* reorder, Precision p) {
   return o;
 }
 
+// The hub order on the columns alone (the caller's order): hyb and csr_warp gather the hubs
+// alone and read every other column of x in place.
+Options columns_alone(const char* format, Precision p) {
+  Options o = unit(format, "dbg", p);
+  o.keep_row_order = true;
+  return o;
+}
+
 // Multiplies by eight different x in a row, each y checked against the host reference.
 void check_many(const CsrMatrix& a, const Operator& op) {
   const Precision p = op.plan().precision;
@@ -71,6 +81,7 @@ TEST_CASE("gpu: a unit's launches after the first start early on sm_90, and see 
     const CsrMatrix* a;
     Options options;
     int launches;
+    bool hubs_alone = false;  // x read in two parts: the gather takes the hub columns alone
   };
   for (Precision p : {Precision::f64, Precision::f32}) {
     CAPTURE(to_string(p));
@@ -78,13 +89,24 @@ TEST_CASE("gpu: a unit's launches after the first start early on sm_90, and see 
         {"csr: one launch", &mesh, unit("csr", "none", p), 1},
         {"hyb: ELL then COO", &graph, unit("hyb", "none", p), 2},
         {"csr under rcm: the gather of x, then the multiply", &mesh, unit("csr", "rcm", p), 2},
-        {"hyb under dbg: the gather, ELL, COO", &graph, unit("hyb", "dbg", p), 3},
+        {"hyb under dbg: the gather of the hubs, ELL, COO", &graph, unit("hyb", "dbg", p), 3, true},
         {"csr_stream under rcm", &graph, unit("csr_stream", "rcm", p), 2},
+        {"hyb under dbg, columns alone", &graph, columns_alone("hyb", p), 3, true},
+        {"csr_warp under dbg, columns alone: the hubs, the chunks, the long rows' fixup", &graph,
+         columns_alone("csr_warp", p), 3, true},
+        {"csr_stream under dbg, columns alone: x gathered whole", &graph,
+         columns_alone("csr_stream", p), 2},
     };
     for (const Case& c : cases) {
       CAPTURE(c.what);
       const Operator op = compile(*c.a, c.options);
       REQUIRE(static_cast<int>(op.source().launches().size()) == c.launches);
+      const bool gathers = std::string(c.options.reorder) != "none";
+      REQUIRE(op.source().pre_launches.size() == (gathers ? 1u : 0u));
+      if (gathers) {
+        CHECK(op.source().pre_launches[0].entry.starts_with(c.hubs_alone ? "spmvc_gather_hubs_"
+                                                                         : "spmvc_gather_x_"));
+      }
       CHECK(op.timings().early_launches == (early ? c.launches - 1 : 0));
       check_many(*c.a, op);
     }
