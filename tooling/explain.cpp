@@ -38,6 +38,9 @@ using clang::isa;
 struct Binding {
   int param = -1;
   bool gather = false;
+  /// A second parameter the address may point into (-1: none): x read in two parts
+  /// (spmvc::SplitX), whose `x + c` is the caller's x or the gathered hubs.
+  int also = -1;
 };
 
 struct Frame {
@@ -137,12 +140,32 @@ class Walker {
     if (const auto* op = dyn_cast<clang::CXXOperatorCallExpr>(e)) {
       if (op->getOperator() == clang::OO_Plus && op->getNumArgs() == 2) {
         Binding b = root(op->getArg(0), f);
+        if (b.param < 0) b = field_pointers(op->getArg(0)->getType());
         b.gather = b.gather || contains(op->getArg(1), is_loaded_value);
         return b;
       }
       return {};
     }
     return {};
+  }
+
+  // An object whose `+` gives a pointer into one of its pointer fields (spmvc::SplitX): the
+  // parameters its bound fields came from, the first and the second.
+  Binding field_pointers(clang::QualType type) const {
+    Binding b;
+    const clang::CXXRecordDecl* record = type->getAsCXXRecordDecl();
+    if (record == nullptr) return b;
+    for (const clang::FieldDecl* field : record->fields()) {
+      if (!field->getType()->isPointerType()) continue;
+      const auto it = fields_.find(field);
+      if (it == fields_.end() || it->second.param < 0) continue;
+      if (b.param < 0) {
+        b.param = it->second.param;
+      } else if (b.also < 0 && it->second.param != b.param) {
+        b.also = it->second.param;
+      }
+    }
+    return b;
   }
 
   bool row_derived(const clang::Stmt* s, const Frame& f) const {
@@ -161,8 +184,20 @@ class Walker {
 
   void access(const clang::Expr* address_or_lvalue, bool is_store, clang::QualType type,
               const Frame& f) {
-    const Binding b = root(address_or_lvalue, f);
+    Binding b = root(address_or_lvalue, f);
     if (b.param < 0) return;
+    if (b.also >= 0) {
+      Binding other = b;
+      other.param = b.also;
+      other.also = -1;
+      record_access(other, address_or_lvalue, is_store, type, f);
+    }
+    b.also = -1;
+    record_access(b, address_or_lvalue, is_store, type, f);
+  }
+
+  void record_access(const Binding& b, const clang::Expr* address_or_lvalue, bool is_store,
+                     clang::QualType type, const Frame& f) {
     AccessSite site;
     site.array = array_name(b.param);
     site.store = is_store;

@@ -1,6 +1,7 @@
 // Units the plan-only golden lists do not reach: csr_stream (16-bit columns, 64-bit offsets),
 // every value-coded format (8-bit and 16-bit tables, fp32 storage), and units passed through
-// codegen::attach_reordering (a row map, and a row map with a gather of x). Their source is kept
+// codegen::attach_reordering (a row map, a row map with a gather of x, and the columns alone with
+// x read in two parts: codegen::split_x_reads). Their source is kept
 // byte for byte under tests/golden/expected/ (test_pinned_golden.cpp) and compiled to CUBIN by
 // test_golden_compile.cpp.
 #pragma once
@@ -25,8 +26,16 @@ struct PinnedUnit {
   Precision precision = Precision::f64;
   std::optional<FormatParams> params;  ///< forced parameters; nullopt: the planner's pick
   int values = formats::kValuesPlain;  ///< value coding laid over the parameters
-  enum class Reorder { none, rows, rows_and_columns } reorder = Reorder::none;
+  /// columns_hubs: the columns alone, the first quarter of them hubs (x read in two parts).
+  enum class Reorder { none, rows, rows_and_columns, columns_hubs } reorder = Reorder::none;
 };
+
+/// hyb with an ELL part of 2 slots a row: most of a graph's nonzeros in its COO part.
+inline HybParams hyb_k2() {
+  HybParams p;
+  p.width = 2;
+  return p;
+}
 
 inline std::vector<PinnedUnit> pinned_units() {
   using R = PinnedUnit::Reorder;
@@ -62,36 +71,58 @@ inline std::vector<PinnedUnit> pinned_units() {
        formats::kValuesPlain, R::rows_and_columns},
       {"reordered_hyb_rows_cols_f32acc64", "stencil2d:n=16", "hyb", Precision::f32_acc64,
        std::nullopt, formats::kValuesTable8, R::rows_and_columns},
+      {"csr_warp_hub_split_f64", "rmat:scale=9,ef=8", "csr_warp", Precision::f64, std::nullopt,
+       formats::kValuesPlain, R::columns_hubs},
+      {"hyb_k2_hub_split_f32", "rmat:scale=9,ef=8", "hyb", Precision::f32, hyb_k2(),
+       formats::kValuesPlain, R::columns_hubs},
   };
 }
 
-/// Generates `u`'s translation unit, encoded matrix included (no GPU needed).
-inline KernelSource generate_pinned(const PinnedUnit& u) {
+/// `u` built as the pipeline builds it: the plan, profile and encoding its unit is generated from.
+struct PinnedBuild {
+  Plan plan;
+  Profile profile;
+  Encoded encoded;
+  KernelSource source;
+};
+
+/// Builds `u`'s translation unit and encoded matrix (no GPU needed).
+inline PinnedBuild build_pinned(const PinnedUnit& u) {
   const CsrMatrix a = gen::from_spec(u.spec);
-  const Profile profile = inspect(a);
+  PinnedBuild b;
+  b.profile = inspect(a);
   compiler::PlanOptions o;
   o.format = u.format;
   o.precision = u.precision;
   o.params = u.params;
-  Plan plan = compiler::make_plan(profile, o);
+  b.plan = compiler::make_plan(b.profile, o);
   if (u.values != formats::kValuesPlain) {
-    o.params = formats::with_value_coding(plan.params, u.values);
-    plan = compiler::make_plan(profile, o);
+    o.params = formats::with_value_coding(b.plan.params, u.values);
+    b.plan = compiler::make_plan(b.profile, o);
   }
-  Encoded encoded = compiler::encode(a, plan);
-  KernelSource source = codegen::generate(plan, encoded, profile);
-  if (u.reorder != PinnedUnit::Reorder::none) {
-    // The reversed order: the source depends only on whether there is a map, not on its
-    // entries (the map travels as the row_map and col_map arrays).
-    std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
-    for (std::size_t i = 0; i < perm.size(); ++i)
-      perm[i] = static_cast<std::int32_t>(perm.size() - 1 - i);
-    codegen::attach_reordering(
-        source, encoded,
-        {perm,
-         u.reorder == PinnedUnit::Reorder::rows_and_columns ? perm : std::vector<std::int32_t>{}});
+  b.encoded = compiler::encode(a, b.plan);
+  // The reversed order: the source depends only on whether there is a map (and how many hubs
+  // it names), not on its entries (the map travels as the row_map and col_map arrays).
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    perm[i] = static_cast<std::int32_t>(perm.size() - 1 - i);
+  RowColumnMap map;
+  if (u.reorder == PinnedUnit::Reorder::columns_hubs) {
+    map.rows.resize(perm.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) map.rows[i] = static_cast<std::int32_t>(i);
+    map.cols = perm;
+    map.hub_columns = a.ncols / 4;
+    codegen::split_x_reads(b.encoded, map);
+  } else {
+    map.rows = perm;
+    if (u.reorder == PinnedUnit::Reorder::rows_and_columns) map.cols = perm;
   }
-  return source;
+  b.source = codegen::generate(b.plan, b.encoded, b.profile);
+  if (u.reorder != PinnedUnit::Reorder::none) codegen::attach_reordering(b.source, b.encoded, map);
+  return b;
 }
+
+/// `u`'s translation unit.
+inline KernelSource generate_pinned(const PinnedUnit& u) { return build_pinned(u).source; }
 
 }  // namespace spmvc::test

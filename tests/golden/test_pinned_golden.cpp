@@ -23,10 +23,17 @@ TEST_CASE("pinned units are what their names say") {
     const spmvc::KernelSource src = spmvc::test::generate_pinned(u);
     if (u.values != spmvc::formats::kValuesPlain)
       CHECK(src.kernel_name.find(spmvc::formats::value_coding_tag(u.values)) != std::string::npos);
-    const bool mapped = u.reorder != spmvc::test::PinnedUnit::Reorder::none;
+    using R = spmvc::test::PinnedUnit::Reorder;
+    // The columns alone keep the rows: no row map.
+    const bool mapped = u.reorder == R::rows || u.reorder == R::rows_and_columns;
     CHECK((src.source.find("#define SPMVC_ROW_MAP 1") != std::string::npos) == mapped);
-    const bool gathers = u.reorder == spmvc::test::PinnedUnit::Reorder::rows_and_columns;
+    const bool gathers = u.reorder == R::rows_and_columns;
     CHECK((src.pre_launches.size() == 1 &&
            src.pre_launches[0].entry.starts_with("spmvc_gather_x")) == gathers);
+    // x read in two parts: the hubs gathered, every launch that reads x given them.
+    const bool hubs = u.reorder == R::columns_hubs;
+    CHECK((src.pre_launches.size() == 1 &&
+           src.pre_launches[0].entry.starts_with("spmvc_gather_hubs")) == hubs);
+    CHECK((src.source.find("spmvc::SplitX<Value>{x, x_hub, ncols}") != std::string::npos) == hubs);
   }
 }

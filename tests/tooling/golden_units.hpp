@@ -36,29 +36,9 @@ inline GoldenUnit golden_unit(const GoldenPlan& g) {
 }
 
 inline GoldenUnit golden_unit(const PinnedUnit& p) {
-  const CsrMatrix a = gen::from_spec(p.spec);
-  GoldenUnit u{p.name, {}, inspect(a), {}, {}};
-  compiler::PlanOptions o;
-  o.format = p.format;
-  o.precision = p.precision;
-  o.params = p.params;
-  u.plan = compiler::make_plan(u.profile, o);
-  if (p.values != formats::kValuesPlain) {
-    o.params = formats::with_value_coding(u.plan.params, p.values);
-    u.plan = compiler::make_plan(u.profile, o);
-  }
-  u.encoded = compiler::encode(a, u.plan);
-  u.source = codegen::generate(u.plan, u.encoded, u.profile);
-  if (p.reorder != PinnedUnit::Reorder::none) {
-    std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
-    for (std::size_t i = 0; i < perm.size(); ++i)
-      perm[i] = static_cast<std::int32_t>(perm.size() - 1 - i);
-    codegen::attach_reordering(
-        u.source, u.encoded,
-        {perm,
-         p.reorder == PinnedUnit::Reorder::rows_and_columns ? perm : std::vector<std::int32_t>{}});
-  }
-  return u;
+  PinnedBuild b = build_pinned(p);
+  return {p.name, std::move(b.plan), std::move(b.profile), std::move(b.encoded),
+          std::move(b.source)};
 }
 
 /// Every golden plan and pinned unit, in a fixed order.

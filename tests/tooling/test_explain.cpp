@@ -266,7 +266,8 @@ TEST_CASE("explain on bro_ell and csr_stream: x is gathered, the tables are show
 
 TEST_CASE("explain shows every kernel of a multi-launch unit, and what each one touches") {
   for (const auto& u : spmvc::test::every_golden_unit()) {
-    if (u.name != "amb_seg16_c32_cb2_det_f32acc64" && u.name != "reordered_hyb_rows_cols_f32acc64")
+    if (u.name != "amb_seg16_c32_cb2_det_f32acc64" &&
+        u.name != "reordered_hyb_rows_cols_f32acc64" && u.name != "csr_warp_hub_split_f64")
       continue;
     CAPTURE(u.name);
     const auto r = explain_golden(u);
@@ -290,6 +291,24 @@ TEST_CASE("explain shows every kernel of a multi-launch unit, and what each one 
       REQUIRE(row_map != r.arrays.end());
       CHECK_FALSE(row_map->read_by.empty());
       CHECK(r.difference.find("row map") != std::string::npos);
+    }
+    if (u.name == "csr_warp_hub_split_f64") {
+      // x read in two parts: the gather of the hubs writes x_hub, and the multiply gathers from
+      // both x and x_hub through spmvc::SplitX.
+      const auto x_hub = std::find_if(r.arrays.begin(), r.arrays.end(),
+                                      [](const auto& a) { return a.name == "x_hub"; });
+      REQUIRE(x_hub != r.arrays.end());
+      CHECK(x_hub->written_by == std::vector<std::string>{launches[0].entry});
+      CHECK(x_hub->read_by == std::vector<std::string>{launches[1].entry});
+      REQUIRE(r.kernels.size() == 3);
+      CHECK(role(r.kernels[1], "x")->role == "x (input vector, gathered by column index)");
+      CHECK(role(r.kernels[1], "x_hub")->role.find("read at loaded offsets") != std::string::npos);
+      const auto gathers = [&](const std::string& array) {
+        return std::any_of(r.kernels[1].accesses.begin(), r.kernels[1].accesses.end(),
+                           [&](const auto& a) { return a.array == array && a.gather && !a.store; });
+      };
+      CHECK(gathers("x"));
+      CHECK(gathers("x_hub"));
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "codegen/codegen.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -78,4 +79,62 @@ TEST_CASE("renumbered columns: x is gathered into a scratch array that every lau
   CHECK(v.source.pre_launches[0].block == 256);
   CHECK(v.source.pre_launches[0].grid == 3);
   CHECK(v.source.source.find("spmvc::permute::gather<256, 16, double>") != std::string::npos);
+}
+
+TEST_CASE("split_x_reads splits only where the format and the map allow it") {
+  const CsrMatrix a = gen::from_spec("rmat:scale=9,ef=8");
+  const std::int64_t n = a.ncols;
+  std::vector<std::int32_t> identity(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < identity.size(); ++i) identity[i] = static_cast<std::int32_t>(i);
+  const RowColumnMap hubs{identity, reversed(n), n / 4};
+  // csr codes nothing otherwise, yet its kernels take x as a pointer: no plain_column_arrays.
+  Unit csr = csr_unit(a);
+  codegen::split_x_reads(csr.encoded, hubs);
+  CHECK_FALSE(codegen::splits_x(csr.encoded));
+
+  const auto hyb = [&] {
+    const Profile profile = inspect(a);
+    compiler::PlanOptions o;
+    o.format = "hyb";
+    return compiler::encode(a, compiler::make_plan(profile, o));
+  };
+  for (const std::int64_t h : {std::int64_t{0}, n, n + 1}) {
+    CAPTURE(h);
+    Encoded e = hyb();
+    codegen::split_x_reads(e, {identity, reversed(n), h});
+    CHECK_FALSE(codegen::splits_x(e));
+  }
+  Encoded none = hyb();
+  codegen::split_x_reads(none, {identity, {}, n / 4});  // no columns renumbered
+  CHECK_FALSE(codegen::splits_x(none));
+  Encoded split = hyb();
+  const std::vector<EncodedArray> before = split.arrays;
+  codegen::split_x_reads(split, hubs);
+  REQUIRE(codegen::splits_x(split));
+  CHECK(split.arrays.size() == before.size() + 1);
+  // Column c of the new order (the caller's n - 1 - c) becomes n + c for a hub, else the
+  // caller's own; padding (-1) stays.
+  for (const char* name : {"ell_col_idx", "coo_col"}) {
+    CAPTURE(name);
+    const auto* old = reinterpret_cast<const std::int32_t*>(
+        std::find_if(before.begin(), before.end(), [&](const EncodedArray& x) {
+          return x.name == name;
+        })->bytes.data());
+    const EncodedArray& now = split.array(name);
+    const auto* c = reinterpret_cast<const std::int32_t*>(now.bytes.data());
+    for (std::int64_t k = 0; k < now.count(); ++k) {
+      const std::int32_t want = old[k] < 0       ? old[k]
+                                : old[k] < n / 4 ? static_cast<std::int32_t>(n + old[k])
+                                                 : static_cast<std::int32_t>(n - 1 - old[k]);
+      if (c[k] != want) FAIL_CHECK("slot " << k << " holds " << c[k] << ", not " << want);
+    }
+  }
+  // A map of the wrong length is the pipeline's error; a matrix whose hubs would pass a 32-bit
+  // column index keeps x whole.
+  Encoded wrong = hyb();
+  CHECK_THROWS_AS(codegen::split_x_reads(wrong, {identity, {0, 1, 2}, 1}), InternalError);
+  Encoded huge = hyb();
+  huge.ncols = std::numeric_limits<std::int32_t>::max() - 2;
+  codegen::split_x_reads(huge, {identity, {0, 1, 2}, 10});
+  CHECK_FALSE(codegen::splits_x(huge));
 }
