@@ -19,6 +19,7 @@
 
 #include "spmvc/kernel.hpp"
 #include "spmvc/matrix.hpp"
+#include "spmvc/options.hpp"
 
 namespace spmvc::test {
 
@@ -200,6 +201,19 @@ inline CsrMatrix short_and_long_rows(std::int64_t n, bool long_last_row) {
     a.values[i] = 0.5 + static_cast<double>(i % 13) * 0.125;
   validate(a);
   return a;
+}
+
+/// The hub order on the columns alone, as the planner takes it in the caller's order, with
+/// `format` forced: dbg, the columns renumbered, the rows kept (hyb and csr_warp then read x in
+/// two parts).
+inline Options hub_order_columns(const char* format, Precision precision) {
+  Options o;
+  o.format = format;
+  o.precision = precision;
+  o.reorder = "dbg";
+  o.renumber_columns = true;
+  o.keep_row_order = true;
+  return o;
 }
 
 /// 200000 x 200000: rows 0..99, 150000 and 199999 with 3 nonzeros, the others with 1. At hyb's

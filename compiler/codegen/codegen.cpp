@@ -268,34 +268,38 @@ XArgs x_args(bool split) {
 
 namespace {
 
-// The pre-launch of a unit whose reads of x split_x_reads split: the hubs (the first
-// map.hub_columns of the new column order) gathered into x_hub; the kernels read every other
-// column from x in place.
-void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
-  const std::int64_t hubs = encoded.array("x_hub").count();
-  EncodedArray col_map{"col_map", ElemType::i32, {}};
-  col_map.bytes.resize(static_cast<std::size_t>(hubs) * sizeof(std::int32_t));
-  std::memcpy(col_map.bytes.data(), map.cols.data(), col_map.bytes.size());
-  encoded.arrays.push_back(std::move(col_map));
+// Prepends the launch `entry` that gathers x into the scratch array `into` before the unit's
+// launches read it: into[j] = x[col_map[j]] for the first `count` columns of the new order
+// (`count_arg` in its source), `comment` above it. Each block gathers a stretch of kBlock x
+// kPerThread consecutive elements: where the order keeps neighbours near each other in x (a
+// component, a community), the reads that share a line of x meet in one block's L1 instead of
+// costing a request each. On the H200
+// (bench/results/2026-11-30-h200-chained-launches/gather-stretch.txt), 16 a thread against 1:
+// RCM in the caller's order on wiki-Vote x16M 69.4 -> 66.6 us fp64 and 51.6 -> 48.9 us fp32,
+// email-Enron 75.1 -> 73.7 and 58.1 -> 54.1, ca-CondMat 75.8 -> 74.0 fp32; the hub order on
+// Kronecker scale 21 181.8 -> 177.8 us fp32; Andrews and the fp64 ca-CondMat unchanged.
+void prepend_gather(KernelSource& source, const Encoded& encoded, const std::string& entry,
+                    std::vector<KernelParam> params, std::int64_t count,
+                    const std::string& count_arg, const std::string& into,
+                    const std::string& comment) {
   constexpr int kBlock = 256;
-  constexpr int kPerThread = 16;  // as the whole gather's (attach_reordering)
+  constexpr int kPerThread = 16;
   KernelLaunch gather;
-  gather.entry = "spmvc_gather_hubs_" + precision_tag(encoded.precision);
-  gather.params = {{KernelParam::Kind::array, "col_map"},
-                   {KernelParam::Kind::x, "x"},
-                   {KernelParam::Kind::array, "x_hub"}};
-  gather.grid = (hubs + kBlock * kPerThread - 1) / (kBlock * kPerThread);
+  gather.entry = entry;
+  gather.params = std::move(params);
+  gather.grid =
+      std::max<std::int64_t>(1, (count + kBlock * kPerThread - 1) / (kBlock * kPerThread));
   gather.block = kBlock;
   source.source += fmt::format(
       R"(
-// Columns renumbered by the hub order: the {H} hub columns are gathered into x_hub before the
-// kernels above read them; every other column is read from x in place (spmvc::SplitX).
+{C}
 #include "spmvc/permute.cuh"
 
-{SIG}  spmvc::permute::gather<{B}, {P}, {V}>({H}LL, col_map, x, x_hub);
+{SIG}  spmvc::permute::gather<{B}, {P}, {V}>({N}, col_map, x, {INTO});
 }}
 )",
-      fmt::arg("H", hubs), fmt::arg("B", kBlock), fmt::arg("P", kPerThread),
+      fmt::arg("C", comment), fmt::arg("N", count_arg), fmt::arg("INTO", into),
+      fmt::arg("B", kBlock), fmt::arg("P", kPerThread),
       fmt::arg("V", value_type(encoded.precision)),
       fmt::arg("SIG",
                entry_signature(gather.entry, gather.params, encoded, std::to_string(kBlock))));
@@ -306,6 +310,26 @@ void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMa
   }
   source.pre_launches.insert(source.pre_launches.begin(), std::move(gather));
   chain_launches(source);
+}
+
+// The pre-launch of a unit whose reads of x split_x_reads split: the hubs (the first
+// map.hub_columns of the new column order) gathered into x_hub; the kernels read every other
+// column from x in place.
+void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
+  const std::int64_t hubs = encoded.array("x_hub").count();
+  EncodedArray col_map{"col_map", ElemType::i32, {}};
+  col_map.bytes.resize(static_cast<std::size_t>(hubs) * sizeof(std::int32_t));
+  std::memcpy(col_map.bytes.data(), map.cols.data(), col_map.bytes.size());
+  encoded.arrays.push_back(std::move(col_map));
+  prepend_gather(source, encoded, "spmvc_gather_hubs_" + precision_tag(encoded.precision),
+                 {{KernelParam::Kind::array, "col_map"},
+                  {KernelParam::Kind::x, "x"},
+                  {KernelParam::Kind::array, "x_hub"}},
+                 hubs, fmt::format("{}LL", hubs), "x_hub",
+                 fmt::format("// Columns renumbered by the hub order: the {} hub columns are "
+                             "gathered into x_hub before the\n// kernels above read them; every "
+                             "other column is read from x in place (spmvc::SplitX).",
+                             hubs));
 }
 
 }  // namespace
@@ -352,42 +376,14 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
   for (KernelLaunch& l : source.pre_launches) to_scratch(l.params);
   for (KernelLaunch& l : source.post_launches) to_scratch(l.params);
 
-  constexpr int kBlock = 256;
-  KernelLaunch gather;
-  gather.entry = "spmvc_gather_x_" + precision_tag(encoded.precision);
-  gather.params = {{KernelParam::Kind::cols, "ncols"},
-                   {KernelParam::Kind::array, "col_map"},
-                   {KernelParam::Kind::x, "x"},
-                   {KernelParam::Kind::array, "x_perm"}};
-  // Each block gathers a stretch of kBlock x kPerThread consecutive elements of x_perm: where
-  // the order keeps neighbours near each other in x (a component, a community), the reads that
-  // share a line of x meet in one block's L1 instead of costing a request each. On the H200
-  // (bench/results/2026-11-30-h200-chained-launches/gather-stretch.txt), 16 a thread against 1:
-  // RCM in the caller's order on wiki-Vote x16M 69.4 -> 66.6 us fp64 and 51.6 -> 48.9 us fp32,
-  // email-Enron 75.1 -> 73.7 and 58.1 -> 54.1, ca-CondMat 75.8 -> 74.0 fp32; the hub order on
-  // Kronecker scale 21 181.8 -> 177.8 us fp32; Andrews and the fp64 ca-CondMat unchanged.
-  constexpr int kPerThread = 16;
-  gather.grid =
-      std::max<std::int64_t>(1, (encoded.ncols + kBlock * kPerThread - 1) / (kBlock * kPerThread));
-  gather.block = kBlock;
-  source.source += fmt::format(R"(
-// Reordered columns: x is gathered into x_perm before the kernels above read it.
-#include "spmvc/permute.cuh"
-
-{SIG}  spmvc::permute::gather<{B}, {P}, {V}>(ncols, col_map, x, x_perm);
-}}
-)",
-                               fmt::arg("B", kBlock), fmt::arg("P", kPerThread),
-                               fmt::arg("V", value_type(encoded.precision)),
-                               fmt::arg("SIG", entry_signature(gather.entry, gather.params, encoded,
-                                                               std::to_string(kBlock))));
-  for (auto& h : template_headers({"spmvc/permute.cuh"})) {
-    const bool have = std::any_of(source.headers.begin(), source.headers.end(),
-                                  [&](const auto& e) { return e.first == h.first; });
-    if (!have) source.headers.push_back(std::move(h));
-  }
-  source.pre_launches.insert(source.pre_launches.begin(), std::move(gather));
-  chain_launches(source);
+  prepend_gather(
+      source, encoded, "spmvc_gather_x_" + precision_tag(encoded.precision),
+      {{KernelParam::Kind::cols, "ncols"},
+       {KernelParam::Kind::array, "col_map"},
+       {KernelParam::Kind::x, "x"},
+       {KernelParam::Kind::array, "x_perm"}},
+      encoded.ncols, "ncols", "x_perm",
+      "// Reordered columns: x is gathered into x_perm before the kernels above read it.");
 }
 
 }  // namespace spmvc::codegen

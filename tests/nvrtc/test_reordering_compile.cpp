@@ -7,6 +7,7 @@
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -65,13 +66,7 @@ TEST_CASE("units that gather only the hubs compile without spills, hyb and csr_w
     for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
       CAPTURE(format);
       CAPTURE(to_string(p));
-      Options o;
-      o.format = format;
-      o.precision = p;
-      o.reorder = "dbg";
-      o.renumber_columns = true;
-      o.keep_row_order = true;
-      const Build b = build(a, o);
+      const Build b = build(a, test::hub_order_columns(format, p));
       REQUIRE(codegen::splits_x(b.encoded));
       const runtime::Cubin cubin = runtime::compile_cubin(b.source, "sm_90");
       CHECK(cubin.spill_store_bytes == 0);

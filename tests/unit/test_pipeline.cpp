@@ -15,6 +15,7 @@
 #include "spmvc/compiler/test_vector.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 namespace fs = std::filesystem;
@@ -363,13 +364,7 @@ TEST_CASE("the hub order in the caller's order: hyb and csr_warp gather the hubs
     for (Precision p : {Precision::f64, Precision::f32}) {
       CAPTURE(format);
       CAPTURE(to_string(p));
-      Options o;
-      o.format = format;
-      o.precision = p;
-      o.reorder = "dbg";
-      o.renumber_columns = true;
-      o.keep_row_order = true;
-      const Build b = build(a, o);
+      const Build b = build(a, test::hub_order_columns(format, p));
       REQUIRE(b.map);
       CHECK(b.map->hub_columns == hubs);
       REQUIRE(codegen::splits_x(b.encoded));
@@ -427,11 +422,7 @@ TEST_CASE("the hub order in the caller's order: hyb and csr_warp gather the hubs
 
   // x is gathered whole where the format codes its columns otherwise (csr_stream's 16-bit
   // columns), where no hubs are named (RCM), and not at all in the plan's order.
-  Options stream;
-  stream.format = "csr_stream";
-  stream.reorder = "dbg";
-  stream.renumber_columns = true;
-  stream.keep_row_order = true;
+  const Options stream = test::hub_order_columns("csr_stream", Precision::f64);
   Options rcm = stream;
   rcm.format = "hyb";
   rcm.reorder = "rcm";
