@@ -266,6 +266,8 @@ XArgs x_args(bool split) {
           {{K::x, "x"}, {K::array, "x_hub"}, {K::cols, "ncols"}}};
 }
 
+std::string_view x_name_suffix(bool split) { return split ? "_xhub" : ""; }
+
 namespace {
 
 // Prepends the launch `entry` that gathers x into the scratch array `into` before the unit's

@@ -102,6 +102,9 @@ struct XArgs {
   std::vector<KernelParam> params;
 };
 XArgs x_args(bool split);
+/// What a unit whose reads of x are split adds to its entry points' names ("_xhub"), so that a
+/// profiler trace or a cache listing tells it from the unit that reads x whole; "" otherwise.
+std::string_view x_name_suffix(bool split);
 
 /// Makes `source` (generated for a reordered matrix) take x and give y in the caller's order:
 /// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to

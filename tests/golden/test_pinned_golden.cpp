@@ -35,5 +35,6 @@ TEST_CASE("pinned units are what their names say") {
     CHECK((src.pre_launches.size() == 1 &&
            src.pre_launches[0].entry.starts_with("spmvc_gather_hubs")) == hubs);
     CHECK((src.source.find("spmvc::SplitX<Value>{x, x_hub, ncols}") != std::string::npos) == hubs);
+    CHECK((src.kernel_name.find("_xhub") != std::string::npos) == hubs);
   }
 }

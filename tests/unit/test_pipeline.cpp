@@ -403,6 +403,15 @@ TEST_CASE("the hub order in the caller's order: hyb and csr_warp gather the hubs
       }
       // The kernels take x, x_hub and ncols; the pre-launch gathers the hubs in stretches of 4,096.
       CHECK(b.source.source.find("spmvc::SplitX<Value>{x, x_hub, ncols}") != std::string::npos);
+      // Its entry points say so (a profiler trace, a cache listing).
+      CHECK(b.source.kernel_name.ends_with(std::string("_xhub")));
+      for (const KernelLaunch& l : b.source.launches()) {
+        const bool reads_x =
+            std::any_of(l.params.begin(), l.params.end(),
+                        [](const KernelParam& q) { return q.kind == KernelParam::Kind::x; });
+        if (reads_x && !l.entry.starts_with("spmvc_gather"))
+          CHECK(l.entry.find("_xhub") != std::string::npos);
+      }
       REQUIRE(b.source.pre_launches.size() == 1);
       CHECK(b.source.pre_launches[0].entry.starts_with("spmvc_gather_hubs_"));
       CHECK(b.source.pre_launches[0].grid == (hubs + 4095) / 4096);
@@ -429,6 +438,7 @@ TEST_CASE("the hub order in the caller's order: hyb and csr_warp gather the hubs
   for (const Options& o : {stream, rcm}) {
     const Build b = build(a, o);
     CHECK_FALSE(codegen::splits_x(b.encoded));
+    CHECK(b.source.kernel_name.find("_xhub") == std::string::npos);
     CHECK(b.encoded.array("x_perm").count() == n);
     CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
   }

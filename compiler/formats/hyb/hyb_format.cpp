@@ -320,11 +320,6 @@ std::string HybFormat::kernel_name(const HybParams& p, std::int64_t padded_width
                      codegen::precision_tag(precision));
 }
 
-std::string HybFormat::coo_kernel_name(const HybParams& p, std::int64_t padded_width,
-                                       Precision precision) {
-  return kernel_name(p, padded_width, precision) + "_coo";
-}
-
 KernelSource HybFormat::generate(const Encoded& e, const FormatParams& params,
                                  const std::string& banner) const {
   return generate_kernel(params_of(params), e.precision, e.nrows, ell_part::stored_width(e, kEll),
@@ -341,7 +336,8 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
     return ell_part::array_decl(name, p.values, precision);
   };
   KernelSource k =
-      kernel_source(kernel_name(p, width, precision), {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
+      kernel_source(kernel_name(p, width, precision) + std::string(codegen::x_name_suffix(split_x)),
+                    {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
   k.block = p.block_size;
   k.grid = std::max<std::int64_t>(1, (nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
@@ -357,7 +353,7 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
   k.params.push_back({KernelParam::Kind::beta, "beta"});
   // The COO entry point is in every unit; it is launched only when the COO part has entries.
   KernelLaunch post;
-  post.entry = coo_kernel_name(p, width, precision);
+  post.entry = k.kernel_name + "_coo";
   if (p.narrow_rows) {
     post.params = {{KernelParam::Kind::array, "coo_base"},
                    {KernelParam::Kind::array, "coo_row16"},

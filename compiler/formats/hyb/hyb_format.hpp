@@ -59,11 +59,10 @@ class HybFormat final : public FormatUnit {
   static KernelSource generate_kernel(const HybParams& p, Precision precision, std::int64_t nrows,
                                       std::int64_t width, std::int64_t coo,
                                       const std::string& banner, bool split_x = false);
-  /// Entry point names: the ELL launch (the unit's name) and the COO launch.
+  /// The ELL launch's entry point (the unit's name); the COO launch's is it with "_coo", both
+  /// with codegen::x_name_suffix before that where the unit reads x in two parts.
   static std::string kernel_name(const HybParams& p, std::int64_t padded_width,
                                  Precision precision);
-  static std::string coo_kernel_name(const HybParams& p, std::int64_t padded_width,
-                                     Precision precision);
 };
 
 }  // namespace spmvc::formats

@@ -21,7 +21,7 @@ static_assert(sizeof(Offset) == 4, "row_ptr was encoded with 4-byte offsets");
 static_assert(sizeof(Value) == 8, "values were encoded with 8-byte elements");
 
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_csr_warp_c512_f64(const int* __restrict__ chunk_row, const int* __restrict__ chunk_nz,
+spmv_csr_warp_c512_f64_xhub(const int* __restrict__ chunk_row, const int* __restrict__ chunk_nz,
     const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
     const double* __restrict__ values, const double* __restrict__ x, double* __restrict__ x_hub,
     long long ncols, double* __restrict__ y, double* __restrict__ partial, double alpha,

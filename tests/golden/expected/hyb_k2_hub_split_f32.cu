@@ -26,7 +26,7 @@ static_assert(kWidth % kThreadsPerRow == 0, "the encoded width is a multiple of 
 
 // Launch 1: y = alpha * A_ell * x + beta * y on every row.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_hyb_k2_t1_b256_i256_f32(long long nrows, const int* __restrict__ ell_col_idx,
+spmv_hyb_k2_t1_b256_i256_f32_xhub(long long nrows, const int* __restrict__ ell_col_idx,
     const float* __restrict__ ell_values, const float* __restrict__ x,
     const float* __restrict__ x_hub, long long ncols, float* __restrict__ y, float alpha,
     float beta) {
@@ -38,9 +38,10 @@ spmv_hyb_k2_t1_b256_i256_f32(long long nrows, const int* __restrict__ ell_col_id
 
 // Launch 2 (when kCooEntries > 0): y += alpha * A_coo * x.
 extern "C" __global__ void __launch_bounds__(kBlockSize)
-spmv_hyb_k2_t1_b256_i256_f32_coo(const int* __restrict__ coo_row, const int* __restrict__ coo_col,
-    const float* __restrict__ coo_values, const float* __restrict__ x,
-    const float* __restrict__ x_hub, long long ncols, float* __restrict__ y, float alpha) {
+spmv_hyb_k2_t1_b256_i256_f32_xhub_coo(const int* __restrict__ coo_row,
+    const int* __restrict__ coo_col, const float* __restrict__ coo_values,
+    const float* __restrict__ x, const float* __restrict__ x_hub, long long ncols,
+    float* __restrict__ y, float alpha) {
   spmvc::wait_for_previous_launch();
   spmvc::coo::spmv_add<kInterval, kBlockSize, Value, Acc>(
       kCooEntries, spmvc::coo::WideRows{coo_row}, coo_col, coo_values, spmvc::SplitX<Value>{x, x_hub, ncols}, y, alpha);
