@@ -261,12 +261,11 @@ bool splits_x(const Encoded& encoded) {
 
 XArgs x_args(bool split) {
   using K = KernelParam::Kind;
-  if (!split) return {"x", {{K::x, "x"}}};
+  if (!split) return {"x", {{K::x, "x"}}, ""};
   return {"spmvc::SplitX<Value>{x, x_hub, ncols}",
-          {{K::x, "x"}, {K::array, "x_hub"}, {K::cols, "ncols"}}};
+          {{K::x, "x"}, {K::array, "x_hub"}, {K::cols, "ncols"}},
+          "_xhub"};
 }
-
-std::string_view x_name_suffix(bool split) { return split ? "_xhub" : ""; }
 
 namespace {
 

@@ -95,16 +95,16 @@ void split_x_reads(Encoded& encoded, const RowColumnMap& map);
 /// Whether split_x_reads split `encoded`'s reads of x (it holds "x_hub").
 bool splits_x(const Encoded& encoded);
 
-/// How a format's entry points take x: the parameters, and the expression passed to the
-/// template, `x` itself or, where the reads are split, spmvc::SplitX{x, x_hub, ncols}.
+/// How a format's entry points take x: the parameters, the expression passed to the template
+/// (`x` itself or, where the reads are split, spmvc::SplitX{x, x_hub, ncols}), and what the
+/// entry points that read x add to their names ("_xhub" where split, so that a profiler trace or
+/// a cache listing tells the unit from the one that reads x whole; "" otherwise).
 struct XArgs {
   std::string pass;
   std::vector<KernelParam> params;
+  std::string name_suffix;
 };
 XArgs x_args(bool split);
-/// What a unit whose reads of x are split adds to its entry points' names ("_xhub"), so that a
-/// profiler trace or a cache listing tells it from the unit that reads x whole; "" otherwise.
-std::string_view x_name_suffix(bool split);
 
 /// Makes `source` (generated for a reordered matrix) take x and give y in the caller's order:
 /// defines SPMVC_ROW_MAP so every y write goes through the row map (array "row_map", appended to

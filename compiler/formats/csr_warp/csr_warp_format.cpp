@@ -336,10 +336,9 @@ KernelSource CsrWarpFormat::generate(const Encoded& e, const FormatParams& param
                                      const std::string& banner) const {
   const CsrWarpParams& p = params_of(params);
   using K = KernelParam::Kind;
-  const bool split = codegen::splits_x(e);
+  const codegen::XArgs xs = codegen::x_args(codegen::splits_x(e));
   KernelSource k =
-      kernel_source(kernel_name(p, e.precision) + std::string(codegen::x_name_suffix(split)),
-                    {"spmvc/csr_warp.cuh"}, banner);
+      kernel_source(kernel_name(p, e.precision) + xs.name_suffix, {"spmvc/csr_warp.cuh"}, banner);
   k.block = kBlockSize;
   k.grid = (e.array("chunk_row").count() - 1) / kWarpsPerBlock;
   const ValueArgs vals = value_args(p.values, "values");
@@ -348,7 +347,6 @@ KernelSource CsrWarpFormat::generate(const Encoded& e, const FormatParams& param
               {K::array, "row_ptr"},
               {K::array, "col_idx"}};
   k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
-  const codegen::XArgs xs = codegen::x_args(split);
   k.params.insert(k.params.end(), xs.params.begin(), xs.params.end());
   k.params.insert(k.params.end(),
                   {{K::y, "y"}, {K::array, "partial"}, {K::alpha, "alpha"}, {K::beta, "beta"}});

@@ -335,9 +335,9 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
       return codegen::ArrayDecl{precision == Precision::f64 ? ElemType::f64 : ElemType::f32};
     return ell_part::array_decl(name, p.values, precision);
   };
-  KernelSource k =
-      kernel_source(kernel_name(p, width, precision) + std::string(codegen::x_name_suffix(split_x)),
-                    {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
+  const codegen::XArgs xs = codegen::x_args(split_x);
+  KernelSource k = kernel_source(kernel_name(p, width, precision) + xs.name_suffix,
+                                 {"spmvc/coo.cuh", "spmvc/ell.cuh"}, banner);
   k.block = p.block_size;
   k.grid = std::max<std::int64_t>(1, (nrows * p.threads_per_row + p.block_size - 1) / p.block_size);
   k.params.push_back({KernelParam::Kind::rows, "nrows"});
@@ -345,7 +345,6 @@ KernelSource HybFormat::generate_kernel(const HybParams& p, Precision precision,
   k.params.push_back({KernelParam::Kind::array, "ell_col_idx"});
   const ValueArgs ell_vals = value_args(p.values, "ell_values");
   const ValueArgs coo_vals = value_args(p.values, "coo_values");
-  const codegen::XArgs xs = codegen::x_args(split_x);
   k.params.insert(k.params.end(), ell_vals.params.begin(), ell_vals.params.end());
   k.params.insert(k.params.end(), xs.params.begin(), xs.params.end());
   k.params.push_back({KernelParam::Kind::y, "y"});

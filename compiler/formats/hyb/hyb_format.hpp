@@ -60,7 +60,7 @@ class HybFormat final : public FormatUnit {
                                       std::int64_t width, std::int64_t coo,
                                       const std::string& banner, bool split_x = false);
   /// The ELL launch's entry point (the unit's name); the COO launch's is it with "_coo", both
-  /// with codegen::x_name_suffix before that where the unit reads x in two parts.
+  /// with codegen::XArgs::name_suffix before that where the unit reads x in two parts.
   static std::string kernel_name(const HybParams& p, std::int64_t padded_width,
                                  Precision precision);
 };
