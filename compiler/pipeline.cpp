@@ -161,7 +161,14 @@ void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& opti
   b.source = codegen::generate(b.plan, b.encoded, b.profile);
   // In the plan's order (Options::plan_order) the unit is the reordered matrix's own: the caller
   // permutes the vectors, with the map the operator keeps.
-  if (b.map && !options.plan_order) codegen::attach_reordering(b.source, b.encoded, *b.map);
+  if (b.map && !options.plan_order) {
+    // x gathered whole into the order: only the columns read need to be (a column that no
+    // entry reads, as a directed graph's vertex that no edge points to, is left out).
+    const bool gathers_whole = !b.map->cols.empty() && !codegen::splits_x(b.encoded);
+    codegen::attach_reordering(
+        b.source, b.encoded, *b.map,
+        gathers_whole ? columns_read(b.matrix(a)) : std::vector<std::int32_t>{});
+  }
   if (options.transform_source) b.source = options.transform_source(b.source);
   b.timings.codegen = seconds_since(t0);
 }

@@ -278,6 +278,27 @@ double x_gather_miss_share(const CsrMatrix& a, const Ordering& ordering, int val
   });
 }
 
+std::vector<std::int32_t> columns_read(const CsrMatrix& a) {
+  std::vector<std::uint8_t> read(static_cast<std::size_t>(a.ncols), 0);
+  // Threads mark the columns of their stretch of entries; a byte set twice holds 1 either way.
+  reorder_detail::parallel_chunks(
+      a.nnz(), worker_count(0),
+      [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t k = begin; k < end; ++k)
+          std::atomic_ref<std::uint8_t>(read[static_cast<std::size_t>(a.col_idx[k])])
+              .store(1, std::memory_order_relaxed);
+      },
+      std::int64_t{1} << 20);
+  std::vector<std::int32_t> out;
+  for (std::int64_t j = 0; j < a.ncols; ++j)
+    if (read[static_cast<std::size_t>(j)] != 0) out.push_back(static_cast<std::int32_t>(j));
+  return out;
+}
+
+std::int64_t columns_gathered(std::int64_t ncols, std::int64_t read) {
+  return static_cast<double>(read) <= kGatherReadShare * static_cast<double>(ncols) ? read : ncols;
+}
+
 double lines_per_warp(const CsrMatrix& a, int value_bytes) {
   return warp_lines(
       a, value_bytes, [](std::int64_t i) { return i; },

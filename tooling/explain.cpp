@@ -540,6 +540,7 @@ std::string array_label(const std::string& name) {
       {"decode_table", "decode table"},
       {"row_map", "row map (y row of each computed row)"},
       {"col_map", "column map (x gather order)"},
+      {"col_slot", "place in x_perm of each gathered column (the columns read)"},
       {"x_perm", "x in the reordered column order (workspace)"},
       {"x_hub", "x's hub columns, gathered before the multiply (workspace)"},
       {"coo_row", "COO row indices"},

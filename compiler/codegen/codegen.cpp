@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -269,9 +270,10 @@ XArgs x_args(bool split) {
 
 namespace {
 
-// Prepends the launch `entry` that gathers x into the scratch array `into` before the unit's
-// launches read it: into[j] = x[col_map[j]] for the first `count` columns of the new order
-// (`count_arg` in its source), `comment` above it. Each block gathers a stretch of kBlock x
+// Prepends the launch `entry` that gathers `count` elements of x into a scratch array before the
+// unit's launches read it, `comment` above it. `gather_call` is the spmvc::permute call
+// (templates/permute.cuh) with {B}, {P} and {V} standing for the block size, the elements a
+// thread and the value type. Each block gathers a stretch of kBlock x
 // kPerThread consecutive elements: where the order keeps neighbours near each other in x (a
 // component, a community), the reads that share a line of x meet in one block's L1 instead of
 // costing a request each. On the H200
@@ -281,8 +283,7 @@ namespace {
 // Kronecker scale 21 181.8 -> 177.8 us fp32; Andrews and the fp64 ca-CondMat unchanged.
 void prepend_gather(KernelSource& source, const Encoded& encoded, const std::string& entry,
                     std::vector<KernelParam> params, std::int64_t count,
-                    const std::string& count_arg, const std::string& into,
-                    const std::string& comment) {
+                    const std::string& gather_call, const std::string& comment) {
   constexpr int kBlock = 256;
   constexpr int kPerThread = 16;
   KernelLaunch gather;
@@ -296,12 +297,13 @@ void prepend_gather(KernelSource& source, const Encoded& encoded, const std::str
 {C}
 #include "spmvc/permute.cuh"
 
-{SIG}  spmvc::permute::gather<{B}, {P}, {V}>({N}, col_map, x, {INTO});
+{SIG}  spmvc::permute::{CALL};
 }}
 )",
-      fmt::arg("C", comment), fmt::arg("N", count_arg), fmt::arg("INTO", into),
-      fmt::arg("B", kBlock), fmt::arg("P", kPerThread),
-      fmt::arg("V", value_type(encoded.precision)),
+      fmt::arg("C", comment),
+      fmt::arg("CALL", fmt::format(fmt::runtime(gather_call), fmt::arg("B", kBlock),
+                                   fmt::arg("P", kPerThread),
+                                   fmt::arg("V", value_type(encoded.precision)))),
       fmt::arg("SIG",
                entry_signature(gather.entry, gather.params, encoded, std::to_string(kBlock))));
   for (auto& h : template_headers({"spmvc/permute.cuh"})) {
@@ -326,7 +328,7 @@ void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMa
                  {{KernelParam::Kind::array, "col_map"},
                   {KernelParam::Kind::x, "x"},
                   {KernelParam::Kind::array, "x_hub"}},
-                 hubs, fmt::format("{}LL", hubs), "x_hub",
+                 hubs, fmt::format("gather<{{B}}, {{P}}, {{V}}>({}LL, col_map, x, x_hub)", hubs),
                  fmt::format("// Columns renumbered by the hub order: the {} hub columns are "
                              "gathered into x_hub before the\n// kernels above read them; every "
                              "other column is read from x in place (spmvc::SplitX).",
@@ -335,7 +337,8 @@ void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMa
 
 }  // namespace
 
-void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
+void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map,
+                       std::span<const std::int32_t> read) {
   if (static_cast<std::int64_t>(map.rows.size()) != encoded.nrows)
     throw InternalError("row map length differs from the matrix's rows");
   auto add_i32 = [&](const char* name, const std::vector<std::int32_t>& v) {
@@ -360,7 +363,26 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
     attach_hub_gather(source, encoded, map);
     return;
   }
-  add_i32("col_map", map.cols);
+  // Only the columns that stored entries read, where they are few enough (a directed graph's
+  // vertices that no edge points to are never read).
+  const bool slots =
+      !read.empty() &&
+      columns_gathered(encoded.ncols, static_cast<std::int64_t>(read.size())) < encoded.ncols;
+  if (slots) {
+    std::vector<std::int32_t> from(read.size());
+    for (std::size_t i = 0; i < read.size(); ++i) {
+      const std::int32_t j = read[i];
+      if (j < 0 || j >= encoded.ncols || (i > 0 && j <= read[i - 1]))
+        throw InternalError(fmt::format(
+            "read columns: entry {} is column {} (of {}), after {}: not ascending in range", i, j,
+            encoded.ncols, i > 0 ? read[i - 1] : -1));
+      from[i] = map.cols[static_cast<std::size_t>(j)];
+    }
+    add_i32("col_map", from);
+    add_i32("col_slot", std::vector<std::int32_t>(read.begin(), read.end()));
+  } else {
+    add_i32("col_map", map.cols);
+  }
   EncodedArray x_perm{
       "x_perm", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};
   x_perm.bytes.resize(static_cast<std::size_t>(encoded.ncols) *
@@ -377,13 +399,29 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
   for (KernelLaunch& l : source.pre_launches) to_scratch(l.params);
   for (KernelLaunch& l : source.post_launches) to_scratch(l.params);
 
+  if (slots) {
+    prepend_gather(
+        source, encoded, "spmvc_gather_x_read_" + precision_tag(encoded.precision),
+        {{KernelParam::Kind::array, "col_slot"},
+         {KernelParam::Kind::array, "col_map"},
+         {KernelParam::Kind::x, "x"},
+         {KernelParam::Kind::array, "x_perm"}},
+        static_cast<std::int64_t>(read.size()),
+        fmt::format("gather_slots<{{B}}, {{P}}, {{V}}>({}LL, col_slot, col_map, x, x_perm)",
+                    read.size()),
+        fmt::format("// Reordered columns: the {} of {} columns that stored entries read are "
+                    "gathered into x_perm\n// before the kernels above read it; the others are "
+                    "never read.",
+                    read.size(), encoded.ncols));
+    return;
+  }
   prepend_gather(
       source, encoded, "spmvc_gather_x_" + precision_tag(encoded.precision),
       {{KernelParam::Kind::cols, "ncols"},
        {KernelParam::Kind::array, "col_map"},
        {KernelParam::Kind::x, "x"},
        {KernelParam::Kind::array, "x_perm"}},
-      encoded.ncols, "ncols", "x_perm",
+      encoded.ncols, "gather<{B}, {P}, {V}>(ncols, col_map, x, x_perm)",
       "// Reordered columns: x is gathered into x_perm before the kernels above read it.");
 }
 

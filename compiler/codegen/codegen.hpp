@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,7 +113,11 @@ XArgs x_args(bool split);
 /// identity row map: y written in place), and, when columns were renumbered, adds a
 /// pre-launch gathering x into a scratch array "x_perm" that every launch then reads for x
 /// (chained to them); where split_x_reads split the reads, the pre-launch gathers the hubs
-/// alone into "x_hub".
-void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map);
+/// alone into "x_hub". `read`, where given, lists the columns (of the new order, ascending) that
+/// the stored entries read (spmvc::columns_read of the reordered matrix): where they are at most
+/// half of x (spmvc::columns_gathered), only they are gathered (arrays "col_map" and "col_slot", one element a
+/// read column) and the rest of x_perm is never written or read.
+void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map,
+                       std::span<const std::int32_t> read = {});
 
 }  // namespace spmvc::codegen

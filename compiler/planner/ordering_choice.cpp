@@ -40,6 +40,13 @@ namespace {
 /// picks-rcm-rule.json, 16-core host), 0.02-0.04 s under the old bound; a caller expecting fewer
 /// than kRcmMinMultiplies multiplies skips it.
 constexpr double kMinLinesSavedPerRow = 2.5;
+/// A column gathered into the order costs this much of a row written through the row map: as
+/// passes of their own on the H200, the gather of x took 0.49-0.65 of the row map's writes of y
+/// on four x16M graphs (bench/results/2026-11-30-h200-chained-launches/rcm-caller-cost.txt). A
+/// graph whose columns are not all read gathers fewer (spmvc::columns_gathered), so the lines an
+/// order must save are counted per row of its traffic: (rows + this x columns gathered) / (1 +
+/// this), the rows themselves where every column is read.
+constexpr double kGatheredColumnWeight = 0.5;
 /// Renumbered columns cost a gather of x per multiply (x read through the map, x' written:
 /// about 2 values and an index per row), paid per row while the saving comes per nonzero: below
 /// this many nonzeros per row it does not repay (between the short-row matrix that lost under
@@ -137,6 +144,7 @@ constexpr std::string_view kHubDeterministicFormat = "csr_warp";
 struct HubShape {
   double skew = 0;
   double miss_share = 0;
+  std::int64_t columns_read = 0;  ///< columns that at least one entry reads
   bool hub() const { return skew >= kHubSkew; }
   bool scattered_hub() const { return hub() && miss_share >= kHubMissShare; }
 };
@@ -147,6 +155,7 @@ HubShape hub_shape(const CsrMatrix& a, int vb) {
   const double mean = static_cast<double>(a.nnz()) / static_cast<double>(a.ncols);
   HubShape h;
   h.skew = static_cast<double>(*std::max_element(count.begin(), count.end())) / mean;
+  h.columns_read = std::count_if(count.begin(), count.end(), [](std::int64_t k) { return k > 0; });
   if (h.hub()) h.miss_share = x_gather_miss_share(a, vb);
   return h;
 }
@@ -304,32 +313,61 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
     return c;
   }
   if (!rcm_rule) return too_few();
-  const double before = lines_per_warp(a, vb);
-  if (plan_order) return rcm_in_plan_order(a, vb, before);
-  // RCM cannot save more lines a row than the rows read.
-  if (before < 32.0 * kMinLinesSavedPerRow) {
+  // Nor does RCM pay a hub graph whose gathers mostly hit, in the caller's order (H200,
+  // bench/results/2026-11-30-h200-read-columns/rcm-rmat.txt; email-Enron in
+  // bench/results/2026-11-30-h200-rcm-rule/rcm-caller-order.txt); deciding so before computing
+  // it spares the host RCM's time (0.30-0.46 s on R-MAT scale 18, which the planner then dropped
+  // for cuSPARSE).
+  if (!plan_order && shape.hub()) {
     c.why = fmt::format(
-        "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, {:.2f} a "
-        "row: fewer than the {:.1f} a row an order must save to repay the gather of x and the "
-        "row map's writes)",
-        before, before / 32.0, kMinLinesSavedPerRow);
+        "not reordered: a hub graph (its most read column {:.0f} times the mean), where RCM in the "
+        "caller's order does not pay: on the H200, RCM-ordered csr_stream measured 0.73-0.86x of "
+        "cuSPARSE on R-MAT scale 18 and 0.74-0.79x on scale 19, though it cut x's lines per 32 "
+        "rows 2.5-3x, and slowed email-Enron x16M from 61.1 to 73.6 us in fp64",
+        shape.skew);
     return c;
   }
+  const double before = lines_per_warp(a, vb);
+  if (plan_order) return rcm_in_plan_order(a, vb, before);
+  // The order's traffic a multiply, counted in rows: each row written through the row map,
+  // and each column gathered at half a row (kGatheredColumnWeight), only the columns read where
+  // few enough are (codegen::attach_reordering). Where every column is read it is the rows.
+  const double order_rows =
+      (static_cast<double>(a.nrows) +
+       kGatheredColumnWeight * static_cast<double>(columns_gathered(a.ncols, shape.columns_read))) /
+      (1 + kGatheredColumnWeight);
+  const double per_order_row = static_cast<double>(a.nrows) / order_rows / 32.0;
+  // RCM cannot save more lines than the rows read.
+  if (before * per_order_row < kMinLinesSavedPerRow) {
+    c.why = fmt::format(
+        "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, {:.2f} a "
+        "row of the order's traffic: fewer than the {:.1f} an order must save to repay the "
+        "gather of x and the row map's writes)",
+        before, before * per_order_row, kMinLinesSavedPerRow);
+    return c;
+  }
+  const std::string traffic =
+      order_rows < static_cast<double>(a.nrows)
+          ? fmt::format(
+                " ({} of {} columns read and gathered: the order's traffic is that of "
+                "{:.0f} rows, not {})",
+                shape.columns_read, a.ncols, order_rows, a.nrows)
+          : std::string();
   return rcm_if(
-      a, vb, [&](double after) { return (before - after) / 32.0 >= kMinLinesSavedPerRow; },
+      a, vb, [&](double after) { return (before - after) * per_order_row >= kMinLinesSavedPerRow; },
       [&](bool taken, double after, double seconds) {
-        const double saved = (before - after) / 32.0;
+        const double saved = (before - after) * per_order_row;
         if (!taken)
           return fmt::format(
               "not reordered: RCM brings x's {:.1f} lines per 32 rows only to {:.1f}, {:.2f} "
-              "fewer a row, short of the {:.1f} that repay the gather of x and the row map's "
+              "fewer a row{}, short of the {:.1f} that repay the gather of x and the row map's "
               "writes",
-              before, after, saved, kMinLinesSavedPerRow);
+              before, after, saved, traffic, kMinLinesSavedPerRow);
         return fmt::format(
             "rcm, columns renumbered: x accesses were scattered ({:.1f} lines of x per 32 "
-            "rows); RCM brings them to {:.1f} in {:.2f} s, {:.2f} fewer a row (at least {:.1f} "
+            "rows); RCM brings them to {:.1f} in {:.2f} s, {:.2f} fewer a row{} (at least {:.1f} "
             "repay the gather of x and the row map's writes)",
-            before, after, seconds, saved, kMinLinesSavedPerRow);
+            before, after, seconds, saved, traffic, kMinLinesSavedPerRow);
       });
 }
 

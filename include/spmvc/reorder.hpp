@@ -170,6 +170,22 @@ LocalityStats locality(const CsrMatrix& a, int value_bytes = 8);
 double lines_per_warp(const CsrMatrix& a, int value_bytes = 8);
 double lines_per_warp(const CsrMatrix& a, const Ordering& ordering, int value_bytes = 8);
 
+/// The columns that at least one stored entry of `a` reads, ascending. A unit whose columns an
+/// ordering renumbered gathers only these into the order where they are few enough
+/// (codegen::attach_reordering): a directed graph's vertices that no edge points to are never
+/// read.
+std::vector<std::int32_t> columns_read(const CsrMatrix& a);
+
+/// How many elements of x that gather costs a multiply, for `ncols` columns of which `read` are
+/// read: only the read ones where they are at most kGatherReadShare of x, else all of x. The
+/// gather of the read columns alone reads two indices an element instead of one and writes x's
+/// order with gaps, a sector at a time: on the H200, RCM in the caller's order on wiki-Vote x16M
+/// (29% of the columns read) multiplied 66.4 -> 64.8 us in fp64 and 48.3 -> 47.8 us in fp32 so,
+/// and on R-MAT scale 18 and 19 (57% and 54% read) 0-4% slower
+/// (bench/results/2026-11-30-h200-read-columns/).
+inline constexpr double kGatherReadShare = 0.5;
+std::int64_t columns_gathered(std::int64_t ncols, std::int64_t read);
+
 /// The share of x's gathers that miss an L1 cache of `cache_bytes`, x entries of `value_bytes`
 /// bytes. The rows are taken in bands of `band_rows` consecutive rows (about those a GPU works
 /// on at once), and in each band the cache is taken to hold the 32-byte sectors of x that the

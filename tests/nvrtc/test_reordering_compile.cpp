@@ -33,6 +33,22 @@ TEST_CASE("reordered csr units compile, in every precision, with and without ren
       for (const KernelLaunch& l : src.launches())
         CHECK(cubin.log.find(l.entry) != std::string::npos);
     }
+    // Only the columns read gathered (every third here): the gather's own entry compiles too.
+    std::vector<std::int32_t> read;
+    for (std::int32_t j = 0; j < a.ncols; j += 3) read.push_back(j);
+    compiler::PlanOptions o;
+    o.format = "csr";
+    o.precision = p;
+    const Plan plan = compiler::make_plan(profile, o);
+    Encoded e = compiler::encode(a, plan);
+    KernelSource src = codegen::generate(plan, e, profile);
+    codegen::attach_reordering(src, e, {perm, perm}, read);
+    REQUIRE(src.pre_launches.size() == 1);
+    REQUIRE(src.pre_launches[0].entry.starts_with("spmvc_gather_x_read_"));
+    const runtime::Cubin cubin = runtime::compile_cubin(src, "sm_90");
+    CHECK(cubin.spill_store_bytes == 0);
+    for (const KernelLaunch& l : src.launches())
+      CHECK(cubin.log.find(l.entry) != std::string::npos);
   }
 }
 

@@ -9,6 +9,8 @@
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
 
 using namespace spmvc;
 
@@ -79,6 +81,68 @@ TEST_CASE("renumbered columns: x is gathered into a scratch array that every lau
   CHECK(v.source.pre_launches[0].block == 256);
   CHECK(v.source.pre_launches[0].grid == 3);
   CHECK(v.source.source.find("spmvc::permute::gather<256, 16, double>") != std::string::npos);
+}
+
+TEST_CASE("renumbered columns that are not all read: only the read ones are gathered") {
+  // 10,000 columns, of which every third is read (3,334: a third, below half).
+  const CsrMatrix a = gen::from_spec("stencil2d:n=100");
+  std::vector<std::int32_t> read;
+  for (std::int32_t j = 0; j < a.ncols; j += 3) read.push_back(j);
+  const std::vector<std::int32_t> cols = reversed(a.ncols);
+  Unit u = csr_unit(a);
+  codegen::attach_reordering(u.source, u.encoded, {reversed(a.nrows), cols}, read);
+  REQUIRE(u.source.pre_launches.size() == 1);
+  CHECK(u.source.pre_launches[0].entry == "spmvc_gather_x_read_f64");
+  // 3,334 elements in stretches of 4,096: one block.
+  CHECK(u.source.pre_launches[0].grid == 1);
+  CHECK(u.source.source.find("spmvc::permute::gather_slots<256, 16, double>(3334LL, col_slot, "
+                             "col_map, x, x_perm)") != std::string::npos);
+  const auto ints = [&](const char* name) {
+    const EncodedArray& arr = u.encoded.array(name);
+    const auto* p = reinterpret_cast<const std::int32_t*>(arr.bytes.data());
+    return std::vector<std::int32_t>(p, p + arr.count());
+  };
+  // Slot i of the gather is read column read[i]; it comes from the caller's column cols[read[i]].
+  CHECK(ints("col_slot") == read);
+  const std::vector<std::int32_t> from = ints("col_map");
+  REQUIRE(from.size() == read.size());
+  for (std::size_t i = 0; i < read.size(); ++i)
+    CHECK(from[i] == cols[static_cast<std::size_t>(read[i])]);
+  CHECK(u.encoded.array("x_perm").count() == a.ncols);  // the kernels index it by column
+  CHECK(u.encoded.total_bytes() == csr_unit(a).encoded.total_bytes() + 4 * a.nrows +
+                                       2 * 4 * static_cast<std::int64_t>(read.size()));
+
+  // More than half read: x is gathered whole.
+  std::vector<std::int32_t> most;
+  for (std::int32_t j = 0; j < a.ncols; ++j)
+    if (j % 2 == 0 || j % 3 == 0) most.push_back(j);  // two thirds
+  Unit w = csr_unit(a);
+  codegen::attach_reordering(w.source, w.encoded, {reversed(a.nrows), cols}, most);
+  CHECK(w.source.pre_launches[0].entry == "spmvc_gather_x_f64");
+  CHECK_THROWS(w.encoded.array("col_slot"));
+  CHECK(w.encoded.array("col_map").count() == a.ncols);
+
+  // A list that is not ascending, or names a column past the matrix's, is the caller's bug.
+  for (const std::vector<std::int32_t>& bad :
+       {std::vector<std::int32_t>{3, 2}, std::vector<std::int32_t>{0, 0},
+        std::vector<std::int32_t>{-1}, std::vector<std::int32_t>{0, 10000}}) {
+    Unit v = csr_unit(a);
+    CHECK_THROWS_AS(codegen::attach_reordering(v.source, v.encoded, {reversed(a.nrows), cols}, bad),
+                    InternalError);
+  }
+}
+
+TEST_CASE("columns_read lists the columns any entry reads; columns_gathered the gather's share") {
+  // 4 x 6: row 1 empty, columns 0, 2 and 3 never read.
+  const std::vector<std::int64_t> row_ptr{0, 2, 2, 4, 5};
+  const std::vector<std::int32_t> col_idx{1, 4, 1, 5, 4};
+  const std::vector<double> values{1.0, 2.0, 3.0, 4.0, 5.0};
+  const CsrMatrix a = csr_from_arrays(4, 6, row_ptr, col_idx, values);
+  CHECK(columns_read(a) == std::vector<std::int32_t>{1, 4, 5});
+  CHECK(columns_read(gen::from_spec("stencil2d:n=6")).size() == 36);
+  CHECK(columns_gathered(100, 50) == 50);
+  CHECK(columns_gathered(100, 51) == 100);
+  CHECK(columns_gathered(100, 0) == 0);
 }
 
 TEST_CASE("split_x_reads splits only where the format and the map allow it") {
