@@ -1,6 +1,8 @@
 // Units with a row map, with and without a gather of x, compile to sm_90 CUBINs.
 #include <doctest/doctest.h>
 
+#include <span>
+
 #include "codegen/codegen.hpp"
 #include "nvrtc_compiler.hpp"
 #include "nvrtc_support.hpp"
@@ -17,38 +19,36 @@ TEST_CASE("reordered csr units compile, in every precision, with and without ren
   std::vector<std::int32_t> perm(static_cast<std::size_t>(a.nrows));
   for (std::size_t i = 0; i < perm.size(); ++i)
     perm[i] = static_cast<std::int32_t>((i * 7) % perm.size());  // 7 is coprime to 125
+  // Only the columns read gathered (every third here): the gather's own entry.
+  std::vector<std::int32_t> read;
+  for (std::int32_t j = 0; j < a.ncols; j += 3) read.push_back(j);
+  struct Case {
+    const char* what;
+    bool renumber;
+    std::span<const std::int32_t> read;
+    const char* gather;  // the pre-launch's entry, or nullptr for none
+  };
   for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
-    for (bool renumber : {false, true}) {
+    for (const Case& c : {Case{"rows alone", false, {}, nullptr},
+                          Case{"x gathered whole", true, {}, "spmvc_gather_x_f"},
+                          Case{"the columns read gathered", true, read, "spmvc_gather_x_read_"}}) {
       CAPTURE(to_string(p));
-      CAPTURE(renumber);
+      CAPTURE(c.what);
       compiler::PlanOptions o;
       o.format = "csr";
       o.precision = p;
       const Plan plan = compiler::make_plan(profile, o);
       Encoded e = compiler::encode(a, plan);
       KernelSource src = codegen::generate(plan, e, profile);
-      codegen::attach_reordering(src, e, {perm, renumber ? perm : std::vector<std::int32_t>{}});
+      codegen::attach_reordering(src, e, {perm, c.renumber ? perm : std::vector<std::int32_t>{}},
+                                 c.read);
+      REQUIRE(src.pre_launches.size() == (c.gather ? 1u : 0u));
+      if (c.gather) CHECK(src.pre_launches[0].entry.starts_with(c.gather));
       const runtime::Cubin cubin = runtime::compile_cubin(src, "sm_90");
       CHECK(cubin.spill_store_bytes == 0);
       for (const KernelLaunch& l : src.launches())
         CHECK(cubin.log.find(l.entry) != std::string::npos);
     }
-    // Only the columns read gathered (every third here): the gather's own entry compiles too.
-    std::vector<std::int32_t> read;
-    for (std::int32_t j = 0; j < a.ncols; j += 3) read.push_back(j);
-    compiler::PlanOptions o;
-    o.format = "csr";
-    o.precision = p;
-    const Plan plan = compiler::make_plan(profile, o);
-    Encoded e = compiler::encode(a, plan);
-    KernelSource src = codegen::generate(plan, e, profile);
-    codegen::attach_reordering(src, e, {perm, perm}, read);
-    REQUIRE(src.pre_launches.size() == 1);
-    REQUIRE(src.pre_launches[0].entry.starts_with("spmvc_gather_x_read_"));
-    const runtime::Cubin cubin = runtime::compile_cubin(src, "sm_90");
-    CHECK(cubin.spill_store_bytes == 0);
-    for (const KernelLaunch& l : src.launches())
-      CHECK(cubin.log.find(l.entry) != std::string::npos);
   }
 }
 
