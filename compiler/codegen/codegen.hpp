@@ -115,8 +115,8 @@ XArgs x_args(bool split);
 /// (chained to them); where split_x_reads split the reads, the pre-launch gathers the hubs
 /// alone into "x_hub". `read`, where given, lists the columns (of the new order, ascending) that
 /// the stored entries read (spmvc::columns_read of the reordered matrix): where they are at most
-/// half of x (spmvc::columns_gathered), only they are gathered (arrays "col_map" and "col_slot", one element a
-/// read column) and the rest of x_perm is never written or read.
+/// half of x (spmvc::columns_gathered), only they are gathered (arrays "col_map" and "col_slot",
+/// one element a read column) and the rest of x_perm is never written or read.
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map,
                        std::span<const std::int32_t> read = {});
 
