@@ -316,8 +316,8 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
   // Nor does RCM pay a hub graph whose gathers mostly hit, in the caller's order (H200,
   // bench/results/2026-11-30-h200-read-columns/rcm-rmat.txt; email-Enron in
   // bench/results/2026-11-30-h200-rcm-rule/rcm-caller-order.txt); deciding so before computing
-  // it spares the host RCM's time (0.30-0.46 s on R-MAT scale 18, which the planner then dropped
-  // for cuSPARSE).
+  // it spares the host RCM's time (on R-MAT scale 18, a reorder stage of 0.44-0.47 s on a
+  // 2-core host for an order the planner then dropped for cuSPARSE).
   if (!plan_order && shape.hub()) {
     c.why = fmt::format(
         "not reordered: a hub graph (its most read column {:.0f} times the mean), where RCM in the "
