@@ -1,7 +1,6 @@
 #include "codegen/codegen.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <set>
 #include <span>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "embedded_templates.hpp"
+#include "formats/arrays.hpp"
 #include "formats/format.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/parallel.hpp"
@@ -222,6 +222,26 @@ KernelSource generate(const Plan& plan, const Encoded& encoded, const Profile& p
   return source;
 }
 
+namespace {
+
+// A workspace of `count` elements of x's type, zeroed: the gathers of x write it before each
+// multiply (an element no entry reads stays 0).
+EncodedArray x_workspace(std::string name, std::int64_t count, Precision precision) {
+  EncodedArray a = precision == Precision::f64
+                       ? formats::zero_array<double>(std::move(name), ElemType::f64,
+                                                     static_cast<std::size_t>(count))
+                       : formats::zero_array<float>(std::move(name), ElemType::f32,
+                                                    static_cast<std::size_t>(count));
+  a.scratch = true;
+  return a;
+}
+
+EncodedArray int_array(std::string name, std::span<const std::int32_t> v) {
+  return formats::make_array<std::int32_t>(std::move(name), ElemType::i32, v, v.size());
+}
+
+}  // namespace
+
 void split_x_reads(Encoded& encoded, const RowColumnMap& map) {
   const std::int64_t n = encoded.ncols, hubs = map.hub_columns;
   if (map.cols.empty() || hubs <= 0 || hubs >= n) return;
@@ -246,13 +266,7 @@ void split_x_reads(Encoded& encoded, const RowColumnMap& map) {
       }
     });
   }
-  EncodedArray x_hub{
-      "x_hub", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};
-  x_hub.bytes.resize(
-      static_cast<std::size_t>(hubs) * static_cast<std::size_t>(value_bytes(encoded.precision)),
-      std::byte{0});
-  x_hub.scratch = true;
-  encoded.arrays.push_back(std::move(x_hub));
+  encoded.arrays.push_back(x_workspace("x_hub", hubs, encoded.precision));
 }
 
 bool splits_x(const Encoded& encoded) {
@@ -320,10 +334,8 @@ void prepend_gather(KernelSource& source, const Encoded& encoded, const std::str
 // column from x in place.
 void attach_hub_gather(KernelSource& source, Encoded& encoded, const RowColumnMap& map) {
   const std::int64_t hubs = encoded.array("x_hub").count();
-  EncodedArray col_map{"col_map", ElemType::i32, {}};
-  col_map.bytes.resize(static_cast<std::size_t>(hubs) * sizeof(std::int32_t));
-  std::memcpy(col_map.bytes.data(), map.cols.data(), col_map.bytes.size());
-  encoded.arrays.push_back(std::move(col_map));
+  encoded.arrays.push_back(
+      int_array("col_map", std::span(map.cols).first(static_cast<std::size_t>(hubs))));
   prepend_gather(source, encoded, "spmvc_gather_hubs_" + precision_tag(encoded.precision),
                  {{KernelParam::Kind::array, "col_map"},
                   {KernelParam::Kind::x, "x"},
@@ -341,15 +353,9 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
                        std::span<const std::int32_t> read) {
   if (static_cast<std::int64_t>(map.rows.size()) != encoded.nrows)
     throw InternalError("row map length differs from the matrix's rows");
-  auto add_i32 = [&](const char* name, const std::vector<std::int32_t>& v) {
-    EncodedArray a{name, ElemType::i32, {}};
-    a.bytes.resize(v.size() * sizeof(std::int32_t));
-    std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
-    encoded.arrays.push_back(std::move(a));
-  };
   // Rows in the caller's order (columns renumbered alone) write y in place: no row map.
   if (!is_identity(map.rows)) {
-    add_i32("row_map", map.rows);
+    encoded.arrays.push_back(int_array("row_map", map.rows));
     // The define goes before the unit's first include, so common.cuh sees it.
     const std::size_t at = source.source.find("#include");
     if (at == std::string::npos) throw InternalError("generated unit has no #include");
@@ -378,18 +384,12 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
             encoded.ncols, i > 0 ? read[i - 1] : -1));
       from[i] = map.cols[static_cast<std::size_t>(j)];
     }
-    add_i32("col_map", from);
-    add_i32("col_slot", std::vector<std::int32_t>(read.begin(), read.end()));
+    encoded.arrays.push_back(int_array("col_map", from));
+    encoded.arrays.push_back(int_array("col_slot", read));
   } else {
-    add_i32("col_map", map.cols);
+    encoded.arrays.push_back(int_array("col_map", map.cols));
   }
-  EncodedArray x_perm{
-      "x_perm", encoded.precision == Precision::f64 ? ElemType::f64 : ElemType::f32, {}};
-  x_perm.bytes.resize(static_cast<std::size_t>(encoded.ncols) *
-                          static_cast<std::size_t>(value_bytes(encoded.precision)),
-                      std::byte{0});
-  x_perm.scratch = true;
-  encoded.arrays.push_back(std::move(x_perm));
+  encoded.arrays.push_back(x_workspace("x_perm", encoded.ncols, encoded.precision));
   auto to_scratch = [](std::vector<KernelParam>& params) {
     for (KernelParam& p : params) {
       if (p.kind == KernelParam::Kind::x) p = {KernelParam::Kind::array, "x_perm"};

@@ -41,15 +41,12 @@ std::vector<double> product_through_build(const Build& b, const std::vector<doub
     // As the gather does, from the unit's own arrays: x_perm[j] = x[col_map[j]], or where only
     // the columns read are gathered, x_perm[col_slot[i]] = x[col_map[i]] and every other element
     // NaN, so that a kernel reading one would show in y.
-    const auto ints = [&](const char* name) {
-      const EncodedArray& arr = b.encoded.array(name);
-      const auto* p = reinterpret_cast<const std::int32_t*>(arr.bytes.data());
-      return std::vector<std::int32_t>(p, p + arr.count());
-    };
-    const std::vector<std::int32_t> from = ints("col_map");
+    const auto from = test::array_as<std::int32_t>(b.encoded.array("col_map"));
     const bool slots = std::any_of(b.encoded.arrays.begin(), b.encoded.arrays.end(),
                                    [](const EncodedArray& arr) { return arr.name == "col_slot"; });
-    const std::vector<std::int32_t> to = slots ? ints("col_slot") : std::vector<std::int32_t>{};
+    const std::vector<std::int32_t> to =
+        slots ? test::array_as<std::int32_t>(b.encoded.array("col_slot"))
+              : std::vector<std::int32_t>{};
     std::fill(xb.begin(), xb.end(), std::numeric_limits<double>::quiet_NaN());
     for (std::size_t i = 0; i < from.size(); ++i)
       xb[slots ? static_cast<std::size_t>(to[i]) : i] = x[static_cast<std::size_t>(from[i])];
@@ -142,11 +139,10 @@ TEST_CASE("a reordered build gathers only the columns its entries read, where fe
       CHECK(read.size() == 1000);
       REQUIRE(b.source.pre_launches.size() >= 1);
       CHECK(b.source.pre_launches[0].entry == "spmvc_gather_x_read_" + std::string(to_string(p)));
-      const EncodedArray& slots = b.encoded.array("col_slot");
-      REQUIRE(slots.count() == 1000);
-      const auto* slot = reinterpret_cast<const std::int32_t*>(slots.bytes.data());
-      const auto* from =
-          reinterpret_cast<const std::int32_t*>(b.encoded.array("col_map").bytes.data());
+      const auto slot = test::array_as<std::int32_t>(b.encoded.array("col_slot"));
+      const auto from = test::array_as<std::int32_t>(b.encoded.array("col_map"));
+      REQUIRE(slot.size() == 1000);
+      REQUIRE(from.size() == 1000);
       for (std::size_t i = 0; i < read.size(); ++i) {
         CHECK(slot[i] == read[i]);
         CHECK(from[i] == b.map->cols[static_cast<std::size_t>(read[i])]);

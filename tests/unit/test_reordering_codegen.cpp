@@ -11,6 +11,7 @@
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
 #include "spmvc/reorder.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 
@@ -97,14 +98,9 @@ TEST_CASE("renumbered columns that are not all read: only the read ones are gath
   CHECK(u.source.pre_launches[0].grid == 1);
   CHECK(u.source.source.find("spmvc::permute::gather_slots<256, 16, double>(3334LL, col_slot, "
                              "col_map, x, x_perm)") != std::string::npos);
-  const auto ints = [&](const char* name) {
-    const EncodedArray& arr = u.encoded.array(name);
-    const auto* p = reinterpret_cast<const std::int32_t*>(arr.bytes.data());
-    return std::vector<std::int32_t>(p, p + arr.count());
-  };
   // Slot i of the gather is read column read[i]; it comes from the caller's column cols[read[i]].
-  CHECK(ints("col_slot") == read);
-  const std::vector<std::int32_t> from = ints("col_map");
+  CHECK(test::array_as<std::int32_t>(u.encoded.array("col_slot")) == read);
+  const auto from = test::array_as<std::int32_t>(u.encoded.array("col_map"));
   REQUIRE(from.size() == read.size());
   for (std::size_t i = 0; i < read.size(); ++i)
     CHECK(from[i] == cols[static_cast<std::size_t>(read[i])]);
