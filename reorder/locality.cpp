@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -309,6 +310,89 @@ double lines_per_warp(const CsrMatrix& a, const Ordering& ordering, int value_by
   return under_ordering(a, ordering, "lines_per_warp", [&](const auto& row, const auto& col) {
     return warp_lines(a, value_bytes, row, col);
   });
+}
+
+bool TreeLikeness::tree_like() const {
+  return closure < 0.01 && mean_degree >= 4 && growth >= 0.5 * row_mean;
+}
+
+double TreeLikeness::rcm_lines_left() const { return mean_degree > 2 ? 1 - 2 / mean_degree : 0.0; }
+
+TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
+  if (a.nrows != a.ncols)
+    throw InputError("tree_likeness", 0,
+                     fmt::format("the matrix is {} x {}, not square", a.nrows, a.ncols));
+  if (samples < 1) throw InputError("tree_likeness", 0, "the sample count is below 1");
+  TreeLikeness t;
+  if (a.nrows == 0 || a.nnz() == 0) return t;
+  const auto row = [&](std::int64_t v) {
+    return std::span<const std::int32_t>(a.col_idx.data() + a.row_ptr[v],
+                                         static_cast<std::size_t>(a.row_length(v)));
+  };
+  const auto holds = [&](std::int64_t v, std::int32_t c) {
+    const auto r = row(v);
+    return std::binary_search(r.begin(), r.end(), c);
+  };
+  // A row's first columns only: the pairs, and the walk to two steps, stay bounded on long rows.
+  constexpr std::size_t kFirst = 32;
+  constexpr std::size_t kBall = 1 << 14;
+  double pairs = 0, closed = 0, growth = 0, reciprocal = 0;
+  int grown = 0, edges = 0;
+  std::vector<std::int32_t> ball;
+  for (int i = 0; i < samples; ++i) {
+    // Rows spread over the matrix by a multiplicative hash of the sample's number.
+    const auto v = static_cast<std::int64_t>(
+        (static_cast<std::uint64_t>(i) * 2654435761ULL + static_cast<std::uint64_t>(i) / 7) %
+        static_cast<std::uint64_t>(a.nrows));
+    const auto rv = row(v);
+    if (rv.empty()) continue;
+    // Growth: distinct rows within one and within two steps (v's first columns, and theirs).
+    ball.assign(1, static_cast<std::int32_t>(v));
+    for (std::size_t k = 0; k < std::min(rv.size(), kFirst); ++k) ball.push_back(rv[k]);
+    std::sort(ball.begin(), ball.end());
+    ball.erase(std::unique(ball.begin(), ball.end()), ball.end());
+    const double one = static_cast<double>(ball.size());
+    const std::size_t first = ball.size();
+    for (std::size_t k = 0; k < first && ball.size() < kBall; ++k) {
+      const auto ru = row(ball[k]);
+      ball.insert(ball.end(), ru.begin(),
+                  ru.begin() + static_cast<std::ptrdiff_t>(std::min(ru.size(), kFirst)));
+    }
+    std::sort(ball.begin(), ball.end());
+    ball.erase(std::unique(ball.begin(), ball.end()), ball.end());
+    growth += static_cast<double>(ball.size()) / one;
+    ++grown;
+    // Closure and reciprocity through the entry (v, u), u one of v's columns other than v.
+    const std::int32_t u = rv[static_cast<std::size_t>(i) % rv.size()];
+    if (u == v) continue;
+    ++edges;
+    reciprocal += holds(u, static_cast<std::int32_t>(v)) ? 1 : 0;
+    const auto ru = row(u);
+    double others_u = 0;
+    for (const std::int32_t b : ru) others_u += b != v && b != u;
+    for (std::size_t k = 0; k < std::min(rv.size(), kFirst); ++k) {
+      const std::int32_t c = rv[k];
+      if (c == u || c == v) continue;
+      pairs += others_u;
+      closed += holds(u, c) ? 1 : 0;  // the triangle v, u, c
+      // 4-cycles v, c, b, u: b in both c's row and u's, b not v
+      const auto rc = row(c);
+      auto x = rc.begin();
+      for (const std::int32_t b : ru) {
+        if (b == v || b == u) continue;
+        x = std::lower_bound(x, rc.end(), b);
+        if (x == rc.end()) break;
+        closed += *x == b ? 1 : 0;
+      }
+    }
+  }
+  t.closure = pairs > 0 ? closed / pairs : 0;
+  t.growth = grown > 0 ? growth / grown : 0;
+  t.reciprocity = edges > 0 ? reciprocal / edges : 0;
+  // A + A^T holds each entry once or, where its transpose is stored too, the two once each.
+  t.row_mean = static_cast<double>(a.nnz()) / static_cast<double>(a.nrows);
+  t.mean_degree = t.row_mean * (2 - t.reciprocity);
+  return t;
 }
 
 }  // namespace spmvc

@@ -620,3 +620,76 @@ TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by 
                      static_cast<double>(g.nnz());
   CHECK(spmvc::x_gather_miss_share(g, 4, 1 << 20, 1 << 30) == doctest::Approx(all));
 }
+
+TEST_CASE("tree_likeness: random graphs are tree-like expanders, meshes and clustered graphs not") {
+  using spmvc::tree_likeness;
+  using spmvc::TreeLikeness;
+  // Uniform random columns: no short cycles, each step reaches about a row's length more rows,
+  // nothing reciprocal, so A + A^T holds twice A's entries a row.
+  for (const int per_row : {3, 6, 16}) {
+    CAPTURE(per_row);
+    const CsrMatrix a =
+        spmvc::gen::from_spec("random:n=" + std::to_string(per_row == 16 ? 100000 : 50000) +
+                              ",per_row=" + std::to_string(per_row));
+    const TreeLikeness t = tree_likeness(a);
+    CHECK(t.closure < 0.01);
+    CHECK(t.growth == doctest::Approx(per_row).epsilon(0.25));
+    CHECK(t.reciprocity < 0.05);
+    CHECK(t.row_mean == doctest::Approx(per_row).epsilon(0.01));
+    CHECK(t.mean_degree == doctest::Approx(2 * per_row).epsilon(0.05));
+    REQUIRE(t.tree_like());
+    CHECK(t.rcm_lines_left() == doctest::Approx(1 - 1.0 / per_row).epsilon(0.05));
+    // The bound: RCM leaves at least that share of x's lines a warp reads.
+    const double before = spmvc::lines_per_warp(a, 8);
+    const double after = spmvc::lines_per_warp(a, spmvc::compute_ordering(a, "rcm"), 8);
+    CAPTURE(before);
+    CAPTURE(after);
+    CHECK(after >= before * t.rcm_lines_left());
+    CHECK(after < before);  // and RCM does make some of them local: the bound is not vacuous
+  }
+  // A symmetric random pattern: every sampled entry reciprocal, A + A^T is A.
+  const CsrMatrix r = spmvc::gen::from_spec("random:n=20000,per_row=8");
+  std::vector<std::int64_t> rows, cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < r.nrows; ++i) {
+    for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
+      rows.push_back(i), cols.push_back(r.col_idx[k]), vals.push_back(1);
+      rows.push_back(r.col_idx[k]), cols.push_back(i), vals.push_back(1);
+    }
+  }
+  std::vector<std::int64_t> ptr(static_cast<std::size_t>(r.nrows) + 1, 0);
+  for (const std::int64_t i : rows) ++ptr[static_cast<std::size_t>(i) + 1];
+  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
+  std::vector<std::int32_t> idx(rows.size());
+  std::vector<std::int64_t> next(ptr.begin(), ptr.end() - 1);
+  for (std::size_t e = 0; e < rows.size(); ++e)
+    idx[static_cast<std::size_t>(next[static_cast<std::size_t>(rows[e])]++)] =
+        static_cast<std::int32_t>(cols[e]);
+  const CsrMatrix sym = spmvc::csr_from_arrays(r.nrows, r.ncols, ptr, idx, vals);
+  const TreeLikeness s = tree_likeness(sym);
+  CHECK(s.reciprocity == doctest::Approx(1.0));
+  CHECK(s.mean_degree == doctest::Approx(s.row_mean));
+  CHECK(s.tree_like());
+
+  // Meshes (squares: 4-cycles through every edge), a random geometric graph (triangles), and
+  // a grid in a scattered order (the statistic sees the graph, not its numbering).
+  for (const char* spec : {"stencil2d:n=200", "stencil7:n=30", "rgg:n=50000,degree=12",
+                           "stencil27:n=20", "banded:n=50000,hbw=4"}) {
+    CAPTURE(spec);
+    const TreeLikeness t = tree_likeness(spmvc::gen::from_spec(spec));
+    CHECK(t.closure > 0.05);
+    CHECK_FALSE(t.tree_like());
+  }
+  const TreeLikeness scattered =
+      tree_likeness(shuffled(spmvc::gen::from_spec("stencil2d:n=200"), 5));
+  CHECK(scattered.closure > 0.05);
+  CHECK_FALSE(scattered.tree_like());
+  // A path (a tree) shares no cycles but does not expand, and holds two entries a row.
+  const CsrMatrix path = spmvc::gen::from_spec("banded:n=5000,hbw=1");
+  CHECK_FALSE(tree_likeness(path).tree_like());
+
+  CHECK_THROWS_AS(tree_likeness(spmvc::gen::from_spec("random:nrows=30,ncols=20,per_row=3")),
+                  spmvc::InputError);
+  CHECK_THROWS_AS(tree_likeness(path, 0), spmvc::InputError);
+  CHECK(tree_likeness(CsrMatrix{}).closure == 0);
+}
