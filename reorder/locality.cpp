@@ -333,9 +333,13 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
     const auto r = row(v);
     return std::binary_search(r.begin(), r.end(), c);
   };
-  // A row's first columns only: the pairs, and the walk to two steps, stay bounded on long rows.
+  // A row's first columns only: the pairs, and the walk to two steps, stay bounded on long rows
+  // (a hub's row is met often, as one of many rows' columns).
   constexpr std::size_t kFirst = 32;
-  constexpr std::size_t kBall = 1 << 14;
+  const auto first_of = [&](std::int64_t v) {
+    const auto r = row(v);
+    return r.first(std::min(r.size(), kFirst));
+  };
   double pairs = 0, closed = 0, growth = 0, reciprocal = 0;
   int grown = 0, edges = 0;
   std::vector<std::int32_t> ball;
@@ -344,45 +348,36 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
     const auto v = static_cast<std::int64_t>(
         (static_cast<std::uint64_t>(i) * 2654435761ULL + static_cast<std::uint64_t>(i) / 7) %
         static_cast<std::uint64_t>(a.nrows));
-    const auto rv = row(v);
+    const auto rv = first_of(v);
     if (rv.empty()) continue;
     // Growth: distinct rows within one and within two steps (v's first columns, and theirs).
-    ball.assign(1, static_cast<std::int32_t>(v));
-    for (std::size_t k = 0; k < std::min(rv.size(), kFirst); ++k) ball.push_back(rv[k]);
+    ball.assign(rv.begin(), rv.end());
+    ball.push_back(static_cast<std::int32_t>(v));
     std::sort(ball.begin(), ball.end());
     ball.erase(std::unique(ball.begin(), ball.end()), ball.end());
     const double one = static_cast<double>(ball.size());
-    const std::size_t first = ball.size();
-    for (std::size_t k = 0; k < first && ball.size() < kBall; ++k) {
-      const auto ru = row(ball[k]);
-      ball.insert(ball.end(), ru.begin(),
-                  ru.begin() + static_cast<std::ptrdiff_t>(std::min(ru.size(), kFirst)));
+    for (const std::int32_t c : rv) {
+      const auto rc = first_of(c);
+      ball.insert(ball.end(), rc.begin(), rc.end());
     }
     std::sort(ball.begin(), ball.end());
     ball.erase(std::unique(ball.begin(), ball.end()), ball.end());
     growth += static_cast<double>(ball.size()) / one;
     ++grown;
-    // Closure and reciprocity through the entry (v, u), u one of v's columns other than v.
+    // Closure and reciprocity through the entry (v, u), u one of v's columns other than v: each
+    // pair (c, b) of another column c of v's row and another b of u's closes a triangle (b == c)
+    // or a 4-cycle v, c, b, u (b in c's row).
     const std::int32_t u = rv[static_cast<std::size_t>(i) % rv.size()];
     if (u == v) continue;
     ++edges;
     reciprocal += holds(u, static_cast<std::int32_t>(v)) ? 1 : 0;
-    const auto ru = row(u);
-    double others_u = 0;
-    for (const std::int32_t b : ru) others_u += b != v && b != u;
-    for (std::size_t k = 0; k < std::min(rv.size(), kFirst); ++k) {
-      const std::int32_t c = rv[k];
+    const auto ru = first_of(u);
+    for (const std::int32_t c : rv) {
       if (c == u || c == v) continue;
-      pairs += others_u;
-      closed += holds(u, c) ? 1 : 0;  // the triangle v, u, c
-      // 4-cycles v, c, b, u: b in both c's row and u's, b not v
-      const auto rc = row(c);
-      auto x = rc.begin();
       for (const std::int32_t b : ru) {
-        if (b == v || b == u) continue;
-        x = std::lower_bound(x, rc.end(), b);
-        if (x == rc.end()) break;
-        closed += *x == b ? 1 : 0;
+        if (b == u || b == v) continue;
+        pairs += 1;
+        closed += b == c || holds(c, b) ? 1 : 0;
       }
     }
   }
