@@ -192,8 +192,8 @@ std::int64_t columns_gathered(std::int64_t ncols, std::int64_t read);
 /// - closure: of the pairs (a, b), a another column of a sampled row v and b another column of
 ///   the row of one of v's columns u (each row's first 32 columns), the share with a == b (a
 ///   triangle) or b in a's row (a 4-cycle); below 0.0002 on random graphs, and on the 113
-///   shared matrices below 0.01 only on two peer-to-peer graphs and on matrices of about one
-///   entry a row, 0.016-0.73 on the others (meshes, circuits, social graphs);
+///   shared matrices below 0.01 only on two peer-to-peer graphs and on matrices of at most
+///   about two entries a row, 0.016-0.73 on the others (meshes, circuits, social graphs);
 /// - growth: how many times the rows within two steps of a sampled row outnumber those within
 ///   one (about the row length on a random graph, 1-17 on the shared matrices);
 /// - reciprocity: the share of sampled entries (v, u) whose (u, v) is stored.
