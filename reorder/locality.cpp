@@ -341,7 +341,7 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
     return r.first(std::min(r.size(), kFirst));
   };
   double pairs = 0, closed = 0, growth = 0, reciprocal = 0;
-  int grown = 0, edges = 0;
+  int grown = 0, edges = 0, diagonal = 0;
   std::vector<std::int32_t> ball;
   for (int i = 0; i < samples; ++i) {
     // Rows spread over the matrix by a multiplicative hash of the sample's number.
@@ -350,6 +350,7 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
         static_cast<std::uint64_t>(a.nrows));
     const auto rv = first_of(v);
     if (rv.empty()) continue;
+    diagonal += holds(v, static_cast<std::int32_t>(v)) ? 1 : 0;
     // Growth: distinct rows within one and within two steps (v's first columns, and theirs).
     ball.assign(rv.begin(), rv.end());
     ball.push_back(static_cast<std::int32_t>(v));
@@ -386,7 +387,10 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
   t.reciprocity = edges > 0 ? reciprocal / edges : 0;
   // A + A^T holds each entry once or, where its transpose is stored too, the two once each.
   t.row_mean = static_cast<double>(a.nnz()) / static_cast<double>(a.nrows);
-  t.mean_degree = t.row_mean * (2 - t.reciprocity);
+  // The diagonal is no edge: its share of the sampled rows comes off each row's entries.
+  const double off_diagonal =
+      std::max(0.0, t.row_mean - (grown > 0 ? static_cast<double>(diagonal) / grown : 0.0));
+  t.mean_degree = off_diagonal * (2 - t.reciprocity);
   return t;
 }
 

@@ -115,7 +115,7 @@ constexpr double kPlanOrderRequiredGain = 1.15;
 // the order's rule asks. On the 113 shared matrices and random graphs that bound was never below
 // what RCM measured (random 1M x 16: at most 1.067x fewer lines of x, RCM 1.059x; random 100K x 6:
 // 1.200x and 1.170x, which the plan's order takes; 100K x 3: 1.500x and 1.396x; p2p-Gnutella05:
-// 1.385x and 1.087x), and it flags only random graphs, p2p-Gnutella05/06 and b1_ss among them.
+// 1.385x and 1.087x), and it flags only random graphs and p2p-Gnutella05/06 among them.
 // Deciding so spares the reorder stage RCM's time, for an order the rule then left out: on
 // random 1M x 16 on the H200's host 2.03 / 1.95 s -> 0.08-0.12 s (fp64 / fp32), its break-even
 // against cuSPARSE 230,300 / 220,207 -> 21,963-24,926 / 19,893-23,844 multiplies, the same pick

@@ -204,8 +204,10 @@ struct TreeLikeness {
   double closure = 0;
   double growth = 0;
   double reciprocity = 0;
-  double row_mean = 0;     ///< entries a row of A
-  double mean_degree = 0;  ///< entries a row of A + A^T, from the reciprocity
+  double row_mean = 0;  ///< entries a row of A
+  /// Entries a row of A + A^T off the diagonal, from the reciprocity and the sampled rows'
+  /// diagonal entries
+  double mean_degree = 0;
   /// Rows share almost no short cycles (closure below 1%), hold at least four entries a row
   /// in A + A^T, and reach at least half a row's length more rows with each step: the graph is
   /// a random-like expander.

@@ -670,6 +670,24 @@ TEST_CASE("tree_likeness: random graphs are tree-like expanders, meshes and clus
   CHECK(s.reciprocity == doctest::Approx(1.0));
   CHECK(s.mean_degree == doctest::Approx(s.row_mean));
   CHECK(s.tree_like());
+  // With its diagonal stored too, an entry a row more, but no more edges: the same degree.
+  std::vector<std::int32_t> with_diag;
+  std::vector<std::int64_t> dptr{0};
+  for (std::int64_t i = 0; i < sym.nrows; ++i) {
+    const auto b = sym.col_idx.begin() + sym.row_ptr[i],
+               e = sym.col_idx.begin() + sym.row_ptr[i + 1];
+    const auto at = std::lower_bound(b, e, static_cast<std::int32_t>(i));
+    with_diag.insert(with_diag.end(), b, at);
+    if (at == e || *at != i) with_diag.push_back(static_cast<std::int32_t>(i));
+    with_diag.insert(with_diag.end(), at, e);
+    dptr.push_back(static_cast<std::int64_t>(with_diag.size()));
+  }
+  const CsrMatrix diag = spmvc::csr_from_arrays(sym.nrows, sym.ncols, dptr, with_diag,
+                                                std::vector<double>(with_diag.size(), 1.0));
+  const TreeLikeness d = tree_likeness(diag);
+  CHECK(d.row_mean == doctest::Approx(s.row_mean + 1).epsilon(0.01));
+  CHECK(d.mean_degree == doctest::Approx(s.mean_degree).epsilon(0.01));
+  CHECK(d.tree_like());
 
   // Meshes (squares: 4-cycles through every edge), a random geometric graph (triangles), and
   // a grid in a scattered order (the statistic sees the graph, not its numbering).
