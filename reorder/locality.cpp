@@ -385,9 +385,9 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples) {
   t.closure = pairs > 0 ? closed / pairs : 0;
   t.growth = grown > 0 ? growth / grown : 0;
   t.reciprocity = edges > 0 ? reciprocal / edges : 0;
-  // A + A^T holds each entry once or, where its transpose is stored too, the two once each.
   t.row_mean = static_cast<double>(a.nnz()) / static_cast<double>(a.nrows);
-  // The diagonal is no edge: its share of the sampled rows comes off each row's entries.
+  // The diagonal is no edge: its share of the sampled rows comes off each row's entries. A + A^T
+  // holds each other entry once or, where its transpose is stored too, the two once each.
   const double off_diagonal =
       std::max(0.0, t.row_mean - (grown > 0 ? static_cast<double>(diagonal) / grown : 0.0));
   t.mean_degree = off_diagonal * (2 - t.reciprocity);

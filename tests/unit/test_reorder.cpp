@@ -647,44 +647,33 @@ TEST_CASE("tree_likeness: random graphs are tree-like expanders, meshes and clus
     CHECK(after >= before * t.rcm_lines_left());
     CHECK(after < before);  // and RCM does make some of them local: the bound is not vacuous
   }
-  // A symmetric random pattern: every sampled entry reciprocal, A + A^T is A.
+  // A symmetric random pattern: every sampled entry reciprocal, A + A^T is A. Rows are built
+  // as lists (csr_from_arrays sorts them and sums duplicates).
   const CsrMatrix r = spmvc::gen::from_spec("random:n=20000,per_row=8");
-  std::vector<std::int64_t> rows, cols;
-  std::vector<double> vals;
+  std::vector<std::vector<std::int32_t>> adjacent(static_cast<std::size_t>(r.nrows));
   for (std::int64_t i = 0; i < r.nrows; ++i) {
     for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
-      rows.push_back(i), cols.push_back(r.col_idx[k]), vals.push_back(1);
-      rows.push_back(r.col_idx[k]), cols.push_back(i), vals.push_back(1);
+      adjacent[static_cast<std::size_t>(i)].push_back(r.col_idx[k]);
+      adjacent[static_cast<std::size_t>(r.col_idx[k])].push_back(static_cast<std::int32_t>(i));
     }
   }
-  std::vector<std::int64_t> ptr(static_cast<std::size_t>(r.nrows) + 1, 0);
-  for (const std::int64_t i : rows) ++ptr[static_cast<std::size_t>(i) + 1];
-  std::partial_sum(ptr.begin(), ptr.end(), ptr.begin());
-  std::vector<std::int32_t> idx(rows.size());
-  std::vector<std::int64_t> next(ptr.begin(), ptr.end() - 1);
-  for (std::size_t e = 0; e < rows.size(); ++e)
-    idx[static_cast<std::size_t>(next[static_cast<std::size_t>(rows[e])]++)] =
-        static_cast<std::int32_t>(cols[e]);
-  const CsrMatrix sym = spmvc::csr_from_arrays(r.nrows, r.ncols, ptr, idx, vals);
-  const TreeLikeness s = tree_likeness(sym);
+  const auto from_rows = [&](const std::vector<std::vector<std::int32_t>>& rows) {
+    std::vector<std::int64_t> ptr{0};
+    std::vector<std::int32_t> idx;
+    for (const auto& row : rows) {
+      idx.insert(idx.end(), row.begin(), row.end());
+      ptr.push_back(static_cast<std::int64_t>(idx.size()));
+    }
+    return spmvc::csr_from_arrays(r.nrows, r.ncols, ptr, idx, std::vector<double>(idx.size(), 1.0));
+  };
+  const TreeLikeness s = tree_likeness(from_rows(adjacent));
   CHECK(s.reciprocity == doctest::Approx(1.0));
   CHECK(s.mean_degree == doctest::Approx(s.row_mean));
   CHECK(s.tree_like());
   // With its diagonal stored too, an entry a row more, but no more edges: the same degree.
-  std::vector<std::int32_t> with_diag;
-  std::vector<std::int64_t> dptr{0};
-  for (std::int64_t i = 0; i < sym.nrows; ++i) {
-    const auto b = sym.col_idx.begin() + sym.row_ptr[i],
-               e = sym.col_idx.begin() + sym.row_ptr[i + 1];
-    const auto at = std::lower_bound(b, e, static_cast<std::int32_t>(i));
-    with_diag.insert(with_diag.end(), b, at);
-    if (at == e || *at != i) with_diag.push_back(static_cast<std::int32_t>(i));
-    with_diag.insert(with_diag.end(), at, e);
-    dptr.push_back(static_cast<std::int64_t>(with_diag.size()));
-  }
-  const CsrMatrix diag = spmvc::csr_from_arrays(sym.nrows, sym.ncols, dptr, with_diag,
-                                                std::vector<double>(with_diag.size(), 1.0));
-  const TreeLikeness d = tree_likeness(diag);
+  for (std::size_t i = 0; i < adjacent.size(); ++i)
+    adjacent[i].push_back(static_cast<std::int32_t>(i));
+  const TreeLikeness d = tree_likeness(from_rows(adjacent));
   CHECK(d.row_mean == doctest::Approx(s.row_mean + 1).epsilon(0.01));
   CHECK(d.mean_degree == doctest::Approx(s.mean_degree).epsilon(0.01));
   CHECK(d.tree_like());
