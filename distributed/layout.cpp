@@ -243,6 +243,31 @@ GhostSplit split_rows(const CsrMatrix& local_rows, const RowOwnership& ownership
   return s;
 }
 
+GhostRows ghost_rows(const CsrMatrix& ghost) {
+  if (ghost.nrows > std::numeric_limits<std::int32_t>::max())
+    throw InputError("ghost_rows", 0,
+                     fmt::format("{} rows exceed the 32-bit row list", ghost.nrows));
+  GhostRows g;
+  for (std::int64_t i = 0; i < ghost.nrows; ++i)
+    if (ghost.row_length(i) > 0) g.rows.push_back(static_cast<std::int32_t>(i));
+  g.block.nrows = static_cast<std::int64_t>(g.rows.size());
+  g.block.ncols = ghost.ncols;
+  g.block.row_ptr.reserve(g.rows.size() + 1);
+  g.block.row_ptr.assign(1, 0);
+  g.block.col_idx.reserve(ghost.col_idx.size());
+  g.block.values.reserve(ghost.values.size());
+  for (const std::int32_t r : g.rows) {
+    const auto begin = static_cast<std::size_t>(ghost.row_ptr[static_cast<std::size_t>(r)]);
+    const auto end = static_cast<std::size_t>(ghost.row_ptr[static_cast<std::size_t>(r) + 1]);
+    g.block.col_idx.insert(g.block.col_idx.end(), ghost.col_idx.begin() + begin,
+                           ghost.col_idx.begin() + end);
+    g.block.values.insert(g.block.values.end(), ghost.values.begin() + begin,
+                          ghost.values.begin() + end);
+    g.block.row_ptr.push_back(static_cast<std::int64_t>(g.block.col_idx.size()));
+  }
+  return g;
+}
+
 std::vector<std::vector<std::int32_t>> ghost_requests(const GhostSplit& split,
                                                       const RowOwnership& ownership) {
   std::vector<std::vector<std::int32_t>> requests(static_cast<std::size_t>(ownership.nranks));

@@ -129,7 +129,9 @@ class Operator {
   const GhostSplit& split() const;
   RankInfo info() const;
   /// The compiled blocks (the ghost block is null when this rank has no ghost columns, the
-  /// local block when it has no entries in its own columns).
+  /// local block when it has no entries in its own columns). Where at most half of this rank's
+  /// rows hold ghost entries, the ghost block is compiled over those rows alone (GhostRows in
+  /// spmvc/distributed_layout.hpp) and apply() adds its product into them.
   const spmvc::Operator* local_block() const;
   const spmvc::Operator* ghost_block() const;
 

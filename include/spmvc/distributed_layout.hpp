@@ -68,6 +68,18 @@ struct GhostSplit {
 /// when the matrix is not n wide or the rank's row count differs from the ownership's.
 GhostSplit split_rows(const CsrMatrix& local_rows, const RowOwnership& ownership, int rank);
 
+/// The rows of a ghost block that hold entries, and the block over those rows alone. A rank's
+/// ghost entries usually sit in a few of its rows (a slab of a mesh reads one plane of each
+/// neighbour): multiplying the whole block would read and write y in every row, where the
+/// compacted block touches only `rows` (y[rows[i]] += its row i), so its time follows its
+/// entries, as the scaling model charges it.
+struct GhostRows {
+  std::vector<std::int32_t> rows;  ///< increasing: the rows of the ghost block with entries
+  CsrMatrix block;                 ///< rows.size() x ghosts: row i is the ghost block's rows[i]
+};
+/// GhostRows of `ghost` (rows beyond 2^31 - 1 are an InputError: the row list is 32-bit).
+GhostRows ghost_rows(const CsrMatrix& ghost);
+
 /// Who sends which values to whom in one ghost exchange, from one rank's side.
 struct ExchangePlan {
   struct Peer {

@@ -229,6 +229,45 @@ TEST_CASE("each rank's blocks stay on the GPU select_device gave it") {
   CHECK(at.device == selected);
 }
 
+TEST_CASE("a ghost block is compiled over its ghost rows alone where they are few") {
+  if (g_no_device) return;
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  const int rank = rank_of(comm), size = size_of(comm);
+  // A slab of a 27-point stencil reads one plane of each neighbour: few of its rows hold ghost
+  // entries. A random graph's rows nearly all do, and its ghost block stays whole.
+  const CsrMatrix slab = spmvc::gen::from_spec("stencil27:n=24,contrast=100");
+  const CsrMatrix graph = spmvc::gen::from_spec("random:n=4000,per_row=16");
+  for (const CsrMatrix* a : {&slab, &graph}) {
+    const auto own = dist::make_partition(*a, "block", size);
+    const dist::Operator op = dist::compile(dist::extract_rows(*a, own.rows_of(rank)), own, comm);
+    const CsrMatrix& ghost = op.split().ghost;
+    std::int64_t with_entries = 0;
+    for (std::int64_t i = 0; i < ghost.nrows; ++i) with_entries += ghost.row_length(i) > 0;
+    if (size == 1) {
+      CHECK(op.ghost_block() == nullptr);
+      continue;
+    }
+    REQUIRE(op.ghost_block() != nullptr);
+    if (a == &slab) {
+      CHECK(with_entries * 2 <= op.local_rows());
+      CHECK(op.ghost_block()->nrows() == with_entries);
+    } else {
+      CHECK(with_entries * 2 > op.local_rows());
+      CHECK(op.ghost_block()->nrows() == op.local_rows());
+    }
+    // y = 1.5 A x - 0.5 y0 through the scatter of the compacted rows, against one GPU.
+    const Result r = compare(*a, "block", comm);
+    if (rank == 0) {
+      CHECK(r.vs_single <= 1e-12);
+      CHECK(r.vs_host <= 1e-12);
+    }
+    if (dist::have_nccl() && device_count() >= size) {
+      const Result n = compare(*a, "block", comm, dist::Transport::nccl);
+      if (rank == 0) CHECK(n.vs_single <= 1e-12);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   ::setenv("SPMVC_TIERED", "0", 0);  // check the specialised kernels, as the other GPU tests

@@ -193,6 +193,42 @@ TEST_CASE("split: bad shapes are input errors naming the rank") {
       doctest::Contains("1 rows, but the row ownership gives rank 1 2 rows"), spmvc::InputError);
 }
 
+TEST_CASE("ghost rows: the rows with ghost entries and the block over them alone") {
+  // A 5-row ghost block with empty rows around its entries, checked by hand.
+  const CsrMatrix ghost = from_triplets(5, {{}, {{1, 2.0}, {3, 4.0}}, {}, {}, {{0, 7.0}}});
+  const dist::GhostRows g = dist::ghost_rows(ghost);
+  CHECK(g.rows == std::vector<std::int32_t>{1, 4});
+  CHECK(g.block.nrows == 2);
+  CHECK(g.block.ncols == 5);
+  CHECK(g.block.row_ptr == std::vector<std::int64_t>{0, 2, 3});
+  CHECK(g.block.col_idx == std::vector<std::int32_t>{1, 3, 0});
+  CHECK(g.block.values == std::vector<double>{2.0, 4.0, 7.0});
+  // A slab of ten planes of a 3D grid: its ghost block's rows are its two outer planes, and
+  // the compacted block's product scattered to them is the whole block's.
+  const CsrMatrix a = spmvc::gen::stencil_3d_7pt(6, 5, 40);
+  const auto own = dist::block_partition(a.nrows, 4);
+  const dist::GhostSplit s = dist::split_rows(dist::extract_rows(a, own.rows_of(1)), own, 1);
+  const dist::GhostRows slab = dist::ghost_rows(s.ghost);
+  CHECK(slab.block.nnz() == s.ghost.nnz());
+  CHECK(slab.rows.size() == 60);
+  CHECK(s.ghost.nrows == 300);
+  std::vector<double> x(static_cast<std::size_t>(s.ghost.ncols));
+  for (std::size_t k = 0; k < x.size(); ++k) x[k] = 0.5 + static_cast<double>(k % 7);
+  std::vector<double> whole(static_cast<std::size_t>(s.ghost.nrows), -1.0);
+  std::vector<double> part(slab.rows.size());
+  spmvc::compiler::csr_reference_spmv(s.ghost, x, whole, 1.0, 1.0);
+  spmvc::compiler::csr_reference_spmv(slab.block, x, part);
+  std::vector<double> scattered(whole.size(), -1.0);
+  for (std::size_t i = 0; i < slab.rows.size(); ++i)
+    scattered[static_cast<std::size_t>(slab.rows[i])] += part[i];
+  CHECK(scattered == whole);
+  // No ghost entries: no rows, an empty block of the same width.
+  const dist::GhostRows none = dist::ghost_rows(from_triplets(3, {{}, {}, {}}));
+  CHECK(none.rows.empty());
+  CHECK(none.block.nrows == 0);
+  CHECK(none.block.row_ptr == std::vector<std::int64_t>{0});
+}
+
 TEST_CASE("exchange plan: sends answer requests; bad requests named") {
   const CsrMatrix a = four_by_four();
   const auto own = dist::RowOwnership::from_owners(2, {0, 1, 0, 1});
