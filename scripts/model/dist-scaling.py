@@ -23,6 +23,12 @@ host-staged MPI transport adds the two PCIe copies and their synchronisation. Th
 assumptions (--help lists them), not measurements of this code; the README states them.
 
 Usage: dist-scaling.py HALO.json... [--targets name=rows,...] [--markdown]
+       dist-scaling.py --check MEASURED.json
+
+--check compares the model's exchange with exchanges measured on GPUs (MEASURED.json: a list of
+runs, each with name, ranks, transport "nccl" or "mpi", max_ghosts, neighbours and exchange_s,
+the slowest rank's median of `Operator::exchange` alone), and fits latency + bytes / bandwidth to
+the measured NCCL exchanges, so that the constants above can be read against them.
 """
 import argparse
 import json
@@ -84,6 +90,18 @@ class HaloFit:
         return min(p - 1, self.a * p ** self.b)
 
 
+def exchange_time(ghosts, neighbours, p, transport):
+    """The model's seconds for one exchange of `ghosts` values (the NCCL or host-staged path)."""
+    on_node = p <= GPUS_PER_NODE
+    bandwidth = NVLINK_BYTES_PER_S if on_node else IB_BYTES_PER_S
+    latency = NVLINK_LATENCY_S if on_node else IB_LATENCY_S
+    halo_bytes = ghosts * VALUE_BYTES
+    t = latency + neighbours * PER_MESSAGE_S + halo_bytes / bandwidth
+    if transport == "mpi":
+        t += 2 * halo_bytes / PCIE_BYTES_PER_S + HOST_STAGE_S
+    return t
+
+
 def multiply_time(fit, rows_total, p):
     """Seconds per multiply on P GPUs, its parts, and the host-staged variant's total."""
     rows = rows_total / p
@@ -94,12 +112,8 @@ def multiply_time(fit, rows_total, p):
     ghost_bytes = ghost_nnz * (VALUE_BYTES + INDEX_BYTES) + ghosts * VALUE_BYTES
     t_local = local_bytes / HBM_BYTES_PER_S
     t_ghost = ghost_bytes / HBM_BYTES_PER_S
-    on_node = p <= GPUS_PER_NODE
-    bandwidth = NVLINK_BYTES_PER_S if on_node else IB_BYTES_PER_S
-    latency = NVLINK_LATENCY_S if on_node else IB_LATENCY_S
-    halo_bytes = ghosts * VALUE_BYTES
-    t_exchange = latency + fit.neighbours(p) * PER_MESSAGE_S + halo_bytes / bandwidth
-    t_staged = t_exchange + 2 * halo_bytes / PCIE_BYTES_PER_S + HOST_STAGE_S
+    t_exchange = exchange_time(ghosts, fit.neighbours(p), p, "nccl")
+    t_staged = exchange_time(ghosts, fit.neighbours(p), p, "mpi")
     total = LAUNCH_S + max(t_local, t_exchange) + t_ghost
     staged = LAUNCH_S + max(t_local, t_staged) + t_ghost
     return {"p": p, "rows": rows, "ghosts": ghosts, "neighbours": fit.neighbours(p),
@@ -107,9 +121,29 @@ def multiply_time(fit, rows_total, p):
             "staged": staged}
 
 
+def check(runs):
+    """Rows of (run, modelled s, measured s) and the (latency s, bytes/s) fitted by least squares
+    to the measured NCCL exchanges (None with fewer than two distinct halo sizes)."""
+    rows = [(r, exchange_time(r["max_ghosts"], r["neighbours"], r["ranks"], r["transport"]),
+             r["exchange_s"]) for r in runs]
+    nccl = [(r["max_ghosts"] * VALUE_BYTES, r["exchange_s"]) for r in runs
+            if r["transport"] == "nccl"]
+    fit = None
+    if len({b for b, _ in nccl}) >= 2:
+        n = len(nccl)
+        mb = sum(b for b, _ in nccl) / n
+        mt = sum(t for _, t in nccl) / n
+        sbb = sum((b - mb) ** 2 for b, _ in nccl)
+        slope = sum((b - mb) * (t - mt) for b, t in nccl) / sbb
+        fit = (mt - slope * mb, 1 / slope if slope > 0 else math.inf)
+    return rows, fit
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("halo", nargs="+", help="spmvc_halo_stats JSON files")
+    ap.add_argument("halo", nargs="*", help="spmvc_halo_stats JSON files")
+    ap.add_argument("--check", metavar="MEASURED.json",
+                    help="compare the model's exchange with measured ones (see above)")
     ap.add_argument("--targets", default="",
                     help="name=rows,... the rows of the extrapolated member of each class "
                          "(default: 100x the measured matrix)")
@@ -117,6 +151,22 @@ def main(argv=None):
     ap.add_argument("--gpus", default="8,16,32,64,128,256,512,1024,2048,4096")
     ap.add_argument("--markdown", action="store_true", help="the README's table")
     args = ap.parse_args(argv)
+    if args.check:
+        with open(args.check) as f:
+            rows, fit = check(json.load(f))
+        print(f"{'run':32} {'transport':>9} {'ghosts':>9} {'model us':>9} {'measured us':>11} "
+              f"{'measured/model':>14}")
+        for r, model, measured in rows:
+            print(f"{r['name']:32} {r['transport']:>9} {r['max_ghosts']:>9,} {model * 1e6:>9.1f} "
+                  f"{measured * 1e6:>11.1f} {measured / model:>13.1f}x")
+        if fit:
+            print(f"measured NCCL exchanges: {fit[0] * 1e6:.1f} us + bytes / "
+                  f"{fit[1] / 1e9:.0f} GB/s (the model: {NVLINK_LATENCY_S * 1e6:.1f} us + "
+                  f"{PER_MESSAGE_S * 1e6:.1f} us a peer + bytes / "
+                  f"{NVLINK_BYTES_PER_S / 1e9:.0f} GB/s)")
+        return 0
+    if not args.halo:
+        ap.error("give spmvc_halo_stats JSON files, or --check MEASURED.json")
     targets = dict(t.split("=") for t in args.targets.split(",") if t)
     gpus = [int(g) for g in args.gpus.split(",")]
     fits = []

@@ -59,5 +59,26 @@ class DistScaling(unittest.TestCase):
         self.assertGreaterEqual(m["staged"], m["total"])
 
 
+    def test_check_recovers_a_known_exchange_law(self):
+        # Exchanges that take 25 us + bytes / 200 GB/s on two ranks: the fit gives both back,
+        # and each run is set against the model's own time for its halo.
+        runs = [{"name": f"g{g}", "ranks": 2, "transport": "nccl", "max_ghosts": g,
+                 "neighbours": 1, "exchange_s": 25e-6 + 8 * g / 200e9}
+                for g in (10_000, 100_000, 1_000_000)]
+        runs.append({"name": "staged", "ranks": 2, "transport": "mpi", "max_ghosts": 10_000,
+                     "neighbours": 1, "exchange_s": 1e-4})
+        rows, fit = self.m.check(runs)
+        self.assertAlmostEqual(fit[0], 25e-6, places=12)
+        self.assertAlmostEqual(fit[1] / 200e9, 1.0, places=6)
+        model = {r["name"]: t for r, t, _ in rows}
+        self.assertAlmostEqual(model["g10000"], self.m.NVLINK_LATENCY_S + self.m.PER_MESSAGE_S
+                               + 8 * 10_000 / self.m.NVLINK_BYTES_PER_S, places=15)
+        # The host-staged path adds the two copies and their synchronisation.
+        self.assertAlmostEqual(model["staged"] - model["g10000"],
+                               2 * 8 * 10_000 / self.m.PCIE_BYTES_PER_S + self.m.HOST_STAGE_S,
+                               places=15)
+        # One halo size leaves nothing to fit.
+        self.assertIsNone(self.m.check(runs[:1])[1])
+
 if __name__ == "__main__":
     unittest.main()
