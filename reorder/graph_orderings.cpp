@@ -87,7 +87,7 @@ SymmetrisedPattern symmetrised_pattern(const CsrMatrix& a, int threads) {
     }
   });
   std::partial_sum(tptr.begin(), tptr.end(), tptr.begin());
-  std::vector<std::int32_t> tidx(a.col_idx.size());
+  IndexArray tidx(a.col_idx.size());  // every entry placed below
   {
     std::vector<std::int64_t> next(tptr.begin(), tptr.end() - 1);
     parallel_chunks(n, threads, [&](std::int64_t begin, std::int64_t end) {
