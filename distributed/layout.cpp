@@ -243,11 +243,15 @@ GhostSplit split_rows(const CsrMatrix& local_rows, const RowOwnership& ownership
   return s;
 }
 
-GhostRows ghost_rows(const CsrMatrix& ghost) {
+std::optional<GhostRows> ghost_rows(const CsrMatrix& ghost) {
   if (ghost.nrows > std::numeric_limits<std::int32_t>::max())
     throw InputError("ghost_rows", 0,
                      fmt::format("{} rows exceed the 32-bit row list", ghost.nrows));
+  std::int64_t with_entries = 0;
+  for (std::int64_t i = 0; i < ghost.nrows; ++i) with_entries += ghost.row_length(i) > 0;
+  if (with_entries * 2 > ghost.nrows) return std::nullopt;
   GhostRows g;
+  g.rows.reserve(static_cast<std::size_t>(with_entries));
   for (std::int64_t i = 0; i < ghost.nrows; ++i)
     if (ghost.row_length(i) > 0) g.rows.push_back(static_cast<std::int32_t>(i));
   g.block.nrows = static_cast<std::int64_t>(g.rows.size());

@@ -228,11 +228,8 @@ Operator compile(const CsrMatrix& local_rows, const RowOwnership& ownership, MPI
     // y in every row. On two H200s that took a multiply of a 27-point stencil (its slabs read
     // one plane of 80 and of 100 from the other rank) from 0.119 to 0.105 ms at 160^3 and from
     // 0.224 to 0.179 ms at 200^3 (bench/results/2026-11-30-h200x2-scaling).
-    std::int64_t with_entries = 0;
-    for (std::int64_t i = 0; i < s.ghost.nrows; ++i) with_entries += s.ghost.row_length(i) > 0;
-    const bool compact = with_entries * 2 <= s.ghost.nrows;
-    std::optional<GhostRows> rows;  // built only to be used: a copy of the ghost block
-    if (compact) rows = ghost_rows(s.ghost);
+    const std::optional<GhostRows> rows = ghost_rows(s.ghost);
+    const bool compact = rows.has_value();
     const CsrMatrix& block = compact ? rows->block : s.ghost;
     // The ghost block is rectangular (rows x ghosts): the symmetric orderings do not apply.
     if (ghost_options.reorder != "auto" && block.nrows != block.ncols)

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,8 +78,10 @@ struct GhostRows {
   std::vector<std::int32_t> rows;  ///< increasing: the rows of the ghost block with entries
   CsrMatrix block;                 ///< rows.size() x ghosts: row i is the ghost block's rows[i]
 };
-/// GhostRows of `ghost` (rows beyond 2^31 - 1 are an InputError: the row list is 32-bit).
-GhostRows ghost_rows(const CsrMatrix& ghost);
+/// GhostRows of `ghost` where at most half its rows hold entries, else nullopt (the block is
+/// multiplied whole: a scatter would cost more than the empty rows it skips). Rows beyond
+/// 2^31 - 1 are an InputError: the row list is 32-bit.
+std::optional<GhostRows> ghost_rows(const CsrMatrix& ghost);
 
 /// Who sends which values to whom in one ghost exchange, from one rank's side.
 struct ExchangePlan {

@@ -196,7 +196,9 @@ TEST_CASE("split: bad shapes are input errors naming the rank") {
 TEST_CASE("ghost rows: the rows with ghost entries and the block over them alone") {
   // A 5-row ghost block with empty rows around its entries, checked by hand.
   const CsrMatrix ghost = from_triplets(5, {{}, {{1, 2.0}, {3, 4.0}}, {}, {}, {{0, 7.0}}});
-  const dist::GhostRows g = dist::ghost_rows(ghost);
+  const std::optional<dist::GhostRows> found = dist::ghost_rows(ghost);
+  REQUIRE(found.has_value());
+  const dist::GhostRows& g = *found;
   CHECK(g.rows == std::vector<std::int32_t>{1, 4});
   CHECK(g.block.nrows == 2);
   CHECK(g.block.ncols == 5);
@@ -208,7 +210,9 @@ TEST_CASE("ghost rows: the rows with ghost entries and the block over them alone
   const CsrMatrix a = spmvc::gen::stencil_3d_7pt(6, 5, 40);
   const auto own = dist::block_partition(a.nrows, 4);
   const dist::GhostSplit s = dist::split_rows(dist::extract_rows(a, own.rows_of(1)), own, 1);
-  const dist::GhostRows slab = dist::ghost_rows(s.ghost);
+  const std::optional<dist::GhostRows> found_slab = dist::ghost_rows(s.ghost);
+  REQUIRE(found_slab.has_value());
+  const dist::GhostRows& slab = *found_slab;
   CHECK(slab.block.nnz() == s.ghost.nnz());
   CHECK(slab.rows.size() == 60);
   CHECK(s.ghost.nrows == 300);
@@ -222,8 +226,10 @@ TEST_CASE("ghost rows: the rows with ghost entries and the block over them alone
   for (std::size_t i = 0; i < slab.rows.size(); ++i)
     scattered[static_cast<std::size_t>(slab.rows[i])] += part[i];
   CHECK(scattered == whole);
+  // Entries in more than half the rows: the block stays whole.
+  CHECK_FALSE(dist::ghost_rows(from_triplets(3, {{{0, 1.0}}, {}, {{2, 1.0}}})).has_value());
   // No ghost entries: no rows, an empty block of the same width.
-  const dist::GhostRows none = dist::ghost_rows(from_triplets(3, {{}, {}, {}}));
+  const dist::GhostRows none = *dist::ghost_rows(from_triplets(3, {{}, {}, {}}));
   CHECK(none.rows.empty());
   CHECK(none.block.nrows == 0);
   CHECK(none.block.row_ptr == std::vector<std::int64_t>{0});
