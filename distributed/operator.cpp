@@ -113,7 +113,8 @@ struct Operator::Impl {
   void* send_host = nullptr;
   void* ghost_host = nullptr;
   // The exchange runs on `side`, ordered against the caller's stream by two events: x is
-  // ready (x_ready), the ghost values are in (ghosts_ready).
+  // ready (x_ready), and what `side` holds is done (ghosts_ready: the ghost values, and the
+  // compacted ghost block's products).
   cudaStream_t side = nullptr;
   cudaEvent_t x_ready = nullptr, ghosts_ready = nullptr;
 #ifdef SPMVC_HAVE_NCCL
@@ -174,8 +175,8 @@ struct Operator::Impl {
 #endif
   }
 
-  // Completes the exchange and makes `stream` wait for the ghost values.
-  void finish_exchange(cudaStream_t stream) const {
+  // Completes the exchange on `side`: its values are there for what is queued on `side` next.
+  void finish_exchange() const {
     if (!exchanges()) return;
     if (transport == Transport::mpi) {
       // The host waits for the packed values, then MPI moves them; the local block's multiply,
@@ -189,6 +190,12 @@ struct Operator::Impl {
                               cudaMemcpyHostToDevice, side),
               "cudaMemcpyAsync(ghost values to device)");
     }
+  }
+
+  // Makes `stream` wait for all that `side` holds: the exchange, and in apply() the compacted
+  // ghost block's product. Also what keeps the caller's x (read by the packing) in use until
+  // `stream` has passed this point.
+  void join(cudaStream_t stream) const {
     check(cudaEventRecord(ghosts_ready, side), "cudaEventRecord");
     check(cudaStreamWaitEvent(stream, ghosts_ready, 0), "cudaStreamWaitEvent");
   }
@@ -318,13 +325,21 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
     check(device::launch_scale(y, beta, m.split.local.nrows, m.value_bytes, s),
           "scale_values launch");
   m.post_device_exchange();
-  m.finish_exchange(s);
-  if (!m.ghost) return;
+  m.finish_exchange();
+  if (!m.ghost) {
+    m.join(s);
+    return;
+  }
   if (m.ghost_rows_dev == nullptr) {
+    // The whole ghost block adds into every row of y: after the local block, on `s`.
+    m.join(s);
     m.ghost->apply(m.ghost_dev, y, alpha, 1.0, s);
     return;
   }
-  m.ghost->apply(m.ghost_dev, m.ghost_y_dev, alpha, 0.0, s);
+  // The compacted block writes only its own products: it runs on the exchange's stream as soon
+  // as the ghost values arrive, beside the local block, and `s` adds them into y after both.
+  m.ghost->apply(m.ghost_dev, m.ghost_y_dev, alpha, 0.0, m.side);
+  m.join(s);
   check(device::launch_scatter_add(y, m.ghost_rows_dev, m.ghost_y_dev, m.ghost_row_count,
                                    m.value_bytes, s),
         "scatter_add launch");
@@ -334,7 +349,8 @@ void Operator::exchange(const void* x, void* stream) const {
   auto s = static_cast<cudaStream_t>(stream);
   impl_->pack(x, s);
   impl_->post_device_exchange();
-  impl_->finish_exchange(s);
+  impl_->finish_exchange();
+  impl_->join(s);
   check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
 }
 
@@ -406,7 +422,7 @@ const spmvc::Operator* Operator::ghost_block() const {
   return impl_->ghost ? &*impl_->ghost : nullptr;
 }
 
-ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions) {
+ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions, int batch) {
   const std::vector<double> ones(static_cast<std::size_t>(op.local_rows()), 1.0);
   const int vb = op.local_block() != nullptr   ? value_bytes(op.local_block()->plan().precision)
                  : op.ghost_block() != nullptr ? value_bytes(op.ghost_block()->plan().precision)
@@ -431,6 +447,11 @@ ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions) {
   timing.repetitions = std::max(repetitions, 1);
   repetitions = timing.repetitions;
   timing.apply = median_of([&] { op.apply(x, y); });
+  timing.batch = std::max(batch, 1);
+  timing.apply_queued = median_of([&] {
+                          for (int k = 0; k < timing.batch; ++k) op.apply(x, y);
+                        }) /
+                        timing.batch;
   timing.exchange = median_of([&] { op.exchange(x); });
   (void)cudaFree(x);
   (void)cudaFree(y);

@@ -145,13 +145,18 @@ class Operator {
 
 /// Per-rank times of one distributed multiply and of its exchange alone (medians, seconds).
 struct ApplyTiming {
-  double apply = 0;     ///< apply(): from a barrier until this rank's y is complete
+  double apply = 0;  ///< apply(): from a barrier until this rank's y is complete
+  /// apply() queued `batch` times back to back from a barrier, one synchronisation at the end,
+  /// per multiply: as a loop of multiplies that does not wait between them runs, and as the
+  /// single-GPU `spmvc bench` times (a launch's host cost hidden behind the GPU's work).
+  double apply_queued = 0;
   double exchange = 0;  ///< exchange(): pack, move and unpack the ghost values only
   int repetitions = 0;
+  int batch = 0;
 };
-/// Times `repetitions` applies and exchanges on device vectors of this rank's rows (x = 1),
-/// after a warm-up, each from an MPI_Barrier. Collective.
-ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions = 20);
+/// Times `repetitions` applies, batches of `batch` queued applies and exchanges on device
+/// vectors of this rank's rows (x = 1), after a warm-up, each from an MPI_Barrier. Collective.
+ApplyTiming time_apply(const Operator& op, MPI_Comm comm, int repetitions = 20, int batch = 20);
 
 /// Collective over `comm`: splits this rank's rows (global columns, the ownership's local
 /// order), derives the exchange plan, compiles each block with spmvc::compile on the current
