@@ -200,37 +200,45 @@ auto under_ordering(const CsrMatrix& a, const Ordering& ordering, const char* wh
 // read as column(c).
 template <typename Row, typename Column>
 double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
-                  std::int64_t cache_bytes, const Row& row, const Column& column) {
-  if (value_bytes < 1 || band_rows < 1 || cache_bytes < kSectorBytes) {
+                  std::int64_t cache_bytes, std::int64_t max_bands, const Row& row,
+                  const Column& column) {
+  if (value_bytes < 1 || band_rows < 1 || cache_bytes < kSectorBytes || max_bands < 0) {
     throw InputError("x_gather_miss_share", 0,
-                     fmt::format("value size {} bytes, band {} rows, cache {} bytes (each must be "
-                                 "at least 1, the cache at least one {}-byte sector)",
-                                 value_bytes, band_rows, cache_bytes, kSectorBytes));
+                     fmt::format("value size {} bytes, band {} rows, cache {} bytes, at most {} "
+                                 "bands (each must be at least 1, the cache at least one {}-byte "
+                                 "sector; the bands 0 for all)",
+                                 value_bytes, band_rows, cache_bytes, max_bands, kSectorBytes));
   }
   if (a.nnz() == 0) return 0;
   const std::int64_t per_sector = std::max<std::int64_t>(1, kSectorBytes / value_bytes);
   const auto kept = static_cast<std::size_t>(cache_bytes / kSectorBytes);
   const std::int64_t sectors = (a.ncols + per_sector - 1) / per_sector;
   const std::int64_t nbands = (a.nrows + band_rows - 1) / band_rows;
-  const int threads = static_cast<int>(std::min<std::int64_t>(worker_count(0), nbands));
+  // Bands taken: every one up to max_bands (0: no bound), else max_bands spread evenly over the
+  // rows (the first included), the share then over their nonzeros.
+  const std::int64_t taken = max_bands > 0 ? std::min(nbands, max_bands) : nbands;
+  const auto band_of = [&](std::int64_t j) { return j * nbands / taken; };
+  const int threads = static_cast<int>(std::min<std::int64_t>(worker_count(0), taken));
   const bool counted = sectors * threads <= a.nnz() && a.nnz() <= std::int64_t{UINT32_MAX};
-  std::atomic<std::int64_t> hits{0};
-  parallel_dynamic(nbands, threads, 1, [&](const auto& take) {
+  std::atomic<std::int64_t> hits{0}, read{0};
+  parallel_dynamic(taken, threads, 1, [&](const auto& take) {
     // The uses of each sector the band reads: counted in an array over x's sectors per
     // thread where those arrays together take at most 4 bytes a nonzero (a third of the
     // matrix's CSR), else by sorting the band's sectors (memory for the band alone).
     std::vector<std::uint32_t> count(counted ? static_cast<std::size_t>(sectors) : 0, 0);
     std::vector<std::int64_t> gathered;
     std::vector<std::int64_t> uses;
-    std::int64_t h = 0;
+    std::int64_t h = 0, n = 0;
     std::int64_t begin = 0, end = 0;
     while (take(begin, end)) {
-      for (std::int64_t band = begin; band < end; ++band) {
+      for (std::int64_t j = begin; j < end; ++j) {
+        const std::int64_t band = band_of(j);
         gathered.clear();
         uses.clear();
         const std::int64_t last = std::min(a.nrows, (band + 1) * band_rows);
         for (std::int64_t i = band * band_rows; i < last; ++i) {
           const std::int64_t r = row(i);
+          n += a.row_ptr[r + 1] - a.row_ptr[r];
           for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
             const std::int64_t s = column(a.col_idx[k]) / per_sector;
             if (!counted || count[static_cast<std::size_t>(s)]++ == 0) gathered.push_back(s);
@@ -259,23 +267,27 @@ double miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
       }
     }
     hits += h;
+    read += n;
   });
-  return 1.0 - static_cast<double>(hits.load()) / static_cast<double>(a.nnz());
+  return read.load() == 0
+             ? 0.0
+             : 1.0 - static_cast<double>(hits.load()) / static_cast<double>(read.load());
 }
 
 }  // namespace
 
 double x_gather_miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows,
-                           std::int64_t cache_bytes) {
+                           std::int64_t cache_bytes, std::int64_t max_bands) {
   return miss_share(
-      a, value_bytes, band_rows, cache_bytes, [](std::int64_t i) { return i; },
+      a, value_bytes, band_rows, cache_bytes, max_bands, [](std::int64_t i) { return i; },
       [](std::int32_t c) { return std::int64_t{c}; });
 }
 
 double x_gather_miss_share(const CsrMatrix& a, const Ordering& ordering, int value_bytes,
-                           std::int64_t band_rows, std::int64_t cache_bytes) {
+                           std::int64_t band_rows, std::int64_t cache_bytes,
+                           std::int64_t max_bands) {
   return under_ordering(a, ordering, "x_gather_miss_share", [&](const auto& row, const auto& col) {
-    return miss_share(a, value_bytes, band_rows, cache_bytes, row, col);
+    return miss_share(a, value_bytes, band_rows, cache_bytes, max_bands, row, col);
   });
 }
 

@@ -583,6 +583,11 @@ TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by 
   CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 0), spmvc::InputError);
   CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 8, 0), spmvc::InputError);
   CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 8, 32768, 16), spmvc::InputError);
+  CHECK_THROWS_AS(spmvc::x_gather_miss_share(a, 8, 32768, 64, -1), spmvc::InputError);
+  // Bands of one row with at most one band taken: row 0's alone, 2 misses of its 3 gathers.
+  CHECK(spmvc::x_gather_miss_share(a, 8, 1, 1 << 20, 1) == doctest::Approx(2.0 / 3.0));
+  // Two of three bands: rows 0 and 1 (0 * 3 / 2, 1 * 3 / 2), 4 misses of 5.
+  CHECK(spmvc::x_gather_miss_share(a, 8, 1, 1 << 20, 2) == doctest::Approx(4.0 / 5.0));
 
   // A power-law graph: its hub columns spread over x each hold a sector of their own; dbg numbers
   // them together, so a small cache keeps more of them.
@@ -596,6 +601,20 @@ TEST_CASE("x_gather_miss_share by hand: kept sectors, bands, and hubs packed by 
   // keeps the columns' numbers (rows reversed: the same bands' sectors, other bands).
   const spmvc::Ordering dbg = spmvc::compute_ordering(g, "dbg");
   CHECK(spmvc::x_gather_miss_share(g, dbg, 4, 32768, 8 * 1024) == doctest::Approx(after));
+  // In bands of 256 rows (64 bands of about 4K nonzeros), 16 of them spread over the rows give
+  // every band's share to within 0.03 in the graph's own order and under dbg (whose bands, rows
+  // sorted by degree, differ most), fp32 and fp64, and the same cut by dbg as the hub rule
+  // weighs it (at least 15%).
+  for (const int vb : {4, 8}) {
+    const double all = spmvc::x_gather_miss_share(g, vb, 256, 8 * 1024, 0);
+    const double some = spmvc::x_gather_miss_share(g, vb, 256, 8 * 1024, 16);
+    const double all_dbg = spmvc::x_gather_miss_share(g, dbg, vb, 256, 8 * 1024, 0);
+    const double some_dbg = spmvc::x_gather_miss_share(g, dbg, vb, 256, 8 * 1024, 16);
+    CHECK(std::abs(some - all) < 0.03);
+    CHECK(std::abs(some_dbg - all_dbg) < 0.03);
+    CHECK(all_dbg < 0.85 * all);
+    CHECK(some_dbg < 0.85 * some);
+  }
   spmvc::Ordering reversed{"reversed", spmvc::PermutationKind::rows_only, {}, 0, ""};
   for (std::int64_t i = g.nrows - 1; i >= 0; --i)
     reversed.perm.push_back(static_cast<std::int32_t>(i));
