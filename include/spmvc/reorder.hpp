@@ -234,7 +234,9 @@ TreeLikeness tree_likeness(const CsrMatrix& a, int samples = 256);
 /// 0.016 with the rows moved too (the plan's order; the sampled share the higher, so the rule
 /// reads a smaller cut: 17.7% against 19.6% on scale 22 fp64, against its 15%). The reorder stage
 /// in the caller's order took 1.5-1.6 s instead of 2.4-2.5 s (scale 21) and 3.6-4.0 s instead of
-/// 5.3-6.1 s (scale 22) on a 2-core host (bench/results/2026-11-30-host-miss-bands/).
+/// 5.3-6.1 s (scale 22) on a 2-core host; on the H200's 16-core host, 0.56-0.64 s instead of
+/// 0.64-0.66 s on scale 21, scale 22 within its runs' spread
+/// (bench/results/2026-11-30-host-miss-bands/).
 /// InputError for a value size or band below 1, a cache below one 32-byte sector, or a negative
 /// `max_bands`.
 double x_gather_miss_share(const CsrMatrix& a, int value_bytes, std::int64_t band_rows = 32768,
