@@ -326,23 +326,20 @@ void Operator::apply(const void* x, void* y, double alpha, double beta, void* st
           "scale_values launch");
   m.post_device_exchange();
   m.finish_exchange();
-  if (!m.ghost) {
-    m.join(s);
-    return;
-  }
-  if (m.ghost_rows_dev == nullptr) {
-    // The whole ghost block adds into every row of y: after the local block, on `s`.
-    m.join(s);
-    m.ghost->apply(m.ghost_dev, y, alpha, 1.0, s);
-    return;
-  }
-  // The compacted block writes only its own products: it runs on the exchange's stream as soon
-  // as the ghost values arrive, beside the local block, and `s` adds them into y after both.
-  m.ghost->apply(m.ghost_dev, m.ghost_y_dev, alpha, 0.0, m.side);
+  // A compacted ghost block writes only its own products: it runs on the exchange's stream as
+  // soon as the ghost values arrive, beside the local block, and `s` adds them into y after both.
+  const bool compacted = m.ghost && m.ghost_rows_dev != nullptr;
+  if (compacted) m.ghost->apply(m.ghost_dev, m.ghost_y_dev, alpha, 0.0, m.side);
   m.join(s);
-  check(device::launch_scatter_add(y, m.ghost_rows_dev, m.ghost_y_dev, m.ghost_row_count,
-                                   m.value_bytes, s),
-        "scatter_add launch");
+  if (!m.ghost) return;
+  if (compacted) {
+    check(device::launch_scatter_add(y, m.ghost_rows_dev, m.ghost_y_dev, m.ghost_row_count,
+                                     m.value_bytes, s),
+          "scatter_add launch");
+  } else {
+    // The whole ghost block adds into every row of y: after the local block, on `s`.
+    m.ghost->apply(m.ghost_dev, y, alpha, 1.0, s);
+  }
 }
 
 void Operator::exchange(const void* x, void* stream) const {
