@@ -1,0 +1,275 @@
+// How far x staged in shared memory takes a CSR SpMV where L1's gathers are the limit (the
+// replicated graphs of class G): rows cut into blocks of consecutive rows whose distinct columns
+// fit a dictionary of C elements and whose nonzeros are at most M; each thread block loads its
+// dictionary's x into shared memory, then takes its rows, `lanes` lanes a row, reading x there
+// through 16-bit positions. The same blocks reading x in place at 32-bit columns are timed
+// beside it, and cuSPARSE's best CSR algorithm on the matrix as given is the baseline. No spmvc
+// format is involved. A .mtx or .mtx.xz file is replicated down the diagonal to 16M nonzeros
+// as the suite's x16M entries are.
+//
+//   spmvc_bench_dict_probe [--order NAME] SPEC|FILE...
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "dict_probe_kernels.hpp"
+#include "spmvc/bench/cusparse.hpp"
+#include "spmvc/bench/gpu.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
+
+namespace {
+
+using spmvc::bench::CusparseAlg;
+using spmvc::bench::DeviceArray;
+
+constexpr std::int64_t kReplicateTo = 16'000'000;
+constexpr int kWarm = 5, kTimed = 40;
+
+template <typename F>
+double median_us(F&& launch) {
+  spmvc::bench::GpuTimer timer;
+  for (int i = 0; i < kWarm; ++i) launch();
+  std::vector<double> t;
+  for (int i = 0; i < kTimed; ++i) {
+    timer.start();
+    launch();
+    t.push_back(1e3 * timer.stop_ms());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Blocks {
+  std::vector<int> blk_row{0}, blk_dict{0}, dict;
+  std::vector<unsigned short> lcol;
+  std::vector<unsigned char> wide;  // a block (one row) whose columns pass the dictionary
+  int max_dict = 0;
+  bool ok = true;
+};
+
+// Greedy blocks of consecutive rows: a row joins the block unless its new columns would take the
+// dictionary past `cap`, the nonzeros past `max_nnz` or the rows past `max_rows`. A row alone
+// past `cap` is a wide block: no dictionary, x read in place (ok false).
+Blocks build(const spmvc::CsrMatrix& a, int cap, long long max_nnz, long long max_rows) {
+  Blocks b;
+  b.lcol.resize(a.col_idx.size());
+  std::vector<int> stamp(static_cast<std::size_t>(a.ncols), -1), slot(a.ncols);
+  std::vector<int> cols;
+  int block = 0;
+  std::int64_t start = 0;
+  auto close = [&](std::int64_t end) {
+    const bool wide = static_cast<int>(cols.size()) > cap;
+    b.wide.push_back(wide ? 1 : 0);
+    if (wide) cols.clear();
+    std::sort(cols.begin(), cols.end());
+    for (std::size_t i = 0; i < cols.size(); ++i) slot[cols[i]] = static_cast<int>(i);
+    for (std::int64_t k = a.row_ptr[start]; k < a.row_ptr[end]; ++k)
+      b.lcol[k] = wide ? 0 : static_cast<unsigned short>(slot[a.col_idx[k]]);
+    b.dict.insert(b.dict.end(), cols.begin(), cols.end());
+    b.max_dict = std::max(b.max_dict, static_cast<int>(cols.size()));
+    b.blk_row.push_back(static_cast<int>(end));
+    b.blk_dict.push_back(static_cast<int>(b.dict.size()));
+    cols.clear();
+    start = end;
+    ++block;
+  };
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    int fresh = 0;
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k)
+      fresh += stamp[a.col_idx[k]] != block;
+    const long long nnz = a.row_ptr[r + 1] - a.row_ptr[start];
+    if (r > start &&
+        (static_cast<int>(cols.size()) + fresh > cap || nnz > max_nnz || r - start >= max_rows)) {
+      close(r);
+      fresh = static_cast<int>(a.row_length(r));
+    }
+    if (fresh > cap) b.ok = false;
+    for (std::int64_t k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) {
+      const int c = a.col_idx[k];
+      if (stamp[c] != block) {
+        stamp[c] = block;
+        cols.push_back(c);
+      }
+    }
+  }
+  if (start < a.nrows || b.blk_row.size() == 1) close(a.nrows);
+  return b;
+}
+
+template <typename T>
+double cusparse_best_us(const spmvc::CsrMatrix& a, const DeviceArray& dx, DeviceArray& dy) {
+  spmvc::bench::CusparseCsr cus(a, sizeof(T) == 8 ? spmvc::Precision::f64 : spmvc::Precision::f32);
+  double best = 1e30;
+  for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
+    cus.prepare(alg, dx.get(), dy.get());
+    best = std::min(best, median_us([&] { cus.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); }));
+  }
+  return best;
+}
+
+template <typename T>
+void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::CsrMatrix& a,
+         const std::vector<std::pair<int, long long>>& shapes) {
+  constexpr bool kF64 = sizeof(T) == 8;
+  const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
+  const auto n = static_cast<std::size_t>(a.ncols);
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 7) / 8;
+  bool pattern = true;
+  for (const double v : a.values) pattern = pattern && v == 1.0;
+  DeviceArray dx(std::max<std::size_t>(n, 1) * sizeof(T));
+  DeviceArray dval(std::max<std::size_t>(a.values.size(), 1) * sizeof(T));
+  DeviceArray dcol(std::max<std::size_t>(a.col_idx.size(), 1) * sizeof(std::int32_t));
+  dx.upload_values(x, precision);
+  dval.upload_values(a.values, precision);
+  dcol.upload(a.col_idx.data(), a.col_idx.size() * sizeof(std::int32_t));
+  const std::vector<int> rp(a.row_ptr.begin(), a.row_ptr.end());
+  DeviceArray drp(rp.size() * sizeof(int));
+  drp.upload(rp.data(), rp.size() * sizeof(int));
+  DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
+  const double here = cusparse_best_us<T>(a, dx, dy);
+  const double base = input != nullptr ? cusparse_best_us<T>(*input, dx, dy) : here;
+  {
+    spmvc::bench::CusparseCsr cus(a, precision);
+    cus.prepare(CusparseAlg::csr_alg1, dx.get(), dy.get());
+    cus.spmv(CusparseAlg::csr_alg1, dx.get(), dy.get(), 1.0, 0.0, nullptr);
+  }
+  const std::vector<double> ref = dy.download_values(static_cast<std::size_t>(a.nrows), precision);
+  double ymax = 0;
+  for (const double v : ref) ymax = std::max(ymax, std::abs(v));
+  std::printf("%-22s %s cuSPARSE %.1f us (here %.1f)%s\n", name.c_str(), kF64 ? "f64" : "f32", base,
+              here, pattern ? ", pattern" : "");
+  double best_staged = 1e30, best_place = 1e30, tile_staged = 1e30, tile_place = 1e30;
+  for (const auto& [cap, max_nnz] : shapes) {
+    const bool tile = cap < 0;  // csr_stream's shape, tile -cap
+    const int c = tile ? -cap : cap;
+    if (static_cast<std::size_t>(c) * sizeof(T) > 200 * 1024) continue;
+    const Blocks b = build(a, c, tile ? c : max_nnz, tile ? 512 : a.nrows);
+    if (!b.ok && !tile) {
+      std::printf("  C %5d M %6lld: a row reads more than C columns\n", cap, max_nnz);
+      continue;
+    }
+    const int nb = static_cast<int>(b.blk_row.size()) - 1;
+    DeviceArray bw(b.wide.size());
+    bw.upload(b.wide.data(), b.wide.size());
+    DeviceArray br(b.blk_row.size() * 4), bd(b.blk_dict.size() * 4),
+        dd(std::max<std::size_t>(b.dict.size(), 1) * 4),
+        lc(std::max<std::size_t>(b.lcol.size(), 1) * 2);
+    br.upload(b.blk_row.data(), b.blk_row.size() * 4);
+    bd.upload(b.blk_dict.data(), b.blk_dict.size() * 4);
+    dd.upload(b.dict.data(), b.dict.size() * 4);
+    lc.upload(b.lcol.data(), b.lcol.size() * 2);
+    const dict_probe::DictArgs<T> args{nb,
+                                       b.max_dict,
+                                       static_cast<const int*>(br.get()),
+                                       static_cast<const int*>(bd.get()),
+                                       static_cast<const int*>(dd.get()),
+                                       static_cast<const int*>(drp.get()),
+                                       static_cast<const unsigned short*>(lc.get()),
+                                       static_cast<const int*>(dcol.get()),
+                                       static_cast<const T*>(dval.get()),
+                                       static_cast<const T*>(dx.get()),
+                                       static_cast<T*>(dy.get()),
+                                       pattern,
+                                       static_cast<const unsigned char*>(bw.get())};
+    long long nwide = 0;
+    for (const unsigned char w : b.wide) nwide += w;
+    std::printf("  %s %5d M %6lld: %7d blocks (%lld wide), dictionary %.3f a nonzero, largest %d\n",
+                tile ? "tile" : "C   ", c, tile ? static_cast<long long>(c) : max_nnz, nb, nwide,
+                static_cast<double>(b.dict.size()) / std::max(1.0, static_cast<double>(a.nnz())),
+                b.max_dict);
+    for (const int lanes : {4, 8}) {
+      if (tile && lanes != 4) continue;
+      for (const bool staged : {true, false}) {
+        auto launch = [&] {
+          if (tile) {
+            dict_probe::launch_tile<T>(args, c, staged);
+          } else {
+            dict_probe::launch<T>(args, lanes, staged);
+          }
+        };
+        dy.fill_bytes(0xff);
+        launch();
+        const cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+          std::printf("    error %s\n", cudaGetErrorString(e));
+          return;
+        }
+        const std::vector<double> y =
+            dy.download_values(static_cast<std::size_t>(a.nrows), precision);
+        double err = 0;
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          const double d = std::abs(y[i] - ref[i]);
+          err = std::max(err, std::isnan(d) ? 1e30 : d);
+        }
+        const double us = median_us(launch);
+        double& best =
+            tile ? (staged ? tile_staged : tile_place) : (staged ? best_staged : best_place);
+        best = std::min(best, us);
+        std::printf("    %s %2d %-8s %8.1f us %6.2fx  error %.1e\n", tile ? "tile " : "lanes",
+                    tile ? 0 : lanes, staged ? "staged" : "in place", us, base / us,
+                    ymax > 0 ? err / ymax : err);
+      }
+    }
+  }
+  std::printf(
+      "SUMMARY %-14s %s cuSPARSE %6.1f  rows: staged %6.1f %5.2fx in place %6.1f %5.2fx  "
+      "tiles: staged %6.1f %5.2fx in place %6.1f %5.2fx\n",
+      name.c_str(), kF64 ? "f64" : "f32", base, best_staged, base / best_staged, best_place,
+      base / best_place, tile_staged, base / tile_staged, tile_place, base / tile_place);
+}
+
+spmvc::CsrMatrix load(const std::string& what) {
+  const bool file = what.ends_with(".mtx") || what.ends_with(".mtx.xz");
+  if (!file) return spmvc::gen::from_spec(what);
+  spmvc::CsrMatrix a = spmvc::read_matrix_market(what);
+  const std::int64_t k = a.nnz() > 0 ? (kReplicateTo + a.nnz() - 1) / a.nnz() : 1;
+  return k > 1 ? spmvc::gen::replicate(a, k) : a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string order = "none";
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--order" && i + 1 < argc) {
+      order = argv[++i];
+    } else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "usage: %s [--order NAME] SPEC|FILE...\n", argv[0]);
+      return 2;
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  // Row mapping (C, M), then csr_stream's shape (-tile).
+  const std::vector<std::pair<int, long long>> shapes = {{4096, 8192}, {-1024, 0}, {-2048, 0}};
+  try {
+    const spmvc::bench::Gpu gpu = spmvc::bench::open_gpu();
+    std::printf("%s; order %s; medians of %d runs; C dictionary elements, M nonzeros a block\n",
+                gpu.name.c_str(), order.c_str(), kTimed);
+    for (const std::string& in : inputs) {
+      const spmvc::CsrMatrix a = load(in);
+      const spmvc::CsrMatrix b =
+          order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
+      const spmvc::CsrMatrix* input = order != "none" ? &a : nullptr;
+      std::string name = in.substr(in.find_last_of('/') + 1);
+      name = name.substr(0, name.find(".mtx"));
+      run<double>(name, input, b, shapes);
+      run<float>(name, input, b, shapes);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
