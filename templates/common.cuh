@@ -186,13 +186,15 @@ __device__ __forceinline__ Acc group_sum(Acc v) {
 }
 
 /// y = alpha*sum + beta*y, without reading y when beta is zero (y may hold garbage then, as
-/// BLAS allows).
+/// BLAS allows). y is stored evict-first (st.global.cs): written once per multiply, its lines
+/// then leave the L2 to x's first (on the H200: G3_circuit x16M fp32 3.6% and email-Enron x16M
+/// fp64 1.5% less time, ten other picks within 0.6%; bench/results/2026-12-01-h200-y-evict-first/).
 template <typename Value, typename Acc>
 __device__ __forceinline__ void store_y(Value* y, long long row, Acc sum, Acc alpha, Acc beta) {
   const long long i = y_row(row);
   Acc out = alpha * sum;
   if (beta != Acc(0)) out += beta * static_cast<Acc>(y[i]);
-  y[i] = static_cast<Value>(out);
+  __stcs(y + i, static_cast<Value>(out));
 }
 
 }  // namespace spmvc

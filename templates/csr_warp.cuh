@@ -130,6 +130,8 @@ __device__ __forceinline__ void spmv(const int* __restrict__ chunk_row,
   }
 
   // The lane's rows r0 + lane + 32 j and their nonzeros [s, e), counted from the chunk's first.
+  // Row offsets are read once per multiply: evict-first, as the matrix's streams, so that they
+  // leave the L2 to x (Kronecker scale 21 and 22 under the hub order: 0.5-1.7% less time).
   bool owner[kR], live[kR];
   int s[kR], e[kR];
 #pragma unroll
@@ -138,8 +140,8 @@ __device__ __forceinline__ void spmv(const int* __restrict__ chunk_row,
     owner[j] = r < rows;
     s[j] = e[j] = 0;
     if (owner[j]) {
-      s[j] = static_cast<int>(__ldg(row_ptr + r0 + r) - start);
-      e[j] = static_cast<int>(__ldg(row_ptr + r0 + r + 1) - start);
+      s[j] = static_cast<int>(__ldcs(row_ptr + r0 + r) - start);
+      e[j] = static_cast<int>(__ldcs(row_ptr + r0 + r + 1) - start);
     }
     live[j] = e[j] > s[j];
   }

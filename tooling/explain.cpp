@@ -441,6 +441,10 @@ class Walker {
       access(call.getArg(0), false, call.getType(), f);
       return true;
     }
+    if (name == "__stcs" && call.getNumArgs() == 2) {  // a store, evict-first
+      access(call.getArg(0), true, call.getArg(0)->getType()->getPointeeType(), f);
+      return true;
+    }
     if (name.rfind("atomic", 0) == 0) {
       ++report_.atomics;
       if (call.getNumArgs() > 0) {

@@ -68,6 +68,7 @@ __device__ int __clz(int);
 __device__ int __clzll(long long);
 template <class T> __device__ T __ldg(const T*);
 template <class T> __device__ T __ldcs(const T*);
+template <class T> __device__ void __stcs(T*, T);
 template <class T> __device__ T atomicAdd(T*, T);
 extern "C" __device__ void* memcpy(void*, const void*, decltype(sizeof 0));
 )";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "golden_plans.hpp"
 #include "nvrtc_support.hpp"
@@ -46,4 +47,30 @@ TEST_CASE("csr_warp: precisions, offsets, chunks and value codings compile witho
       check_compiles(k);
     }
   }
+}
+
+TEST_CASE("y is stored evict-first by every format, and csr_warp streams its row offsets") {
+  // store_y writes y once per multiply with st.global.cs, so that its lines leave the L2 to x's
+  // first; csr_warp's row offsets, read once per multiply, are loaded evict-first as its columns
+  // and values are (with 64-bit offsets, the only 64-bit integer streams of its unit).
+  using spmvc::test::occurrences;
+  using spmvc::test::ptx_of;
+  for (const std::string format :
+       {"csr", "csr_stream", "csr_warp", "ell", "sell", "bro_ell", "dia"}) {
+    CAPTURE(format);
+    spmvc::test::GoldenPlan g{"store", "stencil27:n=6", {}};
+    g.options.format = format;
+    g.options.precision = spmvc::Precision::f64;
+    const std::string ptx = ptx_of(spmvc::test::generate_golden(g));
+    CHECK(occurrences(ptx, "st.global.cs.f64") >= 1);
+  }
+  spmvc::CsrWarpParams w;
+  w.offsets64 = true;
+  spmvc::test::GoldenPlan g{"warp", "rmat:scale=9,ef=16", {}};
+  g.options.params = spmvc::FormatParams{w};
+  g.options.precision = spmvc::Precision::f64;
+  const std::string ptx = ptx_of(spmvc::test::generate_golden(g));
+  CHECK(occurrences(ptx, "ld.global.cs.u64") + occurrences(ptx, "ld.global.cs.s64") +
+            occurrences(ptx, "ld.global.cs.b64") >=
+        2);
 }

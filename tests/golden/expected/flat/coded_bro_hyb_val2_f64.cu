@@ -311,7 +311,7 @@ __device__ __forceinline__ void store_y_double_double(double *y, long long row,
   const long long i = y_row(row);
   double out = alpha * sum;
   if (beta != double(0)) out += beta * static_cast<double>(y[i]);
-  y[i] = static_cast<double>(out);
+  __stcs(y + i, static_cast<double>(out));
 }
 
 __device__ __forceinline__ void

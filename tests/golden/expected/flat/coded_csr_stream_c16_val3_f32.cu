@@ -227,7 +227,7 @@ __device__ __forceinline__ void store_y_float_float(float *y, long long row,
   const long long i = y_row(row);
   float out = alpha * sum;
   if (beta != float(0)) out += beta * static_cast<float>(y[i]);
-  y[i] = static_cast<float>(out);
+  __stcs(y + i, static_cast<float>(out));
 }
 
 __device__ __forceinline__ float csr_stream_strided_sum_float(
