@@ -1,0 +1,204 @@
+// Whether multiprocessors that each take one contiguous share of the rows gather x better than
+// blocks dealt to them in launch order (the replicated graphs of class G, whose copies each read
+// their own slice of x): csr_stream's shape (tiles of at most 2048 nonzeros and 512 rows, a longer
+// row a tile of its own; products through shared memory, rows summed by 1-32 lanes) launched one
+// block a tile, against a persistent grid (8 blocks a multiprocessor) whose blocks take the tiles
+// of their own multiprocessor's share (%smid) in order, then help the other shares. cuSPARSE's
+// best CSR algorithm on the same matrix is the baseline. No spmvc format is involved. A .mtx or
+// .mtx.xz file is replicated down the diagonal to 16M nonzeros as the suite's x16M entries are.
+//
+//   spmvc_bench_affinity_probe [--order NAME] SPEC|FILE...
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "affinity_probe_kernels.hpp"
+#include "spmvc/bench/cusparse.hpp"
+#include "spmvc/bench/gpu.hpp"
+#include "spmvc/generators.hpp"
+#include "spmvc/matrix.hpp"
+#include "spmvc/reorder.hpp"
+
+namespace {
+
+using spmvc::bench::CusparseAlg;
+using spmvc::bench::DeviceArray;
+
+constexpr std::int64_t kReplicateTo = 16'000'000;
+constexpr int kWarm = 5, kTimed = 40;
+constexpr long long kTile = 2048, kTileRows = 512;
+
+template <typename F>
+double median_us(F&& launch) {
+  spmvc::bench::GpuTimer timer;
+  for (int i = 0; i < kWarm; ++i) launch();
+  std::vector<double> t;
+  for (int i = 0; i < kTimed; ++i) {
+    timer.start();
+    launch();
+    t.push_back(1e3 * timer.stop_ms());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// csr_stream's row blocks: consecutive rows, at most kTile nonzeros and kTileRows rows, a longer
+// row alone.
+std::vector<int> tiles(const spmvc::CsrMatrix& a) {
+  std::vector<int> t{0};
+  std::int64_t start = 0;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    const long long nnz = a.row_ptr[r + 1] - a.row_ptr[start];
+    if (r > start && (nnz > kTile || r - start >= kTileRows)) {
+      t.push_back(static_cast<int>(r));
+      start = r;
+    }
+  }
+  t.push_back(static_cast<int>(a.nrows));
+  return t;
+}
+
+template <typename T>
+void run(const std::string& name, const spmvc::CsrMatrix& a, const std::vector<int>& smids) {
+  constexpr bool kF64 = sizeof(T) == 8;
+  const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
+  const auto n = static_cast<std::size_t>(a.ncols);
+  std::vector<double> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 7) / 8;
+  bool pattern = true;
+  for (const double v : a.values) pattern = pattern && v == 1.0;
+  DeviceArray dx(std::max<std::size_t>(n, 1) * sizeof(T));
+  DeviceArray dval(std::max<std::size_t>(a.values.size(), 1) * sizeof(T));
+  DeviceArray dcol(std::max<std::size_t>(a.col_idx.size(), 1) * sizeof(std::int32_t));
+  dx.upload_values(x, precision);
+  dval.upload_values(a.values, precision);
+  dcol.upload(a.col_idx.data(), a.col_idx.size() * sizeof(std::int32_t));
+  const std::vector<int> rp(a.row_ptr.begin(), a.row_ptr.end());
+  DeviceArray drp(rp.size() * sizeof(int));
+  drp.upload(rp.data(), rp.size() * sizeof(int));
+  DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
+  spmvc::bench::CusparseCsr cus(a, precision);
+  double base = 1e30;
+  for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
+    cus.prepare(alg, dx.get(), dy.get());
+    base = std::min(base, median_us([&] { cus.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); }));
+  }
+  cus.prepare(CusparseAlg::csr_alg1, dx.get(), dy.get());
+  cus.spmv(CusparseAlg::csr_alg1, dx.get(), dy.get(), 1.0, 0.0, nullptr);
+  const std::vector<double> ref = dy.download_values(static_cast<std::size_t>(a.nrows), precision);
+  double ymax = 0;
+  for (const double v : ref) ymax = std::max(ymax, std::abs(v));
+
+  const std::vector<int> t = tiles(a);
+  const int ntiles = static_cast<int>(t.size()) - 1;
+  // Shares: the present multiprocessors in %smid order, each a run of tiles with an equal part of
+  // the nonzeros; share_of maps %smid to its share.
+  const int nshares = static_cast<int>(smids.size());
+  std::vector<int> share_first{0}, share_of(1024, 0);
+  for (int s = 0; s < nshares; ++s) share_of[static_cast<std::size_t>(smids[s])] = s;
+  for (int s = 1; s < nshares; ++s) {
+    const long long want = a.nnz() * s / nshares;
+    int b = share_first.back();
+    while (b < ntiles && a.row_ptr[t[b]] < want) ++b;
+    share_first.push_back(b);
+  }
+  share_first.push_back(ntiles);
+  DeviceArray dt(t.size() * sizeof(int)), dfirst(share_first.size() * sizeof(int)),
+      dof(share_of.size() * sizeof(int)), dnext(static_cast<std::size_t>(nshares) * sizeof(int));
+  dt.upload(t.data(), t.size() * sizeof(int));
+  dfirst.upload(share_first.data(), share_first.size() * sizeof(int));
+  dof.upload(share_of.data(), share_of.size() * sizeof(int));
+  std::printf("%-14s %s cuSPARSE %7.1f us, %d tiles, %d shares%s\n", name.c_str(),
+              kF64 ? "f64" : "f32", base, ntiles, nshares, pattern ? ", pattern" : "");
+  double best[2] = {1e30, 1e30};
+  for (const int grid_per_sm : {0, 8, 4}) {
+    const int mode = grid_per_sm == 0 ? 0 : 1;
+    const affinity_probe::TileArgs<T> args{ntiles,
+                                           static_cast<const int*>(dt.get()),
+                                           static_cast<const int*>(drp.get()),
+                                           static_cast<const int*>(dcol.get()),
+                                           static_cast<const T*>(dval.get()),
+                                           static_cast<const T*>(dx.get()),
+                                           static_cast<T*>(dy.get()),
+                                           pattern,
+                                           nshares,
+                                           static_cast<const int*>(dof.get()),
+                                           static_cast<const int*>(dfirst.get()),
+                                           static_cast<int*>(dnext.get()),
+                                           nshares * std::max(grid_per_sm, 1)};
+    auto launch = [&] { affinity_probe::launch<T>(args, mode); };
+    dy.fill_bytes(0xff);
+    launch();
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+      std::printf("  launch failed\n");
+      return;
+    }
+    const std::vector<double> y = dy.download_values(static_cast<std::size_t>(a.nrows), precision);
+    double err = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      const double d = std::abs(y[i] - ref[i]);
+      err = std::max(err, std::isnan(d) ? 1e30 : d);
+    }
+    const double us = median_us(launch);
+    best[mode] = std::min(best[mode], us);
+    std::printf(
+        "  %-22s %8.1f us %6.2fx  error %.1e\n",
+        mode == 0 ? "a block a tile" : (grid_per_sm == 8 ? "affine, 8 a SM" : "affine, 4 a SM"), us,
+        base / us, ymax > 0 ? err / ymax : err);
+  }
+  std::printf("SUMMARY %-14s %s cuSPARSE %7.1f  a block a tile %7.1f %5.2fx  affine %7.1f %5.2fx\n",
+              name.c_str(), kF64 ? "f64" : "f32", base, best[0], base / best[0], best[1],
+              base / best[1]);
+}
+
+spmvc::CsrMatrix load(const std::string& what) {
+  const bool file = what.ends_with(".mtx") || what.ends_with(".mtx.xz");
+  if (!file) return spmvc::gen::from_spec(what);
+  spmvc::CsrMatrix a = spmvc::read_matrix_market(what);
+  const std::int64_t k = a.nnz() > 0 ? (kReplicateTo + a.nnz() - 1) / a.nnz() : 1;
+  return k > 1 ? spmvc::gen::replicate(a, k) : a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string order = "none";
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--order" && i + 1 < argc) {
+      order = argv[++i];
+    } else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "usage: %s [--order NAME] SPEC|FILE...\n", argv[0]);
+      return 2;
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  try {
+    const spmvc::bench::Gpu gpu = spmvc::bench::open_gpu();
+    const std::vector<int> smids = affinity_probe::present_smids();
+    std::printf("%s, %zu multiprocessors seen (%%smid %d..%d); order %s; medians of %d runs\n",
+                gpu.name.c_str(), smids.size(), smids.empty() ? -1 : smids.front(),
+                smids.empty() ? -1 : smids.back(), order.c_str(), kTimed);
+    for (const std::string& in : inputs) {
+      const spmvc::CsrMatrix a = load(in);
+      const spmvc::CsrMatrix b =
+          order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
+      std::string name = in.substr(in.find_last_of('/') + 1);
+      name = name.substr(0, name.find(".mtx"));
+      run<double>(name, b, smids);
+      run<float>(name, b, smids);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
