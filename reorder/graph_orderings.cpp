@@ -203,21 +203,61 @@ std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads) {
   // with numbers above any already there, so components share the array across threads.
   std::vector<std::int32_t> stamp(n, -1);
 
-  // The components, by a walk from each lowest unreached vertex over `perm` (component c at
-  // [first[c], first[c + 1])), which is also the start search's first level structure.
-  struct Component {
-    std::int64_t first = 0;
-    Walk walk;  // from its lowest vertex
+  // The components, each at [first[c], first[c + 1]) of `perm` in the order of their lowest
+  // vertex: found by a union-find over the edges in parallel, each vertex's root its component's
+  // lowest vertex (a union links the higher root below the lower). A breadth-first walk from that
+  // vertex, the start search's first level structure, then runs with the component's other
+  // walks below, on the component's own thread.
+  std::vector<std::int32_t> root(n);
+  std::iota(root.begin(), root.end(), 0);
+  const auto find = [&](std::int32_t v) {
+    for (;;) {
+      const std::int32_t p = std::atomic_ref<std::int32_t>(root[v]).load(std::memory_order_relaxed);
+      if (p == v) return v;
+      const std::int32_t pp =
+          std::atomic_ref<std::int32_t>(root[p]).load(std::memory_order_relaxed);
+      // Halving: v skips to its grandparent (any ancestor keeps v in its component).
+      if (pp != p) std::atomic_ref<std::int32_t>(root[v]).store(pp, std::memory_order_relaxed);
+      v = pp;
+    }
   };
+  parallel_chunks(g.n, threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t v = begin; v < end; ++v) {
+      for (std::int64_t k = g.ptr[v]; k < g.ptr[v + 1]; ++k) {
+        const std::int32_t u = g.idx[static_cast<std::size_t>(k)];
+        if (u >= v) continue;  // each edge once (the graph is symmetric)
+        for (;;) {
+          std::int32_t a = find(static_cast<std::int32_t>(v)), b = find(u);
+          if (a == b) break;
+          if (a < b) std::swap(a, b);  // link the higher root a below b
+          std::int32_t expected = a;
+          if (std::atomic_ref<std::int32_t>(root[a]).compare_exchange_strong(
+                  expected, b, std::memory_order_relaxed))
+            break;
+        }
+      }
+    }
+  });
+  parallel_chunks(g.n, threads, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t v = begin; v < end; ++v) {
+      const std::int32_t r = find(static_cast<std::int32_t>(v));
+      std::atomic_ref<std::int32_t>(root[static_cast<std::size_t>(v)])
+          .store(r, std::memory_order_relaxed);
+    }
+  });
+  struct Component {
+    std::int32_t lowest = 0;
+    std::int64_t first = 0;
+    std::int64_t size = 0;
+  };
+  std::vector<std::int64_t> size(n, 0);
+  for (std::size_t v = 0; v < n; ++v) ++size[static_cast<std::size_t>(root[v])];
   std::vector<Component> components;
   std::int64_t placed = 0;
   for (std::size_t v = 0; v < n; ++v) {
-    if (stamp[v] >= 0) continue;
-    Component c;
-    c.first = placed;
-    c.walk = level_walk(g, static_cast<std::int32_t>(v), 0, stamp.data(), perm.data() + placed);
-    placed += c.walk.size;
-    components.push_back(c);
+    if (root[v] != static_cast<std::int32_t>(v)) continue;
+    components.push_back({static_cast<std::int32_t>(v), placed, size[v]});
+    placed += size[v];
   }
 
   // The components side by side, the largest first (so that one large component does not start
@@ -226,7 +266,7 @@ std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads) {
   std::vector<std::size_t> largest_first(components.size());
   std::iota(largest_first.begin(), largest_first.end(), std::size_t{0});
   std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t x, std::size_t y) {
-    return components[x].walk.size > components[y].walk.size;
+    return components[x].size > components[y].size;
   });
   const auto degree = [&](std::int32_t v) { return g.ptr[v + 1] - g.ptr[v]; };
   std::atomic<std::size_t> next{0};
@@ -234,11 +274,14 @@ std::vector<std::int32_t> rcm_ordering(const Pattern& g, int threads) {
     for (std::size_t t = next++; t < components.size(); t = next++) {
       const Component& c = components[largest_first[t]];
       std::int32_t* slice = perm.data() + c.first;
-      if (c.walk.size == 1) continue;
-      // George and Liu: walk again from the last level's least-degree vertex while that finds a
-      // deeper level structure.
+      if (c.size == 1) {
+        slice[0] = c.lowest;
+        continue;
+      }
+      // George and Liu: walk from the lowest vertex, then again from the last level's
+      // least-degree vertex while that finds a deeper level structure.
       std::int32_t pass = 1;
-      Walk from = c.walk;
+      Walk from = level_walk(g, c.lowest, 0, stamp.data(), slice);
       std::int32_t start = from.far;
       for (;;) {
         const Walk w = level_walk(g, start, pass++, stamp.data(), slice);

@@ -300,6 +300,43 @@ TEST_CASE("rcm orders every connected component on its own, each one contiguous 
   CHECK(spmvc::locality(a).bandwidth > 1000);
 }
 
+TEST_CASE("rcm's components take slices in the order of their lowest vertex, on any thread count") {
+  // Vertices 1..3000 form three paths, vertex v in path (v - 1) % 3, each path visiting its
+  // vertices in a scattered order (so the union of its edges links long chains of roots); 0 and
+  // 3001 have no edges. The order must hold {0}, then the path with vertex 1, then 2's, then
+  // 3's, then {3001}, each contiguous, the same on 1, 4 and 8 threads.
+  const std::int32_t n = 3002;
+  std::vector<std::vector<std::int32_t>> rows(n);
+  std::mt19937 rng(17);
+  for (std::int32_t path = 0; path < 3; ++path) {
+    std::vector<std::int32_t> members;
+    for (std::int32_t v = 1 + path; v <= 3000; v += 3) members.push_back(v);
+    std::shuffle(members.begin(), members.end(), rng);
+    for (std::size_t i = 0; i + 1 < members.size(); ++i) {
+      rows[members[i]].push_back(members[i + 1]);
+      rows[members[i + 1]].push_back(members[i]);
+    }
+  }
+  for (auto& r : rows) std::sort(r.begin(), r.end());
+  const CsrMatrix a = from_rows(n, rows);
+  std::vector<std::int32_t> first;
+  for (const int threads : {1, 4, 8}) {
+    CAPTURE(threads);
+    spmvc::ReorderOptions options;
+    options.threads = threads;
+    const std::vector<std::int32_t> perm = spmvc::compute_ordering(a, "rcm", options).perm;
+    REQUIRE(perm.size() == static_cast<std::size_t>(n));
+    CHECK(perm[0] == 0);
+    CHECK(perm[n - 1] == 3001);
+    for (std::int32_t k = 1; k <= 3000; ++k) {
+      CAPTURE(k);
+      CHECK((perm[k] - 1) % 3 == (k - 1) / 1000);
+    }
+    if (first.empty()) first = perm;
+    CHECK(perm == first);
+  }
+}
+
 TEST_CASE("metis: the last vertices are the top-level separator") {
   // Nested dissection numbers a separator after the two halves it splits, so dropping the last
   // 60 vertices of the ordering of a 50x50 grid (its separators are lines of about 50) must cut
