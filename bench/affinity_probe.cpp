@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "affinity_probe_kernels.hpp"
+#include "probe_support.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
 #include "spmvc/generators.hpp"
@@ -30,23 +31,11 @@ namespace {
 using spmvc::bench::CusparseAlg;
 using spmvc::bench::DeviceArray;
 
-constexpr std::int64_t kReplicateTo = 16'000'000;
-constexpr int kWarm = 5, kTimed = 40;
-constexpr long long kTile = 2048, kTileRows = 512;
+using spmvc::bench::probe::cusparse_best_us;
+using spmvc::bench::probe::kTimed;
+using spmvc::bench::probe::median_us;
 
-template <typename F>
-double median_us(F&& launch) {
-  spmvc::bench::GpuTimer timer;
-  for (int i = 0; i < kWarm; ++i) launch();
-  std::vector<double> t;
-  for (int i = 0; i < kTimed; ++i) {
-    timer.start();
-    launch();
-    t.push_back(1e3 * timer.stop_ms());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+constexpr long long kTile = 2048, kTileRows = 512;
 
 // csr_stream's row blocks: consecutive rows, at most kTile nonzeros and kTileRows rows, a longer
 // row alone.
@@ -67,33 +56,9 @@ std::vector<int> tiles(const spmvc::CsrMatrix& a) {
 template <typename T>
 void run(const std::string& name, const spmvc::CsrMatrix& a, const std::vector<int>& smids) {
   constexpr bool kF64 = sizeof(T) == 8;
-  const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
-  const auto n = static_cast<std::size_t>(a.ncols);
-  std::vector<double> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 7) / 8;
-  bool pattern = true;
-  for (const double v : a.values) pattern = pattern && v == 1.0;
-  DeviceArray dx(std::max<std::size_t>(n, 1) * sizeof(T));
-  DeviceArray dval(std::max<std::size_t>(a.values.size(), 1) * sizeof(T));
-  DeviceArray dcol(std::max<std::size_t>(a.col_idx.size(), 1) * sizeof(std::int32_t));
-  dx.upload_values(x, precision);
-  dval.upload_values(a.values, precision);
-  dcol.upload(a.col_idx.data(), a.col_idx.size() * sizeof(std::int32_t));
-  const std::vector<int> rp(a.row_ptr.begin(), a.row_ptr.end());
-  DeviceArray drp(rp.size() * sizeof(int));
-  drp.upload(rp.data(), rp.size() * sizeof(int));
-  DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
-  spmvc::bench::CusparseCsr cus(a, precision);
-  double base = 1e30;
-  for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
-    cus.prepare(alg, dx.get(), dy.get());
-    base = std::min(base, median_us([&] { cus.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); }));
-  }
-  cus.prepare(CusparseAlg::csr_alg1, dx.get(), dy.get());
-  cus.spmv(CusparseAlg::csr_alg1, dx.get(), dy.get(), 1.0, 0.0, nullptr);
-  const std::vector<double> ref = dy.download_values(static_cast<std::size_t>(a.nrows), precision);
-  double ymax = 0;
-  for (const double v : ref) ymax = std::max(ymax, std::abs(v));
+  spmvc::bench::probe::ProbeMatrix<T> m(a);
+  const double base = cusparse_best_us<T>(a, m.x, m.y);
+  const bool pattern = m.pattern;
 
   const std::vector<int> t = tiles(a);
   const int ntiles = static_cast<int>(t.size()) - 1;
@@ -121,11 +86,11 @@ void run(const std::string& name, const spmvc::CsrMatrix& a, const std::vector<i
     const int mode = grid_per_sm == 0 ? 0 : 1;
     const affinity_probe::TileArgs<T> args{ntiles,
                                            static_cast<const int*>(dt.get()),
-                                           static_cast<const int*>(drp.get()),
-                                           static_cast<const int*>(dcol.get()),
-                                           static_cast<const T*>(dval.get()),
-                                           static_cast<const T*>(dx.get()),
-                                           static_cast<T*>(dy.get()),
+                                           m.rowp(),
+                                           m.colp(),
+                                           m.valp(),
+                                           m.xp(),
+                                           m.yp(),
                                            pattern,
                                            nshares,
                                            static_cast<const int*>(dof.get()),
@@ -133,36 +98,23 @@ void run(const std::string& name, const spmvc::CsrMatrix& a, const std::vector<i
                                            static_cast<int*>(dnext.get()),
                                            nshares * std::max(grid_per_sm, 1)};
     auto launch = [&] { affinity_probe::launch<T>(args, mode); };
-    dy.fill_bytes(0xff);
+    m.y.fill_bytes(0xff);
     launch();
     if (cudaDeviceSynchronize() != cudaSuccess) {
       std::printf("  launch failed\n");
       return;
     }
-    const std::vector<double> y = dy.download_values(static_cast<std::size_t>(a.nrows), precision);
-    double err = 0;
-    for (std::size_t i = 0; i < y.size(); ++i) {
-      const double d = std::abs(y[i] - ref[i]);
-      err = std::max(err, std::isnan(d) ? 1e30 : d);
-    }
+    const double err = m.error();
     const double us = median_us(launch);
     best[mode] = std::min(best[mode], us);
     std::printf(
         "  %-22s %8.1f us %6.2fx  error %.1e\n",
         mode == 0 ? "a block a tile" : (grid_per_sm == 8 ? "affine, 8 a SM" : "affine, 4 a SM"), us,
-        base / us, ymax > 0 ? err / ymax : err);
+        base / us, err);
   }
   std::printf("SUMMARY %-14s %s cuSPARSE %7.1f  a block a tile %7.1f %5.2fx  affine %7.1f %5.2fx\n",
               name.c_str(), kF64 ? "f64" : "f32", base, best[0], base / best[0], best[1],
               base / best[1]);
-}
-
-spmvc::CsrMatrix load(const std::string& what) {
-  const bool file = what.ends_with(".mtx") || what.ends_with(".mtx.xz");
-  if (!file) return spmvc::gen::from_spec(what);
-  spmvc::CsrMatrix a = spmvc::read_matrix_market(what);
-  const std::int64_t k = a.nnz() > 0 ? (kReplicateTo + a.nnz() - 1) / a.nnz() : 1;
-  return k > 1 ? spmvc::gen::replicate(a, k) : a;
 }
 
 }  // namespace
@@ -188,7 +140,7 @@ int main(int argc, char** argv) {
                 gpu.name.c_str(), smids.size(), smids.empty() ? -1 : smids.front(),
                 smids.empty() ? -1 : smids.back(), order.c_str(), kTimed);
     for (const std::string& in : inputs) {
-      const spmvc::CsrMatrix a = load(in);
+      const spmvc::CsrMatrix a = spmvc::bench::probe::load(in);
       const spmvc::CsrMatrix b =
           order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
       std::string name = in.substr(in.find_last_of('/') + 1);

@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "affinity_probe_kernels.hpp"
+#include "probe_tile.cuh"
 
 namespace affinity_probe {
 namespace {
@@ -20,7 +21,6 @@ __device__ __forceinline__ void tile(int b, T* prod, const int* __restrict__ til
                                      const int* __restrict__ row_ptr, const int* __restrict__ col,
                                      const T* __restrict__ val, const T* __restrict__ x,
                                      T* __restrict__ y) {
-  const int t = threadIdx.x;
   const int r0 = __ldg(tile_row + b), r1 = __ldg(tile_row + b + 1);
   const int base = __ldg(row_ptr + r0), n = __ldg(row_ptr + r1) - base;
   auto term = [&](int k) -> T {
@@ -31,47 +31,7 @@ __device__ __forceinline__ void tile(int b, T* prod, const int* __restrict__ til
       return __ldcs(val + base + k) * xv;
     }
   };
-  if (n > kTile) {
-    T s = 0;
-    for (int k = t; k < n; k += kBlock) s += term(k);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if ((t & 31) == 0) prod[t >> 5] = s;
-    __syncthreads();
-    if (t == 0) {
-      T total = 0;
-      for (int w = 0; w < kBlock / 32; ++w) total += prod[w];
-      __stcs(y + r0, total);
-    }
-    return;
-  }
-#pragma unroll 4
-  for (int k = t; k < n; k += kBlock) prod[k] = term(k);
-  __syncthreads();
-  const int nrows = r1 - r0;
-  if (nrows > kBlock) {
-    for (int r = r0 + t; r < r1; r += kBlock) {
-      const int s0 = __ldg(row_ptr + r) - base, s1 = __ldg(row_ptr + r + 1) - base;
-      T s = 0;
-      for (int k = s0; k < s1; ++k) s += prod[k];
-      __stcs(y + r, s);
-    }
-    return;
-  }
-  int lanes = 1;
-  while (lanes < 32 && lanes * 2 * nrows <= kBlock) lanes *= 2;
-  const int group = t / lanes, lane = t % lanes;
-  T s = 0;
-  const int r = r0 + group;
-  if (group < nrows) {
-    const int s0 = __ldg(row_ptr + r) - base, s1 = __ldg(row_ptr + r + 1) - base;
-    for (int k = s0 + lane; k < s1; k += lanes) s += prod[k];
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    const T other = __shfl_down_sync(0xffffffffu, s, o);
-    if (o < lanes) s += other;
-  }
-  if (group < nrows && lane == 0) __stcs(y + r, s);
+  probe_tile::tile<T, kTile, kBlock, true>(r0, r1, base, n, row_ptr, prod, y, term);
 }
 
 template <typename T, bool kPattern>

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dict_probe_kernels.hpp"
+#include "probe_support.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
 #include "spmvc/generators.hpp"
@@ -30,22 +31,9 @@ namespace {
 using spmvc::bench::CusparseAlg;
 using spmvc::bench::DeviceArray;
 
-constexpr std::int64_t kReplicateTo = 16'000'000;
-constexpr int kWarm = 5, kTimed = 40;
-
-template <typename F>
-double median_us(F&& launch) {
-  spmvc::bench::GpuTimer timer;
-  for (int i = 0; i < kWarm; ++i) launch();
-  std::vector<double> t;
-  for (int i = 0; i < kTimed; ++i) {
-    timer.start();
-    launch();
-    t.push_back(1e3 * timer.stop_ms());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+using spmvc::bench::probe::cusparse_best_us;
+using spmvc::bench::probe::kTimed;
+using spmvc::bench::probe::median_us;
 
 struct Blocks {
   std::vector<int> blk_row{0}, blk_dict{0}, dict;
@@ -105,46 +93,13 @@ Blocks build(const spmvc::CsrMatrix& a, int cap, long long max_nnz, long long ma
 }
 
 template <typename T>
-double cusparse_best_us(const spmvc::CsrMatrix& a, const DeviceArray& dx, DeviceArray& dy) {
-  spmvc::bench::CusparseCsr cus(a, sizeof(T) == 8 ? spmvc::Precision::f64 : spmvc::Precision::f32);
-  double best = 1e30;
-  for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
-    cus.prepare(alg, dx.get(), dy.get());
-    best = std::min(best, median_us([&] { cus.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); }));
-  }
-  return best;
-}
-
-template <typename T>
 void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::CsrMatrix& a,
          const std::vector<std::pair<int, long long>>& shapes) {
   constexpr bool kF64 = sizeof(T) == 8;
-  const spmvc::Precision precision = kF64 ? spmvc::Precision::f64 : spmvc::Precision::f32;
-  const auto n = static_cast<std::size_t>(a.ncols);
-  std::vector<double> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = 1.0 + static_cast<double>(i % 7) / 8;
-  bool pattern = true;
-  for (const double v : a.values) pattern = pattern && v == 1.0;
-  DeviceArray dx(std::max<std::size_t>(n, 1) * sizeof(T));
-  DeviceArray dval(std::max<std::size_t>(a.values.size(), 1) * sizeof(T));
-  DeviceArray dcol(std::max<std::size_t>(a.col_idx.size(), 1) * sizeof(std::int32_t));
-  dx.upload_values(x, precision);
-  dval.upload_values(a.values, precision);
-  dcol.upload(a.col_idx.data(), a.col_idx.size() * sizeof(std::int32_t));
-  const std::vector<int> rp(a.row_ptr.begin(), a.row_ptr.end());
-  DeviceArray drp(rp.size() * sizeof(int));
-  drp.upload(rp.data(), rp.size() * sizeof(int));
-  DeviceArray dy(std::max<std::size_t>(static_cast<std::size_t>(a.nrows), 1) * sizeof(T));
-  const double here = cusparse_best_us<T>(a, dx, dy);
-  const double base = input != nullptr ? cusparse_best_us<T>(*input, dx, dy) : here;
-  {
-    spmvc::bench::CusparseCsr cus(a, precision);
-    cus.prepare(CusparseAlg::csr_alg1, dx.get(), dy.get());
-    cus.spmv(CusparseAlg::csr_alg1, dx.get(), dy.get(), 1.0, 0.0, nullptr);
-  }
-  const std::vector<double> ref = dy.download_values(static_cast<std::size_t>(a.nrows), precision);
-  double ymax = 0;
-  for (const double v : ref) ymax = std::max(ymax, std::abs(v));
+  spmvc::bench::probe::ProbeMatrix<T> m(a);
+  const double here = cusparse_best_us<T>(a, m.x, m.y);
+  const double base = input != nullptr ? cusparse_best_us<T>(*input, m.x, m.y) : here;
+  const bool pattern = m.pattern;
   std::printf("%-22s %s cuSPARSE %.1f us (here %.1f)%s\n", name.c_str(), kF64 ? "f64" : "f32", base,
               here, pattern ? ", pattern" : "");
   double best_staged = 1e30, best_place = 1e30, tile_staged = 1e30, tile_place = 1e30;
@@ -172,12 +127,12 @@ void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::Cs
                                        static_cast<const int*>(br.get()),
                                        static_cast<const int*>(bd.get()),
                                        static_cast<const int*>(dd.get()),
-                                       static_cast<const int*>(drp.get()),
+                                       m.rowp(),
                                        static_cast<const unsigned short*>(lc.get()),
-                                       static_cast<const int*>(dcol.get()),
-                                       static_cast<const T*>(dval.get()),
-                                       static_cast<const T*>(dx.get()),
-                                       static_cast<T*>(dy.get()),
+                                       m.colp(),
+                                       m.valp(),
+                                       m.xp(),
+                                       m.yp(),
                                        pattern,
                                        static_cast<const unsigned char*>(bw.get())};
     long long nwide = 0;
@@ -196,27 +151,20 @@ void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::Cs
             dict_probe::launch<T>(args, lanes, staged);
           }
         };
-        dy.fill_bytes(0xff);
+        m.y.fill_bytes(0xff);
         launch();
         const cudaError_t e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
           std::printf("    error %s\n", cudaGetErrorString(e));
           return;
         }
-        const std::vector<double> y =
-            dy.download_values(static_cast<std::size_t>(a.nrows), precision);
-        double err = 0;
-        for (std::size_t i = 0; i < y.size(); ++i) {
-          const double d = std::abs(y[i] - ref[i]);
-          err = std::max(err, std::isnan(d) ? 1e30 : d);
-        }
+        const double err = m.error();
         const double us = median_us(launch);
         double& best =
             tile ? (staged ? tile_staged : tile_place) : (staged ? best_staged : best_place);
         best = std::min(best, us);
         std::printf("    %s %2d %-8s %8.1f us %6.2fx  error %.1e\n", tile ? "tile " : "lanes",
-                    tile ? 0 : lanes, staged ? "staged" : "in place", us, base / us,
-                    ymax > 0 ? err / ymax : err);
+                    tile ? 0 : lanes, staged ? "staged" : "in place", us, base / us, err);
       }
     }
   }
@@ -225,14 +173,6 @@ void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::Cs
       "tiles: staged %6.1f %5.2fx in place %6.1f %5.2fx\n",
       name.c_str(), kF64 ? "f64" : "f32", base, best_staged, base / best_staged, best_place,
       base / best_place, tile_staged, base / tile_staged, tile_place, base / tile_place);
-}
-
-spmvc::CsrMatrix load(const std::string& what) {
-  const bool file = what.ends_with(".mtx") || what.ends_with(".mtx.xz");
-  if (!file) return spmvc::gen::from_spec(what);
-  spmvc::CsrMatrix a = spmvc::read_matrix_market(what);
-  const std::int64_t k = a.nnz() > 0 ? (kReplicateTo + a.nnz() - 1) / a.nnz() : 1;
-  return k > 1 ? spmvc::gen::replicate(a, k) : a;
 }
 
 }  // namespace
@@ -258,7 +198,7 @@ int main(int argc, char** argv) {
     std::printf("%s; order %s; medians of %d runs; C dictionary elements, M nonzeros a block\n",
                 gpu.name.c_str(), order.c_str(), kTimed);
     for (const std::string& in : inputs) {
-      const spmvc::CsrMatrix a = load(in);
+      const spmvc::CsrMatrix a = spmvc::bench::probe::load(in);
       const spmvc::CsrMatrix b =
           order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
       const spmvc::CsrMatrix* input = order != "none" ? &a : nullptr;

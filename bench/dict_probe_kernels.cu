@@ -1,5 +1,6 @@
 // The dictionary probe's kernels (dict_probe.cpp), compiled by nvcc apart from the host code.
 #include "dict_probe_kernels.hpp"
+#include "probe_tile.cuh"
 
 namespace dict_probe {
 namespace {
@@ -110,47 +111,7 @@ __global__ void __launch_bounds__(kBlock)
       return __ldcs(val + base + k) * xv;
     }
   };
-  if (n > kTile) {  // one long row
-    T s = 0;
-    for (int k = t; k < n; k += kBlock) s += term(k);
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-    if ((t & 31) == 0) prod[t >> 5] = s;
-    __syncthreads();
-    if (t == 0) {
-      T total = 0;
-      for (int w = 0; w < kBlock / 32; ++w) total += prod[w];
-      y[r0] = total;
-    }
-    return;
-  }
-#pragma unroll 4
-  for (int k = t; k < n; k += kBlock) prod[k] = term(k);
-  __syncthreads();
-  const int nrows = r1 - r0;
-  if (nrows > kBlock) {
-    for (int r = r0 + t; r < r1; r += kBlock) {
-      const int s0 = __ldg(row_ptr + r) - base, s1 = __ldg(row_ptr + r + 1) - base;
-      T s = 0;
-      for (int k = s0; k < s1; ++k) s += prod[k];
-      y[r] = s;
-    }
-    return;
-  }
-  int lanes = 1;
-  while (lanes < 32 && lanes * 2 * nrows <= kBlock) lanes *= 2;
-  const int group = t / lanes, lane = t % lanes;
-  T s = 0;
-  const int r = r0 + group;
-  if (group < nrows) {
-    const int s0 = __ldg(row_ptr + r) - base, s1 = __ldg(row_ptr + r + 1) - base;
-    for (int k = s0 + lane; k < s1; k += lanes) s += prod[k];
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    const T other = __shfl_down_sync(0xffffffffu, s, o);
-    if (o < lanes) s += other;
-  }
-  if (group < nrows && lane == 0) y[r] = s;
+  probe_tile::tile<T, kTile, kBlock, false>(r0, r1, base, n, row_ptr, prod, y, term);
 }
 
 template <typename T, int kTile, bool kStaged>

@@ -29,6 +29,7 @@
 
 #include "formats/csr_warp/csr_warp_format.hpp"
 #include "gather_probe_kernels.hpp"
+#include "probe_support.hpp"
 #include "spmvc/bench/cusparse.hpp"
 #include "spmvc/bench/gpu.hpp"
 #include "spmvc/generators.hpp"
@@ -40,33 +41,9 @@ namespace {
 using spmvc::bench::CusparseAlg;
 using spmvc::bench::DeviceArray;
 
-constexpr std::int64_t kReplicateTo = 16'000'000;
-constexpr int kWarm = 5, kTimed = 40;
-
-template <typename F>
-double median_us(F&& launch) {
-  spmvc::bench::GpuTimer timer;
-  for (int i = 0; i < kWarm; ++i) launch();
-  std::vector<double> t;
-  for (int i = 0; i < kTimed; ++i) {
-    timer.start();
-    launch();
-    t.push_back(1e3 * timer.stop_ms());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-template <typename T>
-double cusparse_best_us(const spmvc::CsrMatrix& a, const DeviceArray& dx, DeviceArray& dy) {
-  spmvc::bench::CusparseCsr cus(a, sizeof(T) == 8 ? spmvc::Precision::f64 : spmvc::Precision::f32);
-  double best = 1e30;
-  for (const CusparseAlg alg : {CusparseAlg::csr_alg1, CusparseAlg::csr_alg2}) {
-    cus.prepare(alg, dx.get(), dy.get());
-    best = std::min(best, median_us([&] { cus.spmv(alg, dx.get(), dy.get(), 1.0, 0.0, nullptr); }));
-  }
-  return best;
-}
+using spmvc::bench::probe::cusparse_best_us;
+using spmvc::bench::probe::kTimed;
+using spmvc::bench::probe::median_us;
 
 // csr_warp's variants on `a`: each one's median time and its largest error against cuSPARSE's y
 // (relative to y's largest magnitude), one line each.
@@ -185,14 +162,6 @@ void run(const std::string& name, const spmvc::CsrMatrix* input, const spmvc::Cs
       base / us[4]);
 }
 
-spmvc::CsrMatrix load(const std::string& what) {
-  const bool file = what.ends_with(".mtx") || what.ends_with(".mtx.xz");
-  if (!file) return spmvc::gen::from_spec(what);
-  spmvc::CsrMatrix a = spmvc::read_matrix_market(what);
-  const std::int64_t k = a.nnz() > 0 ? (kReplicateTo + a.nnz() - 1) / a.nnz() : 1;
-  return k > 1 ? spmvc::gen::replicate(a, k) : a;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,7 +195,7 @@ int main(int argc, char** argv) {
                 "cuSPARSE", "cuS here", "stream", "gather", "gath+val", "g+shm", "gv+shm", "g+shfl",
                 "gv+shfl", "ceil g", "ceil gv", "ceil gs", "ceil gvs");
     for (const std::string& in : inputs) {
-      const spmvc::CsrMatrix a = load(in);
+      const spmvc::CsrMatrix a = spmvc::bench::probe::load(in);
       const spmvc::CsrMatrix b =
           order != "none" ? spmvc::permute(a, spmvc::compute_ordering(a, order)) : a;
       const spmvc::CsrMatrix* input = order != "none" ? &a : nullptr;
