@@ -120,19 +120,10 @@ void run(const std::string& name, const spmvc::CsrMatrix& a, const std::vector<i
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string order = "none";
-  std::vector<std::string> inputs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--order" && i + 1 < argc) {
-      order = argv[++i];
-    } else if (arg.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "usage: %s [--order NAME] SPEC|FILE...\n", argv[0]);
-      return 2;
-    } else {
-      inputs.push_back(arg);
-    }
-  }
+  spmvc::bench::probe::Args args;
+  if (!spmvc::bench::probe::parse_args(argc, argv, args)) return 2;
+  const std::string& order = args.order;
+  const std::vector<std::string>& inputs = args.inputs;
   try {
     const spmvc::bench::Gpu gpu = spmvc::bench::open_gpu();
     const std::vector<int> smids = affinity_probe::present_smids();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,28 @@ struct ProbeMatrix {
   std::vector<double> reference;
   double ymax = 0;
 };
+
+/// A probe's command line: [--order NAME] SPEC|FILE... (the ordering, spmvc::compute_ordering's
+/// names, applied to each input before the probe). False, with the usage on stderr, for an
+/// option it does not know.
+struct Args {
+  std::string order = "none";
+  std::vector<std::string> inputs;
+};
+inline bool parse_args(int argc, char** argv, Args& out) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--order" && i + 1 < argc) {
+      out.order = argv[++i];
+    } else if (arg.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "usage: %s [--order NAME] SPEC|FILE...\n", argv[0]);
+      return false;
+    } else {
+      out.inputs.push_back(arg);
+    }
+  }
+  return true;
+}
 
 /// A generator spec, or a Matrix Market file replicated (I_k ⊗ A) to kReplicateTo nonzeros.
 inline CsrMatrix load(const std::string& what) {
