@@ -2,8 +2,9 @@
 // blocks dealt to them in launch order (the replicated graphs of class G, whose copies each read
 // their own slice of x): csr_stream's shape (tiles of at most 2048 nonzeros and 512 rows, a longer
 // row a tile of its own; products through shared memory, rows summed by 1-32 lanes) launched one
-// block a tile, against a persistent grid (8 blocks a multiprocessor) whose blocks take the tiles
-// of their own multiprocessor's share (%smid) in order, then help the other shares. cuSPARSE's
+// block a tile, against a persistent grid (8 or 4 blocks a multiprocessor) whose blocks each take
+// a rank on their own multiprocessor (%smid) and then that multiprocessor's share of the tiles in
+// steps of its blocks. cuSPARSE's
 // best CSR algorithm on the same matrix is the baseline. No spmvc format is involved. A .mtx or
 // .mtx.xz file is replicated down the diagonal to 16M nonzeros as the suite's x16M entries are.
 //

@@ -17,9 +17,11 @@ struct TileArgs {
   const T* x;
   T* y;
   bool pattern;
-  // Affine: the tiles of share s are [share_first[s], share_first[s+1]), nshares shares (one per
-  // possible %smid), taken through next[s]; the grid's blocks each start at their own SM's share
-  // and move on to the next shares once it is done.
+  // Affine: the tiles of share s are [share_first[s], share_first[s+1]), one share for each
+  // multiprocessor present. A block takes a rank on its own multiprocessor from next[s] (one
+  // atomic), then the share's tiles first + rank, first + rank + grid / nshares, ... A
+  // multiprocessor given fewer than grid / nshares blocks leaves tiles undone, which the probe's
+  // error check shows.
   int nshares;
   const int* share_of;  // share_of[smid]: the share of the multiprocessor %smid
   const int* share_first;
@@ -27,7 +29,8 @@ struct TileArgs {
   int grid;
 };
 
-/// mode 0: a block a tile; mode 1: the affine persistent grid (next[] zeroed by the caller).
+/// mode 0: a block a tile; mode 1: the affine persistent grid (next[] zeroed first, on the
+/// same stream, inside what a caller times).
 template <typename T>
 void launch(const TileArgs<T>& args, int mode);
 
