@@ -91,6 +91,27 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
     b.plan.reorder = ordering.name + " (rows)";
   }
   b.reordered = permute(a, ordering);
+  // In the caller's order x is gathered into the new column order every multiply. Where few of
+  // the columns are read (spmvc::columns_gathered), the ones read go first, so that the gather
+  // fills one dense stretch and the kernels' reads of x share more lines: on the H200, RCM's
+  // pick on wiki-Vote x16M (29% read) took 47.6-48.0 -> 46.1-46.2 us fp32 and 64.9-65.0 ->
+  // 60.8-61.1 us fp64. Where most are read (R-MAT scale 18, 57%; p2p-Gnutella05, 99%) x is
+  // gathered whole as before, which measured as fast or up to 3.5% faster than packed
+  // (bench/results/2026-12-01-h200-packed-columns/). The hub order gathers its hubs alone and
+  // the plan's order moves x and y alike: neither is packed.
+  if (!options.plan_order && ordering.kind == PermutationKind::symmetric && renumber_columns &&
+      map.hub_columns == 0) {
+    const std::vector<std::int32_t> read = columns_read(*b.reordered);
+    const auto k = static_cast<std::int64_t>(read.size());
+    if (columns_gathered(a.ncols, k) < a.ncols) {
+      const std::vector<std::int32_t> order = pack_read_columns(*b.reordered, read);
+      std::vector<std::int32_t> cols(order.size());
+      for (std::size_t j = 0; j < order.size(); ++j)
+        cols[j] = map.cols[static_cast<std::size_t>(order[j])];
+      map.cols = std::move(cols);
+      map.packed_columns = k;
+    }
+  }
   return format;
 }
 
@@ -164,7 +185,8 @@ void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& opti
   if (b.map && !options.plan_order) {
     // x gathered whole into the order: only the columns read need to be (a column that no
     // entry reads, as a directed graph's vertex that no edge points to, is left out).
-    const bool gathers_whole = !b.map->cols.empty() && !codegen::splits_x(b.encoded);
+    const bool gathers_whole =
+        !b.map->cols.empty() && !codegen::splits_x(b.encoded) && b.map->packed_columns == 0;
     codegen::attach_reordering(
         b.source, b.encoded, *b.map,
         gathers_whole ? columns_read(b.matrix(a)) : std::vector<std::int32_t>{});

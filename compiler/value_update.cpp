@@ -38,7 +38,10 @@ CsrMatrix trace_matrix(const CsrMatrix& a, const RowColumnMap* map, double (*val
   for (std::size_t k = 0; k < t.values.size(); ++k)
     t.values[k] = value(static_cast<std::int64_t>(k));
   if (!map) return t;
-  return permute(t, ordering_of(*map, "trace"));
+  CsrMatrix moved = permute(t, ordering_of(*map, "trace"));
+  // Packing renumbers the columns and moves no entry; packed again so, the trace is the build's.
+  if (map->packed_columns > 0) pack_read_columns(moved, columns_read(moved));
+  return moved;
 }
 
 // The value arrays of `e` (plain coding: f64 or f32, not scratch) and the number each slot holds.

@@ -308,6 +308,53 @@ std::vector<std::int32_t> columns_read(const CsrMatrix& a) {
   return out;
 }
 
+std::vector<std::int32_t> pack_read_columns(CsrMatrix& a, std::span<const std::int32_t> read) {
+  const auto ncols = static_cast<std::size_t>(a.ncols);
+  std::vector<std::int32_t> rank(ncols, -1);
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    const std::int32_t j = read[i];
+    if (j < 0 || j >= a.ncols || (i > 0 && j <= read[i - 1]))
+      throw InputError("pack_read_columns", static_cast<std::int64_t>(i),
+                       fmt::format("read column {} (of {}) after {}: not ascending in range", j,
+                                   a.ncols, i > 0 ? read[i - 1] : -1));
+    rank[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(i);
+  }
+  std::vector<std::int32_t> order(read.begin(), read.end());
+  order.reserve(ncols);
+  for (std::size_t j = 0; j < ncols; ++j)
+    if (rank[j] < 0) {
+      rank[j] = static_cast<std::int32_t>(order.size());
+      order.push_back(static_cast<std::int32_t>(j));
+    }
+  // Ranks ascend with the columns read, so each row's columns keep their order. An entry whose
+  // column `read` leaves out is checked for first: a's columns are left as they were.
+  const auto listed = static_cast<std::int32_t>(read.size());
+  std::atomic<std::int64_t> unlisted{-1};
+  reorder_detail::parallel_chunks(
+      a.nnz(), worker_count(0),
+      [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t k = begin; k < end; ++k)
+          if (rank[static_cast<std::size_t>(a.col_idx[k])] >= listed) {
+            unlisted.store(k, std::memory_order_relaxed);
+            return;
+          }
+      },
+      std::int64_t{1} << 20);
+  if (const std::int64_t k = unlisted.load(); k >= 0)
+    throw InputError("pack_read_columns", k,
+                     fmt::format("entry {} reads column {}, which the list of read columns "
+                                 "leaves out",
+                                 k, a.col_idx[static_cast<std::size_t>(k)]));
+  reorder_detail::parallel_chunks(
+      a.nnz(), worker_count(0),
+      [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t k = begin; k < end; ++k)
+          a.col_idx[k] = rank[static_cast<std::size_t>(a.col_idx[k])];
+      },
+      std::int64_t{1} << 20);
+  return order;
+}
+
 std::int64_t columns_gathered(std::int64_t ncols, std::int64_t read) {
   return static_cast<double>(read) <= kGatherReadShare * static_cast<double>(ncols) ? read : ncols;
 }

@@ -173,7 +173,7 @@ Ordering ordering_of(const RowColumnMap& map, std::string name) {
   if (map.cols.empty()) {
     o.kind = PermutationKind::rows_only;
     o.perm = map.rows;
-  } else if (map.cols == map.rows) {
+  } else if (map.cols == map.rows || map.packed_columns > 0) {
     o.kind = PermutationKind::symmetric;
     o.perm = map.rows;
   } else if (is_identity(map.rows)) {

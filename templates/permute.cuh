@@ -1,6 +1,7 @@
 // Gathers x into the column order of a matrix whose columns were renumbered by a symmetric
-// ordering (B = P A P^T): x_perm[j] = x[col_map[j]] (gather), or only the columns read
-// (gather_slots). Launched before the format's kernels, which
+// ordering (B = P A P^T): x_perm[j] = x[col_map[j]] (gather; for j < the columns read where
+// those lead the order, RowColumnMap::packed_columns), or only the columns read, wherever they
+// are (gather_slots). Launched before the format's kernels, which
 // then read x_perm; one pass over ncols elements, each block taking kBlockSize x kPerThread
 // consecutive ones (so that reads sharing a line of x meet in its L1), each thread's loads all
 // in flight before its stores.

@@ -369,10 +369,15 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
     attach_hub_gather(source, encoded, map);
     return;
   }
-  // Only the columns that stored entries read, where they are few enough (a directed graph's
-  // vertices that no edge points to are never read).
+  // Columns packed (RowColumnMap::packed_columns): the ones read lead the order, and only they
+  // are gathered, into x_perm's first elements.
+  const std::int64_t packed = map.packed_columns;
+  if (packed < 0 || packed > encoded.ncols)
+    throw InternalError(fmt::format("packed columns: {} of {}", packed, encoded.ncols));
+  // Otherwise only the columns that stored entries read, where they are few enough (a directed
+  // graph's vertices that no edge points to are never read).
   const bool slots =
-      !read.empty() &&
+      packed == 0 && !read.empty() &&
       columns_gathered(encoded.ncols, static_cast<std::int64_t>(read.size())) < encoded.ncols;
   if (slots) {
     std::vector<std::int32_t> from(read.size());
@@ -386,6 +391,9 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
     }
     encoded.arrays.push_back(int_array("col_map", from));
     encoded.arrays.push_back(int_array("col_slot", read));
+  } else if (packed > 0) {
+    encoded.arrays.push_back(
+        int_array("col_map", std::span(map.cols).first(static_cast<std::size_t>(packed))));
   } else {
     encoded.arrays.push_back(int_array("col_map", map.cols));
   }
@@ -413,6 +421,19 @@ void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMa
                     "gathered into x_perm\n// before the kernels above read it; the others are "
                     "never read.",
                     read.size(), encoded.ncols));
+    return;
+  }
+  if (packed > 0) {
+    prepend_gather(
+        source, encoded, "spmvc_gather_x_" + precision_tag(encoded.precision),
+        {{KernelParam::Kind::array, "col_map"},
+         {KernelParam::Kind::x, "x"},
+         {KernelParam::Kind::array, "x_perm"}},
+        packed, fmt::format("gather<{{B}}, {{P}}, {{V}}>({}LL, col_map, x, x_perm)", packed),
+        fmt::format("// Reordered columns, the {} of {} that stored entries read numbered first: "
+                    "they are gathered\n// into x_perm before the kernels above read it; the "
+                    "others are never read.",
+                    packed, encoded.ncols));
     return;
   }
   prepend_gather(

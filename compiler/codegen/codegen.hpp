@@ -116,7 +116,9 @@ XArgs x_args(bool split);
 /// alone into "x_hub". `read`, where given, lists the columns (of the new order, ascending) that
 /// the stored entries read (spmvc::columns_read of the reordered matrix): where they are at most
 /// half of x (spmvc::columns_gathered), only they are gathered (arrays "col_map" and "col_slot",
-/// one element a read column) and the rest of x_perm is never written or read.
+/// one element a read column) and the rest of x_perm is never written or read. A map whose read
+/// columns lead its order (RowColumnMap::packed_columns) gathers those alone into x_perm's first
+/// elements, with "col_map" of one element a read column and no "col_slot"; `read` is not used.
 void attach_reordering(KernelSource& source, Encoded& encoded, const RowColumnMap& map,
                        std::span<const std::int32_t> read = {});
 

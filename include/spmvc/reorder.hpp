@@ -75,11 +75,18 @@ struct RowColumnMap {
   /// x is then read in two parts: those columns gathered into a workspace before the multiply,
   /// every other column read from x in place (codegen::split_x_reads). 0: x gathered whole.
   std::int64_t hub_columns = 0;
+  /// With cols, in the caller's order: the columns some stored entry reads lead the new column
+  /// order, the first packed_columns of it, in the ordering's order; the columns no entry reads
+  /// follow (pack_read_columns). Only the leading ones are gathered, into a dense stretch of the
+  /// workspace. 0: the columns are numbered as the ordering numbers them.
+  std::int64_t packed_columns = 0;
 };
 
 /// The ordering `map` records, named `name`: new row i is the caller's row map.rows[i], and the
 /// columns move alike (symmetric) where the map renumbered them, else keep their numbers; a map
-/// whose rows are the identity and whose columns moved records a columns_only ordering.
+/// whose rows are the identity and whose columns moved records a columns_only ordering. A map
+/// whose read columns were packed (RowColumnMap::packed_columns) records the symmetric ordering
+/// of its rows: permute by it, then pack_read_columns, gives the map's matrix again.
 /// InputError for a map whose rows and columns moved differently.
 Ordering ordering_of(const RowColumnMap& map, std::string name);
 
@@ -176,10 +183,22 @@ double lines_per_warp(const CsrMatrix& a, const Ordering& ordering, int value_by
 /// read.
 std::vector<std::int32_t> columns_read(const CsrMatrix& a);
 
+/// Renumbers `a`'s columns so that `read` (its columns_read, ascending) come first, in their
+/// present order, and the others follow, in theirs; returns the new order (new column j was
+/// column order[j]). Each row's entries keep their places and their column order, so the values
+/// stay where they were. A unit in the caller's order whose ordering renumbered the columns, few
+/// of which are read, gathers them into one dense stretch so (RowColumnMap::packed_columns): a
+/// directed graph's columns that no edge points to leave no gaps between the ones gathered or
+/// in the lines the kernels read. InputError, `a` unchanged, where `read` is not ascending within
+/// a's columns or leaves out a column an entry reads.
+std::vector<std::int32_t> pack_read_columns(CsrMatrix& a, std::span<const std::int32_t> read);
+
 /// How many elements of x that gather costs a multiply, for `ncols` columns of which `read` are
-/// read: only the read ones where they are at most kGatherReadShare of x, else all of x. The
-/// gather of the read columns alone reads two indices an element instead of one and writes x's
-/// order with gaps, a sector at a time: on the H200, RCM in the caller's order on wiki-Vote x16M
+/// read: only the read ones where they are at most kGatherReadShare of x, else all of x. A
+/// symmetric ordering's unit packs them first then (RowColumnMap::packed_columns) and gathers
+/// them with one index an element into a dense stretch; a columns-only ordering's reads two
+/// indices an element instead of one and writes x's order with gaps, a sector at a time. With
+/// the latter, on the H200, RCM in the caller's order on wiki-Vote x16M
 /// (29% of the columns read) multiplied 66.4 -> 64.8 us in fp64 and 48.3 -> 47.8 us in fp32 so,
 /// and on R-MAT scale 18 and 19 (57% and 54% read) 0-4% slower
 /// (bench/results/2026-11-30-h200-read-columns/).

@@ -118,18 +118,20 @@ TEST_CASE("gpu: a unit's launches after the first start early on sm_90, and see 
 TEST_CASE("gpu: a reordered unit gathers only the columns read; x elsewhere is never read") {
   if (!have_device()) return;
   // A directed graph in which only every fourth vertex is pointed to (random rows of 8, their
-  // columns moved onto multiples of 4), under RCM in the caller's order.
+  // columns moved onto multiples of 4), under RCM in the caller's order: the columns read are
+  // numbered first, and only they are gathered.
   const CsrMatrix r = gen::from_spec("random:n=60000,per_row=8");
   std::vector<std::int32_t> cols(r.col_idx.begin(), r.col_idx.end());
   for (std::int32_t& c : cols) c -= c % 4;
-  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, r.row_ptr, cols, r.values);
+  CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, r.row_ptr, cols, r.values);
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (const char* format : {"csr", "csr_stream", "bro_ell"}) {
       CAPTURE(to_string(p));
       CAPTURE(format);
-      const Operator op = compile(a, unit(format, "rcm", p));
+      Operator op = compile(a, unit(format, "rcm", p));
       REQUIRE(op.source().pre_launches.size() == 1u);
-      CHECK(op.source().pre_launches[0].entry.starts_with("spmvc_gather_x_read_"));
+      CHECK(op.source().pre_launches[0].entry == "spmvc_gather_x_" + std::string(to_string(p)));
+      CHECK(op.source().source.find("(15000LL, col_map, x, x_perm)") != std::string::npos);
       check_many(a, op);
       // x is NaN in every column no entry reads: the gather leaves them out, so y stays finite.
       std::vector<double> x = codegen::test_vector(a.ncols, p);
@@ -140,6 +142,13 @@ TEST_CASE("gpu: a reordered unit gathers only the columns read; x elsewhere is n
       compiler::csr_reference_spmv(a, x, ref);
       CHECK(std::all_of(y.begin(), y.end(), [](double v) { return std::isfinite(v); }));
       CHECK(compiler::relative_error(y, ref) <= tolerance(p));
+      // New values reach the packed unit's arrays where its own encode puts them.
+      CsrMatrix b = a;
+      for (std::size_t k = 0; k < b.values.size(); ++k)
+        b.values[k] = 1.0 + static_cast<double>(k % 97) / 8.0;
+      const ValueUpdate u = op.update_values(b.values);
+      CHECK_FALSE(u.replanned);
+      check_many(b, op);
     }
   }
 }

@@ -114,7 +114,7 @@ TEST_CASE("a reordered build carries its row map and multiplies in the caller's 
   }
 }
 
-TEST_CASE("a reordered build gathers only the columns its entries read, where few are") {
+TEST_CASE("a reordered build numbers the columns read first and gathers only them") {
   // A directed graph in which only every fourth vertex is pointed to: random rows of 8 nonzeros
   // with their columns moved onto multiples of 4 (a quarter of x read), numbered at random.
   const CsrMatrix r = gen::from_spec("random:n=4000,per_row=8");
@@ -124,6 +124,7 @@ TEST_CASE("a reordered build gathers only the columns its entries read, where fe
   const std::vector<double> x = codegen::test_vector(a.ncols);
   std::vector<double> ref(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, ref);
+  const Ordering rcm = compute_ordering(a, "rcm");
   for (const Precision p : {Precision::f64, Precision::f32}) {
     for (const char* format : {"csr", "csr_stream", "bro_ell"}) {
       CAPTURE(to_string(p));
@@ -135,35 +136,68 @@ TEST_CASE("a reordered build gathers only the columns its entries read, where fe
       o.renumber_columns = true;
       const Build b = build(a, o);
       REQUIRE(b.map);
+      REQUIRE(b.reordered);
+      // The 1,000 columns read are the reordered matrix's first, in RCM's order; the rest
+      // follow, and the rows are RCM's.
+      CHECK(b.map->packed_columns == 1000);
       const std::vector<std::int32_t> read = columns_read(*b.reordered);
-      CHECK(read.size() == 1000);
-      REQUIRE(b.source.pre_launches.size() >= 1);
-      CHECK(b.source.pre_launches[0].entry == "spmvc_gather_x_read_" + std::string(to_string(p)));
-      const auto slot = test::array_as<std::int32_t>(b.encoded.array("col_slot"));
-      const auto from = test::array_as<std::int32_t>(b.encoded.array("col_map"));
-      REQUIRE(slot.size() == 1000);
-      REQUIRE(from.size() == 1000);
-      for (std::size_t i = 0; i < read.size(); ++i) {
-        CHECK(slot[i] == read[i]);
-        CHECK(from[i] == b.map->cols[static_cast<std::size_t>(read[i])]);
-        CHECK(from[i] % 4 == 0);  // a column the caller's matrix reads
+      REQUIRE(read.size() == 1000);
+      CHECK(read.back() == 999);
+      CHECK(b.map->rows == rcm.perm);
+      std::vector<std::int32_t> rank(static_cast<std::size_t>(a.ncols));
+      for (std::size_t j = 0; j < rank.size(); ++j)
+        rank[static_cast<std::size_t>(rcm.perm[j])] = static_cast<std::int32_t>(j);
+      for (std::size_t j = 0; j < b.map->cols.size(); ++j) {
+        CHECK((b.map->cols[j] % 4 == 0) == (j < 1000));  // read columns first
+        if (j > 0 && j != 1000)
+          CHECK(rank[static_cast<std::size_t>(b.map->cols[j - 1])] <
+                rank[static_cast<std::size_t>(b.map->cols[j])]);
       }
-      // The unread elements of x_perm are NaN in the product below: no kernel reads them.
+      REQUIRE(b.source.pre_launches.size() >= 1);
+      CHECK(b.source.pre_launches[0].entry == "spmvc_gather_x_" + std::string(to_string(p)));
+      CHECK_THROWS(b.encoded.array("col_slot"));
+      const auto from = test::array_as<std::int32_t>(b.encoded.array("col_map"));
+      REQUIRE(from.size() == 1000);
+      for (std::size_t i = 0; i < from.size(); ++i) CHECK(from[i] == b.map->cols[i]);
+      // x_perm past the first 1,000 is NaN in the product below: no kernel reads it.
       const double tol = p == Precision::f64 ? 1e-14 : 1e-6;
       CHECK(compiler::relative_error(product_through_build(b, x), ref) < tol);
+      // The map's ordering, permuted by and packed, is the build's matrix again.
+      const Ordering again = ordering_of(*b.map, "again");
+      CHECK(again.kind == PermutationKind::symmetric);
+      CsrMatrix moved = permute(a, again);
+      (void)pack_read_columns(moved, columns_read(moved));
+      CHECK(moved.col_idx == b.reordered->col_idx);
+      CHECK(moved.row_ptr == b.reordered->row_ptr);
     }
   }
-  // In the plan's order there is no gather; with the rows alone moved, x is read in place.
+  // In the plan's order x and y move alike: no packing and no gather; with the rows alone
+  // moved, x is read in place.
   Options o;
   o.reorder = "rcm";
   o.renumber_columns = true;
   o.plan_order = true;
-  CHECK_THROWS(build(a, o).encoded.array("col_slot"));
+  const Build planned = build(a, o);
+  CHECK(planned.map->packed_columns == 0);
+  CHECK(planned.map->cols == planned.map->rows);
+  CHECK_THROWS(planned.encoded.array("col_map"));
   o.plan_order = false;
   o.renumber_columns = false;
   const Build rows = build(a, o);
+  CHECK(rows.map->packed_columns == 0);
   CHECK_THROWS(rows.encoded.array("col_map"));
   CHECK(rows.source.pre_launches.empty());
+  // Most columns read (two of every three): not packed, x gathered whole in RCM's order.
+  std::vector<std::int32_t> most(r.col_idx.begin(), r.col_idx.end());
+  for (std::int32_t& c : most) c -= c % 3 == 2 ? 1 : 0;
+  const CsrMatrix m = csr_from_arrays(r.nrows, r.ncols, r.row_ptr, most, r.values);
+  o.renumber_columns = true;
+  const Build whole = build(m, o);
+  CHECK(columns_read(m).size() > static_cast<std::size_t>(m.ncols / 2));
+  CHECK(whole.map->packed_columns == 0);
+  CHECK(whole.map->cols == whole.map->rows);
+  CHECK(whole.encoded.array("col_map").count() == m.ncols);
+  CHECK(whole.source.pre_launches[0].entry == "spmvc_gather_x_f64");
 }
 
 TEST_CASE("keep_row_order: the columns move alone, y is written in place") {

@@ -128,6 +128,65 @@ TEST_CASE("renumbered columns that are not all read: only the read ones are gath
   }
 }
 
+TEST_CASE("renumbered columns whose read ones lead the order: only those are gathered, densely") {
+  const CsrMatrix a = gen::from_spec("stencil2d:n=100");
+  const std::vector<std::int32_t> cols = reversed(a.ncols);
+  RowColumnMap map{reversed(a.nrows), cols};
+  map.packed_columns = 5000;
+  Unit u = csr_unit(a);
+  codegen::attach_reordering(u.source, u.encoded, map, {});
+  REQUIRE(u.source.pre_launches.size() == 1);
+  CHECK(u.source.pre_launches[0].entry == "spmvc_gather_x_f64");
+  CHECK(u.source.pre_launches[0].grid == 2);  // 5,000 elements in stretches of 4,096
+  CHECK(u.source.source.find("spmvc::permute::gather<256, 16, double>(5000LL, col_map, x, "
+                             "x_perm)") != std::string::npos);
+  CHECK_THROWS(u.encoded.array("col_slot"));
+  CHECK(test::array_as<std::int32_t>(u.encoded.array("col_map")) ==
+        std::vector<std::int32_t>(cols.begin(), cols.begin() + 5000));
+  CHECK(u.encoded.array("x_perm").count() == a.ncols);
+  // A count past the matrix's columns is the caller's bug.
+  map.packed_columns = a.ncols + 1;
+  Unit v = csr_unit(a);
+  CHECK_THROWS_AS(codegen::attach_reordering(v.source, v.encoded, map, {}), InternalError);
+}
+
+TEST_CASE("pack_read_columns numbers the columns read first and moves no entry") {
+  // 3 x 6, reading columns 4, 1 and 5: they become 0..2 in their order (1, 4, 5), and the
+  // unread 0, 2 and 3 follow.
+  const CsrMatrix a =
+      csr_from_arrays(3, 6, std::vector<std::int64_t>{0, 2, 3, 5},
+                      std::vector<std::int32_t>{1, 4, 5, 1, 4}, std::vector<double>{1, 2, 3, 4, 5});
+  CsrMatrix p = a;
+  const std::vector<std::int32_t> read = columns_read(a);
+  CHECK(read == std::vector<std::int32_t>{1, 4, 5});
+  const std::vector<std::int32_t> order = pack_read_columns(p, read);
+  CHECK(order == std::vector<std::int32_t>{1, 4, 5, 0, 2, 3});
+  CHECK(p.col_idx == std::vector<std::int32_t>{0, 1, 2, 0, 1});
+  CHECK(p.row_ptr == a.row_ptr);
+  CHECK(p.values == a.values);
+  for (std::size_t k = 0; k < p.col_idx.size(); ++k)
+    CHECK(order[static_cast<std::size_t>(p.col_idx[k])] == a.col_idx[k]);
+  // All read: the numbering stays.
+  const CsrMatrix s = gen::from_spec("stencil2d:n=7");
+  CsrMatrix t = s;
+  CHECK(is_identity(pack_read_columns(t, columns_read(s))));
+  CHECK(t.col_idx == s.col_idx);
+  // A list that is not ascending, or names a column past the matrix's, is refused by name.
+  for (const std::vector<std::int32_t>& bad :
+       {std::vector<std::int32_t>{4, 1, 5}, std::vector<std::int32_t>{1, 1, 4, 5},
+        std::vector<std::int32_t>{-1, 1, 4, 5}, std::vector<std::int32_t>{1, 4, 5, 6},
+        std::vector<std::int32_t>{1, 4}}) {
+    CsrMatrix q = a;
+    try {
+      (void)pack_read_columns(q, bad);
+      FAIL("a bad list of read columns was accepted");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("pack_read_columns") != std::string::npos);
+      CHECK(q.col_idx == a.col_idx);
+    }
+  }
+}
+
 TEST_CASE("columns_read lists the columns any entry reads; columns_gathered the gather's share") {
   // 4 x 6: row 1 empty, columns 0, 2 and 3 never read.
   const std::vector<std::int64_t> row_ptr{0, 2, 2, 4, 5};
