@@ -99,17 +99,34 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
   // gathered whole as before, which measured as fast or up to 3.5% faster than packed
   // (bench/results/2026-12-01-h200-packed-columns/). The hub order gathers its hubs alone and
   // the plan's order moves x and y alike: neither is packed.
+  // Its rows with no entry go last, after the ones with work, so that the kernels' blocks hold
+  // only rows with work: fewer rows a block, more lanes a row (wiki-Vote x16M, a quarter of its
+  // rows empty: 46.2 -> 44.0 us fp32, 61.0 -> 58.3 us fp64). The empty rows' blocks at the end
+  // write their zeros through the row map as before.
   if (!options.plan_order && ordering.kind == PermutationKind::symmetric && renumber_columns &&
       map.hub_columns == 0) {
     const std::vector<std::int32_t> read = columns_read(*b.reordered);
     const auto k = static_cast<std::int64_t>(read.size());
     if (columns_gathered(a.ncols, k) < a.ncols) {
+      map.ordering = ordering.perm;
       const std::vector<std::int32_t> order = pack_read_columns(*b.reordered, read);
       std::vector<std::int32_t> cols(order.size());
       for (std::size_t j = 0; j < order.size(); ++j)
         cols[j] = map.cols[static_cast<std::size_t>(order[j])];
       map.cols = std::move(cols);
       map.packed_columns = k;
+    }
+    std::int64_t nonempty = 0;
+    Ordering rows{"nonempty rows first", PermutationKind::rows_only,
+                  nonempty_rows_first(*b.reordered, &nonempty), 0, ""};
+    if (nonempty > 0 && nonempty < a.nrows) {
+      if (map.ordering.empty()) map.ordering = ordering.perm;
+      *b.reordered = permute(*b.reordered, rows);
+      std::vector<std::int32_t> moved(rows.perm.size());
+      for (std::size_t i = 0; i < moved.size(); ++i)
+        moved[i] = map.rows[static_cast<std::size_t>(rows.perm[i])];
+      map.rows = std::move(moved);
+      map.packed_rows = nonempty;
     }
   }
   return format;

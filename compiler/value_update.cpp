@@ -38,10 +38,8 @@ CsrMatrix trace_matrix(const CsrMatrix& a, const RowColumnMap* map, double (*val
   for (std::size_t k = 0; k < t.values.size(); ++k)
     t.values[k] = value(static_cast<std::int64_t>(k));
   if (!map) return t;
-  CsrMatrix moved = permute(t, ordering_of(*map, "trace"));
-  // Packing renumbers the columns and moves no entry; packed again so, the trace is the build's.
-  if (map->packed_columns > 0) pack_read_columns(moved, columns_read(moved));
-  return moved;
+  // Packed again as the build packed it (its read columns first, its rows with entries first).
+  return packed_like(permute(t, ordering_of(*map, "trace")), *map);
 }
 
 // The value arrays of `e` (plain coding: f64 or f32, not scratch) and the number each slot holds.

@@ -173,7 +173,10 @@ Ordering ordering_of(const RowColumnMap& map, std::string name) {
   if (map.cols.empty()) {
     o.kind = PermutationKind::rows_only;
     o.perm = map.rows;
-  } else if (map.cols == map.rows || map.packed_columns > 0) {
+  } else if (!map.ordering.empty()) {
+    o.kind = PermutationKind::symmetric;
+    o.perm = map.ordering;
+  } else if (map.cols == map.rows) {
     o.kind = PermutationKind::symmetric;
     o.perm = map.rows;
   } else if (is_identity(map.rows)) {
@@ -184,6 +187,39 @@ Ordering ordering_of(const RowColumnMap& map, std::string name) {
                      "the map moves the rows and the columns differently: no one ordering");
   }
   return o;
+}
+
+std::vector<std::int32_t> nonempty_rows_first(const CsrMatrix& a, std::int64_t* nonempty) {
+  std::vector<std::int32_t> order;
+  order.reserve(static_cast<std::size_t>(a.nrows));
+  for (std::int64_t r = 0; r < a.nrows; ++r)
+    if (a.row_ptr[r + 1] > a.row_ptr[r]) order.push_back(static_cast<std::int32_t>(r));
+  if (nonempty) *nonempty = static_cast<std::int64_t>(order.size());
+  for (std::int64_t r = 0; r < a.nrows; ++r)
+    if (a.row_ptr[r + 1] == a.row_ptr[r]) order.push_back(static_cast<std::int32_t>(r));
+  return order;
+}
+
+CsrMatrix packed_like(CsrMatrix moved, const RowColumnMap& map) {
+  if (map.packed_columns > 0) {
+    const std::vector<std::int32_t> read = columns_read(moved);
+    if (static_cast<std::int64_t>(read.size()) != map.packed_columns)
+      throw InputError(
+          "packed_like", 0,
+          fmt::format("{} columns read where the map packed {}", read.size(), map.packed_columns));
+    (void)pack_read_columns(moved, read);
+  }
+  if (map.packed_rows > 0) {
+    std::int64_t nonempty = 0;
+    Ordering rows{"nonempty rows first", PermutationKind::rows_only,
+                  nonempty_rows_first(moved, &nonempty), 0, ""};
+    if (nonempty != map.packed_rows)
+      throw InputError(
+          "packed_like", 0,
+          fmt::format("{} rows with entries where the map packed {}", nonempty, map.packed_rows));
+    moved = permute(moved, rows);
+  }
+  return moved;
 }
 
 Ordering columns_only(Ordering o) {

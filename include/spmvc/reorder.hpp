@@ -80,15 +80,33 @@ struct RowColumnMap {
   /// follow (pack_read_columns). Only the leading ones are gathered, into a dense stretch of the
   /// workspace. 0: the columns are numbered as the ordering numbers them.
   std::int64_t packed_columns = 0;
+  /// In the caller's order, where a symmetric ordering's rows hold empty ones: the rows with a
+  /// stored entry lead the new row order, the first packed_rows of it, in the ordering's order,
+  /// and the empty rows follow (nonempty_rows_first), so that the kernels' blocks hold the rows
+  /// with work; y is written through the row map as before. 0: the rows are the ordering's.
+  std::int64_t packed_rows = 0;
+  /// Where the columns or the rows were packed: the symmetric ordering's own permutation (what
+  /// ordering_of gives back; packed_like applies the packing again); empty otherwise.
+  std::vector<std::int32_t> ordering{};
 };
 
 /// The ordering `map` records, named `name`: new row i is the caller's row map.rows[i], and the
 /// columns move alike (symmetric) where the map renumbered them, else keep their numbers; a map
 /// whose rows are the identity and whose columns moved records a columns_only ordering. A map
-/// whose read columns were packed (RowColumnMap::packed_columns) records the symmetric ordering
-/// of its rows: permute by it, then pack_read_columns, gives the map's matrix again.
+/// whose columns or rows were packed (RowColumnMap::ordering not empty) records the symmetric
+/// ordering it was packed from: permute by it, then packed_like, gives the map's matrix again.
 /// InputError for a map whose rows and columns moved differently.
 Ordering ordering_of(const RowColumnMap& map, std::string name);
+
+/// The rows of `a` that hold a stored entry, in their order, then its empty rows, in theirs: new
+/// row i is row order[i] (a rows_only permutation), and `*nonempty` the count of the first.
+std::vector<std::int32_t> nonempty_rows_first(const CsrMatrix& a, std::int64_t* nonempty);
+
+/// `moved` (the caller's matrix permuted by ordering_of(map)) packed as `map` records: its read
+/// columns numbered first where map.packed_columns, its rows with entries first where
+/// map.packed_rows. The pipeline packs so, and a trace of the values through the build's ordering
+/// must too. InputError where the packing found differs from the map's counts.
+CsrMatrix packed_like(CsrMatrix moved, const RowColumnMap& map);
 
 /// The symmetric ordering `o` applied to the columns alone (B = A Q^T, columns_only); an ordering
 /// already columns_only is returned as it is. InputError for a rows_only one.

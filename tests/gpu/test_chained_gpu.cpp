@@ -118,12 +118,22 @@ TEST_CASE("gpu: a unit's launches after the first start early on sm_90, and see 
 TEST_CASE("gpu: a reordered unit gathers only the columns read; x elsewhere is never read") {
   if (!have_device()) return;
   // A directed graph in which only every fourth vertex is pointed to (random rows of 8, their
-  // columns moved onto multiples of 4), under RCM in the caller's order: the columns read are
-  // numbered first, and only they are gathered.
+  // columns moved onto multiples of 4) and every fifth points nowhere (an empty row), under RCM
+  // in the caller's order: the columns read are numbered first, and only they are gathered; the
+  // empty rows go last, and y is still written for them.
   const CsrMatrix r = gen::from_spec("random:n=60000,per_row=8");
-  std::vector<std::int32_t> cols(r.col_idx.begin(), r.col_idx.end());
-  for (std::int32_t& c : cols) c -= c % 4;
-  CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, r.row_ptr, cols, r.values);
+  std::vector<std::int64_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < r.nrows; ++i) {
+    if (i % 5 != 4)
+      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
+        cols.push_back(r.col_idx[k] - r.col_idx[k] % 4);
+        vals.push_back(r.values[k]);
+      }
+    ptr.push_back(static_cast<std::int64_t>(cols.size()));
+  }
+  CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (const char* format : {"csr", "csr_stream", "bro_ell"}) {
       CAPTURE(to_string(p));
@@ -133,11 +143,12 @@ TEST_CASE("gpu: a reordered unit gathers only the columns read; x elsewhere is n
       CHECK(op.source().pre_launches[0].entry == "spmvc_gather_x_" + std::string(to_string(p)));
       CHECK(op.source().source.find("(15000LL, col_map, x, x_perm)") != std::string::npos);
       check_many(a, op);
-      // x is NaN in every column no entry reads: the gather leaves them out, so y stays finite.
+      // x is NaN in every column no entry reads: the gather leaves them out, so y stays finite;
+      // y starts NaN, so every row, the empty ones too, must be written.
       std::vector<double> x = codegen::test_vector(a.ncols, p);
       for (std::size_t j = 0; j < x.size(); ++j)
         if (j % 4 != 0) x[j] = std::nan("");
-      std::vector<double> y(static_cast<std::size_t>(a.nrows)), ref(y.size());
+      std::vector<double> y(static_cast<std::size_t>(a.nrows), std::nan("")), ref(y.size());
       op.apply_host(x, y);
       compiler::csr_reference_spmv(a, x, ref);
       CHECK(std::all_of(y.begin(), y.end(), [](double v) { return std::isfinite(v); }));

@@ -165,8 +165,8 @@ TEST_CASE("a reordered build numbers the columns read first and gathers only the
       // The map's ordering, permuted by and packed, is the build's matrix again.
       const Ordering again = ordering_of(*b.map, "again");
       CHECK(again.kind == PermutationKind::symmetric);
-      CsrMatrix moved = permute(a, again);
-      (void)pack_read_columns(moved, columns_read(moved));
+      CHECK(again.perm == rcm.perm);
+      const CsrMatrix moved = packed_like(permute(a, again), *b.map);
       CHECK(moved.col_idx == b.reordered->col_idx);
       CHECK(moved.row_ptr == b.reordered->row_ptr);
     }
@@ -198,6 +198,78 @@ TEST_CASE("a reordered build numbers the columns read first and gathers only the
   CHECK(whole.map->cols == whole.map->rows);
   CHECK(whole.encoded.array("col_map").count() == m.ncols);
   CHECK(whole.source.pre_launches[0].entry == "spmvc_gather_x_f64");
+}
+
+TEST_CASE("a reordered build in the caller's order puts its empty rows last") {
+  // Random rows of 8 with every third row emptied and a quarter of the columns read.
+  const CsrMatrix r = gen::from_spec("random:n=3000,per_row=8");
+  std::vector<std::int64_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < r.nrows; ++i) {
+    if (i % 3 != 2)
+      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
+        cols.push_back(r.col_idx[k] - r.col_idx[k] % 4);
+        vals.push_back(r.values[k]);
+      }
+    ptr.push_back(static_cast<std::int64_t>(cols.size()));
+  }
+  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
+  const std::vector<double> x = codegen::test_vector(a.ncols);
+  std::vector<double> ref(static_cast<std::size_t>(a.nrows));
+  compiler::csr_reference_spmv(a, x, ref);
+  const Ordering rcm = compute_ordering(a, "rcm");
+  std::vector<std::int32_t> rank(static_cast<std::size_t>(a.nrows));
+  for (std::size_t j = 0; j < rank.size(); ++j)
+    rank[static_cast<std::size_t>(rcm.perm[j])] = static_cast<std::int32_t>(j);
+  for (const char* format : {"csr", "csr_stream", "bro_ell", "ell"}) {
+    CAPTURE(format);
+    Options o;
+    o.format = format;
+    o.reorder = "rcm";
+    o.renumber_columns = true;
+    const Build b = build(a, o);
+    REQUIRE(b.map);
+    REQUIRE(b.reordered);
+    CHECK(b.map->packed_rows == 2000);
+    CHECK(b.map->packed_columns > 0);
+    for (std::int64_t i = 0; i < a.nrows; ++i) {
+      const auto caller = static_cast<std::size_t>(b.map->rows[static_cast<std::size_t>(i)]);
+      CHECK((b.reordered->row_ptr[i + 1] > b.reordered->row_ptr[i]) == (i < 2000));
+      CHECK((caller % 3 != 2) == (i < 2000));  // the caller's emptied rows last
+      CHECK(b.reordered->row_ptr[i + 1] - b.reordered->row_ptr[i] ==
+            a.row_ptr[caller + 1] - a.row_ptr[caller]);
+      if (i > 0 && i != 2000)  // each part in RCM's order
+        CHECK(rank[static_cast<std::size_t>(b.map->rows[static_cast<std::size_t>(i - 1)])] <
+              rank[caller]);
+    }
+    CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
+    const Ordering again = ordering_of(*b.map, "again");
+    CHECK(again.kind == PermutationKind::symmetric);
+    CHECK(again.perm == rcm.perm);
+    const CsrMatrix moved = packed_like(permute(a, again), *b.map);
+    CHECK(moved.row_ptr == b.reordered->row_ptr);
+    CHECK(moved.col_idx == b.reordered->col_idx);
+    CHECK(moved.values == b.reordered->values);
+  }
+  // The plan's order moves x and y alike: the rows are RCM's.
+  Options o;
+  o.reorder = "rcm";
+  o.renumber_columns = true;
+  o.plan_order = true;
+  const Build planned = build(a, o);
+  CHECK(planned.map->packed_rows == 0);
+  CHECK(planned.map->rows == rcm.perm);
+  // A map whose counts do not match the matrix is refused by name.
+  o.plan_order = false;
+  RowColumnMap wrong = *build(a, o).map;
+  wrong.packed_rows = 1999;
+  try {
+    (void)packed_like(permute(a, rcm), wrong);
+    FAIL("a map with the wrong count of rows was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("packed_like") != std::string::npos);
+  }
 }
 
 TEST_CASE("keep_row_order: the columns move alone, y is written in place") {

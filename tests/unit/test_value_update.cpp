@@ -186,14 +186,24 @@ TEST_CASE("value gathers follow the build's ordering") {
   }
 }
 
-TEST_CASE("value gathers follow a build whose read columns were numbered first") {
+TEST_CASE("value gathers follow a build whose read columns and rows with entries lead") {
   // Only every fourth column is read: in the caller's order the build numbers those first
   // (RowColumnMap::packed_columns), which a format whose layout follows the columns (bcsr's
   // blocks) sees as well as the value arrays.
+  // Every fifth row is emptied too: its rows with entries are numbered first as well.
   const CsrMatrix r = gen::from_spec("random:n=600,per_row=6");
-  std::vector<std::int32_t> cols(r.col_idx.begin(), r.col_idx.end());
-  for (std::int32_t& c : cols) c -= c % 4;
-  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, r.row_ptr, cols, r.values);
+  std::vector<std::int64_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < r.nrows; ++i) {
+    if (i % 5 != 4)
+      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
+        cols.push_back(r.col_idx[k] - r.col_idx[k] % 4);
+        vals.push_back(r.values[k]);
+      }
+    ptr.push_back(static_cast<std::int64_t>(cols.size()));
+  }
+  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
   const CsrMatrix b = renewed(a);
   for (const std::string format : {"csr", "csr_stream", "bro_ell", "ell", "bcsr"}) {
     CAPTURE(format);
@@ -207,6 +217,7 @@ TEST_CASE("value gathers follow a build whose read columns were numbered first")
     const Build old = build(a, o);
     REQUIRE(old.map.has_value());
     CHECK(old.map->packed_columns > 0);
+    CHECK(old.map->packed_rows == 480);
     const Build fresh = build(b, o);
     REQUIRE(describe(fresh.plan.params) == describe(old.plan.params));
     const auto gathers = compiler::value_gathers(a, &*old.map, old.plan);
