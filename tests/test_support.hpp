@@ -203,6 +203,24 @@ inline CsrMatrix short_and_long_rows(std::int64_t n, bool long_last_row) {
   return a;
 }
 
+/// `r` as a directed graph that leaves parts of itself out: each entry's column moved down onto a
+/// multiple of `read_every` (so that only that share of x is read) and, where `empty_every` > 0,
+/// every row i with i % empty_every == empty_every - 1 emptied (a vertex with no out-edge).
+inline CsrMatrix sparse_directed(const CsrMatrix& r, std::int32_t read_every, int empty_every) {
+  std::vector<std::int64_t> ptr{0};
+  std::vector<std::int32_t> cols;
+  std::vector<double> vals;
+  for (std::int64_t i = 0; i < r.nrows; ++i) {
+    if (empty_every <= 0 || i % empty_every != empty_every - 1)
+      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
+        cols.push_back(r.col_idx[k] - r.col_idx[k] % read_every);
+        vals.push_back(r.values[k]);
+      }
+    ptr.push_back(static_cast<std::int64_t>(cols.size()));
+  }
+  return csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
+}
+
 /// The hub order on the columns alone, as the planner takes it in the caller's order, with
 /// `format` forced: dbg, the columns renumbered, the rows kept (hyb and csr_warp then read x in
 /// two parts).

@@ -121,19 +121,7 @@ TEST_CASE("gpu: a reordered unit gathers only the columns read; x elsewhere is n
   // columns moved onto multiples of 4) and every fifth points nowhere (an empty row), under RCM
   // in the caller's order: the columns read are numbered first, and only they are gathered; the
   // empty rows go last, and y is still written for them.
-  const CsrMatrix r = gen::from_spec("random:n=60000,per_row=8");
-  std::vector<std::int64_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<double> vals;
-  for (std::int64_t i = 0; i < r.nrows; ++i) {
-    if (i % 5 != 4)
-      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
-        cols.push_back(r.col_idx[k] - r.col_idx[k] % 4);
-        vals.push_back(r.values[k]);
-      }
-    ptr.push_back(static_cast<std::int64_t>(cols.size()));
-  }
-  CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
+  const CsrMatrix a = test::sparse_directed(gen::from_spec("random:n=60000,per_row=8"), 4, 5);
   for (Precision p : {Precision::f64, Precision::f32}) {
     for (const char* format : {"csr", "csr_stream", "bro_ell"}) {
       CAPTURE(to_string(p));

@@ -59,6 +59,27 @@ std::vector<double> product_through_build(const Build& b, const std::vector<doub
   return y;
 }
 
+// RCM with the columns renumbered, in the plan's order or the caller's.
+Options rcm_renumbered(bool plan_order) {
+  Options o;
+  o.reorder = "rcm";
+  o.renumber_columns = true;
+  o.plan_order = plan_order;
+  return o;
+}
+
+// The map of a packed build `b` of `a` reads back as RCM's ordering, and permuting by it then
+// packing as the map records gives the build's matrix again.
+void check_packed_round_trip(const CsrMatrix& a, const Build& b, const Ordering& rcm) {
+  const Ordering again = ordering_of(*b.map, "again");
+  CHECK(again.kind == PermutationKind::symmetric);
+  CHECK(again.perm == rcm.perm);
+  const CsrMatrix moved = packed_like(permute(a, again), *b.map);
+  CHECK(moved.row_ptr == b.reordered->row_ptr);
+  CHECK(moved.col_idx == b.reordered->col_idx);
+  CHECK(moved.values == b.reordered->values);
+}
+
 }  // namespace
 
 TEST_CASE("build gives what the stages give by hand, in the caller's order") {
@@ -118,9 +139,7 @@ TEST_CASE("a reordered build numbers the columns read first and gathers only the
   // A directed graph in which only every fourth vertex is pointed to: random rows of 8 nonzeros
   // with their columns moved onto multiples of 4 (a quarter of x read), numbered at random.
   const CsrMatrix r = gen::from_spec("random:n=4000,per_row=8");
-  std::vector<std::int32_t> cols(r.col_idx.begin(), r.col_idx.end());
-  for (std::int32_t& c : cols) c -= c % 4;
-  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, r.row_ptr, cols, r.values);
+  const CsrMatrix a = test::sparse_directed(r, 4, 0);
   const std::vector<double> x = codegen::test_vector(a.ncols);
   std::vector<double> ref(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, ref);
@@ -129,11 +148,9 @@ TEST_CASE("a reordered build numbers the columns read first and gathers only the
     for (const char* format : {"csr", "csr_stream", "bro_ell"}) {
       CAPTURE(to_string(p));
       CAPTURE(format);
-      Options o;
+      Options o = rcm_renumbered(false);
       o.precision = p;
       o.format = format;
-      o.reorder = "rcm";
-      o.renumber_columns = true;
       const Build b = build(a, o);
       REQUIRE(b.map);
       REQUIRE(b.reordered);
@@ -162,21 +179,12 @@ TEST_CASE("a reordered build numbers the columns read first and gathers only the
       // x_perm past the first 1,000 is NaN in the product below: no kernel reads it.
       const double tol = p == Precision::f64 ? 1e-14 : 1e-6;
       CHECK(compiler::relative_error(product_through_build(b, x), ref) < tol);
-      // The map's ordering, permuted by and packed, is the build's matrix again.
-      const Ordering again = ordering_of(*b.map, "again");
-      CHECK(again.kind == PermutationKind::symmetric);
-      CHECK(again.perm == rcm.perm);
-      const CsrMatrix moved = packed_like(permute(a, again), *b.map);
-      CHECK(moved.col_idx == b.reordered->col_idx);
-      CHECK(moved.row_ptr == b.reordered->row_ptr);
+      check_packed_round_trip(a, b, rcm);
     }
   }
   // In the plan's order x and y move alike: no packing and no gather; with the rows alone
   // moved, x is read in place.
-  Options o;
-  o.reorder = "rcm";
-  o.renumber_columns = true;
-  o.plan_order = true;
+  Options o = rcm_renumbered(true);
   const Build planned = build(a, o);
   CHECK(planned.map->packed_columns == 0);
   CHECK(planned.map->cols == planned.map->rows);
@@ -202,19 +210,7 @@ TEST_CASE("a reordered build numbers the columns read first and gathers only the
 
 TEST_CASE("a reordered build in the caller's order puts its empty rows last") {
   // Random rows of 8 with every third row emptied and a quarter of the columns read.
-  const CsrMatrix r = gen::from_spec("random:n=3000,per_row=8");
-  std::vector<std::int64_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<double> vals;
-  for (std::int64_t i = 0; i < r.nrows; ++i) {
-    if (i % 3 != 2)
-      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
-        cols.push_back(r.col_idx[k] - r.col_idx[k] % 4);
-        vals.push_back(r.values[k]);
-      }
-    ptr.push_back(static_cast<std::int64_t>(cols.size()));
-  }
-  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
+  const CsrMatrix a = test::sparse_directed(gen::from_spec("random:n=3000,per_row=8"), 4, 3);
   const std::vector<double> x = codegen::test_vector(a.ncols);
   std::vector<double> ref(static_cast<std::size_t>(a.nrows));
   compiler::csr_reference_spmv(a, x, ref);
@@ -224,10 +220,8 @@ TEST_CASE("a reordered build in the caller's order puts its empty rows last") {
     rank[static_cast<std::size_t>(rcm.perm[j])] = static_cast<std::int32_t>(j);
   for (const char* format : {"csr", "csr_stream", "bro_ell", "ell"}) {
     CAPTURE(format);
-    Options o;
+    Options o = rcm_renumbered(false);
     o.format = format;
-    o.reorder = "rcm";
-    o.renumber_columns = true;
     const Build b = build(a, o);
     REQUIRE(b.map);
     REQUIRE(b.reordered);
@@ -244,19 +238,10 @@ TEST_CASE("a reordered build in the caller's order puts its empty rows last") {
               rank[caller]);
     }
     CHECK(compiler::relative_error(product_through_build(b, x), ref) < 1e-14);
-    const Ordering again = ordering_of(*b.map, "again");
-    CHECK(again.kind == PermutationKind::symmetric);
-    CHECK(again.perm == rcm.perm);
-    const CsrMatrix moved = packed_like(permute(a, again), *b.map);
-    CHECK(moved.row_ptr == b.reordered->row_ptr);
-    CHECK(moved.col_idx == b.reordered->col_idx);
-    CHECK(moved.values == b.reordered->values);
+    check_packed_round_trip(a, b, rcm);
   }
   // The plan's order moves x and y alike: the rows are RCM's.
-  Options o;
-  o.reorder = "rcm";
-  o.renumber_columns = true;
-  o.plan_order = true;
+  Options o = rcm_renumbered(true);
   const Build planned = build(a, o);
   CHECK(planned.map->packed_rows == 0);
   CHECK(planned.map->rows == rcm.perm);

@@ -22,6 +22,7 @@
 #include "spmvc/compiler/value_update.hpp"
 #include "spmvc/error.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 using namespace spmvc::formats;
@@ -191,19 +192,7 @@ TEST_CASE("value gathers follow a build whose read columns and rows with entries
   // (RowColumnMap::packed_columns), which a format whose layout follows the columns (bcsr's
   // blocks) sees as well as the value arrays.
   // Every fifth row is emptied too: its rows with entries are numbered first as well.
-  const CsrMatrix r = gen::from_spec("random:n=600,per_row=6");
-  std::vector<std::int64_t> ptr{0};
-  std::vector<std::int32_t> cols;
-  std::vector<double> vals;
-  for (std::int64_t i = 0; i < r.nrows; ++i) {
-    if (i % 5 != 4)
-      for (std::int64_t k = r.row_ptr[i]; k < r.row_ptr[i + 1]; ++k) {
-        cols.push_back(r.col_idx[k] - r.col_idx[k] % 4);
-        vals.push_back(r.values[k]);
-      }
-    ptr.push_back(static_cast<std::int64_t>(cols.size()));
-  }
-  const CsrMatrix a = csr_from_arrays(r.nrows, r.ncols, ptr, cols, vals);
+  const CsrMatrix a = test::sparse_directed(gen::from_spec("random:n=600,per_row=6"), 4, 5);
   const CsrMatrix b = renewed(a);
   for (const std::string format : {"csr", "csr_stream", "bro_ell", "ell", "bcsr"}) {
     CAPTURE(format);
