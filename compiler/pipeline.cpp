@@ -115,6 +115,7 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
         cols[j] = map.cols[static_cast<std::size_t>(order[j])];
       map.cols = std::move(cols);
       map.packed_columns = k;
+      b.plan.reorder_why += fmt::format("; the {} of {} columns read numbered first", k, a.ncols);
     }
     std::int64_t nonempty = 0;
     Ordering rows{"nonempty rows first", PermutationKind::rows_only,
@@ -127,6 +128,7 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
         moved[i] = map.rows[static_cast<std::size_t>(rows.perm[i])];
       map.rows = std::move(moved);
       map.packed_rows = nonempty;
+      b.plan.reorder_why += fmt::format("; its {} empty rows last", a.nrows - nonempty);
     }
   }
   return format;

@@ -9,6 +9,8 @@
 #include <numeric>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "codegen/codegen.hpp"
 #include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
@@ -227,6 +229,10 @@ TEST_CASE("a reordered build in the caller's order puts its empty rows last") {
     REQUIRE(b.reordered);
     CHECK(b.map->packed_rows == 2000);
     CHECK(b.map->packed_columns > 0);
+    // The plan says so, for `spmvc plan` and explain.
+    CHECK(b.plan.reorder_why.find("its 1000 empty rows last") != std::string::npos);
+    CHECK(b.plan.reorder_why.find(fmt::format("the {} of 3000 columns read numbered first",
+                                              b.map->packed_columns)) != std::string::npos);
     for (std::int64_t i = 0; i < a.nrows; ++i) {
       const auto caller = static_cast<std::size_t>(b.map->rows[static_cast<std::size_t>(i)]);
       CHECK((b.reordered->row_ptr[i + 1] > b.reordered->row_ptr[i]) == (i < 2000));
