@@ -117,15 +117,14 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
       map.packed_columns = k;
       b.plan.reorder_why += fmt::format("; the {} of {} columns read numbered first", k, a.ncols);
     }
+    // With no empty row, or only empty ones, the order found is the identity and nothing moved.
     std::int64_t nonempty = 0;
-    Ordering rows{"nonempty rows first", PermutationKind::rows_only,
-                  nonempty_rows_first(*b.reordered, &nonempty), 0, ""};
+    const std::vector<std::int32_t> rows = nonempty_rows_first(*b.reordered, &nonempty);
     if (nonempty > 0 && nonempty < a.nrows) {
       if (map.ordering.empty()) map.ordering = ordering.perm;
-      *b.reordered = permute(*b.reordered, rows);
-      std::vector<std::int32_t> moved(rows.perm.size());
+      std::vector<std::int32_t> moved(rows.size());
       for (std::size_t i = 0; i < moved.size(); ++i)
-        moved[i] = map.rows[static_cast<std::size_t>(rows.perm[i])];
+        moved[i] = map.rows[static_cast<std::size_t>(rows[i])];
       map.rows = std::move(moved);
       map.packed_rows = nonempty;
       b.plan.reorder_why += fmt::format("; its {} empty rows last", a.nrows - nonempty);

@@ -189,14 +189,20 @@ Ordering ordering_of(const RowColumnMap& map, std::string name) {
   return o;
 }
 
-std::vector<std::int32_t> nonempty_rows_first(const CsrMatrix& a, std::int64_t* nonempty) {
+std::vector<std::int32_t> nonempty_rows_first(CsrMatrix& a, std::int64_t* nonempty) {
   std::vector<std::int32_t> order;
   order.reserve(static_cast<std::size_t>(a.nrows));
   for (std::int64_t r = 0; r < a.nrows; ++r)
     if (a.row_ptr[r + 1] > a.row_ptr[r]) order.push_back(static_cast<std::int32_t>(r));
-  if (nonempty) *nonempty = static_cast<std::int64_t>(order.size());
+  const auto filled = static_cast<std::int64_t>(order.size());
+  if (nonempty) *nonempty = filled;
   for (std::int64_t r = 0; r < a.nrows; ++r)
     if (a.row_ptr[r + 1] == a.row_ptr[r]) order.push_back(static_cast<std::int32_t>(r));
+  // The rows with entries keep their order and so their entries' places: new row i < filled ends
+  // where its old row ended, and every empty row after them ends at nnz.
+  for (std::int64_t i = 0; i < filled; ++i)
+    a.row_ptr[i + 1] = a.row_ptr[order[static_cast<std::size_t>(i)] + 1];
+  std::fill(a.row_ptr.begin() + filled + 1, a.row_ptr.end(), a.nnz());
   return order;
 }
 
@@ -211,13 +217,11 @@ CsrMatrix packed_like(CsrMatrix moved, const RowColumnMap& map) {
   }
   if (map.packed_rows > 0) {
     std::int64_t nonempty = 0;
-    Ordering rows{"nonempty rows first", PermutationKind::rows_only,
-                  nonempty_rows_first(moved, &nonempty), 0, ""};
+    (void)nonempty_rows_first(moved, &nonempty);
     if (nonempty != map.packed_rows)
       throw InputError(
           "packed_like", 0,
           fmt::format("{} rows with entries where the map packed {}", nonempty, map.packed_rows));
-    moved = permute(moved, rows);
   }
   return moved;
 }

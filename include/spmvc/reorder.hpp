@@ -98,9 +98,11 @@ struct RowColumnMap {
 /// InputError for a map whose rows and columns moved differently.
 Ordering ordering_of(const RowColumnMap& map, std::string name);
 
-/// The rows of `a` that hold a stored entry, in their order, then its empty rows, in theirs: new
-/// row i is row order[i] (a rows_only permutation), and `*nonempty` the count of the first.
-std::vector<std::int32_t> nonempty_rows_first(const CsrMatrix& a, std::int64_t* nonempty);
+/// Moves `a`'s empty rows after the rows that hold a stored entry, each part in its order, and
+/// returns the new row order (new row i was row order[i], a rows_only permutation); `*nonempty`
+/// is the count of the first part. An empty row holds no entry, so the entries stay where they
+/// are: only row_ptr changes.
+std::vector<std::int32_t> nonempty_rows_first(CsrMatrix& a, std::int64_t* nonempty);
 
 /// `moved` (the caller's matrix permuted by ordering_of(map)) packed as `map` records: its read
 /// columns numbered first where map.packed_columns, its rows with entries first where

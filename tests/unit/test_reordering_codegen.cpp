@@ -187,6 +187,27 @@ TEST_CASE("pack_read_columns numbers the columns read first and moves no entry")
   }
 }
 
+TEST_CASE("nonempty_rows_first moves the empty rows last and no entry") {
+  // Rows: empty, two entries, empty, one entry, empty.
+  const CsrMatrix a =
+      csr_from_arrays(5, 4, std::vector<std::int64_t>{0, 0, 2, 2, 3, 3},
+                      std::vector<std::int32_t>{0, 3, 2}, std::vector<double>{1, 2, 3});
+  CsrMatrix p = a;
+  std::int64_t nonempty = -1;
+  CHECK(nonempty_rows_first(p, &nonempty) == std::vector<std::int32_t>{1, 3, 0, 2, 4});
+  CHECK(nonempty == 2);
+  CHECK(p.row_ptr == std::vector<std::int64_t>{0, 2, 3, 3, 3, 3});
+  CHECK(p.col_idx == a.col_idx);
+  CHECK(p.values == a.values);
+  validate(p);
+  // No empty row: the identity, the matrix as it was.
+  CsrMatrix full = gen::from_spec("stencil2d:n=5");
+  const CsrMatrix before = full;
+  CHECK(is_identity(nonempty_rows_first(full, &nonempty)));
+  CHECK(nonempty == full.nrows);
+  CHECK(full.row_ptr == before.row_ptr);
+}
+
 TEST_CASE("columns_read lists the columns any entry reads; columns_gathered the gather's share") {
   // 4 x 6: row 1 empty, columns 0, 2 and 3 never read.
   const std::vector<std::int64_t> row_ptr{0, 2, 2, 4, 5};
