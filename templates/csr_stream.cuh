@@ -31,7 +31,10 @@
 // thread block computes one row block and reduces each row in one pass: the reduction is on
 // every block's critical path, so neither rounds that share long rows among more lanes nor
 // blocks that walk several row blocks in turn pay (the hardware's scheduling of independent
-// blocks hides the bounds' latency better; both measured slower, bench/results/README.md).
+// blocks hides the bounds' latency better; both measured slower, bench/results/README.md), nor
+// does a long row among one-lane rows summed by its lane's whole warp once the warp's other rows
+// are done (wiki-Vote x16M fp32 on the H200 43.5-43.7 -> 46.3-46.4 us;
+// bench/results/2026-12-01-h200-stream-reduction/warp-long-rows.txt).
 // With kRowsPerLane 2 a block may hold up to 2 x kBlockSize rows, lane t summing rows t and
 // t + kBlockSize: short rows then fill a tile of eight products a thread.
 // With one lane per row (more than kBlockSize / 2 rows, as on census and road graphs) a lane
@@ -173,7 +176,9 @@ struct IsTable<TableValues<Value, Code>> {
 
 /// The stream phase of a block whose rows fit the tile: its n products into shared memory.
 /// Every thread loads up to four (col, value) pairs first, then gathers x; wider tiles take
-/// their steps four at a time (eight pairs in flight spill registers). `values` and the column
+/// their steps four at a time (eight pairs in flight measured slower, spilled or not: Maragal_6
+/// x16M fp32 40.2-41.1 -> 43.4-44.1 us on the H200, bench/results/2026-12-01-h200-stream-reduction/
+/// eight-in-flight.txt). `values` and the column
 /// accessor start at the block's first nonzero, so each step's loads are the thread's pointer
 /// plus a constant. A struct with a force-inlined call rather than a lambda: NVRTC left a generic
 /// lambda's call out of line, with a stack frame.
