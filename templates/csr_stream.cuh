@@ -176,12 +176,12 @@ struct IsTable<TableValues<Value, Code>> {
 
 /// The stream phase of a block whose rows fit the tile: its n products into shared memory.
 /// Every thread loads up to four (col, value) pairs first, then gathers x; wider tiles take
-/// their steps four at a time (eight pairs in flight measured slower, spilled or not: Maragal_6
-/// x16M fp32 40.2-41.1 -> 43.4-44.1 us on the H200, bench/results/2026-12-01-h200-stream-reduction/
-/// eight-in-flight.txt). `values` and the column
-/// accessor start at the block's first nonzero, so each step's loads are the thread's pointer
-/// plus a constant. A struct with a force-inlined call rather than a lambda: NVRTC left a generic
-/// lambda's call out of line, with a stack frame.
+/// their steps four at a time: eight pairs in flight measured slower, also in units that did
+/// not spill (Maragal_6 x16M fp64 on the H200 55.5-56.1 -> 59.7-60.4 us; eight-in-flight.txt in
+/// bench/results/2026-12-01-h200-stream-reduction/). `values` and the column accessor start at
+/// the block's first nonzero, so each step's loads are the thread's pointer plus a constant. A
+/// struct with a force-inlined call rather than a lambda: NVRTC left a generic lambda's call out of
+/// line, with a stack frame.
 template <int kBlockSize, int kSteps, typename Value, typename Acc, typename Values,
           typename Slots = InPlace>
 struct StreamTile {
