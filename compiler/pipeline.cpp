@@ -202,9 +202,14 @@ void realize(const CsrMatrix& a, Build& b, const Plan& plan, const Options& opti
   // permutes the vectors, with the map the operator keeps.
   if (b.map && !options.plan_order) {
     // x gathered whole into the order: only the columns read need to be (a column that no
-    // entry reads, as a directed graph's vertex that no edge points to, is left out).
-    const bool gathers_whole =
-        !b.map->cols.empty() && !codegen::splits_x(b.encoded) && b.map->packed_columns == 0;
+    // entry reads, as a directed graph's vertex that no edge points to, is left out). A symmetric
+    // ordering without hubs had its read columns counted in order(): packed where few are read,
+    // and where most are, the list would go unused (attach_reordering gathers all of x then), so
+    // it is not counted again.
+    const bool counted =
+        b.map->hub_columns == 0 && (!b.map->ordering.empty() || b.map->cols == b.map->rows);
+    const bool gathers_whole = !b.map->cols.empty() && !codegen::splits_x(b.encoded) &&
+                               b.map->packed_columns == 0 && !counted;
     codegen::attach_reordering(
         b.source, b.encoded, *b.map,
         gathers_whole ? columns_read(b.matrix(a)) : std::vector<std::int32_t>{});
