@@ -178,7 +178,14 @@ struct IsTable<TableValues<Value, Code>> {
 /// Every thread loads up to four (col, value) pairs first, then gathers x; wider tiles take
 /// their steps four at a time: eight pairs in flight measured slower, also in units that did
 /// not spill (Maragal_6 x16M fp64 on the H200 55.5-56.1 -> 59.7-60.4 us; eight-in-flight.txt in
-/// bench/results/2026-12-01-h200-stream-reduction/). `values` and the column accessor start at
+/// bench/results/2026-12-01-h200-stream-reduction/). Nor did wider loads: four nonzeros a load
+/// (16-bit columns in one 8-byte load, values in one 16-byte load), where a warp's gather of x
+/// then reads every fourth of 128 nonzeros rather than 32 consecutive ones (email-Enron x16M fp32
+/// 44.9 -> 48.6 us, astro-ph fp64 56.3 -> 65.3 us; only census graphs, whose gathers miss L1
+/// either way, gained: vt2010 fp32 54.7 -> 53.3 us), nor the block's whole tile copied into shared
+/// memory first with 16-byte asynchronous copies (cp.async) and gathered from there: 9-25% slower
+/// on every matrix timed, Maragal_6 fp32 37.9 -> 47.5 us
+/// (bench/results/2026-12-01-h200-stream-wide-loads/). `values` and the column accessor start at
 /// the block's first nonzero, so each step's loads are the thread's pointer plus a constant. A
 /// struct with a force-inlined call rather than a lambda: NVRTC left a generic lambda's call out of
 /// line, with a stack frame.
