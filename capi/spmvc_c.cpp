@@ -629,6 +629,7 @@ spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json) {
     doc["spill_bytes"] = t.spill_bytes;
     doc["early_launches"] = t.early_launches;
     doc["device_bytes"] = op->op.device_bytes();
+    doc["read_bytes"] = op->op.read_bytes();
     doc["compile_log"] = t.compile_log;
     doc["tiers"] = {{"tier", t.tier},
                     {"generic_applies", t.generic_applies},

@@ -258,7 +258,7 @@ int run_bench(const MatrixArgs& args, const BenchArgs& b) {
   const double csr_bytes =
       static_cast<double>(a.nrows + 1) * 4 + nnz * (4 + vb) + static_cast<double>(xb + yb);
   const double own_bytes =
-      static_cast<double>(op.device_bytes() + static_cast<std::int64_t>(xb + yb));
+      static_cast<double>(op.read_bytes() + static_cast<std::int64_t>(xb + yb));
   const double tol = compiler::result_tolerance(p);
   double best_cusparse = std::numeric_limits<double>::infinity();
   for (const Measured& m : results) {

@@ -388,7 +388,7 @@ int run_suite(const SuiteArgs& s, const BenchArgs& b) {
             err = check(fn);
           }
           const double ms = median_ms(fn, b);
-          const double own = static_cast<double>(op.device_bytes()) + static_cast<double>(xb + yb);
+          const double own = static_cast<double>(op.read_bytes()) + static_cast<double>(xb + yb);
           const CompileTimings& t = op.timings();
           // A plan that hands the multiply to cuSPARSE counts as "cusparse" in the tables.
           m = {{"format",

@@ -385,7 +385,13 @@ void finish_build(Operator::Impl& im, CompileTimings& timings, const DeviceCsr& 
     im.device_bytes += (a.nrows + 1) * 4 + a.nnz * (4 + (plain ? vb : 0));
   }
   im.borrowed = {{"row_ptr", a.row_ptr}, {"col_idx", a.col_idx}, {"values", a.values}};
-  if (narrow_columns) im.borrowed.push_back({"col_wide", a.col_idx});
+  im.borrowed_read_bytes = {
+      {"row_ptr", (a.nrows + 1) * 4}, {"col_idx", a.nnz * 4}, {"values", a.nnz * vb}};
+  if (narrow_columns) {
+    im.borrowed.push_back({"col_wide", a.col_idx});
+    // Only the wide blocks' share, not known here without reading the blocks back: not counted.
+    im.borrowed_read_bytes.push_back({"col_wide", 0});
+  }
   if (im.plan.engine == Engine::cusparse) {
     // cuSPARSE multiplies the caller's CSR arrays; the csr kernel (compiled above, or by the
     // tier's thread) serves SpMM and the transposed multiply.

@@ -57,6 +57,38 @@ const void* Operator::Impl::array(const std::string& name) const {
   throw InternalError("kernel parameter names no uploaded array: " + name);
 }
 
+std::int64_t Operator::Impl::read_bytes() const {
+  // cuSPARSE as the engine multiplies the plan's csr arrays alone; the launches then serve SpMM
+  // and the transposed multiply.
+  std::vector<std::string> names;
+  if (plan.engine == Engine::cusparse) {
+    names = {"row_ptr", "col_idx", "values"};
+  } else {
+    for (const Launch& launch : launches) {
+      for (const KernelParam& p : launch.desc.params) {
+        if (p.kind == KernelParam::Kind::array &&
+            std::find(names.begin(), names.end(), p.name) == names.end())
+          names.push_back(p.name);
+      }
+    }
+  }
+  std::int64_t total = 0;
+  for (const std::string& name : names) {
+    const auto own =
+        std::find_if(arrays.begin(), arrays.end(), [&](const auto& a) { return a.first == name; });
+    if (own != arrays.end()) {
+      total += static_cast<std::int64_t>(own->second.bytes());
+      continue;
+    }
+    const auto lent = std::find_if(borrowed_read_bytes.begin(), borrowed_read_bytes.end(),
+                                   [&](const auto& a) { return a.first == name; });
+    if (lent == borrowed_read_bytes.end())
+      throw InternalError("kernel parameter names no array of known size: " + name);
+    total += lent->second;
+  }
+  return total;
+}
+
 double Operator::Impl::load_kernels(runtime::KernelCache& cache, const runtime::DeviceInfo& device,
                                     bool own_load) {
   const auto t0 = Clock::now();
@@ -263,6 +295,10 @@ void Operator::wait_specialised() const {
 std::int64_t Operator::device_bytes() const {
   impl_->settled();
   return impl_->device_bytes;
+}
+std::int64_t Operator::read_bytes() const {
+  impl_->settled();
+  return impl_->read_bytes();
 }
 
 void Operator::apply(const void* x, void* y, double alpha, double beta, void* stream) const {

@@ -50,6 +50,8 @@ struct Operator::Impl {
   std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
   /// Arrays the caller owns (compile(DeviceCsr)): read in place, never freed here.
   std::vector<std::pair<std::string, const void*>> borrowed;
+  /// What a multiply reads of each borrowed array, in bytes (read_bytes()).
+  std::vector<std::pair<std::string, std::int64_t>> borrowed_read_bytes;
   /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
   static constexpr std::size_t kMaxParams = runtime::LaunchArgs::kMaxParams;
   /// One per launch of the unit, in launch order.
@@ -87,6 +89,8 @@ struct Operator::Impl {
   std::shared_ptr<ValueGathers> gathers;
 
   const void* array(const std::string& name) const;
+  /// Bytes of the arrays one multiply reads: each array a launch takes, counted once.
+  std::int64_t read_bytes() const;
   /// Obtains the unit's CUBIN through `cache` and loads every launch's entry point: shared with
   /// other operators (runtime::shared_kernel), or a load of its own when `own_load` (a reordered
   /// unit, whose spmvc_row_map variable is set per operator). Fills the compile timings but the

@@ -229,7 +229,8 @@ spmvc_status spmvc_operator_plan(const spmvc_operator* op, spmvc_text_kind kind,
 /** The translation unit that was compiled; *kernel_name as in spmvc_generate. */
 spmvc_status spmvc_operator_source(const spmvc_operator* op, char** source, char** kernel_name);
 /** One-time costs in seconds by step, where the kernel came from ("nvrtc", "memory", "disk"),
- * registers, spilled bytes, device bytes of the encoded matrix, and NVRTC's log, as JSON. */
+ * registers, spilled bytes, device bytes of the encoded matrix ("device_bytes") and what a
+ * multiply reads of them ("read_bytes"), and NVRTC's log, as JSON. */
 spmvc_status spmvc_operator_timings(const spmvc_operator* op, char** json);
 
 #ifdef __cplusplus

@@ -210,8 +210,15 @@ class Operator {
   /// Waits until the specialised kernel is ready (at once when there is no generic tier), then
   /// rethrows the background compile's error if it failed. The next apply() runs it.
   void wait_specialised() const;
-  /// Bytes of the encoded matrix resident on the device.
+  /// Bytes of the encoded matrix resident on the device: with the GPU build of a host matrix,
+  /// the kept copy of its CSR too, whatever reads it.
   std::int64_t device_bytes() const;
+  /// Bytes of the matrix's device arrays one apply() reads: each array its kernels take, once
+  /// (for a cuSPARSE plan, the CSR arrays it multiplies). Not x or y. Where csr_stream's 16-bit
+  /// columns are built on the GPU, the wide blocks' columns, read from the CSR's col_idx, are
+  /// not counted (the planner proposes 16-bit columns where at least half the blocks are
+  /// narrow). The figure the share of read bandwidth is taken of.
+  std::int64_t read_bytes() const;
 
   struct Impl;
 

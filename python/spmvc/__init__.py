@@ -200,7 +200,8 @@ class Explanation:
             str(self.plan).rstrip(),
             f"kernel: {t['kernel_name']} (from {t['kernel_origin']}), {t['registers']} registers"
             f", {t['spill_bytes']} bytes spilled",
-            f"device memory for the matrix: {t['device_bytes']:,} bytes",
+            f"device memory for the matrix: {t['device_bytes']:,} bytes"
+            f" ({t['read_bytes']:,} read a multiply)",
             f"built from {'device arrays on the GPU' if self.path == 'device' else 'host arrays'}"
             + (f" (converted on the device: {', '.join(self.copied)})" if self.copied else ""),
             f"one-time cost: {one_time or 'none measured'}",

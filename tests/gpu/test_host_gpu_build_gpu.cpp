@@ -11,6 +11,7 @@
 
 #include "build_units.hpp"
 #include "device.hpp"
+#include "formats/csr/csr_format.hpp"
 #include "formats/format.hpp"
 #include "gpu_support.hpp"
 #include "spmvc/compiler/test_vector.hpp"
@@ -131,5 +132,57 @@ TEST_CASE("gpu: compile(CsrMatrix) with build auto builds on the GPU, on the hos
     FAIL("a column past ncols compiled");
   } catch (const InputError& e) {
     CHECK(e.source() == "CsrMatrix");
+  }
+}
+
+TEST_CASE("gpu: read_bytes counts the arrays a multiply reads, not the GPU build's kept CSR copy") {
+  if (!have_device()) return;
+  // 40,000 columns: every row block's columns span less than 2^16, so all take 16-bit columns.
+  const CsrMatrix a = gen::random_uniform(30000, 40000, 12);
+  const std::int64_t nnz = a.nnz();
+  for (const Precision p : {Precision::f32, Precision::f64}) {
+    CAPTURE(to_string(p));
+    const std::int64_t vb = p == Precision::f64 ? 8 : 4;
+    Options o;
+    o.disk_cache = false;
+    o.tiered = false;
+    o.precision = p;
+    o.value_coding = false;
+    CsrStreamParams stream;
+    stream.narrow_columns = true;
+    o.params = stream;
+    o.build = BuildMode::device;
+    const Operator gpu = compile(a, o);
+    REQUIRE(gpu.plan().format == "csr_stream");
+    // The unit reads its row blocks, block bases and 16-bit columns, and the kept copy's row_ptr
+    // and values; the copy's col_idx only for wide blocks, of which there are none here.
+    const std::int64_t nblocks = gpu.source().grid;
+    const std::int64_t read =
+        (nblocks + 1) * 4 + nblocks * 4 + nnz * 2 + (a.nrows + 1) * 4 + nnz * vb;
+    CHECK(gpu.read_bytes() == read);
+    CHECK(gpu.device_bytes() - gpu.read_bytes() == nnz * 4);
+    CHECK(check(a, gpu) <= tolerance(p));
+
+    // Built on the host, the unit reads every array it uploaded: the same arrays, with a
+    // one-element wide-column array in place of the copy's unread col_idx.
+    o.build = BuildMode::host;
+    const Operator host = compile(a, o);
+    REQUIRE(describe(host.plan().params) == describe(gpu.plan().params));
+    CHECK(host.read_bytes() == host.device_bytes());
+    CHECK(host.read_bytes() == read + 4);
+
+    // cuSPARSE as the engine reads the CSR arrays it multiplies: the host encoding's, whose
+    // col_idx and values carry the csr kernel's zero padding (the kernel serves SpMM there).
+    Options c;
+    c.disk_cache = false;
+    c.tiered = false;
+    c.precision = p;
+    c.build = BuildMode::host;
+    c.cusparse = "always";
+    const Operator engine = compile(a, c);
+    REQUIRE(engine.plan().engine == Engine::cusparse);
+    const std::int64_t padded = formats::CsrFormat::padded_nnz(nnz);
+    REQUIRE(padded - nnz < 1024);
+    CHECK(engine.read_bytes() == (a.nrows + 1) * 4 + padded * (4 + vb));
   }
 }
