@@ -389,8 +389,9 @@ void finish_build(Operator::Impl& im, CompileTimings& timings, const DeviceCsr& 
       {"row_ptr", (a.nrows + 1) * 4}, {"col_idx", a.nnz * 4}, {"values", a.nnz * vb}};
   if (narrow_columns) {
     im.borrowed.push_back({"col_wide", a.col_idx});
-    // Only the wide blocks' share, not known here without reading the blocks back: not counted.
-    im.borrowed_read_bytes.push_back({"col_wide", 0});
+    // Only the wide blocks' share, counted when asked (read_bytes()): the build does not wait
+    // for its blocks to be read back.
+    im.borrowed_read_bytes.push_back({"col_wide", Operator::Impl::kReadOnWideBlocks});
   }
   if (im.plan.engine == Engine::cusparse) {
     // cuSPARSE multiplies the caller's CSR arrays; the csr kernel (compiled above, or by the

@@ -84,9 +84,33 @@ std::int64_t Operator::Impl::read_bytes() const {
                                    [&](const auto& a) { return a.first == name; });
     if (lent == borrowed_read_bytes.end())
       throw InternalError("kernel parameter names no array of known size: " + name);
-    total += lent->second;
+    total += lent->second == kReadOnWideBlocks ? wide_column_bytes() : lent->second;
   }
   return total;
+}
+
+std::int64_t Operator::Impl::wide_column_bytes() const {
+  const auto own = [&](const char* name) -> const runtime::DeviceBuffer& {
+    for (const auto& [n, buffer] : arrays)
+      if (n == name) return buffer;
+    throw InternalError(fmt::format("a GPU-built unit with wide column blocks has no {}", name));
+  };
+  const runtime::DeviceBuffer& starts = own("row_blocks");
+  const runtime::DeviceBuffer& codes = own("col_base");
+  const std::size_t nblocks = starts.bytes() / 4 - 1;
+  // A block's code is its base column, or -1 - w where its columns sit at col_idx[w...].
+  std::vector<std::int32_t> code(nblocks);
+  codes.download(code.data(), nblocks * 4);
+  if (std::none_of(code.begin(), code.end(), [](std::int32_t c) { return c < 0; })) return 0;
+  std::vector<std::int32_t> first_row(nblocks + 1);
+  starts.download(first_row.data(), (nblocks + 1) * 4);
+  std::vector<std::int32_t> row_ptr(static_cast<std::size_t>(nrows) + 1);
+  runtime::copy_to_host(row_ptr.data(), array("row_ptr"), row_ptr.size() * 4);
+  std::int64_t wide = 0;
+  for (std::size_t b = 0; b < nblocks; ++b) {
+    if (code[b] < 0) wide += row_ptr[first_row[b + 1]] - row_ptr[first_row[b]];
+  }
+  return wide * 4;
 }
 
 double Operator::Impl::load_kernels(runtime::KernelCache& cache, const runtime::DeviceInfo& device,

@@ -50,8 +50,10 @@ struct Operator::Impl {
   std::vector<std::pair<std::string, runtime::DeviceBuffer>> arrays;
   /// Arrays the caller owns (compile(DeviceCsr)): read in place, never freed here.
   std::vector<std::pair<std::string, const void*>> borrowed;
-  /// What a multiply reads of each borrowed array, in bytes (read_bytes()).
+  /// What a multiply reads of each borrowed array, in bytes (read_bytes()); kReadOnWideBlocks for
+  /// the caller's col_idx that csr_stream's wide blocks read (counted by wide_column_bytes()).
   std::vector<std::pair<std::string, std::int64_t>> borrowed_read_bytes;
+  static constexpr std::int64_t kReadOnWideBlocks = -1;
   /// Kernel parameters are few (csr has 8); apply() keeps their slots on the stack.
   static constexpr std::size_t kMaxParams = runtime::LaunchArgs::kMaxParams;
   /// One per launch of the unit, in launch order.
@@ -91,6 +93,10 @@ struct Operator::Impl {
   const void* array(const std::string& name) const;
   /// Bytes of the arrays one multiply reads: each array a launch takes, counted once.
   std::int64_t read_bytes() const;
+  /// Bytes of the caller's col_idx that a GPU-built csr_stream unit with 16-bit columns reads:
+  /// its wide blocks' nonzeros (a block whose columns span 2^16 or more), found from the block
+  /// codes on the device (and the row offsets where a block is wide).
+  std::int64_t wide_column_bytes() const;
   /// Obtains the unit's CUBIN through `cache` and loads every launch's entry point: shared with
   /// other operators (runtime::shared_kernel), or a load of its own when `own_load` (a reordered
   /// unit, whose spmvc_row_map variable is set per operator). Fills the compile timings but the

@@ -215,9 +215,10 @@ class Operator {
   std::int64_t device_bytes() const;
   /// Bytes of the matrix's device arrays one apply() reads: each array its kernels take, once
   /// (for a cuSPARSE plan, the CSR arrays it multiplies). Not x or y. Where csr_stream's 16-bit
-  /// columns are built on the GPU, the wide blocks' columns, read from the CSR's col_idx, are
-  /// not counted (the planner proposes 16-bit columns where at least half the blocks are
-  /// narrow). The figure the share of read bandwidth is taken of.
+  /// columns are built on the GPU, the wide blocks read their columns from the CSR's col_idx:
+  /// those nonzeros' columns are counted, found by reading the block codes back from the device
+  /// (and the row offsets where a block is wide), so this call then waits for the device. The
+  /// figure the share of read bandwidth is taken of.
   std::int64_t read_bytes() const;
 
   struct Impl;

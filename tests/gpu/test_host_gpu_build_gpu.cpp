@@ -186,3 +186,51 @@ TEST_CASE("gpu: read_bytes counts the arrays a multiply reads, not the GPU build
     CHECK(engine.read_bytes() == (a.nrows + 1) * 4 + padded * (4 + vb));
   }
 }
+
+TEST_CASE("gpu: read_bytes counts the caller's col_idx that the GPU build's wide blocks read") {
+  if (!have_device()) return;
+  // The first 20,000 rows take columns below 40,000 (16-bit blocks); the rest spread over
+  // 300,000 columns, so their blocks span more than 2^16 and read 32-bit columns.
+  constexpr std::int32_t kRows = 40000, kPerRow = 12, kCols = 300000;
+  std::vector<std::int32_t> row_ptr(kRows + 1), col_idx;
+  std::vector<double> values;
+  std::uint32_t state = 12345;
+  const auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (std::int32_t r = 0; r < kRows; ++r) {
+    const std::uint32_t span = r < kRows / 2 ? 40000u : static_cast<std::uint32_t>(kCols);
+    for (int k = 0; k < kPerRow; ++k) {
+      col_idx.push_back(static_cast<std::int32_t>((next() >> 8) % span));
+      values.push_back(1.0 + static_cast<double>(next() >> 16) / 65536.0);
+    }
+    row_ptr[r + 1] = static_cast<std::int32_t>(col_idx.size());
+  }
+  const CsrMatrix a = csr_from_arrays(kRows, kCols, row_ptr, col_idx, values);
+  const std::int64_t nnz = a.nnz();
+  Options o;
+  o.disk_cache = false;
+  o.tiered = false;
+  o.precision = Precision::f32;
+  o.value_coding = false;
+  CsrStreamParams stream;
+  stream.narrow_columns = true;
+  o.params = stream;
+  o.build = BuildMode::device;
+  const Operator gpu = compile(a, o);
+  REQUIRE(gpu.plan().format == "csr_stream");
+  CHECK(check(a, gpu) <= tolerance(Precision::f32));
+  // Without the wide blocks' columns: row blocks, block codes, 16-bit columns, row_ptr, values.
+  const std::int64_t nblocks = gpu.source().grid;
+  const std::int64_t narrow_only =
+      (nblocks + 1) * 4 + nblocks * 4 + nnz * 2 + (a.nrows + 1) * 4 + nnz * 4;
+  const std::int64_t wide = gpu.read_bytes() - narrow_only;
+  // About half the nonzeros are in wide blocks (a block may straddle the halves).
+  CHECK(wide % 4 == 0);
+  CHECK(wide / 4 >= nnz / 2 - 4096);
+  CHECK(wide / 4 <= nnz / 2 + 4096);
+  // The host encoding of the same plan stores exactly those blocks' columns in its col_wide.
+  o.build = BuildMode::host;
+  const Operator host = compile(a, o);
+  REQUIRE(describe(host.plan().params) == describe(gpu.plan().params));
+  CHECK(host.read_bytes() == host.device_bytes());
+  CHECK(gpu.read_bytes() == host.read_bytes());
+}
