@@ -32,6 +32,20 @@ std::vector<double> product(const CsrMatrix& a, const Operator& op) {
   return y;
 }
 
+// csr_stream with 16-bit columns and plain values, built on the GPU.
+Options narrow_stream_options(Precision p) {
+  Options o;
+  o.disk_cache = false;
+  o.tiered = false;
+  o.precision = p;
+  o.value_coding = false;
+  CsrStreamParams stream;
+  stream.narrow_columns = true;
+  o.params = stream;
+  o.build = BuildMode::device;
+  return o;
+}
+
 // The build's kernels come from the fatbin where it serves this GPU, else from NVRTC.
 std::string expected_units() {
   const runtime::DeviceInfo device = runtime::probe_device(0);
@@ -143,15 +157,7 @@ TEST_CASE("gpu: read_bytes counts the arrays a multiply reads, not the GPU build
   for (const Precision p : {Precision::f32, Precision::f64}) {
     CAPTURE(to_string(p));
     const std::int64_t vb = p == Precision::f64 ? 8 : 4;
-    Options o;
-    o.disk_cache = false;
-    o.tiered = false;
-    o.precision = p;
-    o.value_coding = false;
-    CsrStreamParams stream;
-    stream.narrow_columns = true;
-    o.params = stream;
-    o.build = BuildMode::device;
+    Options o = narrow_stream_options(p);
     const Operator gpu = compile(a, o);
     REQUIRE(gpu.plan().format == "csr_stream");
     // The unit reads its row blocks, block bases and 16-bit columns, and the kept copy's row_ptr
@@ -206,15 +212,7 @@ TEST_CASE("gpu: read_bytes counts the caller's col_idx that the GPU build's wide
   }
   const CsrMatrix a = csr_from_arrays(kRows, kCols, row_ptr, col_idx, values);
   const std::int64_t nnz = a.nnz();
-  Options o;
-  o.disk_cache = false;
-  o.tiered = false;
-  o.precision = Precision::f32;
-  o.value_coding = false;
-  CsrStreamParams stream;
-  stream.narrow_columns = true;
-  o.params = stream;
-  o.build = BuildMode::device;
+  Options o = narrow_stream_options(Precision::f32);
   const Operator gpu = compile(a, o);
   REQUIRE(gpu.plan().format == "csr_stream");
   CHECK(check(a, gpu) <= tolerance(Precision::f32));
