@@ -47,10 +47,15 @@ std::filesystem::path cache_dir_of(const Options& options) {
 using runtime::Clock;
 using runtime::seconds_since;
 
-const void* Operator::Impl::array(const std::string& name) const {
+const runtime::DeviceBuffer* Operator::Impl::own_array(const std::string& name) const {
   for (const auto& [n, buffer] : arrays) {
-    if (n == name) return buffer.get();
+    if (n == name) return &buffer;
   }
+  return nullptr;
+}
+
+const void* Operator::Impl::array(const std::string& name) const {
+  if (const runtime::DeviceBuffer* own = own_array(name)) return own->get();
   for (const auto& [n, pointer] : borrowed) {
     if (n == name) return pointer;
   }
@@ -74,10 +79,8 @@ std::int64_t Operator::Impl::read_bytes() const {
   }
   std::int64_t total = 0;
   for (const std::string& name : names) {
-    const auto own =
-        std::find_if(arrays.begin(), arrays.end(), [&](const auto& a) { return a.first == name; });
-    if (own != arrays.end()) {
-      total += static_cast<std::int64_t>(own->second.bytes());
+    if (const runtime::DeviceBuffer* own = own_array(name)) {
+      total += static_cast<std::int64_t>(own->bytes());
       continue;
     }
     const auto lent = std::find_if(borrowed_read_bytes.begin(), borrowed_read_bytes.end(),
@@ -90,13 +93,12 @@ std::int64_t Operator::Impl::read_bytes() const {
 }
 
 std::int64_t Operator::Impl::wide_column_bytes() const {
-  const auto own = [&](const char* name) -> const runtime::DeviceBuffer& {
-    for (const auto& [n, buffer] : arrays)
-      if (n == name) return buffer;
-    throw InternalError(fmt::format("a GPU-built unit with wide column blocks has no {}", name));
-  };
-  const runtime::DeviceBuffer& starts = own("row_blocks");
-  const runtime::DeviceBuffer& codes = own("col_base");
+  const runtime::DeviceBuffer* starts_array = own_array("row_blocks");
+  const runtime::DeviceBuffer* codes_array = own_array("col_base");
+  if (starts_array == nullptr || codes_array == nullptr)
+    throw InternalError("a GPU-built unit with wide column blocks has no row_blocks or col_base");
+  const runtime::DeviceBuffer& starts = *starts_array;
+  const runtime::DeviceBuffer& codes = *codes_array;
   const std::size_t nblocks = starts.bytes() / 4 - 1;
   // A block's code is its base column, or -1 - w where its columns sit at col_idx[w...].
   std::vector<std::int32_t> code(nblocks);

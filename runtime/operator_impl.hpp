@@ -90,6 +90,8 @@ struct Operator::Impl {
   struct ValueGathers;
   std::shared_ptr<ValueGathers> gathers;
 
+  /// The operator's own array `name`, or nullptr (a borrowed array, or none).
+  const runtime::DeviceBuffer* own_array(const std::string& name) const;
   const void* array(const std::string& name) const;
   /// Bytes of the arrays one multiply reads: each array a launch takes, counted once.
   std::int64_t read_bytes() const;
