@@ -54,7 +54,7 @@ const std::array<GpuCalibration, 2> kCalibrations{{
     {"H100", "NVIDIA H100 80GB HBM3", "sm_90", kDefaultReadBandwidth, kH100, kH100Build,
      latency_of("H100").launch, latency_of("H100").step},
     {"H200", "NVIDIA H200", "sm_90", 4.46e12, kH200, kH200Build, latency_of("H200").launch,
-     latency_of("H200").step},
+     latency_of("H200").step, /*stream_split=*/true},
 }};
 
 // `gpu` names this calibration's GPU: its short name or its device name, whole.

@@ -52,6 +52,9 @@ struct GpuCalibration {
   /// (calibration/latency.inc). 1 for the reference GPU and for GPUs not probed.
   double launch_scale = 1;
   double step_scale = 1;
+  /// csr_stream's split rows (CsrStreamParams::split) measured to pay on this GPU: the planner
+  /// proposes them only where this holds (bench/results/2026-12-02-h200-split-rows/).
+  bool stream_split = false;
 };
 
 /// The calibration for `gpu` (a device name or a model's short name, compared whole) on `arch`:

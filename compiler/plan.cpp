@@ -65,8 +65,8 @@ std::string describe_one(const P& p) {
     if (!out.empty()) out += ' ';
     out += text;
   };
-  // Bools print only where they differ from the default ("o64", "no-aligned"); so does the value
-  // coding ("val=1"), which most plans leave plain.
+  // Bools print only where they differ from the default ("o64", "no-aligned"); so do the value
+  // coding ("val=1"), which most plans leave plain, and csr_stream's split rows ("split=16").
   P::fields(p, [&](std::string_view name, std::string_view label, const auto& value) {
     using V = std::decay_t<decltype(value)>;
     if constexpr (std::is_same_v<V, bool>) {
@@ -77,7 +77,7 @@ std::string describe_one(const P& p) {
         }
       });
       if (value != def) add(value ? std::string(label) : "no-" + std::string(label));
-    } else if (name != "values" || value != 0) {
+    } else if ((name != "values" && name != "split") || value != 0) {
       // Appended in place (the planner labels every candidate it weighs: a formatted string
       // per field was a fifth of its time).
       static_assert(std::is_integral_v<V>, "parameters are integers or bools");

@@ -165,6 +165,29 @@ struct Slotted {
   }
 };
 
+/// How a block that fits the tile assigns its lanes for the reduction. WholeRows: lanes per
+/// row from the block's row count (below). SplitRows: each lane reads a 32-bit descriptor,
+/// lanes[block * kBlockSize + lane], that the host encoder lays out (split_rows):
+///   bits  0-10  b, the segment's first product counted from the block's first nonzero
+///   bits 11-17  len, the segment's products (0: an idle lane, or a row with none)
+///   bit  18     head: the lane writes the row's y
+///   bits 19-23  extra: the row's further segments, len products each but the last, whose
+///               sums their lanes leave at their first product's place
+///   bits 24-31  the row counted from the block's first
+/// A row's segments lie in one warp, so a __syncwarp, not a block barrier, orders the partial
+/// sums before its head adds them: no lane walks more than a segment plus a row's partial
+/// sums, where with WholeRows one lane walks a whole row of a power-law graph (100-900 products)
+/// while its block waits.
+struct WholeRows {
+  static constexpr bool kSplit = false;
+  __device__ __forceinline__ unsigned lane(long long) const { return 0u; }
+};
+struct SplitRows {
+  static constexpr bool kSplit = true;
+  const unsigned* __restrict__ lanes;
+  __device__ __forceinline__ unsigned lane(long long i) const { return __ldg(lanes + i); }
+};
+
 template <typename Values>
 struct IsTable {
   static constexpr bool value = false;
@@ -281,12 +304,13 @@ struct LongRowSum {
 };
 
 template <int kBlockSize, int kTile, int kRowsPerLane, typename Offset, typename Value,
-          typename Acc, typename Columns, typename Values, typename Slots = InPlace>
+          typename Acc, typename Columns, typename Values, typename Slots = InPlace,
+          typename Lanes = WholeRows>
 __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
                                      const Offset* __restrict__ row_ptr, Columns columns,
                                      Values values, const Value* __restrict__ x,
                                      Value* __restrict__ y, Acc alpha, Acc beta,
-                                     Slots slots = Slots{}) {
+                                     Slots slots = Slots{}, Lanes lanes = Lanes{}) {
   static_assert(kBlockSize % 32 == 0, "blocks are whole warps");
   static_assert(kTile % kBlockSize == 0, "the tile is a whole number of block-wide steps");
   static_assert(kRowsPerLane == 1 || kRowsPerLane == 2, "a lane sums one or two rows");
@@ -304,13 +328,16 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   const int local = t >> shift;
   const Offset* __restrict__ bounds = row_ptr + first;
   Offset row_begin = 0, row_end = 0;
-  if (local < rows) {
+  // Split rows: the lane's segment descriptor in place of its row's bounds.
+  const unsigned segment =
+      lanes.lane(static_cast<long long>(blockIdx.x) * kBlockSize + static_cast<long long>(t));
+  if (!Lanes::kSplit && local < rows) {
     row_begin = __ldg(bounds + local);
     row_end = __ldg(bounds + local + 1);
   }
   // A block of more rows than threads (kRowsPerLane 2): lane t also sums row t + kBlockSize.
   Offset row2_begin = 0, row2_end = 0;
-  if (kRowsPerLane > 1 && t + kBlockSize < rows) {
+  if (!Lanes::kSplit && kRowsPerLane > 1 && t + kBlockSize < rows) {
     row2_begin = __ldg(bounds + t + kBlockSize);
     row2_end = __ldg(bounds + t + kBlockSize + 1);
   }
@@ -335,6 +362,21 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
         code, static_cast<long long>(start),
         Stream{values + start, x, products, static_cast<int>(end - start), t, slots + start});
     __syncthreads();
+    if (Lanes::kSplit) {
+      const int sb = static_cast<int>(segment & 0x7ffu);
+      const int len = static_cast<int>((segment >> 11) & 0x7fu);
+      const bool head = ((segment >> 18) & 1u) != 0;
+      const int extra = static_cast<int>((segment >> 19) & 0x1fu);
+      Acc sum = strided_sum(products, sb, sb + len, 1);
+      // The segment's first product is read by this lane only, above: its place takes the sum.
+      if (!head && len > 0) products[sb] = sum;
+      __syncwarp();
+      if (head) {
+        if (extra > 0) sum += strided_sum(products, sb + len, sb + len * extra + 1, len);
+        store_y(y, first + static_cast<int>(segment >> 24), sum, alpha, beta);
+      }
+      return;
+    }
     if (!kBoundsFirst) {
       b = static_cast<int>(row_begin - start);
       e = static_cast<int>(row_end - start);

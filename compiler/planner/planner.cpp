@@ -434,6 +434,15 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
           proposed.push_back(std::move(c));
         }
       }
+      // csr_stream's split rows: only on GPUs where they were measured to pay, and only in the
+      // value codings they take (a mixed-precision twin may have changed it).
+      const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+      std::erase_if(proposed, [&](const Candidate& c) {
+        const auto* q = std::get_if<CsrStreamParams>(&c.params);
+        return q != nullptr && q->split > 0 &&
+               (calibration == nullptr || !calibration->stream_split ||
+                unit->cannot_implement(profile, c.params, options.precision).has_value());
+      });
     }
     for (Candidate& c : proposed) {
       if (mixed != MixedPrecision::off && c.representable && !formats::has_value_coding(c.params)) {

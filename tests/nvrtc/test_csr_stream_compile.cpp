@@ -71,3 +71,37 @@ TEST_CASE(
   }
   CHECK(compiled >= 3 * 3);
 }
+
+TEST_CASE("csr_stream: split rows compile without spills wherever they are allowed") {
+  // Every one-row-a-lane shape the planner proposes, with 32- and 16-bit columns, plain and
+  // sorted tiles, in fp64 and fp32; the codings and precision split rows refuse are refused.
+  const CsrMatrix a = gen::rmat(10, 8);
+  const formats::CsrStreamFormat unit;
+  const Profile profile = inspect(a, InspectDepth::rows);
+  int compiled = 0, refused = 0;
+  for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+    for (const Candidate& c : unit.propose(profile, p)) {
+      CsrStreamParams params = std::get<CsrStreamParams>(c.params);
+      if (!c.applicable || params.rows_per_lane != 1 || params.block_size > 256 ||
+          params.tile > 2048)
+        continue;
+      for (const bool sorted : {false, true}) {
+        params.split = 16;
+        params.sorted = sorted;
+        if (unit.cannot_implement(profile, params, p)) {
+          CHECK((p == Precision::f32_acc64 || params.values == formats::kValuesTable8 ||
+                 params.values == formats::kValuesTable16));
+          ++refused;
+          continue;
+        }
+        const Encoded e = unit.encode(a, params, p);
+        const KernelSource k = unit.generate(e, params, "");
+        CHECK(k.kernel_name.find("_s16") != std::string::npos);
+        test::check_compiles(k);
+        ++compiled;
+      }
+    }
+  }
+  CHECK(compiled >= 2 * 3 * 2);
+  CHECK(refused >= 3 * 2);
+}

@@ -343,3 +343,126 @@ TEST_CASE("csr_stream: sorted tiles hold each block's nonzeros in column order, 
   CHECK_THROWS_WITH_AS(compiler::choose_build(o, {1000, 1000, 10000, 0}),
                        doctest::Contains("sorted tiles"), InputError);
 }
+
+namespace {
+
+// Runs of 128 rows of 16 nonzeros, each followed by three empty rows: every 2,048-nonzero tile
+// fills exactly and ends on empty rows, which start one past its last product.
+CsrMatrix full_tiles_then_empty_rows() {
+  CsrMatrix a;
+  a.nrows = 131 * 40;
+  a.ncols = 5000;
+  for (std::int64_t r = 0; r < a.nrows; ++r) {
+    if (r % 131 < 128) {
+      for (std::int32_t j = 0; j < 16; ++j) {
+        a.col_idx.push_back(static_cast<std::int32_t>((r % 97) * 50 + j * 3));
+        a.values.push_back(0.5 + 0.01 * static_cast<double>(j));
+      }
+    }
+    a.row_ptr.push_back(a.nnz());
+  }
+  validate(a);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("csr_stream: split rows sum a long row in segments of one warp, as plain CSR does") {
+  // R-MAT rows reach hundreds of products; awkward() mixes empty, short and tile-long rows.
+  for (const CsrMatrix& a : {gen::rmat(13, 16), awkward(20000), full_tiles_then_empty_rows()}) {
+    for (const auto& [block, tile] : {std::pair{256, 2048}, {256, 1024}, {64, 512}}) {
+      for (const int split : {4, 16, 64}) {
+        for (const bool narrow : {false, true}) {
+          CsrStreamParams p;
+          p.block_size = block;
+          p.tile = tile;
+          p.split = split;
+          p.narrow_columns = narrow;
+          CAPTURE(a.nrows);
+          CAPTURE(tile);
+          CAPTURE(split);
+          CHECK(round_trip(a, p, Precision::f64) <= 1e-14);
+          CHECK(round_trip(a, p, Precision::f32) <= 1e-6);
+        }
+      }
+    }
+  }
+  // The descriptors: no lane walks more than its row's segment length, a row's segments sit in
+  // one warp, and every row longer than `split` (up to the tile) is cut.
+  const CsrMatrix a = gen::rmat(13, 16);
+  const CsrStreamFormat unit;
+  CsrStreamParams p;
+  p.block_size = 256;
+  p.tile = 2048;
+  p.split = 16;
+  const Encoded e = unit.encode(a, p, Precision::f32);
+  const auto* rb = reinterpret_cast<const std::int32_t*>(e.array("row_blocks").bytes.data());
+  const auto* lanes = reinterpret_cast<const std::uint32_t*>(e.array("lanes").bytes.data());
+  const std::int64_t nblocks = e.array("row_blocks").count() - 1;
+  REQUIRE(e.array("lanes").count() == nblocks * p.block_size);
+  std::int64_t cut = 0, longest_walk = 0, longest_row = 0;
+  for (std::int64_t b = 0; b < nblocks; ++b) {
+    const std::int64_t start = a.row_ptr[static_cast<std::size_t>(rb[b])];
+    for (int t = 0; t < p.block_size; ++t) {
+      const std::uint32_t d = lanes[b * p.block_size + t];
+      if (((d >> 18) & 1u) == 0) continue;
+      const std::int64_t row = rb[b] + (d >> 24);
+      const std::int64_t n = a.row_ptr[static_cast<std::size_t>(row) + 1] -
+                             a.row_ptr[static_cast<std::size_t>(row)];
+      const int extra = static_cast<int>((d >> 19) & 31u);
+      const int len = static_cast<int>((d >> 11) & 127u);
+      CHECK(static_cast<std::int64_t>(d & 0x7ffu) ==
+            (n > 0 ? a.row_ptr[static_cast<std::size_t>(row)] - start : 0));
+      CHECK(t / 32 == (t + extra) / 32);  // its segments' lanes follow it in its warp
+      if (n > p.tile) continue;
+      CHECK((extra > 0) == (n > CsrStreamFormat::segments(n, p.split).length));
+      if (n > p.split + 1) CHECK(extra > 0);  // cut once longer than split (made odd)
+      CHECK(len == CsrStreamFormat::segments(n, p.split).length);
+      if (extra > 0) {
+        CHECK(len % 2 == 1);  // its lanes start on different banks
+        CHECK(len <= 1 + std::max<std::int64_t>(
+                             p.split, std::max<std::int64_t>(
+                                          static_cast<std::int64_t>(std::ceil(std::sqrt(double(n)))),
+                                          (n + 31) / 32)));
+      }
+      cut += extra > 0 ? 1 : 0;
+      longest_walk = std::max<std::int64_t>(longest_walk, len + extra);
+      longest_row = std::max(longest_row, n);
+    }
+  }
+  CHECK(cut > 100);
+  CHECK(longest_row > 500);
+  CHECK(longest_walk < longest_row / 4);
+
+  // A descriptor pointing a head at a place its warp did not fill is caught by the reference.
+  Encoded broken = unit.encode(a, p, Precision::f64);
+  auto lanes_of = std::find_if(broken.arrays.begin(), broken.arrays.end(),
+                               [](const EncodedArray& arr) { return arr.name == "lanes"; });
+  REQUIRE(lanes_of != broken.arrays.end());
+  auto* d = reinterpret_cast<std::uint32_t*>(lanes_of->bytes.data());
+  std::int64_t i = 0;
+  while (((d[i] >> 18) & 1u) == 0 || ((d[i] >> 19) & 31u) == 0 || ((d[i] >> 19) & 31u) == 31) ++i;
+  d[i] += 1u << 19;  // one more partial sum than its row has
+  std::vector<double> x(static_cast<std::size_t>(a.ncols), 1.0), y(static_cast<std::size_t>(a.nrows));
+  CHECK_THROWS_AS(unit.reference_spmv(broken, p, x, y, 1.0, 0.0), InternalError);
+}
+
+TEST_CASE("csr_stream: split rows refuse shapes their descriptor cannot hold") {
+  const CsrMatrix a = gen::rmat(10, 8);
+  const Profile profile = inspect(a, InspectDepth::rows);
+  const CsrStreamFormat unit;
+  auto why = [&](int block, int tile, int split, int rows_per_lane) {
+    CsrStreamParams p;
+    p.block_size = block;
+    p.tile = tile;
+    p.split = split;
+    p.rows_per_lane = rows_per_lane;
+    return unit.cannot_implement(profile, p, Precision::f32).value_or("");
+  };
+  CHECK(why(256, 2048, 16, 1).empty());
+  CHECK(why(256, 2048, 3, 1).find("split 3") != std::string::npos);
+  CHECK(why(256, 2048, 65, 1).find("split 65") != std::string::npos);
+  CHECK(why(512, 2048, 16, 1).find("b=512") != std::string::npos);
+  CHECK(why(256, 2048, 16, 2).find("m=2") != std::string::npos);
+  CHECK(why(512, 4096, 16, 1).find("tile=4096") != std::string::npos);
+}

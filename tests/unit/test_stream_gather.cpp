@@ -176,3 +176,34 @@ TEST_CASE("planner: a regular stencil's pick does not move") {
     }
   }
 }
+
+TEST_CASE("planner: csr_stream's split rows where one row a lane walks power-law rows, on the H200") {
+  // bench/results/2026-12-02-h200-split-rows/: in fp32, email-Enron and astro-ph x16M (blocks of
+  // about 200 rows, one lane a row) measured 5% faster with split rows; Maragal_6 (about 80 rows
+  // a block, two lanes a row) 4% slower, wiki-Vote under RCM (its empty rows last: 47 rows a
+  // block) 3% slower, and fp64 no faster. The H100 never timed them.
+  const std::optional<Profile> enron = replicated_profile("email-Enron");
+  const std::optional<Profile> wiki = replicated_profile("wiki-Vote");
+  const std::optional<Profile> maragal = replicated_profile("Maragal_6");
+  if (!enron || !wiki || !maragal) {
+    MESSAGE("the public matrices are absent: skipped");
+    return;
+  }
+  const auto split_candidates = [](const Plan& plan) {
+    return std::count_if(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& c) {
+      const auto* p = std::get_if<CsrStreamParams>(&c.params);
+      return c.applicable && p != nullptr && p->split > 0;
+    });
+  };
+  const Plan picked = compiler::make_plan(*enron, on("H200", Precision::f32));
+  REQUIRE(picked.format == "csr_stream");
+  CHECK(std::get<CsrStreamParams>(picked.params).split == 16);
+  CHECK(picked.why.find("split among lanes") != std::string::npos);
+  CHECK(split_candidates(compiler::make_plan(*enron, on("H100", Precision::f32))) == 0);
+  CHECK(split_candidates(compiler::make_plan(*enron, on("H200", Precision::f64))) == 0);
+  CHECK(split_candidates(compiler::make_plan(*wiki, on("H200", Precision::f32))) == 0);
+  CHECK(split_candidates(compiler::make_plan(*maragal, on("H200", Precision::f32))) == 0);
+  // A regular mesh's rows are alike: nothing to split.
+  const Profile stencil = inspect(gen::stencil_2d_5pt(1000, 1000), InspectDepth::rows);
+  CHECK(split_candidates(compiler::make_plan(stencil, on("H200", Precision::f32))) == 0);
+}

@@ -105,6 +105,81 @@ void unsort_tiles(const Encoded& e, const std::int32_t* blocks, const Offset* ro
   values = std::move(in_order_values);
 }
 
+// Split rows: block b's rows summed as the kernel sums them, from its lane descriptors alone
+// (products in shared memory, each lane's segment, the partial sums left at their segments'
+// first places and added by their heads). A descriptor reaching outside its block, two segments
+// over one product, a product no segment sums, a head reading a place that no lane of its warp
+// filled, or a row out of the block is an encoding error. Marks the rows written.
+template <typename Offset, typename Value>
+void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_t b,
+                          const std::int32_t* blocks, const Offset* row_ptr,
+                          const std::vector<std::int32_t>& col, const std::vector<Value>& values,
+                          std::span<const double> x, std::span<double> y, double alpha,
+                          double beta, std::vector<char>& written) {
+  const std::uint32_t* lanes = typed<std::uint32_t>(e.array("lanes"));
+  const std::int64_t start = row_ptr[blocks[b]], n = row_ptr[blocks[b + 1]] - start;
+  const std::int64_t rows = blocks[b + 1] - blocks[b];
+  auto write = [&](std::int64_t r, double sum) {
+    if (r < 0 || r >= e.nrows || written[static_cast<std::size_t>(r)])
+      throw InternalError(fmt::format("csr_stream: block {} covers row {} wrongly", b, r));
+    written[static_cast<std::size_t>(r)] = 1;
+    const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
+    y[static_cast<std::size_t>(r)] = alpha * sum + prior;
+  };
+  std::vector<double> products(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) {
+    const auto i = static_cast<std::size_t>(start + k);
+    products[static_cast<std::size_t>(k)] =
+        static_cast<double>(values[i]) * x[static_cast<std::size_t>(col[i])];
+  }
+  if (n > p.tile) {
+    if (rows != 1) throw InternalError(fmt::format("csr_stream: long block {} holds {} rows", b, rows));
+    write(blocks[b], std::accumulate(products.begin(), products.end(), 0.0));
+    return;
+  }
+  const auto bs = static_cast<std::size_t>(p.block_size);
+  const std::uint32_t* d = lanes + b * bs;
+  std::vector<double> sums(bs, 0.0);
+  std::vector<int> writer(static_cast<std::size_t>(n), -1);  // the warp that left a sum there
+  std::vector<char> covered(static_cast<std::size_t>(n), 0);
+  for (std::size_t t = 0; t < bs; ++t) {
+    const std::int64_t sb = d[t] & 0x7ffu, len = (d[t] >> 11) & 0x7fu;
+    if (sb + len > n && len > 0)
+      throw InternalError(fmt::format("csr_stream: block {} lane {} reaches past its tile", b, t));
+    for (std::int64_t k = sb; k < sb + len; ++k) {
+      if (covered[static_cast<std::size_t>(k)]++)
+        throw InternalError(fmt::format("csr_stream: block {} sums product {} twice", b, k));
+      sums[t] += products[static_cast<std::size_t>(k)];
+    }
+  }
+  if (std::find(covered.begin(), covered.end(), 0) != covered.end())
+    throw InternalError(fmt::format("csr_stream: block {} leaves a product unsummed", b));
+  for (std::size_t t = 0; t < bs; ++t) {
+    const std::int64_t sb = d[t] & 0x7ffu, len = (d[t] >> 11) & 0x7fu;
+    if (((d[t] >> 18) & 1u) == 0 && len > 0) {
+      products[static_cast<std::size_t>(sb)] = sums[t];
+      writer[static_cast<std::size_t>(sb)] = static_cast<int>(t / 32);
+    }
+  }
+  for (std::size_t t = 0; t < bs; ++t) {
+    if (((d[t] >> 18) & 1u) == 0) continue;
+    const std::int64_t sb = d[t] & 0x7ffu, len = (d[t] >> 11) & 0x7fu;
+    const std::int64_t extra = (d[t] >> 19) & 0x1fu, local = d[t] >> 24;
+    double sum = sums[t];
+    for (std::int64_t j = 1; j <= extra; ++j) {
+      const std::int64_t at = sb + j * len;
+      if (at >= n || writer[static_cast<std::size_t>(at)] != static_cast<int>(t / 32))
+        throw InternalError(fmt::format(
+            "csr_stream: block {} lane {} adds a partial sum its warp did not leave", b, t));
+      sum += products[static_cast<std::size_t>(at)];
+    }
+    if (local >= rows)
+      throw InternalError(fmt::format("csr_stream: block {} lane {} writes row {} of {}", b, t,
+                                      local, rows));
+    write(blocks[b] + local, sum);
+  }
+}
+
 template <typename Offset, typename Value>
 void multiply(const Encoded& e, const CsrStreamParams& p, std::span<const double> x,
               std::span<double> y, double alpha, double beta) {
@@ -119,7 +194,13 @@ void multiply(const Encoded& e, const CsrStreamParams& p, std::span<const double
   // row would show here as a row never written or written twice.
   std::vector<char> written(static_cast<std::size_t>(e.nrows), 0);
   const auto nblocks = static_cast<std::size_t>(blocks_arr.count() - 1);
-  for (std::size_t b = 0; b < nblocks; ++b) {
+  if (p.split > 0) {
+    if (e.array("lanes").count() != static_cast<std::int64_t>(nblocks) * p.block_size)
+      throw InternalError("csr_stream: a lane descriptor per thread of each block expected");
+    for (std::size_t b = 0; b < nblocks; ++b)
+      multiply_split_block(e, p, b, blocks, row_ptr, col, values, x, y, alpha, beta, written);
+  }
+  for (std::size_t b = 0; p.split == 0 && b < nblocks; ++b) {
     for (std::int64_t r = blocks[b]; r < blocks[b + 1]; ++r) {
       if (r < 0 || r >= e.nrows || written[static_cast<std::size_t>(r)])
         throw InternalError(fmt::format("csr_stream: block {} covers row {} wrongly", b, r));
@@ -269,6 +350,91 @@ std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int ti
   return out;
 }
 
+CsrStreamFormat::Segments CsrStreamFormat::segments(std::int64_t n, int split) {
+  if (n <= split) return {static_cast<int>(n), 1};
+  auto root = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+  std::int64_t length = std::max({static_cast<std::int64_t>(split), root, (n + 31) / 32});
+  // An odd length: a row's segments start an odd number of products apart, so that its lanes,
+  // stepping through them together, read 32 different banks of shared memory (a length of 16 or
+  // 32 put every lane of the row on one bank, in fp64 for either).
+  length |= 1;
+  return {static_cast<int>(length), static_cast<int>((n + length - 1) / length)};
+}
+
+std::vector<std::int32_t> CsrStreamFormat::split_row_blocks(const CsrMatrix& a, int tile,
+                                                            int block_size, int split,
+                                                            std::vector<std::uint32_t>& lanes) {
+  if (a.nrows == 0) {
+    lanes.assign(static_cast<std::size_t>(block_size), 0);
+    return {0, 0};
+  }
+  auto length_of = [&](std::int64_t r) {
+    return a.row_ptr[static_cast<std::size_t>(r) + 1] - a.row_ptr[static_cast<std::size_t>(r)];
+  };
+  // Walks the block that starts at row `first` of the group ending before `end`, calling
+  // place(row, first lane, segments) for each of its rows; returns the row after it. A row's
+  // segments take lanes of one warp: where they would cross into the next, they start there.
+  auto walk = [&](std::int64_t first, std::int64_t end, auto&& place) {
+    if (length_of(first) > tile) return first + 1;  // alone, summed by every thread
+    std::int64_t nnz = 0, r = first;
+    int lane = 0;
+    for (; r < end && r - first < block_size; ++r) {
+      const std::int64_t n = length_of(r);
+      if (nnz + n > tile) break;
+      const Segments seg = segments(n, split);
+      int at = lane;
+      if ((at & 31) + seg.count > 32) at = (at + 31) & ~31;
+      if (at + seg.count > block_size) break;
+      place(r, at, seg);
+      lane = at + seg.count;
+      nnz += n;
+    }
+    return r;
+  };
+  const auto none = [](std::int64_t, int, const Segments&) {};
+  const std::int64_t ngroups = (a.nrows + kGroupRows - 1) / kGroupRows;
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(ngroups) + 1, 0);
+  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t g = lo; g < hi; ++g) {
+      const std::int64_t end = std::min(a.nrows, (g + 1) * kGroupRows);
+      std::int64_t n = 0;
+      for (std::int64_t r = g * kGroupRows; r < end; r = walk(r, end, none)) ++n;
+      offsets[static_cast<std::size_t>(g) + 1] = n;
+    }
+  });
+  for (std::size_t g = 1; g < offsets.size(); ++g) offsets[g] += offsets[g - 1];
+  const auto nblocks = static_cast<std::size_t>(offsets.back());
+  std::vector<std::int32_t> out(nblocks + 1);
+  lanes.assign(nblocks * static_cast<std::size_t>(block_size), 0);
+  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t g = lo; g < hi; ++g) {
+      const std::int64_t end = std::min(a.nrows, (g + 1) * kGroupRows);
+      auto at = static_cast<std::size_t>(offsets[static_cast<std::size_t>(g)]);
+      for (std::int64_t r = g * kGroupRows; r < end; ++at) {
+        out[at] = static_cast<std::int32_t>(r);
+        const std::int64_t start = a.row_ptr[static_cast<std::size_t>(r)];
+        std::uint32_t* block = lanes.data() + at * static_cast<std::size_t>(block_size);
+        r = walk(r, end, [&](std::int64_t row, int lane, const Segments& seg) {
+          const std::int64_t n = length_of(row);
+          // An empty row that ends a full tile starts at `tile`, past the 11-bit field: with no
+          // products to sum, its segment starts at 0.
+          const std::int64_t b = n > 0 ? a.row_ptr[static_cast<std::size_t>(row)] - start : 0;
+          const auto local = static_cast<std::uint32_t>(row - out[at]);
+          for (int j = 0; j < seg.count; ++j) {
+            const std::int64_t len = std::min<std::int64_t>(seg.length, n - std::int64_t{j} * seg.length);
+            std::uint32_t d = static_cast<std::uint32_t>(b + std::int64_t{j} * seg.length) |
+                              static_cast<std::uint32_t>(len) << 11;
+            if (j == 0) d |= 1u << 18 | static_cast<std::uint32_t>(seg.count - 1) << 19 | local << 24;
+            block[lane + j] = d;
+          }
+        });
+      }
+    }
+  });
+  out.back() = static_cast<std::int32_t>(a.nrows);
+  return out;
+}
+
 double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStreamParams& p) {
   // Rows longer than the tile get a block each; the rest are cut within their groups. Bins above
   // 32 are ranges: their midpoint stands for every row in them (a short row's range lies under
@@ -322,6 +488,12 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
   const double turns = per_block > p.block_size ? 2.0 : 1.0;
   auto steps = [&](const HistogramBin& bin) {
     const double len = 0.5 * static_cast<double>(bin.lo + std::min<std::int64_t>(bin.hi, p.tile));
+    if (p.split > 0) {
+      // A lane a segment: the row's head walks its segment, then adds the others' sums.
+      const CsrStreamFormat::Segments seg =
+          CsrStreamFormat::segments(static_cast<std::int64_t>(std::ceil(len)), p.split);
+      return std::max(1.0, static_cast<double>(seg.length + seg.count - 1));
+    }
     return turns * std::max(1.0, std::ceil(len / lanes));
   };
   // E[max of per_block rows] = sum over bins of steps * (F(bin)^n - F(bin-)^n), bins in
@@ -346,8 +518,8 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
 double CsrStreamFormat::warp_imbalance(const Profile& profile, const CsrStreamParams& p) {
   // The same (tile, block size, rows a lane) is asked for by each column width and value coding:
   // kept for the planning.
-  thread_local PlanningMemo<std::tuple<int, int, int>, double> kept;
-  return kept.get(profile, {p.tile, p.block_size, p.rows_per_lane},
+  thread_local PlanningMemo<std::tuple<int, int, int, int>, double> kept;
+  return kept.get(profile, {p.tile, p.block_size, p.rows_per_lane, p.split},
                   [&] { return stream_imbalance_afresh(profile, p); });
 }
 
@@ -386,7 +558,8 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
   c.matrix_bytes = static_cast<double>(profile.nrows + 1) * ob + (blocks + 1) * 4.0 +
                    static_cast<double>(profile.nnz) * (column_bytes + (p.sorted ? 2.0 : 0.0) +
                                                        value_code_bytes(p.values, precision)) +
-                   value_table_bytes(p.values, profile, precision);
+                   value_table_bytes(p.values, profile, precision) +
+                   (p.split > 0 ? 4.0 * p.block_size * blocks : 0.0);
   c.x_bytes = static_cast<double>(profile.ncols) * vb;
   c.y_bytes = static_cast<double>(profile.nrows) * vb;
   // Loads have no idle lanes; what is left is the tail of each block's tile.
@@ -407,6 +580,14 @@ Cost CsrStreamFormat::cost(const Profile& profile, const FormatParams& params,
   // times (256-thread blocks), so it moves csr_stream against the other formats, not between
   // its own shapes, whose order the tile sweeps set (kStreamBlockBytes).
   c.warp_imbalance = warp_imbalance(profile, kImbalanceShape);
+  // Split rows shorten the wait by a share of what they shorten it at the candidate's own
+  // shape (kSplitWaitShare: the lane descriptors and the partial sums' adds cost back the rest).
+  if (p.split > 0) {
+    CsrStreamParams whole = p;
+    whole.split = 0;
+    c.warp_imbalance *=
+        std::pow(warp_imbalance(profile, p) / warp_imbalance(profile, whole), kSplitWaitShare);
+  }
   // x is charged above as read once, but each row gathers it sector by sector: on scattered
   // rows (graphs, census meshes: 0.9-1.0 sectors per nonzero) a gather per nonzero, on stencils
   // a third to two thirds of that. What a gathered sector costs is the GPU's (its calibration's
@@ -428,6 +609,22 @@ std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& prof
     return fmt::format("tile {} exceeds 4096 nonzeros (32 KiB of shared memory)", p.tile);
   if (p.rows_per_lane != 1 && p.rows_per_lane != 2)
     return fmt::format("{} rows a lane: csr_stream takes 1 or 2", p.rows_per_lane);
+  if (p.split != 0) {
+    if (p.split < kMinSplit || p.split > kMaxSplit)
+      return fmt::format("split {} is not 0 or {}..{} products", p.split, kMinSplit, kMaxSplit);
+    if (p.block_size > 256 || p.rows_per_lane != 1 || p.tile > 2048)
+      return fmt::format(
+          "split rows take blocks of at most 256 threads, one row a lane and tiles of at most "
+          "2048 (the lane descriptor's fields), not b={} m={} tile={}",
+          p.block_size, p.rows_per_lane, p.tile);
+    if (p.values != kValuesPlain && p.values != kValuesUnit)
+      return fmt::format("split rows take plain or unit values, not {}: a value table beside the "
+                         "lane descriptor spills registers at eight blocks a multiprocessor",
+                         value_coding_tag(p.values));
+    if (precision == Precision::f32_acc64)
+      return "split rows with fp64 accumulation of fp32 values spill registers at eight blocks a "
+             "multiprocessor";
+  }
   if (auto why = value_coding_problem(profile, p.values, precision)) return why;
   if (!p.offsets64 && needs_offsets64(profile.nnz))
     return fmt::format("{} nonzeros need 64-bit row offsets", profile.nnz);
@@ -438,8 +635,28 @@ std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& prof
   return std::nullopt;
 }
 
+bool CsrStreamFormat::split_pays(const Profile& profile, const CsrStreamParams& p,
+                                 Precision precision) {
+  if (precision != Precision::f32 || p.block_size > 256 || p.tile > 2048 || p.rows_per_lane != 1)
+    return false;
+  // One row a lane: rows per block, as many as fill the tile, above half the threads. Counted
+  // over the rows that hold nonzeros: an ordering may put the empty ones last (the pipeline's
+  // packed rows), and then a block's rows are the nonempty ones, several lanes each, which
+  // already share a long row (wiki-Vote x16M under RCM, whose nonempty rows hold 43 nonzeros on
+  // average against 12.5 over all rows: 43.2 -> 44.5 us with split rows).
+  const auto nonempty = static_cast<double>(profile.nrows - profile.empty_rows);
+  if (nonempty <= 0 || profile.nnz <= 0 ||
+      static_cast<double>(p.tile) * nonempty / static_cast<double>(profile.nnz) <=
+          static_cast<double>(p.block_size) / 2)
+    return false;
+  CsrStreamParams q = p;
+  q.split = kProposedSplit;
+  return warp_imbalance(profile, q) < kSplitWait * warp_imbalance(profile, p);
+}
+
 std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precision precision) const {
   std::vector<Candidate> out;
+  std::vector<CsrStreamParams> split_candidates;
   // Each shape with 32-bit columns, and with narrow (c16) columns when most blocks' columns
   // span less than 2^16. Narrow columns decide per block, not per nonzero, which column array
   // to read, and measured faster on the H100 wherever they apply.
@@ -455,6 +672,11 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       p.narrow_columns = narrow;
       const double share = narrow ? narrow_share(profile, p) : 0.0;
       if (narrow && (p.offsets64 || share < kMinNarrowShare)) continue;
+      if (p.rows_per_lane == 1 && split_pays(profile, p, precision)) {
+        CsrStreamParams q = p;
+        q.split = kProposedSplit;
+        if (!narrow || share >= kMinNarrowShare) split_candidates.push_back(q);
+      }
       Candidate c = candidate(profile, p, precision);
       if (c.applicable) {
         const Cost cost_p = this->cost(profile, p, precision);
@@ -470,7 +692,27 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       out.push_back(std::move(c));
     }
   }
+  for (const CsrStreamParams& q : split_candidates) {
+    Candidate c = candidate(profile, q, precision);
+    if (c.applicable) {
+      const Cost cost_q = this->cost(profile, q, precision);
+      c.predicted_bytes = cost_q.total();
+      c.reason = fmt::format(
+          "about {:.0f} blocks of <= {} nonzeros, rows longer than {} split among lanes (a "
+          "block's wait {:.1f}x its mean row's, {:.1f}x whole)",
+          estimated_blocks(profile, q), q.tile, q.split, warp_imbalance(profile, q),
+          warp_imbalance(profile, CsrStreamParams{q.block_size, q.tile, q.offsets64,
+                                                  q.narrow_columns, q.values, q.rows_per_lane}));
+      if (q.narrow_columns) c.reason += "; 16-bit columns";
+    }
+    out.push_back(std::move(c));
+  }
   add_value_coded(out, profile, precision);
+  // Split rows take plain and unit values only: their table-coded twins are not candidates.
+  std::erase_if(out, [&](const Candidate& c) {
+    const CsrStreamParams& q = params_of(c.params);
+    return q.split > 0 && cannot_implement(profile, q, precision).has_value();
+  });
   return out;
 }
 
@@ -478,7 +720,10 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
                                 Precision precision) const {
   const CsrStreamParams& p = params_of(params);
   Encoded e = encoded_for(a, precision);
-  const std::vector<std::int32_t> blocks = row_blocks(a, p.tile, p.block_rows());
+  std::vector<std::uint32_t> lanes;
+  const std::vector<std::int32_t> blocks =
+      p.split > 0 ? split_row_blocks(a, p.tile, p.block_size, p.split, lanes)
+                  : row_blocks(a, p.tile, p.block_rows());
   e.arrays.push_back(make_array<std::int32_t>("row_blocks", ElemType::i32, blocks));
   e.arrays.push_back(row_offsets_array(a, p.offsets64, name()));
   const std::size_t nnz = static_cast<std::size_t>(a.nnz());
@@ -494,6 +739,7 @@ Encoded CsrStreamFormat::encode(const CsrMatrix& a, const FormatParams& params,
   e.arrays.push_back(value_array("values", precision, m.values, nnz));
   code_values(e.arrays, "values", p.values, m);
   if (p.sorted) e.arrays.push_back(make_array<std::uint16_t>("slots", ElemType::u16, slots));
+  if (p.split > 0) e.arrays.push_back(make_array<std::uint32_t>("lanes", ElemType::u32, lanes));
   return e;
 }
 
@@ -510,10 +756,11 @@ void CsrStreamFormat::reference_spmv(const Encoded& e, const FormatParams& param
 }
 
 std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision precision) {
-  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}{}{}_{}", p.block_size, p.tile,
+  return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}{}{}{}_{}", p.block_size, p.tile,
                      p.rows_per_lane > 1 ? fmt::format("_m{}", p.rows_per_lane) : "",
                      p.offsets64 ? "_o64" : "", p.narrow_columns ? "_c16" : "",
-                     p.sorted ? "_srt" : "", value_coding_tag(p.values),
+                     p.sorted ? "_srt" : "",
+                     p.split > 0 ? fmt::format("_s{}", p.split) : "", value_coding_tag(p.values),
                      codegen::precision_tag(precision));
 }
 
@@ -538,6 +785,7 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
   }
   k.params.insert(k.params.end(), vals.params.begin(), vals.params.end());
   if (p.sorted) k.params.push_back({KernelParam::Kind::array, "slots"});
+  if (p.split > 0) k.params.push_back({KernelParam::Kind::array, "lanes"});
   k.params.insert(k.params.end(), {{KernelParam::Kind::x, "x"},
                                    {KernelParam::Kind::y, "y"},
                                    {KernelParam::Kind::alpha, "alpha"},
@@ -550,6 +798,7 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
     if (name == "col16" || name == "slots") return codegen::ArrayDecl{ElemType::u16};
     if (name == "values") return codegen::ArrayDecl{value_code_type(p.values, precision)};
     if (name == "values_table") return codegen::ArrayDecl{value_elem_type(precision)};
+    if (name == "lanes") return codegen::ArrayDecl{ElemType::u32};
     return codegen::ArrayDecl{ElemType::i32};  // row_blocks, col_idx, col_base, col_wide
   };
 
@@ -580,10 +829,13 @@ static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte element
                                         "col_wide}"
                                       : "spmvc::csr_stream::WideColumns{col_idx}"),
       fmt::arg("VP", vals.pass),
-      fmt::arg("SP", p.sorted ? ", spmvc::csr_stream::Slotted{slots}" : ""),
+      fmt::arg("SP", std::string(p.sorted      ? ", spmvc::csr_stream::Slotted{slots}"
+                                 : p.split > 0 ? ", spmvc::csr_stream::InPlace{}"
+                                               : "") +
+                         (p.split > 0 ? ", spmvc::csr_stream::SplitRows{lanes}" : "")),
       fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,
-                                               "kBlockSize")));
+                                               p.split > 0 ? "kBlockSize, 2048 / kBlockSize" : "kBlockSize")));
   return k;
 }
 

@@ -15,6 +15,10 @@
 //                                         order, and slots[k] is nonzero k's place in the
 //                                         block's CSR order (a longer row's block keeps its
 //                                         order: its slots count up)
+//   lanes       u32 (split only)          nblocks * block_size: lane t of block b reads
+//                                         lanes[b * block_size + t], its segment of a row
+//                                         (templates/csr_stream.cuh, SplitRows); 0 for an idle
+//                                         lane and in the blocks of rows longer than the tile
 // Rows are taken in groups of kGroupRows rows, and each group is cut greedily from its first row:
 // a block takes consecutive rows of the group while it holds at most `tile` nonzeros and
 // block_size rows; a row longer than `tile` forms a block alone. Empty rows ride along with their
@@ -53,6 +57,20 @@ class CsrStreamFormat final : public FormatUnit {
   static constexpr int kGroupRows = 2048;
   /// The block partition: nblocks+1 row starts, ending with a.nrows ({0, 0} for no rows).
   static std::vector<std::int32_t> row_blocks(const CsrMatrix& a, int tile, int block_size);
+  /// Split rows (CsrStreamParams::split): a row of n products is summed in `count` segments
+  /// of `length` (the last shorter): one of n when n <= split, else length = the largest of
+  /// split, ceil(sqrt(n)) and ceil(n / 32), made odd, so that a lane walks about sqrt(n)
+  /// products, its row's head adds at most 31 partial sums, and the row's lanes read different
+  /// banks of shared memory.
+  struct Segments {
+    int length, count;
+  };
+  static Segments segments(std::int64_t n, int split);
+  /// The partition with split rows: as row_blocks, and a block also ends where its rows'
+  /// segments, each row's in one warp, would take more than block_size lanes. `lanes` gets
+  /// the lane descriptors (nblocks * block_size).
+  static std::vector<std::int32_t> split_row_blocks(const CsrMatrix& a, int tile, int block_size,
+                                                    int split, std::vector<std::uint32_t>& lanes);
   /// Blocks the partition will have, estimated from the profile (nnz / tile, rows / block_size
   /// and one per row longer than the tile, whichever bounds most).
   static double estimated_blocks(const Profile& profile, const CsrStreamParams& p);
@@ -75,6 +93,22 @@ class CsrStreamFormat final : public FormatUnit {
   static double narrow_share(const Profile& profile, const CsrStreamParams& p);
   /// Narrow-column candidates are proposed when at least this share of nonzeros fits.
   static constexpr double kMinNarrowShare = 0.5;
+  /// CsrStreamParams::split's range: a segment's length fits the descriptor's 7 bits.
+  static constexpr int kMinSplit = 4, kMaxSplit = 64;
+  /// The split the planner proposes, and the share of the wait it must leave to be proposed.
+  /// Measured on the H200 (bench/results/2026-12-02-h200-split-rows/): fp32 blocks of one row a
+  /// lane gained 5% with 16 (email-Enron and astro-ph x16M), 8 was slower than 16 everywhere,
+  /// fp64 gained nothing, and blocks of several lanes a row (Maragal_6) lost 4%.
+  static constexpr int kProposedSplit = 16;
+  static constexpr double kSplitWait = 0.8;
+  /// The share (as an exponent) of split rows' shorter wait that the model counts. With all of
+  /// it, the calibrated wait exponent predicted email-Enron x16M fp32 16% faster and astro-ph
+  /// 13% faster where both measured 5% faster on the H200; a third predicts 5.5% and 4.2%.
+  static constexpr double kSplitWaitShare = 1.0 / 3.0;
+  /// Whether the planner proposes split rows beside shape `p` (split 0): fp32, one row a lane
+  /// (tile / mean row > block_size / 2), and a wait that split rows shorten to below
+  /// kSplitWait of the whole rows'.
+  static bool split_pays(const Profile& profile, const CsrStreamParams& p, Precision precision);
   /// The kernel unit for `nblocks` row blocks: generate() without the encoded arrays (the
   /// device-resident build has them on the GPU only).
   static KernelSource generate_kernel(const CsrStreamParams& p, Precision precision,

@@ -29,6 +29,13 @@ struct CsrStreamParams {
   /// x then touches fewer lines (scripts/model/tile-gather-lines.py); y is the same bit for bit.
   /// Built by the host encoder only, and not proposed by the planner: it has no GPU timings yet
   bool sorted = false;
+  /// Split rows (0: off, else 4..64): in each block that fits the tile, a row of more than
+  /// `split` products is summed in segments of at least `split` (about the square root of its
+  /// length, at most 32 segments) by lanes of one warp, and its first lane adds their sums, so
+  /// that no lane walks a whole long row while its block waits. Each block then reads a 32-bit
+  /// lane descriptor per thread in place of its rows' bounds. 256-thread blocks or smaller, one
+  /// row a lane, tiles of at most 2,048; built by the host encoder only
+  int split = 0;
   /// The most rows a row block holds (the host encoder's and the GPU build's partitions)
   int block_rows() const { return block_size * rows_per_lane; }
   static void fields(auto& p, auto&& f) {
@@ -39,6 +46,7 @@ struct CsrStreamParams {
     f("values", "val", p.values);
     f("rows_per_lane", "m", p.rows_per_lane);
     f("sorted", "srt", p.sorted);
+    f("split", "split", p.split);
   }
 };
 
