@@ -24,6 +24,7 @@
 //                          product goes in shared memory. The reduction reads the products as
 //                          without it, so y is the same bit for bit; a warp's gather of x touches
 //                          fewer lines.
+//   lanes[nblocks * kBlockSize]  unsigned, with split rows (SplitRows) only: each lane's segment
 //
 // Reduction: with R rows in a block, L = the largest power of two <= min(32, kBlockSize / R)
 // lanes share each row; they sum its products cyclically and combine them with warp shuffles.
@@ -35,6 +36,10 @@
 // does a long row among one-lane rows summed by its lane's whole warp once the warp's other rows
 // are done (wiki-Vote x16M fp32 on the H200 43.5-43.7 -> 46.3-46.4 us;
 // bench/results/2026-12-01-h200-stream-reduction/warp-long-rows.txt).
+// With split rows (SplitRows) the encoder assigns the lanes instead: a long row is summed in
+// segments by lanes of one warp and its first lane adds their sums, which measured 5% faster in
+// fp32 on the power-law graphs whose blocks hold one row a lane (email-Enron, astro-ph x16M on
+// the H200; bench/results/2026-12-02-h200-split-rows/).
 // With kRowsPerLane 2 a block may hold up to 2 x kBlockSize rows, lane t summing rows t and
 // t + kBlockSize: short rows then fill a tile of eight products a thread.
 // With one lane per row (more than kBlockSize / 2 rows, as on census and road graphs) a lane
