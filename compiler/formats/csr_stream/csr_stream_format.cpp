@@ -307,6 +307,26 @@ CsrMatrix sort_tiles(const CsrMatrix& a, const std::vector<std::int32_t>& blocks
   return out;
 }
 
+// The partition's first pass: each group of kGroupRows rows counts its blocks on its own
+// (`next(first, end)` is the row after the block that starts at `first` in a group ending before
+// `end`), and the counts become each group's first block (ngroups + 1 offsets).
+template <typename Next>
+std::vector<std::int64_t> group_block_offsets(std::int64_t nrows, const Next& next) {
+  constexpr std::int64_t kRows = CsrStreamFormat::kGroupRows;
+  const std::int64_t ngroups = (nrows + kRows - 1) / kRows;
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(ngroups) + 1, 0);
+  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t g = lo; g < hi; ++g) {
+      const std::int64_t end = std::min(nrows, (g + 1) * kRows);
+      std::int64_t n = 0;
+      for (std::int64_t r = g * kRows; r < end; r = next(r, end)) ++n;
+      offsets[static_cast<std::size_t>(g) + 1] = n;
+    }
+  });
+  for (std::size_t g = 1; g < offsets.size(); ++g) offsets[g] += offsets[g - 1];
+  return offsets;
+}
+
 }  // namespace
 
 std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int tile,
@@ -327,16 +347,7 @@ std::vector<std::int32_t> CsrStreamFormat::row_blocks(const CsrMatrix& a, int ti
   // Groups of kGroupRows rows are cut independently (the GPU builds the same partition with a
   // thread per group: templates/device_csr.cuh): count each group's blocks, then fill.
   const std::int64_t ngroups = (a.nrows + kGroupRows - 1) / kGroupRows;
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(ngroups) + 1, 0);
-  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t g = lo; g < hi; ++g) {
-      const std::int64_t end = std::min(a.nrows, (g + 1) * kGroupRows);
-      std::int64_t n = 0;
-      for (std::int64_t r = g * kGroupRows; r < end; r = block_end(r, end)) ++n;
-      offsets[static_cast<std::size_t>(g) + 1] = n;
-    }
-  });
-  for (std::size_t g = 1; g < offsets.size(); ++g) offsets[g] += offsets[g - 1];
+  const std::vector<std::int64_t> offsets = group_block_offsets(a.nrows, block_end);
   std::vector<std::int32_t> out(static_cast<std::size_t>(offsets.back()) + 1);
   parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t g = lo; g < hi; ++g) {
@@ -393,16 +404,8 @@ std::vector<std::int32_t> CsrStreamFormat::split_row_blocks(const CsrMatrix& a, 
   };
   const auto none = [](std::int64_t, int, const Segments&) {};
   const std::int64_t ngroups = (a.nrows + kGroupRows - 1) / kGroupRows;
-  std::vector<std::int64_t> offsets(static_cast<std::size_t>(ngroups) + 1, 0);
-  parallel_for(ngroups, 16, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t g = lo; g < hi; ++g) {
-      const std::int64_t end = std::min(a.nrows, (g + 1) * kGroupRows);
-      std::int64_t n = 0;
-      for (std::int64_t r = g * kGroupRows; r < end; r = walk(r, end, none)) ++n;
-      offsets[static_cast<std::size_t>(g) + 1] = n;
-    }
-  });
-  for (std::size_t g = 1; g < offsets.size(); ++g) offsets[g] += offsets[g - 1];
+  const std::vector<std::int64_t> offsets = group_block_offsets(
+      a.nrows, [&](std::int64_t first, std::int64_t end) { return walk(first, end, none); });
   const auto nblocks = static_cast<std::size_t>(offsets.back());
   std::vector<std::int32_t> out(nblocks + 1);
   lanes.assign(nblocks * static_cast<std::size_t>(block_size), 0);
