@@ -642,11 +642,13 @@ bool CsrStreamFormat::split_pays(const Profile& profile, const CsrStreamParams& 
                                  Precision precision) {
   if (precision != Precision::f32 || p.block_size > 256 || p.tile > 2048 || p.rows_per_lane != 1)
     return false;
-  // One row a lane: rows per block, as many as fill the tile, above half the threads. Counted
-  // over the rows that hold nonzeros: an ordering may put the empty ones last (the pipeline's
-  // packed rows), and then a block's rows are the nonempty ones, several lanes each, which
-  // already share a long row (wiki-Vote x16M under RCM, whose nonempty rows hold 43 nonzeros on
-  // average against 12.5 over all rows: 43.2 -> 44.5 us with split rows).
+  // One row a lane: rows per block, as many as fill the tile, above half the threads, counted
+  // over the rows that hold nonzeros (an ordering may put the empty ones last: the pipeline's
+  // packed rows). Measured on the H200: split rows gained where tiles hold 140-250 such rows
+  // (email-Enron, astro-ph x16M), lost 3% on wiki-Vote under RCM (120 a tile, two lanes a row,
+  // its empty rows last), but gained 5% on ego-Facebook (94 a tile) and 23% on wiki-Vote in the
+  // caller's order (empty rows among the others): what separates those is the order, which this
+  // rule does not see, and the bound leaves the last two out.
   const auto nonempty = static_cast<double>(profile.nrows - profile.empty_rows);
   if (nonempty <= 0 || profile.nnz <= 0 ||
       static_cast<double>(p.tile) * nonempty / static_cast<double>(profile.nnz) <=
@@ -711,10 +713,12 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
     out.push_back(std::move(c));
   }
   add_value_coded(out, profile, precision);
-  // Split rows take plain and unit values only: their table-coded twins are not candidates.
+  // Split rows are proposed with unit values only (pattern matrices, whose stream is 2 bytes a
+  // nonzero): where values are stored, the descriptors' bytes cost more than the shorter walk
+  // saves (Maragal_6 x16M fp32 37.7 -> 39.2 us). Their plain and table-coded twins go.
   std::erase_if(out, [&](const Candidate& c) {
     const CsrStreamParams& q = params_of(c.params);
-    return q.split > 0 && cannot_implement(profile, q, precision).has_value();
+    return q.split > 0 && q.values != kValuesUnit;
   });
   return out;
 }

@@ -96,9 +96,10 @@ class CsrStreamFormat final : public FormatUnit {
   /// CsrStreamParams::split's range: a segment's length fits the descriptor's 7 bits.
   static constexpr int kMinSplit = 4, kMaxSplit = 64;
   /// The split the planner proposes, and the share of the wait it must leave to be proposed.
-  /// Measured on the H200 (bench/results/2026-12-02-h200-split-rows/): fp32 blocks of one row a
-  /// lane gained 5% with 16 (email-Enron and astro-ph x16M), 8 was slower than 16 everywhere,
-  /// fp64 gained nothing, and blocks of several lanes a row (Maragal_6) lost 4%.
+  /// Measured on the H200 (bench/results/2026-12-02-h200-split-rows/): pattern graphs in fp32
+  /// gained 5% with 16 (email-Enron, astro-ph, ego-Facebook x16M), 8 was slower than 16
+  /// everywhere, stored values lost (Maragal_6 4%), fp64 gained 0-4% (not proposed: untimed on
+  /// the suite), and graphs under RCM lost 1-3%.
   static constexpr int kProposedSplit = 16;
   static constexpr double kSplitWait = 0.8;
   /// The share (as an exponent) of split rows' shorter wait that the model counts. With all of
@@ -106,8 +107,8 @@ class CsrStreamFormat final : public FormatUnit {
   /// 13% faster where both measured 5% faster on the H200; a third predicts 5.5% and 4.2%.
   static constexpr double kSplitWaitShare = 1.0 / 3.0;
   /// Whether the planner proposes split rows beside shape `p` (split 0): fp32, one row a lane
-  /// (tile / mean row > block_size / 2), and a wait that split rows shorten to below
-  /// kSplitWait of the whole rows'.
+  /// (tile / mean nonempty row > block_size / 2), and a wait that split rows shorten to below
+  /// kSplitWait of the whole rows'. propose() keeps them with unit values only.
   static bool split_pays(const Profile& profile, const CsrStreamParams& p, Precision precision);
   /// The kernel unit for `nblocks` row blocks: generate() without the encoded arrays (the
   /// device-resident build has them on the GPU only).
