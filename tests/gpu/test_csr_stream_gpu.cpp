@@ -241,8 +241,8 @@ TEST_CASE("gpu: csr_stream's split rows on power-law, empty and long rows, alpha
           CAPTURE(to_string(p));
           if (formats::CsrStreamFormat().cannot_implement(profile, params, p)) {
             // fp64 accumulation and value tables: refused with the reason, not compiled.
-            CHECK_THROWS_WITH_AS(compile(a, forced(p, params)),
-                                 doctest::Contains("split rows"), InputError);
+            CHECK_THROWS_WITH_AS(compile(a, forced(p, params)), doctest::Contains("split rows"),
+                                 InputError);
             ++refused;
             continue;
           }

@@ -407,8 +407,8 @@ TEST_CASE("csr_stream: split rows sum a long row in segments of one warp, as pla
       const std::uint32_t d = lanes[b * p.block_size + t];
       if (((d >> 18) & 1u) == 0) continue;
       const std::int64_t row = rb[b] + (d >> 24);
-      const std::int64_t n = a.row_ptr[static_cast<std::size_t>(row) + 1] -
-                             a.row_ptr[static_cast<std::size_t>(row)];
+      const std::int64_t n =
+          a.row_ptr[static_cast<std::size_t>(row) + 1] - a.row_ptr[static_cast<std::size_t>(row)];
       const int extra = static_cast<int>((d >> 19) & 31u);
       const int len = static_cast<int>((d >> 11) & 127u);
       CHECK(static_cast<std::int64_t>(d & 0x7ffu) ==
@@ -421,9 +421,9 @@ TEST_CASE("csr_stream: split rows sum a long row in segments of one warp, as pla
       if (extra > 0) {
         CHECK(len % 2 == 1);  // its lanes start on different banks
         CHECK(len <= 1 + std::max<std::int64_t>(
-                             p.split, std::max<std::int64_t>(
-                                          static_cast<std::int64_t>(std::ceil(std::sqrt(double(n)))),
-                                          (n + 31) / 32)));
+                             p.split, std::max<std::int64_t>(static_cast<std::int64_t>(
+                                                                 std::ceil(std::sqrt(double(n)))),
+                                                             (n + 31) / 32)));
       }
       cut += extra > 0 ? 1 : 0;
       longest_walk = std::max<std::int64_t>(longest_walk, len + extra);
@@ -443,7 +443,8 @@ TEST_CASE("csr_stream: split rows sum a long row in segments of one warp, as pla
   std::int64_t i = 0;
   while (((d[i] >> 18) & 1u) == 0 || ((d[i] >> 19) & 31u) == 0 || ((d[i] >> 19) & 31u) == 31) ++i;
   d[i] += 1u << 19;  // one more partial sum than its row has
-  std::vector<double> x(static_cast<std::size_t>(a.ncols), 1.0), y(static_cast<std::size_t>(a.nrows));
+  std::vector<double> x(static_cast<std::size_t>(a.ncols), 1.0),
+      y(static_cast<std::size_t>(a.nrows));
   CHECK_THROWS_AS(unit.reference_spmv(broken, p, x, y, 1.0, 0.0), InternalError);
 }
 

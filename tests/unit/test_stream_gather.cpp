@@ -177,7 +177,8 @@ TEST_CASE("planner: a regular stencil's pick does not move") {
   }
 }
 
-TEST_CASE("planner: csr_stream's split rows for pattern graphs with short-row blocks, on the H200") {
+TEST_CASE(
+    "planner: csr_stream's split rows for pattern graphs with short-row blocks, on the H200") {
   // bench/results/2026-12-02-h200-split-rows/: in fp32, email-Enron and astro-ph x16M (pattern
   // graphs, 140-250 nonempty rows a tile) measured 5% faster with split rows; Maragal_6 (stored
   // values) 4% slower, wiki-Vote under RCM (120 nonempty rows a tile) 3% slower. The H100 never

@@ -114,8 +114,8 @@ template <typename Offset, typename Value>
 void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_t b,
                           const std::int32_t* blocks, const Offset* row_ptr,
                           const std::vector<std::int32_t>& col, const std::vector<Value>& values,
-                          std::span<const double> x, std::span<double> y, double alpha,
-                          double beta, std::vector<char>& written) {
+                          std::span<const double> x, std::span<double> y, double alpha, double beta,
+                          std::vector<char>& written) {
   const std::uint32_t* lanes = typed<std::uint32_t>(e.array("lanes"));
   const std::int64_t start = row_ptr[blocks[b]], n = row_ptr[blocks[b + 1]] - start;
   const std::int64_t rows = blocks[b + 1] - blocks[b];
@@ -133,7 +133,8 @@ void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_
         static_cast<double>(values[i]) * x[static_cast<std::size_t>(col[i])];
   }
   if (n > p.tile) {
-    if (rows != 1) throw InternalError(fmt::format("csr_stream: long block {} holds {} rows", b, rows));
+    if (rows != 1)
+      throw InternalError(fmt::format("csr_stream: long block {} holds {} rows", b, rows));
     write(blocks[b], std::accumulate(products.begin(), products.end(), 0.0));
     return;
   }
@@ -174,8 +175,8 @@ void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_
       sum += products[static_cast<std::size_t>(at)];
     }
     if (local >= rows)
-      throw InternalError(fmt::format("csr_stream: block {} lane {} writes row {} of {}", b, t,
-                                      local, rows));
+      throw InternalError(
+          fmt::format("csr_stream: block {} lane {} writes row {} of {}", b, t, local, rows));
     write(blocks[b] + local, sum);
   }
 }
@@ -424,10 +425,12 @@ std::vector<std::int32_t> CsrStreamFormat::split_row_blocks(const CsrMatrix& a, 
           const std::int64_t b = n > 0 ? a.row_ptr[static_cast<std::size_t>(row)] - start : 0;
           const auto local = static_cast<std::uint32_t>(row - out[at]);
           for (int j = 0; j < seg.count; ++j) {
-            const std::int64_t len = std::min<std::int64_t>(seg.length, n - std::int64_t{j} * seg.length);
+            const std::int64_t len =
+                std::min<std::int64_t>(seg.length, n - std::int64_t{j} * seg.length);
             std::uint32_t d = static_cast<std::uint32_t>(b + std::int64_t{j} * seg.length) |
                               static_cast<std::uint32_t>(len) << 11;
-            if (j == 0) d |= 1u << 18 | static_cast<std::uint32_t>(seg.count - 1) << 19 | local << 24;
+            if (j == 0)
+              d |= 1u << 18 | static_cast<std::uint32_t>(seg.count - 1) << 19 | local << 24;
             block[lane + j] = d;
           }
         });
@@ -621,9 +624,10 @@ std::optional<std::string> CsrStreamFormat::cannot_implement(const Profile& prof
           "2048 (the lane descriptor's fields), not b={} m={} tile={}",
           p.block_size, p.rows_per_lane, p.tile);
     if (p.values != kValuesPlain && p.values != kValuesUnit)
-      return fmt::format("split rows take plain or unit values, not {}: a value table beside the "
-                         "lane descriptor spills registers at eight blocks a multiprocessor",
-                         value_coding_tag(p.values));
+      return fmt::format(
+          "split rows take plain or unit values, not {}: a value table beside the "
+          "lane descriptor spills registers at eight blocks a multiprocessor",
+          value_coding_tag(p.values));
     if (precision == Precision::f32_acc64)
       return "split rows with fp64 accumulation of fp32 values spill registers at eight blocks a "
              "multiprocessor";
@@ -766,9 +770,8 @@ std::string CsrStreamFormat::kernel_name(const CsrStreamParams& p, Precision pre
   return fmt::format("spmv_csr_stream_b{}_t{}{}{}{}{}{}{}_{}", p.block_size, p.tile,
                      p.rows_per_lane > 1 ? fmt::format("_m{}", p.rows_per_lane) : "",
                      p.offsets64 ? "_o64" : "", p.narrow_columns ? "_c16" : "",
-                     p.sorted ? "_srt" : "",
-                     p.split > 0 ? fmt::format("_s{}", p.split) : "", value_coding_tag(p.values),
-                     codegen::precision_tag(precision));
+                     p.sorted ? "_srt" : "", p.split > 0 ? fmt::format("_s{}", p.split) : "",
+                     value_coding_tag(p.values), codegen::precision_tag(precision));
 }
 
 KernelSource CsrStreamFormat::generate(const Encoded& e, const FormatParams& params,
@@ -841,8 +844,9 @@ static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte element
                                                : "") +
                          (p.split > 0 ? ", spmvc::csr_stream::SplitRows{lanes}" : "")),
       fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
-      fmt::arg("SIG", codegen::entry_signature(k.kernel_name, k.params, precision, array_decl,
-                                               p.split > 0 ? "kBlockSize, 2048 / kBlockSize" : "kBlockSize")));
+      fmt::arg("SIG", codegen::entry_signature(
+                          k.kernel_name, k.params, precision, array_decl,
+                          p.split > 0 ? "kBlockSize, 2048 / kBlockSize" : "kBlockSize")));
   return k;
 }
 

@@ -10,6 +10,7 @@
 struct csr_stream_NarrowColumns;
 struct TableValues_float_unsignedshort;
 struct csr_stream_InPlace;
+struct csr_stream_WholeRows;
 struct
     csr_stream_StreamTile_256_4_float_float_TableValues_float_unsignedshort_csr_stream_InPlace;
 struct csr_stream_ShortColumn;
@@ -40,6 +41,10 @@ struct TableValues_float_unsignedshort {
 
 struct csr_stream_InPlace {
   __device__ csr_stream_InPlace operator+(int) const;
+};
+
+struct csr_stream_WholeRows {
+  __device__ unsigned int lane(long long) const;
 };
 
 struct
@@ -83,6 +88,11 @@ __device__ __forceinline__ int csr_stream_lanes_per_row_log2_256(int rows) {
   s = s < 0 ? 0 : s > 5 ? 5 : s;
   s -= (rows << s) > 256 ? 1 : 0;
   return s < 0 ? 0 : s;
+}
+
+__device__ __forceinline__ unsigned int csr_stream_WholeRows::lane(
+    long long) const {
+  return 0U;
 }
 
 __device__ __forceinline__ int csr_stream_NarrowColumns::block_code(
@@ -219,17 +229,6 @@ __device__ __forceinline__ void csr_stream_NarrowColumns::with_block(
   return f(csr_stream_IntColumn{this->wide + (-1 - at)});
 }
 
-__device__ __forceinline__ long long y_row(long long row) { return row; }
-
-__device__ __forceinline__ void store_y_float_float(float *y, long long row,
-                                                    float sum, float alpha,
-                                                    float beta) {
-  const long long i = y_row(row);
-  float out = alpha * sum;
-  if (beta != float(0)) out += beta * static_cast<float>(y[i]);
-  __stcs(y + i, static_cast<float>(out));
-}
-
 __device__ __forceinline__ float csr_stream_strided_sum_float(
     const float *products, int k, int e, int stride) {
   float sum = float(0);
@@ -245,6 +244,17 @@ __device__ __forceinline__ float csr_stream_strided_sum_float(
   if (k + stride < e) sum += products[k + stride];
   if (k + 2 * stride < e) sum += products[k + 2 * stride];
   return sum;
+}
+
+__device__ __forceinline__ long long y_row(long long row) { return row; }
+
+__device__ __forceinline__ void store_y_float_float(float *y, long long row,
+                                                    float sum, float alpha,
+                                                    float beta) {
+  const long long i = y_row(row);
+  float out = alpha * sum;
+  if (beta != float(0)) out += beta * static_cast<float>(y[i]);
+  __stcs(y + i, static_cast<float>(out));
 }
 
 __device__ __forceinline__ float
@@ -295,11 +305,11 @@ __device__ __forceinline__ float group_sum_32_float(float v) {
 }
 
 __device__ __forceinline__ void
-csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace(
+csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace_csr_stream_WholeRows(
     const int *__restrict row_blocks, const int *__restrict row_ptr,
     csr_stream_NarrowColumns columns, TableValues_float_unsignedshort values,
     const float *__restrict x, float *__restrict y, float alpha, float beta,
-    csr_stream_InPlace slots) {
+    csr_stream_InPlace slots, csr_stream_WholeRows lanes) {
   static_assert(256 % 32 == 0, "blocks are whole warps");
   static_assert(1024 % 256 == 0,
                 "the tile is a whole number of block-wide steps");
@@ -314,7 +324,9 @@ csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_
   const int *__restrict bounds = row_ptr + first;
   int row_begin = 0;
   int row_end = 0;
-  if (local < rows) {
+  const unsigned int segment = lanes.lane(
+      static_cast<long long>(blockIdx.x) * 256 + static_cast<long long>(t));
+  if (!false && local < rows) {
     row_begin = __ldg(bounds + local);
     row_end = __ldg(bounds + local + 1);
   }
@@ -334,7 +346,7 @@ csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_
             values + start, x, products, static_cast<int>(end - start), t,
             slots + start});
     __syncthreads();
-    {
+    {} {
       b = static_cast<int>(row_begin - start);
       e = static_cast<int>(row_end - start);
     }
@@ -379,8 +391,8 @@ extern "C" __global__ void __launch_bounds__(256)
         const int *__restrict col_wide, const unsigned short *__restrict values,
         const float *__restrict values_table, const float *__restrict x,
         float *__restrict y, float alpha, float beta) {
-  csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace(
+  csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace_csr_stream_WholeRows(
       row_blocks, row_ptr, csr_stream_NarrowColumns{col_base, col16, col_wide},
       TableValues_float_unsignedshort{values, values_table}, x, y, alpha, beta,
-      csr_stream_InPlace{});
+      csr_stream_InPlace{}, csr_stream_WholeRows{});
 }
