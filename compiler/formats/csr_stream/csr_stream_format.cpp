@@ -105,6 +105,17 @@ void unsort_tiles(const Encoded& e, const std::int32_t* blocks, const Offset* ro
   values = std::move(in_order_values);
 }
 
+// y[r] = alpha * sum + beta * y[r] for row r of block b, once: a row out of range or written
+// twice is an encoding error.
+void write_row(std::span<double> y, std::vector<char>& written, std::size_t b, std::int64_t r,
+               double sum, double alpha, double beta) {
+  if (r < 0 || r >= static_cast<std::int64_t>(y.size()) || written[static_cast<std::size_t>(r)])
+    throw InternalError(fmt::format("csr_stream: block {} covers row {} wrongly", b, r));
+  written[static_cast<std::size_t>(r)] = 1;
+  const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
+  y[static_cast<std::size_t>(r)] = alpha * sum + prior;
+}
+
 // Split rows: block b's rows summed as the kernel sums them, from its lane descriptors alone
 // (products in shared memory, each lane's segment, the partial sums left at their segments'
 // first places and added by their heads). A descriptor reaching outside its block, two segments
@@ -119,13 +130,6 @@ void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_
   const std::uint32_t* lanes = typed<std::uint32_t>(e.array("lanes"));
   const std::int64_t start = row_ptr[blocks[b]], n = row_ptr[blocks[b + 1]] - start;
   const std::int64_t rows = blocks[b + 1] - blocks[b];
-  auto write = [&](std::int64_t r, double sum) {
-    if (r < 0 || r >= e.nrows || written[static_cast<std::size_t>(r)])
-      throw InternalError(fmt::format("csr_stream: block {} covers row {} wrongly", b, r));
-    written[static_cast<std::size_t>(r)] = 1;
-    const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
-    y[static_cast<std::size_t>(r)] = alpha * sum + prior;
-  };
   std::vector<double> products(static_cast<std::size_t>(n));
   for (std::int64_t k = 0; k < n; ++k) {
     const auto i = static_cast<std::size_t>(start + k);
@@ -135,16 +139,18 @@ void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_
   if (n > p.tile) {
     if (rows != 1)
       throw InternalError(fmt::format("csr_stream: long block {} holds {} rows", b, rows));
-    write(blocks[b], std::accumulate(products.begin(), products.end(), 0.0));
+    write_row(y, written, b, blocks[b], std::accumulate(products.begin(), products.end(), 0.0),
+              alpha, beta);
     return;
   }
   const auto bs = static_cast<std::size_t>(p.block_size);
-  const std::uint32_t* d = lanes + b * bs;
+  std::vector<CsrStreamFormat::Lane> lane(bs);
+  for (std::size_t t = 0; t < bs; ++t) lane[t] = CsrStreamFormat::Lane::decode(lanes[b * bs + t]);
   std::vector<double> sums(bs, 0.0);
   std::vector<int> writer(static_cast<std::size_t>(n), -1);  // the warp that left a sum there
   std::vector<char> covered(static_cast<std::size_t>(n), 0);
   for (std::size_t t = 0; t < bs; ++t) {
-    const std::int64_t sb = d[t] & 0x7ffu, len = (d[t] >> 11) & 0x7fu;
+    const std::int64_t sb = lane[t].start, len = lane[t].length;
     if (sb + len > n && len > 0)
       throw InternalError(fmt::format("csr_stream: block {} lane {} reaches past its tile", b, t));
     for (std::int64_t k = sb; k < sb + len; ++k) {
@@ -156,28 +162,25 @@ void multiply_split_block(const Encoded& e, const CsrStreamParams& p, std::size_
   if (std::find(covered.begin(), covered.end(), 0) != covered.end())
     throw InternalError(fmt::format("csr_stream: block {} leaves a product unsummed", b));
   for (std::size_t t = 0; t < bs; ++t) {
-    const std::int64_t sb = d[t] & 0x7ffu, len = (d[t] >> 11) & 0x7fu;
-    if (((d[t] >> 18) & 1u) == 0 && len > 0) {
-      products[static_cast<std::size_t>(sb)] = sums[t];
-      writer[static_cast<std::size_t>(sb)] = static_cast<int>(t / 32);
+    if (!lane[t].head && lane[t].length > 0) {
+      products[static_cast<std::size_t>(lane[t].start)] = sums[t];
+      writer[static_cast<std::size_t>(lane[t].start)] = static_cast<int>(t / 32);
     }
   }
   for (std::size_t t = 0; t < bs; ++t) {
-    if (((d[t] >> 18) & 1u) == 0) continue;
-    const std::int64_t sb = d[t] & 0x7ffu, len = (d[t] >> 11) & 0x7fu;
-    const std::int64_t extra = (d[t] >> 19) & 0x1fu, local = d[t] >> 24;
+    if (!lane[t].head) continue;
     double sum = sums[t];
-    for (std::int64_t j = 1; j <= extra; ++j) {
-      const std::int64_t at = sb + j * len;
+    for (std::int64_t j = 1; j <= lane[t].extra; ++j) {
+      const std::int64_t at = lane[t].start + j * lane[t].length;
       if (at >= n || writer[static_cast<std::size_t>(at)] != static_cast<int>(t / 32))
         throw InternalError(fmt::format(
             "csr_stream: block {} lane {} adds a partial sum its warp did not leave", b, t));
       sum += products[static_cast<std::size_t>(at)];
     }
-    if (local >= rows)
+    if (lane[t].row >= rows)
       throw InternalError(
-          fmt::format("csr_stream: block {} lane {} writes row {} of {}", b, t, local, rows));
-    write(blocks[b] + local, sum);
+          fmt::format("csr_stream: block {} lane {} writes row {} of {}", b, t, lane[t].row, rows));
+    write_row(y, written, b, blocks[b] + lane[t].row, sum, alpha, beta);
   }
 }
 
@@ -203,16 +206,14 @@ void multiply(const Encoded& e, const CsrStreamParams& p, std::span<const double
   }
   for (std::size_t b = 0; p.split == 0 && b < nblocks; ++b) {
     for (std::int64_t r = blocks[b]; r < blocks[b + 1]; ++r) {
-      if (r < 0 || r >= e.nrows || written[static_cast<std::size_t>(r)])
-        throw InternalError(fmt::format("csr_stream: block {} covers row {} wrongly", b, r));
-      written[static_cast<std::size_t>(r)] = 1;
+      // A row out of range is refused before its offsets are read.
+      if (r < 0 || r >= e.nrows) write_row(y, written, b, r, 0.0, alpha, beta);
       double sum = 0;
       for (std::int64_t j = row_ptr[r]; j < static_cast<std::int64_t>(row_ptr[r + 1]); ++j) {
         sum += static_cast<double>(values[static_cast<std::size_t>(j)]) *
                x[static_cast<std::size_t>(col[static_cast<std::size_t>(j)])];
       }
-      const double prior = beta != 0.0 ? beta * y[static_cast<std::size_t>(r)] : 0.0;
-      y[static_cast<std::size_t>(r)] = alpha * sum + prior;
+      write_row(y, written, b, r, sum, alpha, beta);
     }
   }
   if (std::find(written.begin(), written.end(), 0) != written.end())
@@ -373,6 +374,18 @@ CsrStreamFormat::Segments CsrStreamFormat::segments(std::int64_t n, int split) {
   return {static_cast<int>(length), static_cast<int>((n + length - 1) / length)};
 }
 
+CsrStreamFormat::Lane CsrStreamFormat::Lane::decode(std::uint32_t bits) {
+  return {static_cast<int>(bits & 0x7ffu), static_cast<int>((bits >> 11) & 0x7fu),
+          ((bits >> 18) & 1u) != 0, static_cast<int>((bits >> 19) & 0x1fu),
+          static_cast<int>(bits >> 24)};
+}
+
+std::uint32_t CsrStreamFormat::Lane::encode() const {
+  return static_cast<std::uint32_t>(start) | static_cast<std::uint32_t>(length) << 11 |
+         (head ? 1u : 0u) << 18 | static_cast<std::uint32_t>(extra) << 19 |
+         static_cast<std::uint32_t>(row) << 24;
+}
+
 std::vector<std::int32_t> CsrStreamFormat::split_row_blocks(const CsrMatrix& a, int tile,
                                                             int block_size, int split,
                                                             std::vector<std::uint32_t>& lanes) {
@@ -423,15 +436,15 @@ std::vector<std::int32_t> CsrStreamFormat::split_row_blocks(const CsrMatrix& a, 
           // An empty row that ends a full tile starts at `tile`, past the 11-bit field: with no
           // products to sum, its segment starts at 0.
           const std::int64_t b = n > 0 ? a.row_ptr[static_cast<std::size_t>(row)] - start : 0;
-          const auto local = static_cast<std::uint32_t>(row - out[at]);
           for (int j = 0; j < seg.count; ++j) {
-            const std::int64_t len =
-                std::min<std::int64_t>(seg.length, n - std::int64_t{j} * seg.length);
-            std::uint32_t d = static_cast<std::uint32_t>(b + std::int64_t{j} * seg.length) |
-                              static_cast<std::uint32_t>(len) << 11;
-            if (j == 0)
-              d |= 1u << 18 | static_cast<std::uint32_t>(seg.count - 1) << 19 | local << 24;
-            block[lane + j] = d;
+            Lane d;
+            d.start = static_cast<int>(b + std::int64_t{j} * seg.length);
+            d.length = static_cast<int>(
+                std::min<std::int64_t>(seg.length, n - std::int64_t{j} * seg.length));
+            d.head = j == 0;
+            d.extra = j == 0 ? seg.count - 1 : 0;
+            d.row = j == 0 ? static_cast<int>(row - out[at]) : 0;
+            block[lane + j] = d.encode();
           }
         });
       }
@@ -665,6 +678,10 @@ bool CsrStreamFormat::split_pays(const Profile& profile, const CsrStreamParams& 
 
 std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precision precision) const {
   std::vector<Candidate> out;
+  // Split rows are proposed with unit values only (pattern matrices, whose stream is 2 bytes a
+  // nonzero): where values are stored, the descriptors' bytes cost more than the shorter walk
+  // saves (Maragal_6 x16M fp32 37.7 -> 39.2 us). They join after the coded twins, coded already.
+  const bool unit_values = best_value_coding(profile, precision) == kValuesUnit;
   std::vector<CsrStreamParams> split_candidates;
   // Each shape with 32-bit columns, and with narrow (c16) columns when most blocks' columns
   // span less than 2^16. Narrow columns decide per block, not per nonzero, which column array
@@ -681,10 +698,11 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       p.narrow_columns = narrow;
       const double share = narrow ? narrow_share(profile, p) : 0.0;
       if (narrow && (p.offsets64 || share < kMinNarrowShare)) continue;
-      if (p.rows_per_lane == 1 && split_pays(profile, p, precision)) {
+      if (unit_values && split_pays(profile, p, precision)) {
         CsrStreamParams q = p;
         q.split = kProposedSplit;
-        if (!narrow || share >= kMinNarrowShare) split_candidates.push_back(q);
+        q.values = kValuesUnit;
+        split_candidates.push_back(q);
       }
       Candidate c = candidate(profile, p, precision);
       if (c.applicable) {
@@ -701,29 +719,23 @@ std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precisio
       out.push_back(std::move(c));
     }
   }
+  add_value_coded(out, profile, precision);
   for (const CsrStreamParams& q : split_candidates) {
     Candidate c = candidate(profile, q, precision);
     if (c.applicable) {
+      CsrStreamParams whole = q;
+      whole.split = 0;
       const Cost cost_q = this->cost(profile, q, precision);
       c.predicted_bytes = cost_q.total();
       c.reason = fmt::format(
           "about {:.0f} blocks of <= {} nonzeros, rows longer than {} split among lanes (a "
-          "block's wait {:.1f}x its mean row's, {:.1f}x whole)",
+          "block's wait {:.1f}x its mean row's, {:.1f}x whole); {}",
           estimated_blocks(profile, q), q.tile, q.split, warp_imbalance(profile, q),
-          warp_imbalance(profile, CsrStreamParams{q.block_size, q.tile, q.offsets64,
-                                                  q.narrow_columns, q.values, q.rows_per_lane}));
+          warp_imbalance(profile, whole), value_coding_summary(kValuesUnit));
       if (q.narrow_columns) c.reason += "; 16-bit columns";
     }
     out.push_back(std::move(c));
   }
-  add_value_coded(out, profile, precision);
-  // Split rows are proposed with unit values only (pattern matrices, whose stream is 2 bytes a
-  // nonzero): where values are stored, the descriptors' bytes cost more than the shorter walk
-  // saves (Maragal_6 x16M fp32 37.7 -> 39.2 us). Their plain and table-coded twins go.
-  std::erase_if(out, [&](const Candidate& c) {
-    const CsrStreamParams& q = params_of(c.params);
-    return q.split > 0 && q.values != kValuesUnit;
-  });
   return out;
 }
 

@@ -66,6 +66,17 @@ class CsrStreamFormat final : public FormatUnit {
     int length, count;
   };
   static Segments segments(std::int64_t n, int split);
+  /// A lane's descriptor with split rows, unpacked; templates/csr_stream.cuh (SplitRows) reads
+  /// the same 32 bits: start 0-10, length 11-17, head 18, extra 19-23, row 24-31.
+  struct Lane {
+    int start = 0;      ///< the segment's first product, counted from the block's first nonzero
+    int length = 0;     ///< its products (0: an idle lane, or an empty row's head)
+    bool head = false;  ///< the lane writes the row's y
+    int extra = 0;      ///< the row's further segments (head only)
+    int row = 0;        ///< the row counted from the block's first (head only)
+    static Lane decode(std::uint32_t bits);
+    std::uint32_t encode() const;
+  };
   /// The partition with split rows: as row_blocks, and a block also ends where its rows'
   /// segments, each row's in one warp, would take more than block_size lanes. `lanes` gets
   /// the lane descriptors (nblocks * block_size).
