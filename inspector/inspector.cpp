@@ -116,6 +116,11 @@ void scan_rows(const CsrMatrix& a, Profile& p) {
   p.row_min = row_min;
   p.row_max = row_max;
   p.empty_rows = exact_bins[0];
+  std::int64_t used = a.nrows;
+  while (used > 0 &&
+         a.row_ptr[static_cast<std::size_t>(used - 1)] == a.row_ptr[static_cast<std::size_t>(used)])
+    --used;
+  p.trailing_empty_rows = a.nrows - used;
   for (std::int64_t len = 0; len <= 32; ++len) {
     if (exact_bins[len] > 0) p.row_histogram.push_back({len, len, exact_bins[len]});
   }

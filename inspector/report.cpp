@@ -114,6 +114,7 @@ std::string to_json(const Profile& p) {
         {"min", p.row_min},
         {"max", p.row_max},
         {"empty_rows", p.empty_rows},
+        {"trailing_empty_rows", p.trailing_empty_rows},
         {"histogram", histogram},
         {"slice_longest", p.slice_longest}}},
       {"narrow_slice_nnz", p.narrow_slice_nnz},
@@ -152,9 +153,12 @@ std::string to_report(const Profile& p) {
                          ? 0.0
                          : 100.0 * static_cast<double>(p.nnz) /
                                (static_cast<double>(p.nrows) * static_cast<double>(p.ncols)));
-  out += fmt::format("Row lengths: mean {:.2f}, stddev {:.2f}, min {}, max {}, empty rows {}\n",
-                     p.row_mean, p.row_stddev, grouped(p.row_min), grouped(p.row_max),
-                     grouped(p.empty_rows));
+  out += fmt::format(
+      "Row lengths: mean {:.2f}, stddev {:.2f}, min {}, max {}, empty rows {}{}\n", p.row_mean,
+      p.row_stddev, grouped(p.row_min), grouped(p.row_max), grouped(p.empty_rows),
+      p.trailing_empty_rows > 0
+          ? fmt::format(" ({} after the last row with an entry)", grouped(p.trailing_empty_rows))
+          : std::string());
   append_histogram(out, p);
   if (p.depth == InspectDepth::row_lengths) {
     out += "Columns, values, blocks and symmetry: not inspected (row lengths on the GPU only)\n";

@@ -30,6 +30,8 @@
 //                           in the sector the row before them ended in (a thread per row): so the
 //                           planner has it before BRO's column pass (templates/device_bro.cuh),
 //                           which counts the same
+//   kRowsUsed               one past the last row with an entry (Profile::trailing_empty_rows
+//                           is nrows minus it)
 // Counters are combined within a warp and a block before one global atomic per block, so rows
 // of equal length do not serialise on one address. Values are gathered the same way: each block
 // keeps its own set in shared memory and merges it into the global table at the end; a block
@@ -74,7 +76,8 @@ constexpr int kValueTable = kValuesInexact + 1;
 constexpr int kValueSlots = 1024;
 constexpr int kNarrowSliceNnz = kValueTable + kValueSlots;
 constexpr int kXSectors = kNarrowSliceNnz + 1;
-constexpr int kStatSlots = kXSectors + 1;
+constexpr int kRowsUsed = kXSectors + 1;
+constexpr int kStatSlots = kRowsUsed + 1;
 constexpr int kValueCap = 256;     // distinct values an 8-bit code can name
 constexpr int kBlockSlots = 1024;  // a block's own set, in shared memory (8 KiB)
 constexpr unsigned long long kEmptySlot = ~0ull;
@@ -174,7 +177,7 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
 
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0, sectors = 0;
+  unsigned long long row_max = 0, row_min = ~0ull, sum_sq = 0, sectors = 0, rows_used = 0;
   // A row that starts in the sector the nonzero before it read gathers that sector again
   // (offsets not trusted yet: only nonzeros inside 0..nnz-1 are read). The two columns are
   // compared an iteration later, so their loads overlap the next row's offsets.
@@ -200,6 +203,7 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
     if ((threadIdx.x & 31) == __ffs(same) - 1)
       atomicAdd(bins + bin, static_cast<unsigned long long>(__popc(same)));
     const auto u = static_cast<unsigned long long>(len);
+    if (u > 0) rows_used = static_cast<unsigned long long>(r) + 1;  // r grows in the loop
     row_max = u > row_max ? u : row_max;
     row_min = u < row_min ? u : row_min;
     sum_sq += u * u;
@@ -269,11 +273,13 @@ __device__ __forceinline__ void row_stats(const int* __restrict__ row_ptr,
   row_min = warp_reduce(row_min, 2);
   sum_sq = warp_reduce(sum_sq, 0);
   sectors = warp_reduce(sectors, 0);
+  rows_used = warp_reduce(rows_used, 1);
   if ((threadIdx.x & 31) == 0) {
     atomicMax(totals + 0, row_max);
     atomicMin(totals + 1, row_min);
     atomicAdd(totals + 2, sum_sq);
     if (sectors > 0) atomicAdd(out + kXSectors, sectors);
+    if (rows_used > 0) atomicMax(out + kRowsUsed, rows_used);
   }
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -26,7 +26,7 @@ static_assert(dc::kRowMax == {} && dc::kRowMin == {} && dc::kSumSquares == {} &&
               dc::kExactBins == {} && dc::kPow2Bins == {} && dc::kValuesFull == {} &&
               dc::kValueCount == {} && dc::kValuesInexact == {} && dc::kValueTable == {} &&
               dc::kValueSlots == {} && dc::kNarrowSliceNnz == {} && dc::kXSectors == {} &&
-              dc::kStatSlots == {} && dc::kValueCap == {} && dc::kEmptySlot == {}ull,
+              dc::kRowsUsed == {} && dc::kStatSlots == {} && dc::kValueCap == {} && dc::kEmptySlot == {}ull,
               "row_stats slots differ from the host's RowStatSlots");
 static_assert(dc::kStatsBlock == {} && dc::kScanBlock == {} && dc::kCodeBlock == {} &&
               dc::kNarrowBlock == {}, "block sizes differ from the host's");
@@ -86,10 +86,10 @@ extern "C" __global__ void __launch_bounds__(dc::kNarrowBlock)
       S::row_max, S::row_min, S::sum_squares, S::bad_rows, S::first_bad_row, S::bad_columns,
       S::first_bad_column, S::first_offset, S::last_offset, S::exact_bins, S::pow2_bins,
       S::values_full, S::value_count, S::values_inexact, S::value_table, S::value_slots,
-      S::narrow_slice_nnz, S::x_sectors, S::count, kDeviceValueCap, kEmptyValueSlot, kRowStatsBlock,
-      kStreamScanBlock, kCodeValuesBlock, kNarrowBlock, kNarrowSliceRows, kNarrowColumnSpan,
-      kRowStatsEntry, kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry, kStreamGroupBlock,
-      kStreamFillEntry, kCodeValuesEntry, kNarrowValuesEntry, kNarrowSlicesEntry,
+      S::narrow_slice_nnz, S::x_sectors, S::rows_used, S::count, kDeviceValueCap, kEmptyValueSlot,
+      kRowStatsBlock, kStreamScanBlock, kCodeValuesBlock, kNarrowBlock, kNarrowSliceRows,
+      kNarrowColumnSpan, kRowStatsEntry, kStreamGroupBlock, kStreamCountEntry, kStreamScanEntry,
+      kStreamGroupBlock, kStreamFillEntry, kCodeValuesEntry, kNarrowValuesEntry, kNarrowSlicesEntry,
       kNarrowColumnsEntry);
   return k;
 }
@@ -147,6 +147,7 @@ Profile row_length_profile(const RowStats& s, std::int64_t nrows, std::int64_t n
   p.row_max = static_cast<std::int64_t>(s[S::row_max]);
   p.row_min = nrows > 0 ? static_cast<std::int64_t>(s[S::row_min]) : 0;
   p.empty_rows = static_cast<std::int64_t>(s[S::exact_bins]);
+  p.trailing_empty_rows = nrows - static_cast<std::int64_t>(s[S::rows_used]);
   const std::vector<std::uint64_t> patterns = value_patterns(s);
   p.distinct_values = nnz == 0           ? 0
                       : patterns.empty() ? kDeviceValueCap + 1

@@ -73,6 +73,10 @@ struct Profile {
   std::int64_t row_min = 0;
   std::int64_t row_max = 0;
   std::int64_t empty_rows = 0;
+  /// Of those, the rows after the last row with an entry (the pipeline's packed rows put an
+  /// ordering's empty rows there): the row-block formats' blocks with work hold only the rows
+  /// before them, while empty rows among the others take a lane each in those blocks.
+  std::int64_t trailing_empty_rows = 0;
   /// Exact bins for lengths 0..32, then power-of-two ranges (33..64, 65..128, ...); only
   /// non-empty bins are listed, in increasing order.
   std::vector<HistogramBin> row_histogram;

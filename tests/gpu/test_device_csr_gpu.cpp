@@ -47,13 +47,18 @@ std::vector<CsrMatrix> matrices() {
   odd.values.pop_back();
   --odd.row_ptr.back();
   validate(odd);
+  CsrMatrix trailing = gen::rmat(14, 8);  // then 3,000 empty rows
+  trailing.nrows += 3000;
+  trailing.row_ptr.resize(static_cast<std::size_t>(trailing.nrows) + 1, trailing.row_ptr.back());
+  validate(trailing);
   return {awkward(30000),
           gen::rmat(16, 16),
           gen::stencil_2d_5pt(300, 200),
           gen::random_uniform(50000, 40000, 9),
           no_nonzeros,
           pattern,
-          odd};
+          odd,
+          trailing};
 }
 
 }  // namespace
@@ -88,6 +93,7 @@ TEST_CASE("gpu: compile(DeviceCsr) multiplies right, and sees the rows inspect()
       CHECK(op.profile().row_max == host.row_max);
       CHECK(op.profile().row_min == host.row_min);
       CHECK(op.profile().empty_rows == host.empty_rows);
+      CHECK(op.profile().trailing_empty_rows == host.trailing_empty_rows);
       CHECK(op.profile().row_stddev == doctest::Approx(host.row_stddev).epsilon(1e-9));
       CHECK(op.profile().row_histogram.size() == host.row_histogram.size());
       CHECK(op.timings().upload == 0.0);

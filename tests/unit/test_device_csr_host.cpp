@@ -31,6 +31,7 @@ RowStats host_row_stats(const CsrMatrix& a) {
       continue;
     }
     const auto u = static_cast<std::uint64_t>(len);
+    if (len > 0) s[S::rows_used] = static_cast<std::uint64_t>(r) + 1;
     s[S::row_max] = std::max(s[S::row_max], u);
     s[S::row_min] = std::min(s[S::row_min], u);
     s[S::sum_squares] += u * u;
@@ -71,8 +72,12 @@ RowStats host_row_stats(const CsrMatrix& a) {
 TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile") {
   CsrMatrix pattern = gen::rmat(10, 8);
   std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
-  for (const CsrMatrix& a : {gen::rmat(12, 16), gen::stencil_2d_5pt(40, 30),
-                             gen::random_uniform(500, 700, 9, 3), gen::banded(300, 40), pattern}) {
+  CsrMatrix trailing = gen::banded(300, 40);  // then 57 empty rows
+  trailing.nrows += 57;
+  trailing.row_ptr.resize(static_cast<std::size_t>(trailing.nrows) + 1, trailing.row_ptr.back());
+  for (const CsrMatrix& a :
+       {gen::rmat(12, 16), gen::stencil_2d_5pt(40, 30), gen::random_uniform(500, 700, 9, 3),
+        gen::banded(300, 40), pattern, trailing}) {
     CAPTURE(a.nrows);
     const Profile want = inspect(a, InspectDepth::rows);
     const Profile got =
@@ -86,6 +91,7 @@ TEST_CASE("device csr: row statistics decode into inspect()'s row-length Profile
     CHECK(got.row_min == want.row_min);
     CHECK(got.row_max == want.row_max);
     CHECK(got.empty_rows == want.empty_rows);
+    CHECK(got.trailing_empty_rows == want.trailing_empty_rows);
     CHECK(got.row_mean == doctest::Approx(want.row_mean).epsilon(1e-12));
     CHECK(got.row_stddev == doctest::Approx(want.row_stddev).epsilon(1e-9));
     REQUIRE(got.row_histogram.size() == want.row_histogram.size());

@@ -22,6 +22,7 @@ namespace {
 using spmvc::BlockFill;
 using spmvc::CsrMatrix;
 using spmvc::HistogramBin;
+using spmvc::InspectDepth;
 using spmvc::Profile;
 
 using Row = std::vector<std::pair<std::int32_t, double>>;
@@ -83,6 +84,19 @@ CsrMatrix four_by_four() {
 
 }  // namespace
 
+TEST_CASE("inspect: empty rows after the last row with an entry are counted apart") {
+  // Rows 1, 3, 4 and 5 are empty; 3..5 come after the last row with an entry (row 2).
+  const CsrMatrix a = from_rows(4, {{{0, 1.0}}, {}, {{1, 2.0}, {3, 1.0}}, {}, {}, {}});
+  for (const InspectDepth depth :
+       {InspectDepth::full, InspectDepth::rows, InspectDepth::row_lengths}) {
+    const Profile p = spmvc::inspect(a, depth);
+    CHECK(p.empty_rows == 4);
+    CHECK(p.trailing_empty_rows == 3);
+  }
+  const std::string report = spmvc::to_report(spmvc::inspect(a));
+  CHECK(report.find("empty rows 4 (3 after the last row with an entry)") != std::string::npos);
+}
+
 TEST_CASE("inspect: 4x4 with an empty row, every field") {
   const Profile p = spmvc::inspect(four_by_four());
   CHECK(p.nrows == 4);
@@ -95,6 +109,7 @@ TEST_CASE("inspect: 4x4 with an empty row, every field") {
   CHECK(p.row_min == 0);
   CHECK(p.row_max == 3);
   CHECK(p.empty_rows == 1);
+  CHECK(p.trailing_empty_rows == 0);  // row 1, before rows with entries
   check_bins(p, {{0, 0, 1}, {2, 2, 2}, {3, 3, 1}});
 
   CHECK(p.bandwidth == 3);  // (0, 3)
@@ -264,6 +279,7 @@ TEST_CASE("inspect: empty matrices") {
   SUBCASE("3x3 with no nonzeros") {
     const Profile p = spmvc::inspect(from_rows(3, {{}, {}, {}}));
     CHECK(p.empty_rows == 3);
+    CHECK(p.trailing_empty_rows == 3);
     CHECK(p.row_min == 0);
     CHECK(p.row_max == 0);
     check_bins(p, {{0, 0, 3}});

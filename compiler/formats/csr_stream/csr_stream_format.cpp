@@ -484,15 +484,24 @@ double CsrStreamFormat::estimated_blocks(const Profile& profile, const CsrStream
 
 namespace {
 
+// The rows of `bin` that share blocks with rows that hold entries: all of them but, in the bin of
+// empty rows, those after the last row with an entry (Profile::trailing_empty_rows).
+double sharing_rows(const Profile& profile, const HistogramBin& bin) {
+  if (bin.hi > 0) return static_cast<double>(bin.count);
+  return static_cast<double>(std::max<std::int64_t>(0, bin.count - profile.trailing_empty_rows));
+}
+
 double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p) {
   // The rows that share blocks: those up to the tile (bins above 32 are ranges, their midpoint
-  // standing for every row in them, as in estimated_blocks).
+  // standing for every row in them, as in estimated_blocks), less the empty rows after the last
+  // row with an entry, which fill blocks of their own.
   double rows = 0, nnz = 0;
   for (const HistogramBin& bin : profile.row_histogram) {
     if (bin.lo > p.tile) continue;
     const double len = 0.5 * static_cast<double>(bin.lo + std::min<std::int64_t>(bin.hi, p.tile));
-    rows += static_cast<double>(bin.count);
-    nnz += len * static_cast<double>(bin.count);
+    const double count = sharing_rows(profile, bin);
+    rows += count;
+    nnz += len * count;
   }
   if (rows <= 0 || nnz <= 0) return 1.0;
   const double mean = nnz / rows;
@@ -521,7 +530,7 @@ double stream_imbalance_afresh(const Profile& profile, const CsrStreamParams& p)
   double below = 0, longest = 0, mean_steps = 0, f0_pow = std::pow(0.0, per_block);
   for (const HistogramBin& bin : profile.row_histogram) {
     if (bin.lo > p.tile) continue;
-    const double count = static_cast<double>(bin.count);
+    const double count = sharing_rows(profile, bin);
     const double f1_pow = std::pow((below + count) / rows, per_block);
     longest += steps(bin) * (f1_pow - f0_pow);
     f0_pow = f1_pow;
@@ -660,15 +669,15 @@ bool CsrStreamFormat::split_pays(const Profile& profile, const CsrStreamParams& 
   if (precision != Precision::f32 || p.block_size > 256 || p.tile > 2048 || p.rows_per_lane != 1)
     return false;
   // One row a lane: rows per block, as many as fill the tile, above half the threads, counted
-  // over the rows that hold nonzeros (an ordering may put the empty ones last: the pipeline's
-  // packed rows). Measured on the H200: split rows gained where tiles hold 140-250 such rows
-  // (email-Enron, astro-ph x16M), lost 3% on wiki-Vote under RCM (120 a tile, two lanes a row,
-  // its empty rows last), but gained 5% on ego-Facebook (94 a tile) and 23% on wiki-Vote in the
-  // caller's order (empty rows among the others): what separates those is the order, which this
-  // rule does not see, and the bound leaves the last two out.
-  const auto nonempty = static_cast<double>(profile.nrows - profile.empty_rows);
-  if (nonempty <= 0 || profile.nnz <= 0 ||
-      static_cast<double>(p.tile) * nonempty / static_cast<double>(profile.nnz) <=
+  // over the rows that share blocks, empty ones among them included but not those after the last
+  // row with an entry (Profile::trailing_empty_rows: an ordering's packed rows). Measured on the
+  // H200: split rows gained where tiles hold 140-250 such rows (email-Enron, astro-ph x16M) and
+  // 23% on wiki-Vote in the caller's order (160 a tile, a quarter of them empty), but lost 3% on
+  // wiki-Vote under RCM (120 a tile, two lanes a row, its empty rows last); ego-Facebook (94 a
+  // tile) gained 5%, which the bound leaves out.
+  const auto sharing = static_cast<double>(profile.nrows - profile.trailing_empty_rows);
+  if (sharing <= 0 || profile.nnz <= 0 ||
+      static_cast<double>(p.tile) * sharing / static_cast<double>(profile.nnz) <=
           static_cast<double>(p.block_size) / 2)
     return false;
   CsrStreamParams q = p;

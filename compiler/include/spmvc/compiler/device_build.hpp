@@ -26,7 +26,8 @@ struct RowStatSlots {
                        value_count = values_full + 1, values_inexact = value_count + 1,
                        value_table = values_inexact + 1, value_slots = 1024,
                        narrow_slice_nnz = value_table + value_slots,
-                       x_sectors = narrow_slice_nnz + 1, count = x_sectors + 1;
+                       x_sectors = narrow_slice_nnz + 1, rows_used = x_sectors + 1,
+                       count = rows_used + 1;
 };
 /// Distinct value bit patterns the GPU inspection tracks (an 8-bit table's); more reads as
 /// "full", and the Profile's distinct_values as kDeviceValueCap + 1.
