@@ -118,8 +118,9 @@ class CsrStreamFormat final : public FormatUnit {
   /// 13% faster where both measured 5% faster on the H200; a third predicts 5.5% and 4.2%.
   static constexpr double kSplitWaitShare = 1.0 / 3.0;
   /// Whether the planner proposes split rows beside shape `p` (split 0): fp32, one row a lane
-  /// (tile / mean nonempty row > block_size / 2), and a wait that split rows shorten to below
-  /// kSplitWait of the whole rows'. propose() keeps them with unit values only.
+  /// (tile / mean row > block_size / 2, over the rows that share tiles: all but
+  /// Profile::trailing_empty_rows), and a wait that split rows shorten to below kSplitWait of the
+  /// whole rows'. propose() keeps them with unit values only.
   static bool split_pays(const Profile& profile, const CsrStreamParams& p, Precision precision);
   /// The kernel unit for `nblocks` row blocks: generate() without the encoded arrays (the
   /// device-resident build has them on the GPU only).
