@@ -95,6 +95,9 @@ TEST_CASE("inspect: empty rows after the last row with an entry are counted apar
   }
   const std::string report = spmvc::to_report(spmvc::inspect(a));
   CHECK(report.find("empty rows 4 (3 after the last row with an entry)") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(spmvc::to_json(spmvc::inspect(a)));
+  CHECK(j["row_length"]["empty_rows"] == 4);
+  CHECK(j["row_length"]["trailing_empty_rows"] == 3);
 }
 
 TEST_CASE("inspect: 4x4 with an empty row, every field") {
