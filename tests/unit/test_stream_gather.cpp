@@ -47,12 +47,18 @@ const Candidate* best_of(const Plan& plan, std::string_view format) {
 
 // I_k (x) A with at least 16M nonzeros, as suite v13 builds its "x16M" entries (the CLI's
 // --replicate-to 16000000); empty when the public matrices are absent.
-std::optional<Profile> replicated_profile(const std::string& name) {
+std::optional<CsrMatrix> replicated_matrix(const std::string& name) {
   const auto dir = test::shared_matrices();
   if (dir.empty() || !std::filesystem::exists(dir / (name + ".mtx.xz"))) return std::nullopt;
   const CsrMatrix a = read_matrix_market(dir / (name + ".mtx.xz"));
   const std::int64_t k = (16000000 + a.nnz() - 1) / a.nnz();
-  return inspect(gen::replicate(a, k), InspectDepth::rows);
+  return gen::replicate(a, k);
+}
+
+std::optional<Profile> replicated_profile(const std::string& name) {
+  const std::optional<CsrMatrix> a = replicated_matrix(name);
+  if (!a) return std::nullopt;
+  return inspect(*a, InspectDepth::rows);
 }
 
 }  // namespace
@@ -217,9 +223,7 @@ TEST_CASE(
   CHECK(split_candidates(compiler::make_plan(*wiki, on("H200", Precision::f32))) > 0);
   {
     // The same rows with the empty ones packed last, as an ordering leaves them.
-    const auto dir = test::shared_matrices();
-    const CsrMatrix a = read_matrix_market(dir / "wiki-Vote.mtx.xz");
-    CsrMatrix packed = gen::replicate(a, (16000000 + a.nnz() - 1) / a.nnz());
+    CsrMatrix packed = *replicated_matrix("wiki-Vote");
     std::int64_t nonempty = 0;
     (void)nonempty_rows_first(packed, &nonempty);
     const Profile last = inspect(packed, InspectDepth::rows);
