@@ -52,9 +52,11 @@ struct GpuCalibration {
   /// (calibration/latency.inc). 1 for the reference GPU and for GPUs not probed.
   double launch_scale = 1;
   double step_scale = 1;
-  /// csr_stream's split rows (CsrStreamParams::split) measured to pay on this GPU: the planner
-  /// proposes them only where this holds (bench/results/2026-12-02-h200-split-rows/).
-  bool stream_split = false;
+  /// csr_stream's split rows (CsrStreamParams::split) on this GPU: their measured over predicted
+  /// time, on top of csr_stream's own time factor (the split kernel is a variant of its own: a
+  /// lane descriptor a thread, segments of long rows summed apart). 0 where they were not
+  /// measured to pay: the planner proposes them only where it is above 0.
+  double stream_split = 0;
 };
 
 /// The calibration for `gpu` (a device name or a model's short name, compared whole) on `arch`:

@@ -48,7 +48,7 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
         a, options.precision, format_free, options.multiplies,
         compiler::hub_order_format(target.arch, target.gpu, options.precision,
                                    options.deterministic, options.plan_order),
-        options.plan_order);
+        options.plan_order, compiler::split_rows_measured(target.arch, target.gpu));
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
     renumber_columns = choice.renumber_columns;

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "calibration.hpp"
+#include "formats/csr_stream/csr_stream_format.hpp"
 #include "spmvc/compiler/compiler.hpp"
+#include "spmvc/profile.hpp"
 #include "spmvc/reorder.hpp"
 
 namespace spmvc::compiler {
@@ -41,6 +43,16 @@ namespace {
 /// picks-rcm-rule.json, 16-core host), 0.02-0.04 s under the old bound; a caller expecting fewer
 /// than kRcmMinMultiplies multiplies skips it.
 constexpr double kMinLinesSavedPerRow = 2.5;
+/// Where csr_stream's split rows pay on the matrix as it stands (fp32 pattern graphs on a GPU
+/// that takes them: CsrStreamFormat::split_rows_pay), RCM in the caller's order must save this
+/// many instead: under RCM the empty rows go last (the pipeline's packed rows), a tile's rows
+/// get two lanes each and split rows no longer pay, so the order must beat split rows in place.
+/// Measured on the H200, fp32 x16M (bench/results/2026-12-02-h200-split-in-place/forced.txt):
+/// wiki-Vote, whose RCM saves 2.64 lines a row, multiplied in 41.5 us with split rows in place
+/// against 44.0 us RCM-ordered (0.94x); ca-CondMat, whose RCM saves 4.71, in 80.0 us in place
+/// against 74.0 us RCM-ordered (1.08x). Where the ratio crosses 1 between the two, linearly in
+/// the lines saved: 3.5.
+constexpr double kMinLinesSavedPerRowSplit = 3.5;
 /// A column gathered into the order costs this much of a row written through the row map: as
 /// passes of their own on the H200, the gather of x took 0.49-0.65 of the row map's writes of y
 /// on four x16M graphs (bench/results/2026-11-30-h200-chained-launches/rcm-caller-cost.txt). A
@@ -297,9 +309,14 @@ std::string_view hub_order_format(std::string_view arch, std::string_view gpu, P
   return deterministic ? std::string_view{} : kHubFormat;
 }
 
+bool split_rows_measured(std::string_view arch, std::string_view gpu) {
+  const GpuCalibration* calibration = find_calibration(arch, gpu);
+  return calibration != nullptr && calibration->stream_split > 0;
+}
+
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free,
                                std::optional<std::int64_t> multiplies, std::string_view hub_format,
-                               bool plan_order) {
+                               bool plan_order, bool split_rows) {
   OrderingChoice c;
   if (a.nrows != a.ncols || a.nnz() == 0) {
     c.why = "not reordered: only square matrices get a symmetric ordering";
@@ -370,20 +387,36 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
        kGatheredColumnWeight * static_cast<double>(columns_gathered(a.ncols, shape.columns_read))) /
       (1 + kGatheredColumnWeight);
   const double per_order_row = static_cast<double>(a.nrows) / order_rows / 32.0;
+  // Split rows in place raise the bar (kMinLinesSavedPerRowSplit); the rows alone are inspected
+  // to tell, in a fraction of RCM's time.
+  const bool split_in_place =
+      split_rows && precision == Precision::f32 &&
+      formats::CsrStreamFormat::split_rows_pay(inspect(a, InspectDepth::row_lengths), precision);
+  const double must_save = split_in_place ? kMinLinesSavedPerRowSplit : kMinLinesSavedPerRow;
+  const std::string against =
+      split_in_place
+          ? fmt::format(
+                "the {:.1f} an order must save to beat csr_stream's split rows, which pay "
+                "in this order (the order would pack the empty rows last, where they do "
+                "not), and repay the gather of x and the row map's writes",
+                must_save)
+          : fmt::format(
+                "the {:.1f} an order must save to repay the gather of x and the row "
+                "map's writes",
+                must_save);
   // RCM cannot save more lines than the rows read.
-  if (before * per_order_row < kMinLinesSavedPerRow) {
+  if (before * per_order_row < must_save) {
     c.why = fmt::format(
         "not reordered: x accesses are already local ({:.1f} lines of x per 32 rows, {:.2f} a "
-        "row of the order's traffic: fewer than the {:.1f} an order must save to repay the "
-        "gather of x and the row map's writes)",
-        before, before * per_order_row, kMinLinesSavedPerRow);
+        "row of the order's traffic: fewer than {})",
+        before, before * per_order_row, against);
     return c;
   }
   if (const double most = before * (1 - tree.rcm_lines_left()) * per_order_row;
-      tree.tree_like() && most < kMinLinesSavedPerRow) {
+      tree.tree_like() && most < must_save) {
     c.why = tree_like_why(tree, fmt::format("at most {:.2f} fewer lines of x a row of the order's "
-                                            "traffic, short of the {:.1f} that repay it",
-                                            most, kMinLinesSavedPerRow));
+                                            "traffic, short of {}",
+                                            most, against));
     return c;
   }
   const std::string traffic =
@@ -394,20 +427,18 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
                 shape.columns_read, a.ncols, order_rows, a.nrows)
           : std::string();
   return rcm_if(
-      a, vb, [&](double after) { return (before - after) * per_order_row >= kMinLinesSavedPerRow; },
+      a, vb, [&](double after) { return (before - after) * per_order_row >= must_save; },
       [&](bool taken, double after, double seconds) {
         const double saved = (before - after) * per_order_row;
         if (!taken)
           return fmt::format(
               "not reordered: RCM brings x's {:.1f} lines per 32 rows only to {:.1f}, {:.2f} "
-              "fewer a row{}, short of the {:.1f} that repay the gather of x and the row map's "
-              "writes",
-              before, after, saved, traffic, kMinLinesSavedPerRow);
+              "fewer a row{}, short of {}",
+              before, after, saved, traffic, against);
         return fmt::format(
             "rcm, columns renumbered: x accesses were scattered ({:.1f} lines of x per 32 "
-            "rows); RCM brings them to {:.1f} in {:.2f} s, {:.2f} fewer a row{} (at least {:.1f} "
-            "repay the gather of x and the row map's writes)",
-            before, after, seconds, saved, traffic, kMinLinesSavedPerRow);
+            "rows); RCM brings them to {:.1f} in {:.2f} s, {:.2f} fewer a row{} (at least {})",
+            before, after, seconds, saved, traffic, against);
       });
 }
 

@@ -115,6 +115,10 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   const formats::Cost cost = unit.cost(profile, params, options.precision);
   Prediction p;
   p.time_factor = time_factor(calibration, unit.name(), options.precision, cost.warp_imbalance);
+  // csr_stream's split rows: their kernel's own measured over predicted time (calibration.hpp).
+  if (const auto* q = std::get_if<CsrStreamParams>(&params);
+      q != nullptr && q->split > 0 && calibration != nullptr && calibration->stream_split > 0)
+    p.time_factor *= calibration->stream_split;
   // The x sectors the rows gather one at a time, at the calibration's price per sector: in both
   // cost models, as the traffic model's x bytes count what misses L2, not the gathers' own cost.
   const double gathers =
@@ -436,11 +440,11 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
       }
       // csr_stream's split rows: only on GPUs where they were measured to pay, and only in the
       // value codings they take (a mixed-precision twin may have changed it).
-      const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+      const bool split_rows = split_rows_measured(options.arch, options.gpu);
       std::erase_if(proposed, [&](const Candidate& c) {
         const auto* q = std::get_if<CsrStreamParams>(&c.params);
         return q != nullptr && q->split > 0 &&
-               (calibration == nullptr || !calibration->stream_split ||
+               (!split_rows ||
                 unit->cannot_implement(profile, c.params, options.precision).has_value());
       });
     }

@@ -359,3 +359,43 @@ TEST_CASE("auto ordering: a random-like graph gets no RCM, decided before RCM is
   CHECK_FALSE(caller.ordering);
   CHECK(caller.why.find("nonzeros per row") != std::string::npos);
 }
+
+TEST_CASE("auto ordering in the caller's order: split rows in place raise the bar for RCM") {
+  // On a GPU that takes csr_stream's split rows (the H200), a pattern graph whose rows pay split
+  // in its own order keeps that order unless RCM saves kMinLinesSavedPerRowSplit lines a row:
+  // wiki-Vote fp32 (2.64 a row) multiplied faster with split rows in place than RCM-ordered.
+  // fp64 takes no split rows, and a GPU without them keeps the plain bound.
+  const std::filesystem::path dir = test::shared_matrices();
+  for (const char* name : {"wiki-Vote", "ca-CondMat"}) {
+    if (dir.empty() || !std::filesystem::exists(dir / fmt::format("{}.mtx.xz", name))) {
+      MESSAGE("public matrices not present: skipped");
+      return;
+    }
+  }
+  const CsrMatrix wiki = read_matrix_market(dir / "wiki-Vote.mtx.xz");
+  const compiler::OrderingChoice split =
+      compiler::choose_ordering(wiki, Precision::f32, false, std::nullopt, "hyb", false, true);
+  CAPTURE(split.why);
+  CHECK_FALSE(split.ordering.has_value());
+  CHECK(split.why.find("beat csr_stream's split rows") != std::string::npos);
+  CHECK(compiler::choose_ordering(wiki, Precision::f32, false, std::nullopt, "hyb", false, false)
+            .ordering.has_value());
+  CHECK(compiler::choose_ordering(wiki, Precision::f64, false, std::nullopt, "hyb", false, true)
+            .ordering.has_value());
+  // With stored values there is nothing to split: the plain bound.
+  CsrMatrix valued = wiki;
+  for (std::size_t k = 0; k < valued.values.size(); ++k)
+    valued.values[k] = 1.0 + static_cast<double>(k % 7);
+  CHECK(compiler::choose_ordering(valued, Precision::f32, false, std::nullopt, "hyb", false, true)
+            .ordering.has_value());
+  // In the plan's order the order costs nothing a multiply: RCM as before.
+  CHECK(compiler::choose_ordering(wiki, Precision::f32, false, std::nullopt, "hyb", true, true)
+            .ordering.has_value());
+  // A graph whose RCM saves more than the bound is still ordered.
+  const CsrMatrix condmat = read_matrix_market(dir / "ca-CondMat.mtx.xz");
+  const compiler::OrderingChoice ordered =
+      compiler::choose_ordering(condmat, Precision::f32, false, std::nullopt, "hyb", false, true);
+  CAPTURE(ordered.why);
+  CHECK(ordered.ordering.has_value());
+  CHECK(ordered.why.find("beat csr_stream's split rows") != std::string::npos);
+}

@@ -685,6 +685,18 @@ bool CsrStreamFormat::split_pays(const Profile& profile, const CsrStreamParams& 
   return warp_imbalance(profile, q) < kSplitWait * warp_imbalance(profile, p);
 }
 
+bool CsrStreamFormat::split_rows_pay(const Profile& profile, Precision precision) {
+  if (best_value_coding(profile, precision) != kValuesUnit) return false;
+  for (const auto& [block, tile, rows_per_lane] : kShapes) {
+    if (rows_per_lane != 1) continue;
+    CsrStreamParams p;
+    p.block_size = block;
+    p.tile = tile;
+    if (split_pays(profile, p, precision)) return true;
+  }
+  return false;
+}
+
 std::vector<Candidate> CsrStreamFormat::propose(const Profile& profile, Precision precision) const {
   std::vector<Candidate> out;
   // Split rows are proposed with unit values only (pattern matrices, whose stream is 2 bytes a

@@ -122,6 +122,9 @@ class CsrStreamFormat final : public FormatUnit {
   /// Profile::trailing_empty_rows), and a wait that split rows shorten to below kSplitWait of the
   /// whole rows'. propose() keeps them with unit values only.
   static bool split_pays(const Profile& profile, const CsrStreamParams& p, Precision precision);
+  /// Whether propose() puts split rows beside any of its shapes: pattern values (unit values the
+  /// best coding) and split_pays at one of the shapes with one row a lane.
+  static bool split_rows_pay(const Profile& profile, Precision precision);
   /// The kernel unit for `nblocks` row blocks: generate() without the encoded arrays (the
   /// device-resident build has them on the GPU only).
   static KernelSource generate_kernel(const CsrStreamParams& p, Precision precision,

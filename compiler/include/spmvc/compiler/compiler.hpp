@@ -330,10 +330,16 @@ struct OrderingChoice {
 /// lines of x and RCM cuts that by 1.15x (no minimum row length, no scatter per nonzero). In
 /// either order, fewer than 9,500 multiplies expected get no RCM: its host time was not repaid
 /// sooner on the H200; nor does a hub graph whose gathers of x mostly miss L1, where RCM-ordered
-/// kernels measured slower than cuSPARSE.
+/// kernels measured slower than cuSPARSE. split_rows: the target GPU takes csr_stream's split
+/// rows (split_rows_measured); in the caller's order, where they pay on the matrix as it stands,
+/// RCM must save more lines of x a row to be taken.
 OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool format_free = false,
                                std::optional<std::int64_t> multiplies = std::nullopt,
-                               std::string_view hub_format = "hyb", bool plan_order = false);
+                               std::string_view hub_format = "hyb", bool plan_order = false,
+                               bool split_rows = false);
+/// Whether csr_stream's split rows were measured to pay on GPU `gpu` (a device name or model) of
+/// `arch`: its calibration carries their factor (GpuCalibration::stream_split above 0).
+bool split_rows_measured(std::string_view arch, std::string_view gpu);
 /// The format the hub rule orders for: csr_warp where the calibration of `gpu` (a device name or
 /// model) of `arch` has a row for it, but in the plan's order (plan_order), where hyb is; a
 /// caller who asks for bitwise-reproducible sums gets csr_warp in either order (hyb adds with
