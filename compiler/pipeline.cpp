@@ -44,11 +44,17 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
   } else if (options.reorder == "auto") {
     const bool format_free =
         options.format == "auto" && !options.params && !options.csr && options.cusparse != "always";
+    // csr_stream's split rows can be the plan: the GPU takes them, the values may be coded away
+    // (they are proposed with unit values only) and the caller left csr_stream among the formats.
+    const bool split_rows = compiler::split_rows_measured(target.arch, target.gpu) &&
+                            options.value_coding && options.cusparse != "always" &&
+                            !options.params && !options.csr &&
+                            (options.format == "auto" || options.format == "csr_stream");
     compiler::OrderingChoice choice = compiler::choose_ordering(
         a, options.precision, format_free, options.multiplies,
         compiler::hub_order_format(target.arch, target.gpu, options.precision,
                                    options.deterministic, options.plan_order),
-        options.plan_order, compiler::split_rows_measured(target.arch, target.gpu));
+        options.plan_order, split_rows);
     b.plan.reorder_why = std::move(choice.why);
     picked = std::move(choice.ordering);
     renumber_columns = choice.renumber_columns;

@@ -17,6 +17,7 @@
 #include "calibration.hpp"
 #include "formats/format.hpp"
 #include "heuristics.hpp"
+#include "spmvc/build.hpp"
 #include "spmvc/compiler/compiler.hpp"
 #include "spmvc/generators.hpp"
 #include "spmvc/matrix.hpp"
@@ -180,6 +181,49 @@ TEST_CASE(
   CHECK(split_factor > 0.75 * whole_factor);
   const Plan f64 = compiler::make_plan(*wiki, on("H100", Precision::f64));
   CHECK(f64.engine == Engine::kernel);
+}
+
+TEST_CASE(
+    "pipeline: wiki-Vote x16M fp32 keeps its order for split rows where they can be planned") {
+  // reorder auto on the H200: split rows in place (bench/results/2026-12-02-h200-split-in-place/:
+  // 41.4 us against 44.0 RCM-ordered), so RCM (2.64 lines of x saved a row) is not taken. Where
+  // split rows cannot be the plan the plain bound holds and RCM is taken: no value coding (they
+  // take unit values only), cuSPARSE or another format asked for, fp64, or a GPU without them.
+  const std::optional<CsrMatrix> wiki = replicated_matrix("wiki-Vote");
+  if (!wiki) {
+    MESSAGE("the public matrices are absent: skipped");
+    return;
+  }
+  BuildTarget t;
+  t.until = BuildStage::plan;
+  t.gpu = "H200";
+  Options o;
+  o.precision = Precision::f32;
+  o.reorder = "auto";
+  const Build in_place = build(*wiki, o, t);
+  CAPTURE(in_place.plan.reorder_why);
+  CHECK(in_place.plan.reorder == "none");
+  CHECK(in_place.plan.reorder_why.find("beat csr_stream's split rows") != std::string::npos);
+  REQUIRE(in_place.plan.format == "csr_stream");
+  CHECK(std::get<CsrStreamParams>(in_place.plan.params).split == 16);
+  const auto reordered = [&](const Options& options, const BuildTarget& target) {
+    const Build b = build(*wiki, options, target);
+    CAPTURE(b.plan.reorder_why);
+    // The rule's choice (the planner may still set it aside for cuSPARSE in the caller's order).
+    return b.plan.reorder_why.rfind("rcm", 0) == 0;
+  };
+  Options plain = o;
+  plain.value_coding = false;
+  CHECK(reordered(plain, t));
+  Options other = o;
+  other.format = "bro_coo";
+  CHECK(reordered(other, t));
+  Options f64 = o;
+  f64.precision = Precision::f64;
+  CHECK(reordered(f64, t));
+  BuildTarget h100 = t;
+  h100.gpu = "H100";
+  CHECK(reordered(o, h100));
 }
 
 TEST_CASE("planner: a regular stencil's pick does not move") {
