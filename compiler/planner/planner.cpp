@@ -469,6 +469,12 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
       }
       if (c.applicable) {
         set_prediction(c, predict(*unit, profile, c.params, options), options);
+        if (const auto* q = std::get_if<CsrStreamParams>(&c.params); q != nullptr && q->split > 0) {
+          const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+          if (calibration != nullptr && calibration->stream_split > 0)
+            c.reason += fmt::format("; the split kernel's own calibrated factor on the {}: {:.3f}",
+                                    calibration->model, calibration->stream_split);
+        }
       }
       if (c.applicable && !forced && options.format == "auto" &&
           unpriced_gathers(*unit, profile, c.params, options)) {

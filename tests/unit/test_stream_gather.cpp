@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "calibration.hpp"
 #include "formats/format.hpp"
 #include "heuristics.hpp"
@@ -168,6 +170,11 @@ TEST_CASE(
   const auto picked = std::get<CsrStreamParams>(h200.params);
   CHECK(picked.split == 16);
   CHECK(h200.predicted_seconds < h200.cusparse_seconds);
+  // The plan says which factor it applied.
+  const compiler::GpuCalibration* calibration = compiler::find_calibration("sm_90", "H200");
+  REQUIRE(calibration != nullptr);
+  CHECK(h200.why.find(fmt::format("the split kernel's own calibrated factor on the H200: {:.3f}",
+                                  calibration->stream_split)) != std::string::npos);
   // The split kernel's factor on top of csr_stream's: the same shape with whole rows carries
   // csr_stream's factor alone, and the split rows' shorter wait gives back at most a few percent
   // more.
