@@ -42,14 +42,14 @@ std::string order(const CsrMatrix& a, const Options& options, const BuildTarget&
     picked = options.ordering;
     b.plan.reorder_why = "given by the caller";
   } else if (options.reorder == "auto") {
-    const bool format_free =
-        options.format == "auto" && !options.params && !options.csr && options.cusparse != "always";
+    // The planner ranks formats (none forced, cuSPARSE not asked for), all of them or csr_stream's.
+    const bool ranked = !options.params && !options.csr && options.cusparse != "always";
+    const bool format_free = ranked && options.format == "auto";
     // csr_stream's split rows can be the plan: the GPU takes them, the values may be coded away
     // (they are proposed with unit values only) and the caller left csr_stream among the formats.
-    const bool split_rows = compiler::split_rows_measured(target.arch, target.gpu) &&
-                            options.value_coding && options.cusparse != "always" &&
-                            !options.params && !options.csr &&
-                            (options.format == "auto" || options.format == "csr_stream");
+    const bool split_rows = ranked && (format_free || options.format == "csr_stream") &&
+                            options.value_coding &&
+                            compiler::split_rows_measured(target.arch, target.gpu);
     compiler::OrderingChoice choice = compiler::choose_ordering(
         a, options.precision, format_free, options.multiplies,
         compiler::hub_order_format(target.arch, target.gpu, options.precision,

@@ -388,9 +388,9 @@ OrderingChoice choose_ordering(const CsrMatrix& a, Precision precision, bool for
       (1 + kGatheredColumnWeight);
   const double per_order_row = static_cast<double>(a.nrows) / order_rows / 32.0;
   // Split rows in place raise the bar (kMinLinesSavedPerRowSplit); the rows alone are inspected
-  // to tell, in a fraction of RCM's time.
+  // to tell, in a fraction of RCM's time, and only where the plain bar could be met.
   const bool split_in_place =
-      split_rows && precision == Precision::f32 &&
+      split_rows && precision == Precision::f32 && before * per_order_row >= kMinLinesSavedPerRow &&
       formats::CsrStreamFormat::split_rows_pay(inspect(a, InspectDepth::row_lengths), precision);
   const double must_save = split_in_place ? kMinLinesSavedPerRowSplit : kMinLinesSavedPerRow;
   const std::string against =

@@ -23,6 +23,14 @@ namespace {
 
 // `bytes` moved at the cost's lane efficiency, or its serial chain where that is longer; the
 // launch floor and the chain (counted in the reference GPU's step time) scaled to the GPU's own.
+// csr_stream's split rows' own factor under `calibration` (GpuCalibration::stream_split) where
+// `params` are split rows on a GPU that has it; 0 otherwise.
+double split_factor(const GpuCalibration* calibration, const FormatParams& params) {
+  const auto* q = std::get_if<CsrStreamParams>(&params);
+  if (q == nullptr || q->split <= 0 || calibration == nullptr) return 0;
+  return calibration->stream_split;
+}
+
 double predict_seconds(const formats::Cost& cost, double bytes, double bandwidth,
                        const GpuCalibration* calibration) {
   const double efficiency = std::max(cost.lane_efficiency, 1e-3);
@@ -116,9 +124,7 @@ Prediction predict(const formats::FormatUnit& unit, const Profile& profile,
   Prediction p;
   p.time_factor = time_factor(calibration, unit.name(), options.precision, cost.warp_imbalance);
   // csr_stream's split rows: their kernel's own measured over predicted time (calibration.hpp).
-  if (const auto* q = std::get_if<CsrStreamParams>(&params);
-      q != nullptr && q->split > 0 && calibration != nullptr && calibration->stream_split > 0)
-    p.time_factor *= calibration->stream_split;
+  if (const double split = split_factor(calibration, params); split > 0) p.time_factor *= split;
   // The x sectors the rows gather one at a time, at the calibration's price per sector: in both
   // cost models, as the traffic model's x bytes count what misses L2, not the gathers' own cost.
   const double gathers =
@@ -469,12 +475,10 @@ PlanCandidates plan_candidates(const Profile& profile, const PlanOptions& option
       }
       if (c.applicable) {
         set_prediction(c, predict(*unit, profile, c.params, options), options);
-        if (const auto* q = std::get_if<CsrStreamParams>(&c.params); q != nullptr && q->split > 0) {
-          const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
-          if (calibration != nullptr && calibration->stream_split > 0)
-            c.reason += fmt::format("; the split kernel's own calibrated factor on the {}: {:.3f}",
-                                    calibration->model, calibration->stream_split);
-        }
+        const GpuCalibration* calibration = find_calibration(options.arch, options.gpu);
+        if (const double split = split_factor(calibration, c.params); split > 0)
+          c.reason += fmt::format("; the split kernel's own calibrated factor on the {}: {:.3f}",
+                                  calibration->model, split);
       }
       if (c.applicable && !forced && options.format == "auto" &&
           unpriced_gathers(*unit, profile, c.params, options)) {
