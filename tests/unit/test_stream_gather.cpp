@@ -190,10 +190,10 @@ TEST_CASE(
     "pipeline: wiki-Vote x16M fp32 keeps its order for split rows where they can be planned") {
   // reorder auto on the H200: split rows in place (bench/results/2026-12-02-h200-split-in-place/:
   // 41.4 us against 44.0 RCM-ordered), so RCM (2.64 lines of x saved a row) is not taken; the same
-  // on the H100 (bench/results/2026-12-02-h100-suite-v13-caller/: 42.9 us in place against 45.4
-  // RCM-ordered). Where split rows cannot be the plan the plain bound holds and RCM is taken: no
-  // value coding (they take unit values only), cuSPARSE or another format asked for, fp64, or an
-  // architecture without a calibration (none measured split rows there).
+  // on the H100 (bench/results/2026-12-02-h100-suite-v13-caller/: 42.6-42.9 us in place
+  // against 45.6 RCM-ordered). Where split rows cannot be the plan the plain bound holds and RCM is
+  // taken: no value coding (they take unit values only), cuSPARSE or another format asked for,
+  // fp64, or an architecture without a calibration (none measured split rows there).
   const std::optional<CsrMatrix> wiki = replicated_matrix("wiki-Vote");
   if (!wiki) {
     MESSAGE("the public matrices are absent: skipped");
