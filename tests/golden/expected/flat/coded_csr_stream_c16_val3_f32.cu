@@ -1,6 +1,6 @@
 // matrix:  216 x 216, 4096 nonzeros; rows 8..27 (mean 18.96, sd 5.90), 0 empty
 // plan:    csr_stream [b=256 tile=1024 c16 val=3 m=1], f32, reorder none
-// model:   19029 bytes per multiply, 1.72 us predicted
+// model:   19029 bytes per multiply, 1.69 us predicted
 // why:     parameters forced by the caller
 //
 // Flattened by `spmvc emit --flatten`: each function the entry points reach, printed
