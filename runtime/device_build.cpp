@@ -332,9 +332,13 @@ void finish_build(Operator::Impl& im, CompileTimings& timings, const DeviceCsr& 
   std::int64_t nblocks = 0;
   bool narrow_columns = false;
   if (const auto* params = std::get_if<CsrStreamParams>(&im.plan.params)) {
-    runtime::DeviceRowBlocks blocks =
-        runtime::stream_row_blocks(a.row_ptr, a.nrows, params->tile, params->block_rows(), kernels);
+    runtime::DeviceRowBlocks blocks = runtime::stream_row_blocks(
+        a.row_ptr, a.nrows, params->tile, params->block_rows(), kernels, params->split);
     nblocks = blocks.nblocks;
+    if (params->split > 0) {
+      im.device_bytes += static_cast<std::int64_t>(blocks.lanes.bytes());
+      im.arrays.emplace_back("lanes", std::move(blocks.lanes));
+    }
     if (params->narrow_columns) {
       // Wide blocks read the caller's col_idx (bound below as col_wide).
       runtime::DeviceNarrowColumns narrow =

@@ -253,12 +253,16 @@ DeviceNarrowColumns narrow_columns_device(const DeviceCsr& a, const DeviceBuffer
 }
 
 DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrows, int tile,
-                                  int block_size, const DeviceCsrKernels& kernels) {
+                                  int block_size, const DeviceCsrKernels& kernels, int split) {
   DeviceRowBlocks blocks;
   if (nrows == 0) {  // one empty block keeps the launch valid, as on the host
     const std::int32_t none[2] = {0, 0};
     blocks.starts = DeviceBuffer(sizeof none);
     blocks.starts.upload(none, sizeof none);
+    if (split > 0) {  // and its idle lanes
+      blocks.lanes = DeviceBuffer(static_cast<std::size_t>(block_size) * sizeof(std::uint32_t));
+      blocks.lanes.fill_bytes(0);
+    }
     return blocks;
   }
   constexpr int kGroup = codegen::kStreamGroupRows;
@@ -271,12 +275,12 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
   void* counts_arg = counts_ptr;
   const void* ptr = row_ptr;
   long long rows = nrows, groups = ngroups;
-  int tile_arg = tile, block_rows = block_size, group = kGroup;
+  int tile_arg = tile, block_rows = block_size, split_arg = split, group = kGroup;
   // A warp per group (templates/device_csr.cuh: stream_count, stream_fill).
   const std::int64_t grid =
       (32 * ngroups + codegen::kStreamGroupBlock - 1) / codegen::kStreamGroupBlock;
   {
-    void* args[] = {&ptr, &rows, &tile_arg, &block_rows, &group, &groups, &counts_arg};
+    void* args[] = {&ptr, &rows, &tile_arg, &block_rows, &split_arg, &group, &groups, &counts_arg};
     kernels.stream_count->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamCountEntry);
   }
@@ -294,9 +298,17 @@ DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrow
   blocks.nblocks = total;
   blocks.starts = DeviceBuffer(static_cast<std::size_t>(total + 1) * sizeof(std::int32_t));
   void* starts_ptr = blocks.starts.get();
+  void* lanes_ptr = nullptr;
+  if (split > 0) {
+    // A descriptor a thread of every block; lanes no row takes stay zero (idle), as on the host.
+    blocks.lanes = DeviceBuffer(static_cast<std::size_t>(total) *
+                                static_cast<std::size_t>(block_size) * sizeof(std::uint32_t));
+    blocks.lanes.fill_bytes(0);
+    lanes_ptr = blocks.lanes.get();
+  }
   {
-    void* args[] = {&ptr,   &rows,   &tile_arg,    &block_rows,
-                    &group, &groups, &offsets_ptr, &starts_ptr};
+    void* args[] = {&ptr,   &rows,   &tile_arg,    &block_rows, &split_arg,
+                    &group, &groups, &offsets_ptr, &starts_ptr, &lanes_ptr};
     kernels.stream_fill->launch(grid, codegen::kStreamGroupBlock, 0, args, nullptr);
     check_last_launch(codegen::kStreamFillEntry);
   }

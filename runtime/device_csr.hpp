@@ -91,13 +91,16 @@ struct DeviceNarrowColumns {
 DeviceNarrowColumns narrow_columns_device(const DeviceCsr& a, const DeviceBuffer& row_blocks,
                                           std::int64_t nblocks, const DeviceCsrKernels& kernels);
 
-/// csr_stream's row blocks (CsrStreamFormat::row_blocks, the same partition) cut on the GPU from
-/// `row_ptr` (nrows+1 device offsets): nblocks+1 ints on the device.
+/// csr_stream's row blocks cut on the GPU from `row_ptr` (nrows+1 device offsets): nblocks+1
+/// ints on the device, the partition of CsrStreamFormat::row_blocks; with split rows (split > 0,
+/// `block_size` threads a block, one row a lane) that of CsrStreamFormat::split_row_blocks, and
+/// `lanes` its nblocks x block_size lane descriptors (templates/csr_stream.cuh, SplitRows).
 struct DeviceRowBlocks {
   DeviceBuffer starts;
+  DeviceBuffer lanes;  ///< split rows only
   std::int64_t nblocks = 0;
 };
 DeviceRowBlocks stream_row_blocks(const std::int32_t* row_ptr, std::int64_t nrows, int tile,
-                                  int block_size, const DeviceCsrKernels& kernels);
+                                  int block_size, const DeviceCsrKernels& kernels, int split = 0);
 
 }  // namespace spmvc::runtime

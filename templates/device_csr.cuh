@@ -53,10 +53,76 @@
 // at most `tile` nonzeros and `block_rows` rows, a row longer than `tile` going alone. Groups are
 // independent, so one warp walks each: stream_count counts a group's blocks, stream_scan turns
 // the counts into offsets (one thread block), stream_fill writes each block's first row.
+// With split rows (split > 0) the partition is the host's split_row_blocks: a block also ends
+// where its rows' segments would need more lanes than it has threads, and stream_fill writes
+// each lane's 32-bit descriptor (templates/csr_stream.cuh, SplitRows). The per-row steps of that
+// walk (split_segments, SplitWalk, split_descriptor) are plain functions the host can call too
+// (SPMVC_CSR_HD), so a host test runs them against the host encoder without a GPU; the rest of
+// this file is device code.
 #pragma once
+
+#if defined(__CUDACC__)
+#define SPMVC_CSR_HD __host__ __device__ __forceinline__
+#else
+#define SPMVC_CSR_HD inline
+#endif
 
 namespace spmvc {
 namespace device_csr {
+
+/// A split row's segments: `count` segments of `length` products, the last one shorter
+/// (CsrStreamFormat::segments): a row of at most `split` products is one segment; a longer one
+/// takes segments of the largest of `split`, ceil(sqrt(n)) and ceil(n / 32) products, made odd,
+/// so that no row has more than 32. (For n > 1024, ceil(n / 32) is the largest: the root is
+/// found by counting only below that, in integers, as on the host's doubles.)
+struct SplitSegments {
+  int length, count;
+};
+SPMVC_CSR_HD SplitSegments split_segments(long long n, int split) {
+  if (n <= split) return {static_cast<int>(n), 1};
+  long long length = (n + 31) / 32;
+  if (n <= 1024) {
+    long long root = 1;
+    while (root * root < n) ++root;
+    if (root > length) length = root;
+  }
+  if (split > length) length = split;
+  length |= 1;
+  return {static_cast<int>(length), static_cast<int>((n + length - 1) / length)};
+}
+
+/// A split-rows block being filled: its products and the lanes its rows' segments take.
+struct SplitWalk {
+  long long nnz = 0;
+  int lanes = 0;
+  /// Places the next row (n products in `count` segments): its first lane in `at`, its segments
+  /// moved to the next warp where they would cross into it; false where the block must end
+  /// before the row (the tile's products or the block's threads would be passed).
+  SPMVC_CSR_HD bool take(long long n, int count, int tile, int block_size, int& at) {
+    if (nnz + n > tile) return false;
+    at = (lanes & 31) + count > 32 ? (lanes + 31) & ~31 : lanes;
+    if (at + count > block_size) return false;
+    lanes = at + count;
+    nnz += n;
+    return true;
+  }
+};
+
+/// Segment j's descriptor of a row of n products whose first is product b of its block, the
+/// block's `row`-th row (the bit layout of SplitRows in templates/csr_stream.cuh). A row with no
+/// products has one empty segment at 0.
+SPMVC_CSR_HD unsigned split_descriptor(long long b, long long n, SplitSegments seg, int j,
+                                       int row) {
+  const long long start = (n > 0 ? b : 0) + static_cast<long long>(j) * seg.length;
+  const long long rest = n - static_cast<long long>(j) * seg.length;
+  const long long length = rest < seg.length ? rest : seg.length;
+  const bool head = j == 0;
+  return static_cast<unsigned>(start) | static_cast<unsigned>(length) << 11 |
+         (head ? 1u : 0u) << 18 | static_cast<unsigned>(head ? seg.count - 1 : 0) << 19 |
+         static_cast<unsigned>(head ? row : 0) << 24;
+}
+
+#if defined(__CUDACC__)
 
 constexpr int kRowMax = 0;
 constexpr int kRowMin = 1;
@@ -469,16 +535,69 @@ __device__ __forceinline__ long long block_end(const int* __restrict__ row_ptr, 
   return limit;
 }
 
+/// block_end with split rows (split > 0; block_rows is the block's threads, one row a lane):
+/// the block also ends where its rows' segments would need more lanes than that. With `lanes`
+/// (the block's block_rows descriptors, zeroed) each row's segments are written there. Found by
+/// the whole warp, every lane getting it: the lanes load 32 rows' bounds at once and each
+/// computes its row's segments; the placement, which depends on every row before, then steps
+/// through them in registers (shuffles), and a row's lanes write its descriptors together.
+__device__ __forceinline__ long long split_block_end(const int* __restrict__ row_ptr,
+                                                     long long first, long long end, int tile,
+                                                     int block_rows, int split,
+                                                     unsigned* __restrict__ lanes) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const long long start = __ldg(row_ptr + first);
+  if (static_cast<long long>(__ldg(row_ptr + first + 1)) - start > tile) return first + 1;
+  const long long limit = first + block_rows < end ? first + block_rows : end;
+  SplitWalk walk;
+  for (long long base = first; base < limit; base += 32) {
+    // Lane l's row base + l: its first product counted from the block's (b) and its length (n),
+    // ints as the offsets are.
+    const long long v = base + lane;
+    int b = 0, n = 0;
+    if (v < limit) {
+      const int lo = __ldg(row_ptr + v);
+      b = static_cast<int>(lo - start);
+      n = __ldg(row_ptr + v + 1) - lo;
+    }
+    const SplitSegments mine = split_segments(n, split);
+    const int rows = limit - base < 32 ? static_cast<int>(limit - base) : 32;
+    for (int i = 0; i < rows; ++i) {
+      const int row_b = __shfl_sync(0xffffffffu, b, i);
+      const int row_n = __shfl_sync(0xffffffffu, n, i);
+      const SplitSegments seg{__shfl_sync(0xffffffffu, mine.length, i),
+                              __shfl_sync(0xffffffffu, mine.count, i)};
+      int at = 0;
+      if (!walk.take(row_n, seg.count, tile, block_rows, at)) return base + i;
+      if (lanes != nullptr && lane < seg.count)
+        lanes[at + lane] =
+            split_descriptor(row_b, row_n, seg, lane, static_cast<int>(base + i - first));
+    }
+  }
+  return limit;
+}
+
+/// The row after the block that starts at row `first`: split_block_end with split rows, else
+/// block_end.
+__device__ __forceinline__ long long next_block(const int* __restrict__ row_ptr, long long first,
+                                                long long end, int tile, int block_rows, int split,
+                                                unsigned* __restrict__ lanes) {
+  return split > 0 ? split_block_end(row_ptr, first, end, tile, block_rows, split, lanes)
+                   : block_end(row_ptr, first, end, tile, block_rows);
+}
+
 /// counts[g] = the blocks of group g; a warp per group.
 __device__ __forceinline__ void stream_count(const int* __restrict__ row_ptr, long long nrows,
-                                             int tile, int block_rows, int group, long long ngroups,
-                                             int* __restrict__ counts) {
+                                             int tile, int block_rows, int split, int group,
+                                             long long ngroups, int* __restrict__ counts) {
   const long long g = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (g >= ngroups) return;  // the whole warp
   const long long first = g * group;
   const long long end = first + group < nrows ? first + group : nrows;
   int n = 0;
-  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile, block_rows)) ++n;
+  for (long long r = first; r < end;
+       r = next_block(row_ptr, r, end, tile, block_rows, split, nullptr))
+    ++n;
   if ((threadIdx.x & 31) == 0) counts[g] = n;
 }
 
@@ -510,23 +629,29 @@ __device__ __forceinline__ void stream_scan(const int* __restrict__ counts, long
 }
 
 /// row_blocks[offsets[g] ...] = the first rows of group g's blocks, and row_blocks[nblocks] =
-/// nrows; a warp per group.
+/// nrows; with split rows, also block b's lane descriptors at lanes[b * block_rows ...] (zeroed
+/// by the host); a warp per group.
 __device__ __forceinline__ void stream_fill(const int* __restrict__ row_ptr, long long nrows,
-                                            int tile, int block_rows, int group, long long ngroups,
-                                            const int* __restrict__ offsets,
-                                            int* __restrict__ row_blocks) {
+                                            int tile, int block_rows, int split, int group,
+                                            long long ngroups, const int* __restrict__ offsets,
+                                            int* __restrict__ row_blocks,
+                                            unsigned* __restrict__ lanes) {
   const long long g = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (g >= ngroups) return;  // the whole warp
   const bool writer = (threadIdx.x & 31) == 0;
   const long long first = g * group;
   const long long end = first + group < nrows ? first + group : nrows;
   int at = offsets[g];
-  for (long long r = first; r < end; r = block_end(row_ptr, r, end, tile, block_rows)) {
+  for (long long r = first; r < end;) {
     if (writer) row_blocks[at] = static_cast<int>(r);
+    unsigned* block = split > 0 ? lanes + static_cast<long long>(at) * block_rows : nullptr;
+    r = next_block(row_ptr, r, end, tile, block_rows, split, block);
     ++at;
   }
   if (writer && g == ngroups - 1) row_blocks[at] = static_cast<int>(nrows);
 }
+
+#endif  // __CUDACC__
 
 }  // namespace device_csr
 }  // namespace spmvc

@@ -41,9 +41,9 @@ extern "C" __global__ void __launch_bounds__(dc::kStatsBlock)
 }}
 
 extern "C" __global__ void __launch_bounds__({})
-{}(const int* __restrict__ row_ptr, long long nrows, int tile, int block_rows, int group,
-    long long ngroups, int* __restrict__ counts) {{
-  dc::stream_count(row_ptr, nrows, tile, block_rows, group, ngroups, counts);
+{}(const int* __restrict__ row_ptr, long long nrows, int tile, int block_rows, int split,
+    int group, long long ngroups, int* __restrict__ counts) {{
+  dc::stream_count(row_ptr, nrows, tile, block_rows, split, group, ngroups, counts);
 }}
 
 extern "C" __global__ void __launch_bounds__(dc::kScanBlock)
@@ -52,9 +52,11 @@ extern "C" __global__ void __launch_bounds__(dc::kScanBlock)
 }}
 
 extern "C" __global__ void __launch_bounds__({})
-{}(const int* __restrict__ row_ptr, long long nrows, int tile, int block_rows, int group,
-    long long ngroups, const int* __restrict__ offsets, int* __restrict__ row_blocks) {{
-  dc::stream_fill(row_ptr, nrows, tile, block_rows, group, ngroups, offsets, row_blocks);
+{}(const int* __restrict__ row_ptr, long long nrows, int tile, int block_rows, int split,
+    int group, long long ngroups, const int* __restrict__ offsets, int* __restrict__ row_blocks,
+    unsigned* __restrict__ lanes) {{
+  dc::stream_fill(row_ptr, nrows, tile, block_rows, split, group, ngroups, offsets, row_blocks,
+                  lanes);
 }}
 
 extern "C" __global__ void __launch_bounds__(dc::kCodeBlock)

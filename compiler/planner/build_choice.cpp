@@ -32,8 +32,6 @@ std::optional<OptionRefusal> params_refusal(const FormatParams& params, std::int
       return OptionRefusal{"params", "64-bit row offsets (the GPU build's are 32-bit)"};
     if (q->sorted)
       return OptionRefusal{"params", "csr_stream's sorted tiles (srt) are built on the host only"};
-    if (q->split > 0)
-      return OptionRefusal{"params", "csr_stream's split rows (split) are built on the host only"};
   } else if (const auto* b = std::get_if<BcsrParams>(&params); b != nullptr && b->symmetric) {
     return OptionRefusal{"params", "bcsr's symmetric half (S=1) is built on the host only"};
   } else if (const auto* h = std::get_if<HybParams>(&params); h != nullptr && h->narrow_rows) {

@@ -62,9 +62,6 @@ std::optional<std::string> device_csr_refusal(const FormatParams& params, const 
     if (q->sorted)
       return "sorted tiles (srt): the GPU builds csr_stream in CSR order; compile(CsrMatrix) "
              "builds sorted tiles on the host";
-    if (q->split > 0)
-      return "split rows (split): the GPU builds csr_stream without lane descriptors; "
-             "compile(CsrMatrix) builds them on the host";
   } else if (const auto* h = std::get_if<HybParams>(&params); h != nullptr && h->narrow_rows) {
     return "16-bit COO rows (r16): the GPU builds hyb with 32-bit rows; compile(CsrMatrix) "
            "builds 16-bit rows on the host";

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "device.hpp"
 #include "device_csr.hpp"
@@ -124,6 +125,64 @@ TEST_CASE("gpu: the row blocks cut on the GPU are the host's, shape by shape") {
       CHECK(starts == want);
     }
   }
+}
+
+TEST_CASE("gpu: split rows' blocks and lane descriptors cut on the GPU are the host's") {
+  if (!have_device()) return;
+  const runtime::DeviceInfo device = runtime::probe_device(0);
+  runtime::KernelCache cache({});
+  const runtime::DeviceCsrKernels kernels = runtime::load_device_csr_kernels(cache, device);
+  std::vector<CsrMatrix> all = matrices();
+  all.push_back(gen::replicate(gen::rmat(12, 12), 8));
+  for (const CsrMatrix& a : all) {
+    const runtime::ResidentCsr r = runtime::upload_csr(a, Precision::f32);
+    for (const auto& [block, tile, split] :
+         {std::tuple{256, 2048, 16}, {256, 1024, 8}, {128, 2048, 24}, {64, 512, 32}}) {
+      CAPTURE(a.nrows);
+      CAPTURE(block);
+      CAPTURE(tile);
+      CAPTURE(split);
+      std::vector<std::uint32_t> want_lanes;
+      const std::vector<std::int32_t> want =
+          formats::CsrStreamFormat::split_row_blocks(a, tile, block, split, want_lanes);
+      runtime::DeviceRowBlocks got =
+          runtime::stream_row_blocks(r.view.row_ptr, a.nrows, tile, block, kernels, split);
+      REQUIRE(got.nblocks + 1 == static_cast<std::int64_t>(want.size()));
+      std::vector<std::int32_t> starts(want.size());
+      got.starts.download(starts.data(), starts.size() * 4);
+      CHECK(starts == want);
+      REQUIRE(got.lanes.bytes() == want_lanes.size() * 4);
+      std::vector<std::uint32_t> lanes(want_lanes.size());
+      got.lanes.download(lanes.data(), lanes.size() * 4);
+      CHECK(lanes == want_lanes);
+    }
+  }
+}
+
+TEST_CASE("gpu: compile(DeviceCsr) builds split rows on the GPU and multiplies right") {
+  if (!have_device()) return;
+  CsrMatrix pattern = gen::rmat(15, 12);
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
+  int tested = 0;
+  for (const CsrMatrix& a : {pattern, gen::rmat(16, 16), awkward(30000)}) {
+    for (Precision p : {Precision::f32, Precision::f64}) {
+      CAPTURE(a.nrows);
+      CAPTURE(to_string(p));
+      const runtime::ResidentCsr r = runtime::upload_csr(a, p);
+      Options o = device_options(p);
+      o.format = "csr_stream";
+      CsrStreamParams params;
+      params.split = 16;
+      o.params = params;
+      const Operator op = compile(r.view, o);
+      REQUIRE(std::get<CsrStreamParams>(op.plan().params).split == 16);
+      CHECK(op.timings().upload == 0.0);
+      CHECK(check(a, op) <= tolerance(p));
+      CHECK(check(a, op, -0.5, 1.25) <= tolerance(p));
+      ++tested;
+    }
+  }
+  CHECK(tested == 6);
 }
 
 TEST_CASE("gpu: compile(DeviceCsr) names the fault in bad arrays and refuses what it cannot do") {

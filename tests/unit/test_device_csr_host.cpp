@@ -9,8 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "../../templates/device_csr.cuh"
+#include "formats/csr_stream/csr_stream_format.hpp"
+#include "spmvc/compiler/compiler.hpp"
 #include "spmvc/compiler/device_build.hpp"
 #include "spmvc/generators.hpp"
+#include "test_support.hpp"
 
 using namespace spmvc;
 using codegen::RowStats;
@@ -187,4 +191,156 @@ TEST_CASE("device csr: the build unit is deterministic and declares every entry 
   }
   CHECK(std::any_of(k.headers.begin(), k.headers.end(),
                     [](const auto& h) { return h.first == "spmvc/device_csr.cuh"; }));
+}
+
+namespace {
+
+namespace dc = spmvc::device_csr;
+
+// The split-rows partition and lane descriptors as stream_count and stream_fill compute them
+// (templates/device_csr.cuh: split_block_end), with the warp's steps run in turn on the host: a
+// warp per group of kStreamGroupRows rows, each block's rows taken 32 at a time, each row placed
+// with SplitWalk::take and its segments' descriptors written by split_descriptor.
+std::vector<std::int32_t> device_split_blocks(const CsrMatrix& a, int tile, int block_size,
+                                              int split, std::vector<std::uint32_t>& lanes) {
+  std::vector<std::int32_t> starts;
+  std::vector<std::vector<std::uint32_t>> blocks;
+  const std::int64_t group = codegen::kStreamGroupRows;
+  auto len = [&](std::int64_t r) { return std::int64_t{a.row_ptr[r + 1]} - a.row_ptr[r]; };
+  for (std::int64_t first_row = 0; first_row < a.nrows; first_row += group) {
+    const std::int64_t end = std::min(a.nrows, first_row + group);
+    for (std::int64_t first = first_row; first < end;) {
+      starts.push_back(static_cast<std::int32_t>(first));
+      std::vector<std::uint32_t>& block = blocks.emplace_back(block_size, 0u);
+      const std::int64_t start = a.row_ptr[first];
+      std::int64_t next = first + 1;  // a row longer than the tile goes alone
+      if (len(first) <= tile) {
+        const std::int64_t limit = std::min(first + block_size, end);
+        next = limit;
+        dc::SplitWalk walk;
+        bool ended = false;
+        for (std::int64_t base = first; base < limit && !ended; base += 32) {
+          for (std::int64_t r = base; r < std::min(base + 32, limit); ++r) {
+            const dc::SplitSegments seg = dc::split_segments(len(r), split);
+            int at = 0;
+            if (!walk.take(len(r), seg.count, tile, block_size, at)) {
+              next = r;
+              ended = true;
+              break;
+            }
+            for (int j = 0; j < seg.count; ++j)
+              block[static_cast<std::size_t>(at + j)] = dc::split_descriptor(
+                  a.row_ptr[r] - start, len(r), seg, j, static_cast<int>(r - first));
+          }
+        }
+      }
+      first = next;
+    }
+  }
+  if (a.nrows == 0) {
+    starts.push_back(0);
+    blocks.emplace_back(block_size, 0u);
+  }
+  starts.push_back(static_cast<std::int32_t>(a.nrows));
+  lanes.clear();
+  for (const auto& b : blocks) lanes.insert(lanes.end(), b.begin(), b.end());
+  return starts;
+}
+
+}  // namespace
+
+TEST_CASE("device csr: split rows' segments are the host encoder's, row length by length") {
+  for (int split : {8, 16, 24, 32}) {
+    CAPTURE(split);
+    for (std::int64_t n = 0; n <= 5000; ++n) {
+      const dc::SplitSegments got = dc::split_segments(n, split);
+      const formats::CsrStreamFormat::Segments want = formats::CsrStreamFormat::segments(n, split);
+      if (got.length != want.length || got.count != want.count) {
+        CAPTURE(n);
+        CHECK(got.length == want.length);
+        CHECK(got.count == want.count);
+        break;
+      }
+      CHECK(got.count <= 32);
+    }
+    for (std::int64_t n : {65535LL, 65536LL, 1000001LL, 2147483647LL}) {
+      CAPTURE(n);
+      CHECK(dc::split_segments(n, split).length ==
+            formats::CsrStreamFormat::segments(n, split).length);
+      CHECK(dc::split_segments(n, split).count ==
+            formats::CsrStreamFormat::segments(n, split).count);
+    }
+  }
+}
+
+TEST_CASE("device csr: the GPU's split-rows walk gives the host's blocks and lanes bit for bit") {
+  CsrMatrix pattern = gen::rmat(14, 16);  // power-law rows: long rows cut, warps crossed
+  std::fill(pattern.values.begin(), pattern.values.end(), 1.0);
+  CsrMatrix trailing = gen::rmat(12, 8);  // then 3,000 empty rows
+  trailing.nrows += 3000;
+  trailing.row_ptr.resize(static_cast<std::size_t>(trailing.nrows) + 1, trailing.row_ptr.back());
+  CsrMatrix empty;
+  empty.nrows = 0;
+  empty.ncols = 10;
+  empty.row_ptr.assign(1, 0);
+  CsrMatrix no_nonzeros;
+  no_nonzeros.nrows = 700;
+  no_nonzeros.ncols = 50;
+  no_nonzeros.row_ptr.assign(701, 0);
+  // Rows longer than the tile among short ones, and ones of 33 products (two lanes' worth).
+  const CsrMatrix awkward = test::short_and_long_rows(9000, true);
+  for (const CsrMatrix& a : {pattern, trailing, empty, no_nonzeros, awkward,
+                             gen::random_uniform(5000, 4000, 40), gen::stencil_2d_5pt(70, 60)}) {
+    for (const auto& [block, tile, split] : {std::tuple{256, 2048, 16},
+                                             {256, 1024, 8},
+                                             {128, 2048, 24},
+                                             {64, 512, 32},
+                                             {256, 2048, 32}}) {
+      CAPTURE(a.nrows);
+      CAPTURE(block);
+      CAPTURE(tile);
+      CAPTURE(split);
+      std::vector<std::uint32_t> want_lanes, got_lanes;
+      const std::vector<std::int32_t> want =
+          formats::CsrStreamFormat::split_row_blocks(a, tile, block, split, want_lanes);
+      const std::vector<std::int32_t> got = device_split_blocks(a, tile, block, split, got_lanes);
+      CHECK(got == want);
+      REQUIRE(got_lanes.size() == want_lanes.size());
+      CHECK(got_lanes == want_lanes);
+    }
+  }
+}
+
+TEST_CASE("device plan: split rows are built on the GPU where the model picks them") {
+  // wiki-Vote x16M fp32, unit values (suite v13's G entry): the host pipeline picks split rows
+  // in the caller's order on the H100 and the H200 (test_stream_gather.cpp). The GPU build now
+  // writes the lane descriptors (stream_fill), so a plan from device arrays may take them too.
+  const auto dir = test::shared_matrices();
+  if (dir.empty() || !std::filesystem::exists(dir / "wiki-Vote.mtx.xz")) {
+    MESSAGE("the public matrices are absent: skipped");
+    return;
+  }
+  CsrMatrix a = read_matrix_market(dir / "wiki-Vote.mtx.xz");
+  a = gen::replicate(a, (16000000 + a.nnz() - 1) / a.nnz());
+  // The planner reads the arrays' sizes and alignments only: host arrays stand in for device
+  // ones. The Profile is what the GPU's row pass gives (its counters, decoded), with the x
+  // sectors it counts as well.
+  const test::HostDeviceCsr arrays(a);
+  RowStats stats = host_row_stats(a);
+  REQUIRE(stats[S::value_count] == 1);  // every value 1, as an fp32 pattern on the GPU
+  stats[S::value_table] = std::bit_cast<std::uint32_t>(1.0f);
+  Profile profile = codegen::row_length_profile(stats, a.nrows, a.ncols, a.nnz(), Precision::f32);
+  REQUIRE(profile.unit_values == a.nnz());
+  profile.x_sectors = inspect(a, InspectDepth::rows).x_sectors;
+  Options o;
+  o.precision = Precision::f32;
+  for (const char* gpu : {"H100", "H200"}) {
+    CAPTURE(std::string(gpu));
+    BuildTarget target;
+    target.gpu = gpu;
+    const Plan plan = compiler::plan_device_csr(arrays.view, profile, o, target);
+    REQUIRE(plan.format == "csr_stream");
+    CHECK(std::get<CsrStreamParams>(plan.params).split == 16);
+    CHECK(plan.predicted_seconds < plan.cusparse_seconds);
+  }
 }
