@@ -289,7 +289,20 @@ TEST_CASE("device csr: the GPU's split-rows walk gives the host's blocks and lan
   no_nonzeros.row_ptr.assign(701, 0);
   // Rows longer than the tile among short ones, and ones of 33 products (two lanes' worth).
   const CsrMatrix awkward = test::short_and_long_rows(9000, true);
-  for (const CsrMatrix& a : {pattern, trailing, empty, no_nonzeros, awkward,
+  // Every row length from 0 to 2,112 in turn: segments of every count from 1 to 32, rows that
+  // straddle warps, blocks and the 1,024 products past which the root no longer sets the length.
+  CsrMatrix lengths;
+  lengths.nrows = 6000;
+  lengths.ncols = 70000;
+  for (std::int64_t r = 0; r < lengths.nrows; ++r) {
+    const std::int64_t n = (r % 3 == 0 ? (r * 37) % 2101 : 0) + r % 13;
+    for (std::int64_t j = 0; j < n; ++j)
+      lengths.col_idx.push_back(static_cast<std::int32_t>(33 * j));
+    lengths.row_ptr.push_back(static_cast<std::int64_t>(lengths.col_idx.size()));
+  }
+  lengths.values.assign(lengths.col_idx.size(), 1.0);
+  validate(lengths);
+  for (const CsrMatrix& a : {pattern, trailing, empty, no_nonzeros, awkward, lengths,
                              gen::random_uniform(5000, 4000, 40), gen::stencil_2d_5pt(70, 60)}) {
     for (const auto& [block, tile, split] : {std::tuple{256, 2048, 16},
                                              {256, 1024, 8},
