@@ -89,6 +89,7 @@ struct ShortColumn {
 
 /// 32-bit columns: the column of nonzero k is col_idx[k].
 struct WideColumns {
+  static constexpr bool kNarrow = false;
   const int* __restrict__ col_idx;
   /// Block b's column code: none (every block reads col_idx).
   __device__ __forceinline__ int block_code(int) const { return 0; }
@@ -110,6 +111,7 @@ struct WideColumns {
 /// per block, and each branch runs its own copy of the loops (a choice per nonzero measured
 /// slower than 32-bit columns on the H100).
 struct NarrowColumns {
+  static constexpr bool kNarrow = true;
   const int* __restrict__ base;
   const unsigned short* __restrict__ narrow;
   const int* __restrict__ wide;
@@ -291,7 +293,13 @@ __device__ __forceinline__ Acc strided_sum(const Acc* products, int k, int e, in
 /// from its t-th, counted from the matrix's first nonzero. (Counted from the row's first, with
 /// `values` and the accessor moved there, the loop took 72 us instead of 56 us fp64 and 55 us
 /// instead of 40 us fp32 on Maragal_6 x16M on the H200, whose rows reach 5,941 nonzeros.)
-template <int kBlockSize, typename Offset, typename Value, typename Acc, typename Values>
+/// kDeep: eight column-value pairs loaded a thread before their gathers, then up to seven under
+/// predicates, in place of a loop unrolled four times: Maragal_6 x16M fp64 55.0-55.6 -> 51.7-52.4
+/// us on the H200. Taken where the unit stays at 32 registers (fp64, 16-bit columns, one row a
+/// lane, no value table: the wider units rose to 34, and fp32's to 40, six blocks a
+/// multiprocessor instead of eight; bench/results/2026-12-03-h200-long-rows/).
+template <int kBlockSize, typename Offset, typename Value, typename Acc, typename Values,
+          bool kDeep = false>
 struct LongRowSum {
   Values values;
   const Value* __restrict__ x;
@@ -300,9 +308,36 @@ struct LongRowSum {
   template <typename Column>
   __device__ __forceinline__ Acc operator()(Column column) const {
     Acc sum = Acc(0);
+    if constexpr (kDeep) {
+      constexpr int kDepth = 8;
+      Offset k = start + t;
+#pragma unroll 1
+      for (; k + (kDepth - 1) * kBlockSize < end; k += kDepth * kBlockSize) {
+        int c[kDepth];
+        Value v[kDepth];
+#pragma unroll
+        for (int i = 0; i < kDepth; ++i) {
+          c[i] = column(k + i * kBlockSize);
+          v[i] = load_stream(values + k + i * kBlockSize);
+        }
+#pragma unroll
+        for (int i = 0; i < kDepth; ++i) {
+          sum += static_cast<Acc>(v[i]) * static_cast<Acc>(load_ro(x + c[i]));
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kDepth - 1; ++i) {
+        if (k + i * kBlockSize < end) {
+          sum += static_cast<Acc>(load_stream(values + k + i * kBlockSize)) *
+                 static_cast<Acc>(load_ro(x + column(k + i * kBlockSize)));
+        }
+      }
+    } else {
 #pragma unroll 4
-    for (Offset k = start + t; k < end; k += kBlockSize) {
-      sum += static_cast<Acc>(load_stream(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
+      for (Offset k = start + t; k < end; k += kBlockSize) {
+        sum +=
+            static_cast<Acc>(load_stream(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
+      }
     }
     return sum;
   }
@@ -409,7 +444,9 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   }
 
   // One long row: every thread strides over it, then a block-wide sum.
-  using LongRow = LongRowSum<kBlockSize, Offset, Value, Acc, Values>;
+  constexpr bool kDeep = sizeof(Value) == 8 && kRowsPerLane == 1 && Columns::kNarrow &&
+                         !IsTable<Values>::value;
+  using LongRow = LongRowSum<kBlockSize, Offset, Value, Acc, Values, kDeep>;
   Acc sum = columns.with_block_absolute(code, static_cast<long long>(start),
                                         LongRow{values, x, start, end, t});
   sum = group_sum<32>(sum);

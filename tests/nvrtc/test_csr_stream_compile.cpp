@@ -2,6 +2,7 @@
 // and 16-bit columns, compiles with NVRTC to an sm_90 CUBIN without spills (no GPU needed).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "formats/csr_stream/csr_stream_format.hpp"
@@ -104,4 +105,43 @@ TEST_CASE("csr_stream: split rows compile without spills wherever they are allow
   }
   CHECK(compiled >= 2 * 3 * 2);
   CHECK(refused >= 3 * 2);
+}
+
+TEST_CASE("csr_stream: 256-thread units keep eight blocks a multiprocessor with either long-row loop") {
+  // The long-row loop eight loads deep (fp64, 16-bit columns, one row a lane, no value table) is
+  // taken only where the unit stays at 32 registers: at 34 a multiprocessor holds seven 256-thread
+  // blocks, and at 40 (fp32 with the deep loop) six, which measured slower than the loop it
+  // replaces (bench/results/2026-12-03-h200-long-rows/). 16-bit columns (the planner's csr_stream
+  // picks), every coding, each precision, one and two rows a lane. (32-bit-column units are not
+  // all at 32 registers with either loop: fp32 plain at 40, a 16-bit value table with two rows
+  // a lane at 34 in fp32 and spilling in fp64.)
+  CsrMatrix a = gen::rmat(10, 8);
+  CsrMatrix ones = a;
+  std::fill(ones.values.begin(), ones.values.end(), 1.0);
+  const formats::CsrStreamFormat unit;
+  int compiled = 0;
+  for (const int values : {formats::kValuesPlain, formats::kValuesUnit, formats::kValuesTable16}) {
+    for (const int rows_per_lane : {1, 2}) {
+      for (Precision p : {Precision::f64, Precision::f32, Precision::f32_acc64}) {
+        CAPTURE(values);
+        CAPTURE(rows_per_lane);
+        CAPTURE(to_string(p));
+        CsrStreamParams params;
+        params.block_size = 256;
+        params.tile = 2048;
+        params.narrow_columns = true;
+        params.rows_per_lane = rows_per_lane;
+        params.values = values;
+        const CsrMatrix& m = values == formats::kValuesUnit ? ones : a;
+        if (unit.cannot_implement(inspect(m, InspectDepth::rows), params, p)) continue;
+        const Encoded e = unit.encode(m, params, p);
+        const KernelSource k = unit.generate(e, params, "");
+        const runtime::Cubin cubin = runtime::compile_cubin(k, "sm_90");
+        CHECK(cubin.registers <= 32);
+        CHECK(cubin.spill_store_bytes == 0);
+        ++compiled;
+      }
+    }
+  }
+  CHECK(compiled >= 12);
 }

@@ -16,7 +16,7 @@ struct
 struct csr_stream_ShortColumn;
 struct csr_stream_IntColumn;
 struct
-    csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort;
+    csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false;
 
 struct csr_stream_NarrowColumns {
   const int *__restrict base;
@@ -29,7 +29,7 @@ struct csr_stream_NarrowColumns {
           &f) const;
   __device__ float with_block_absolute(
       int at, long long start,
-      const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
+      const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false
           &f) const;
 };
 
@@ -73,7 +73,7 @@ struct csr_stream_IntColumn {
 };
 
 struct
-    csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort {
+    csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false {
   TableValues_float_unsignedshort values;
   const float *__restrict x;
   int start;
@@ -258,36 +258,38 @@ __device__ __forceinline__ void store_y_float_float(float *y, long long row,
 }
 
 __device__ __forceinline__ float
-csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort::
+csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false::
 operator()(csr_stream_ShortColumn column) const {
   float sum = float(0);
-
+  {
 #pragma unroll 4
-  for (int k = this->start + this->t; k < this->end; k += 256) {
-    sum +=
-        static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
-        static_cast<float>(load_ro_float(this->x + column(k)));
+    for (int k = this->start + this->t; k < this->end; k += 256) {
+      sum += static_cast<float>(
+                 load_stream_float_unsignedshort(this->values + k)) *
+             static_cast<float>(load_ro_float(this->x + column(k)));
+    }
   }
   return sum;
 }
 
 __device__ __forceinline__ float
-csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort::
+csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false::
 operator()(csr_stream_IntColumn column) const {
   float sum = float(0);
-
+  {
 #pragma unroll 4
-  for (int k = this->start + this->t; k < this->end; k += 256) {
-    sum +=
-        static_cast<float>(load_stream_float_unsignedshort(this->values + k)) *
-        static_cast<float>(load_ro_float(this->x + column(k)));
+    for (int k = this->start + this->t; k < this->end; k += 256) {
+      sum += static_cast<float>(
+                 load_stream_float_unsignedshort(this->values + k)) *
+             static_cast<float>(load_ro_float(this->x + column(k)));
+    }
   }
   return sum;
 }
 
 __device__ __forceinline__ float csr_stream_NarrowColumns::with_block_absolute(
     int at, long long start,
-    const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort
+    const csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false
         &f) const {
   if (at >= 0) return f(csr_stream_ShortColumn{this->narrow, at});
   return f(csr_stream_IntColumn{this->wide + (-1 - at) - start});
@@ -372,7 +374,7 @@ csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_
   }
   float sum = columns.with_block_absolute(
       code, static_cast<long long>(start),
-      csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort{
+      csr_stream_LongRowSum_256_int_float_float_TableValues_float_unsignedshort_false{
           values, x, start, end, t});
   sum = group_sum_32_float(sum);
   if (t % 32 == 0) products[t / 32] = sum;
