@@ -34,7 +34,8 @@ struct CsrStreamParams {
   /// length, at most 32 segments) by lanes of one warp, and its first lane adds their sums, so
   /// that no lane walks a whole long row while its block waits. Each block then reads a 32-bit
   /// lane descriptor per thread in place of its rows' bounds. 256-thread blocks or smaller, one
-  /// row a lane, tiles of at most 2,048; built by the host encoder only
+  /// row a lane, tiles of at most 2,048; built by the host encoder and on the GPU
+  /// (templates/device_csr.cuh), with the same blocks and descriptors
   int split = 0;
   /// The most rows a row block holds (the host encoder's and the GPU build's partitions)
   int block_rows() const { return block_size * rows_per_lane; }
