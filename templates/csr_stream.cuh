@@ -335,8 +335,7 @@ struct LongRowSum {
     } else {
 #pragma unroll 4
       for (Offset k = start + t; k < end; k += kBlockSize) {
-        sum +=
-            static_cast<Acc>(load_stream(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
+        sum += static_cast<Acc>(load_stream(values + k)) * static_cast<Acc>(load_ro(x + column(k)));
       }
     }
     return sum;
@@ -444,8 +443,8 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   }
 
   // One long row: every thread strides over it, then a block-wide sum.
-  constexpr bool kDeep = sizeof(Value) == 8 && kRowsPerLane == 1 && Columns::kNarrow &&
-                         !IsTable<Values>::value;
+  constexpr bool kDeep =
+      sizeof(Value) == 8 && kRowsPerLane == 1 && Columns::kNarrow && !IsTable<Values>::value;
   using LongRow = LongRowSum<kBlockSize, Offset, Value, Acc, Values, kDeep>;
   Acc sum = columns.with_block_absolute(code, static_cast<long long>(start),
                                         LongRow{values, x, start, end, t});

@@ -107,7 +107,8 @@ TEST_CASE("csr_stream: split rows compile without spills wherever they are allow
   CHECK(refused >= 3 * 2);
 }
 
-TEST_CASE("csr_stream: 256-thread units keep eight blocks a multiprocessor with either long-row loop") {
+TEST_CASE(
+    "csr_stream: 256-thread units keep eight blocks a multiprocessor with either long-row loop") {
   // The long-row loop eight loads deep (fp64, 16-bit columns, one row a lane, no value table) is
   // taken only where the unit stays at 32 registers: at 34 a multiprocessor holds seven 256-thread
   // blocks, and at 40 (fp32 with the deep loop) six, which measured slower than the loop it
