@@ -295,9 +295,10 @@ __device__ __forceinline__ Acc strided_sum(const Acc* products, int k, int e, in
 /// instead of 40 us fp32 on Maragal_6 x16M on the H200, whose rows reach 5,941 nonzeros.)
 /// kDeep: eight column-value pairs loaded a thread before their gathers, then up to seven under
 /// predicates, in place of a loop unrolled four times: Maragal_6 x16M fp64 55.0-55.6 -> 51.7-52.4
-/// us on the H200. Taken where the unit stays at 32 registers (fp64, 16-bit columns, one row a
-/// lane, no value table: the wider units rose to 34, and fp32's to 40, six blocks a
-/// multiprocessor instead of eight; bench/results/2026-12-03-h200-long-rows/).
+/// us on the H200. Taken where the unit stays at 32 registers (16-bit columns, one row a lane, no
+/// value table: the wider units rose to 34, six blocks a multiprocessor instead of eight; fp32's
+/// rose to 40 unbounded, so fp32 takes it only in units bounded to eight blocks, kDeepFp32:
+/// Maragal_6 x16M fp32 40.3-40.5 -> 38.5-39.0 us; bench/results/2026-12-03-h200-long-rows/).
 template <int kBlockSize, typename Offset, typename Value, typename Acc, typename Values,
           bool kDeep = false>
 struct LongRowSum {
@@ -342,9 +343,12 @@ struct LongRowSum {
   }
 };
 
+/// kDeepFp32: fp32 units whose entry is compiled at eight 256-thread blocks a multiprocessor
+/// (`__launch_bounds__(kBlockSize, 2048 / kBlockSize)`, which caps them at 32 registers) walk
+/// long rows eight loads deep as fp64's do (see LongRowSum).
 template <int kBlockSize, int kTile, int kRowsPerLane, typename Offset, typename Value,
-          typename Acc, typename Columns, typename Values, typename Slots = InPlace,
-          typename Lanes = WholeRows>
+          typename Acc, bool kDeepFp32 = false, typename Columns, typename Values,
+          typename Slots = InPlace, typename Lanes = WholeRows>
 __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
                                      const Offset* __restrict__ row_ptr, Columns columns,
                                      Values values, const Value* __restrict__ x,
@@ -443,8 +447,8 @@ __device__ __forceinline__ void spmv(const int* __restrict__ row_blocks,
   }
 
   // One long row: every thread strides over it, then a block-wide sum.
-  constexpr bool kDeep =
-      sizeof(Value) == 8 && kRowsPerLane == 1 && Columns::kNarrow && !IsTable<Values>::value;
+  constexpr bool kDeep = (sizeof(Value) == 8 || kDeepFp32) && kRowsPerLane == 1 &&
+                         Columns::kNarrow && !IsTable<Values>::value;
   using LongRow = LongRowSum<kBlockSize, Offset, Value, Acc, Values, kDeep>;
   Acc sum = columns.with_block_absolute(code, static_cast<long long>(start),
                                         LongRow{values, x, start, end, t});

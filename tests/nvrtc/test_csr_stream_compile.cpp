@@ -109,13 +109,14 @@ TEST_CASE("csr_stream: split rows compile without spills wherever they are allow
 
 TEST_CASE(
     "csr_stream: 256-thread units keep eight blocks a multiprocessor with either long-row loop") {
-  // The long-row loop eight loads deep (fp64, 16-bit columns, one row a lane, no value table) is
-  // taken only where the unit stays at 32 registers: at 34 a multiprocessor holds seven 256-thread
-  // blocks, and at 40 (fp32 with the deep loop) six, which measured slower than the loop it
-  // replaces (bench/results/2026-12-03-h200-long-rows/). 16-bit columns (the planner's csr_stream
-  // picks), every coding, each precision, one and two rows a lane. (32-bit-column units are not
-  // all at 32 registers with either loop: fp32 plain at 40, a 16-bit value table with two rows
-  // a lane at 34 in fp32 and spilling in fp64.)
+  // The long-row loop eight loads deep (16-bit columns, one row a lane, no value table) is taken
+  // only where the unit stays at 32 registers: at 34 a multiprocessor holds seven 256-thread
+  // blocks, and at 40 (fp32 with the deep loop, unbounded) six, which measured slower than the
+  // loop it replaces (bench/results/2026-12-03-h200-long-rows/). fp32's deep units are compiled
+  // at eight blocks a multiprocessor, which holds them at 32. 16-bit columns (the planner's
+  // csr_stream picks), every coding, each precision, one and two rows a lane. (32-bit-column
+  // units are not all at 32 registers with either loop: fp32 plain at 40, a 16-bit value table
+  // with two rows a lane at 34 in fp32 and spilling in fp64.)
   CsrMatrix a = gen::rmat(10, 8);
   CsrMatrix ones = a;
   std::fill(ones.values.begin(), ones.values.end(), 1.0);
@@ -137,6 +138,11 @@ TEST_CASE(
         if (unit.cannot_implement(inspect(m, InspectDepth::rows), params, p)) continue;
         const Encoded e = unit.encode(m, params, p);
         const KernelSource k = unit.generate(e, params, "");
+        const bool deep_fp32 =
+            p == Precision::f32 && rows_per_lane == 1 && values != formats::kValuesTable16;
+        CHECK((k.source.find("__launch_bounds__(kBlockSize, 2048 / kBlockSize)") !=
+               std::string::npos) == deep_fp32);
+        CHECK((k.source.find("Acc, true>(") != std::string::npos) == deep_fp32);
         const runtime::Cubin cubin = runtime::compile_cubin(k, "sm_90");
         CHECK(cubin.registers <= 32);
         CHECK(cubin.spill_store_bytes == 0);

@@ -848,6 +848,16 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
   const std::string value = codegen::value_type(precision);
   const std::string acc = codegen::accumulate_type(precision);
   const std::string offset = p.offsets64 ? "long long" : "int";
+  // fp32 units with 16-bit columns, one row a lane, tiles in CSR order and plain or unit values
+  // are compiled at eight 256-thread blocks a multiprocessor and walk long rows eight loads deep:
+  // unbounded, the deep loop took them to 40 registers (six blocks) and was slower; bounded,
+  // Maragal_6 x16M went 40.3-40.5 -> 38.5-39.0 us on the H200 and the suite's nine other fp32
+  // csr_stream picks stayed within run-to-run spread
+  // (bench/results/2026-12-03-h200-long-rows/deep-f32.txt). Sorted tiles spill under the bound.
+  const bool deep_fp32 = precision == Precision::f32 && p.narrow_columns && p.rows_per_lane == 1 &&
+                         p.split == 0 && !p.sorted &&
+                         (p.values == kValuesPlain || p.values == kValuesUnit);
+  const bool eight_blocks = p.split > 0 || deep_fp32;
   k.source += "#include \"spmvc/csr_stream.cuh\"\n\n";
   k.source += codegen::constants_block({
       {fmt::format("constexpr int kBlockSize = {};", p.block_size), "threads per block"},
@@ -864,7 +874,7 @@ KernelSource CsrStreamFormat::generate_kernel(const CsrStreamParams& p, Precisio
 static_assert(sizeof(Offset) == {OB}, "row_ptr was encoded with {OB}-byte offsets");
 static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte elements");
 
-{SIG}  spmvc::csr_stream::spmv<kBlockSize, kTile, kRowsPerLane, Offset, Value, Acc>(
+{SIG}  spmvc::csr_stream::spmv<kBlockSize, kTile, kRowsPerLane, Offset, Value, Acc{DF}>(
       row_blocks, row_ptr, {CP}, {VP}, x, y, alpha, beta{SP});
 }}
 )",
@@ -876,10 +886,11 @@ static_assert(sizeof(Value) == {VB}, "values were encoded with {VB}-byte element
                                  : p.split > 0 ? ", spmvc::csr_stream::InPlace{}"
                                                : "") +
                          (p.split > 0 ? ", spmvc::csr_stream::SplitRows{lanes}" : "")),
-      fmt::arg("OB", p.offsets64 ? 8 : 4), fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
+      fmt::arg("DF", deep_fp32 ? ", true" : ""), fmt::arg("OB", p.offsets64 ? 8 : 4),
+      fmt::arg("VB", precision == Precision::f64 ? 8 : 4),
       fmt::arg("SIG", codegen::entry_signature(
                           k.kernel_name, k.params, precision, array_decl,
-                          p.split > 0 ? "kBlockSize, 2048 / kBlockSize" : "kBlockSize")));
+                          eight_blocks ? "kBlockSize, 2048 / kBlockSize" : "kBlockSize")));
   return k;
 }
 

@@ -307,7 +307,7 @@ __device__ __forceinline__ float group_sum_32_float(float v) {
 }
 
 __device__ __forceinline__ void
-csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace_csr_stream_WholeRows(
+csr_stream_spmv_256_1024_1_int_float_float_false_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace_csr_stream_WholeRows(
     const int *__restrict row_blocks, const int *__restrict row_ptr,
     csr_stream_NarrowColumns columns, TableValues_float_unsignedshort values,
     const float *__restrict x, float *__restrict y, float alpha, float beta,
@@ -393,7 +393,7 @@ extern "C" __global__ void __launch_bounds__(256)
         const int *__restrict col_wide, const unsigned short *__restrict values,
         const float *__restrict values_table, const float *__restrict x,
         float *__restrict y, float alpha, float beta) {
-  csr_stream_spmv_256_1024_1_int_float_float_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace_csr_stream_WholeRows(
+  csr_stream_spmv_256_1024_1_int_float_float_false_csr_stream_NarrowColumns_TableValues_float_unsignedshort_csr_stream_InPlace_csr_stream_WholeRows(
       row_blocks, row_ptr, csr_stream_NarrowColumns{col_base, col16, col_wide},
       TableValues_float_unsignedshort{values, values_table}, x, y, alpha, beta,
       csr_stream_InPlace{}, csr_stream_WholeRows{});
