@@ -2,6 +2,7 @@
 // power-law rows, every proposed shape, alpha and beta; then every public matrix.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -87,6 +88,40 @@ TEST_CASE("gpu: csr_stream on empty, long and power-law rows, every shape, alpha
     }
   }
   CHECK(tested >= 4 * 3 * 3);
+}
+
+TEST_CASE("gpu: csr_stream's fp32 long-row loop eight loads deep, plain and unit values") {
+  if (!have_device()) return;
+  // fp32 units with 16-bit columns and one row a lane walk rows longer than the tile eight loads
+  // deep (bounded to eight blocks a multiprocessor): rows of 6,000 nonzeros, and rows of 2,049 to
+  // 2,113 whose walks end in every tail length, from host CSR and from device arrays.
+  CsrMatrix band = empty_and_long_rows();
+  CsrMatrix awkward = awkward_split_rows();
+  int tested = 0;
+  for (CsrMatrix* a : {&band, &awkward}) {
+    for (const int values : {formats::kValuesPlain, formats::kValuesUnit}) {
+      CsrMatrix m = *a;
+      if (values == formats::kValuesUnit) std::fill(m.values.begin(), m.values.end(), 1.0);
+      CsrStreamParams params;
+      params.block_size = 256;
+      params.tile = 2048;
+      params.narrow_columns = true;
+      params.values = values;
+      CAPTURE(m.nrows);
+      CAPTURE(values);
+      const Operator op = compile(m, forced(Precision::f32, params));
+      CHECK(op.source().source.find("Acc, true>(") != std::string::npos);
+      CHECK(check(m, op) <= tolerance(Precision::f32));
+      CHECK(check(m, op, -0.5, 1.25) <= tolerance(Precision::f32));
+      const runtime::ResidentCsr r = runtime::upload_csr(m, Precision::f32);
+      Options o = forced(Precision::f32, params);
+      o.tiered = false;
+      const Operator dev = compile(r.view, o);
+      CHECK(check(m, dev) <= tolerance(Precision::f32));
+      ++tested;
+    }
+  }
+  CHECK(tested == 4);
 }
 
 TEST_CASE("gpu: csr_stream with two rows a lane, from host CSR and from device arrays") {
