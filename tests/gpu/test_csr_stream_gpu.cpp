@@ -93,8 +93,9 @@ TEST_CASE("gpu: csr_stream on empty, long and power-law rows, every shape, alpha
 TEST_CASE("gpu: csr_stream's fp32 long-row loop eight loads deep, plain and unit values") {
   if (!have_device()) return;
   // fp32 units with 16-bit columns and one row a lane walk rows longer than the tile eight loads
-  // deep (bounded to eight blocks a multiprocessor): rows of 6,000 nonzeros, and rows of 2,049 to
-  // 2,113 whose walks end in every tail length, from host CSR and from device arrays.
+  // deep (bounded to eight blocks a multiprocessor): rows of 6,000 nonzeros (23 or 24 loads a
+  // thread: a tail of seven, or none) and rows of 2,049 to 2,113 (eight or nine: none, or one),
+  // from host CSR and from device arrays.
   CsrMatrix band = empty_and_long_rows();
   CsrMatrix awkward = awkward_split_rows();
   int tested = 0;
